@@ -1,0 +1,98 @@
+/**
+ * Transport-neutral messaging used by every service. Two implementations pass
+ * the same contract suite (src/contract.ts): NatsBus (cluster) and MemoryBus
+ * (embedded, tests).
+ */
+
+/** Well-known header names carried on every request. */
+export const Headers = {
+  traceparent: 'traceparent',
+  tenant: 'agentloop-tenant',
+  /** Absolute deadline, epoch milliseconds, as a decimal string. */
+  deadline: 'agentloop-deadline',
+  idempotencyKey: 'agentloop-idempotency-key',
+  /** Set on a reply when the handler threw: JSON {code,message,retryable}. */
+  error: 'agentloop-error',
+} as const;
+
+export interface BusMessage {
+  subject: string;
+  data: Uint8Array;
+  headers: Record<string, string>;
+}
+
+export interface RequestOptions {
+  /** Time to wait for the reply; also written as the deadline header. */
+  timeoutMs: number;
+  headers?: Record<string, string>;
+}
+
+export interface HandlerContext {
+  /** Aborted when the caller's deadline passes. */
+  signal: AbortSignal;
+  /** Absolute deadline (epoch ms) from the request, or undefined. */
+  deadline: number | undefined;
+}
+
+/** Returns the reply payload. A thrown error is replied with the `agentloop-error` header. */
+export type RequestHandler = (msg: BusMessage, ctx: HandlerContext) => Promise<Uint8Array>;
+export type EventHandler = (msg: BusMessage) => void;
+
+export interface ServeOptions {
+  /** Queue group: one member of the group receives each request. Also the micro-service name on NATS. */
+  queue: string;
+  /** Service version for the NATS micro-services registry. */
+  version?: string;
+  description?: string;
+}
+
+export interface Subscription {
+  unsubscribe(): Promise<void>;
+}
+
+export interface Bus {
+  /**
+   * Request/reply. Throws TimeoutError when no reply arrives in time,
+   * UnavailableError when nobody serves the subject, and a RemoteError
+   * (code, retryable) when the handler threw.
+   */
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage>;
+  /** Serves a subject inside a queue group. */
+  serve(subject: string, opts: ServeOptions, handler: RequestHandler): Promise<Subscription>;
+  /** Fire-and-forget publish. */
+  publish(subject: string, data: Uint8Array, headers?: Record<string, string>): Promise<void>;
+  /** Subscribes to a subject (NATS wildcards `*` and `>` supported by both implementations). */
+  subscribe(subject: string, handler: EventHandler): Promise<Subscription>;
+  /** Waits for in-flight handlers, then closes. */
+  close(): Promise<void>;
+}
+
+/** One stored run event, with its position in the stream (the SSE id). */
+export interface StoredRunEvent {
+  /** Monotonic position; the SSE `id:` and what `Last-Event-ID` sends back. */
+  id: number;
+  runId: string;
+  event: string;
+  /** JSON text of the event payload. */
+  dataJson: string;
+  tsMs: number;
+}
+
+export interface RunEventSubscribeOptions {
+  /** Replay events whose id is greater than this (0 or undefined: from the start). */
+  afterId?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Per-run event log that a client can re-join. NATS: the RUN_EVENTS JetStream
+ * stream on `agentloop.events.<run_id>`. Memory: a bounded in-process log.
+ * Iteration ends after the event named `end` or when the signal aborts.
+ */
+export interface RunEventStream {
+  publish(runId: string, threadId: string, event: string, data: unknown): Promise<number>;
+  subscribe(runId: string, opts?: RunEventSubscribeOptions): AsyncIterable<StoredRunEvent>;
+  /** Removes a run's events (thread deletion). */
+  purge(runId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+/**
+ * Parses `env` with a zod schema once at boot. A bad value throws a ConfigError
+ * naming every offending variable, e.g. "Invalid configuration: PORT: expected number".
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+/** Runs `main`; a ConfigError (or any boot failure) prints a clear message and exits 1. */
+export async function runMain(name: string, main: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (err) {
+    const msg = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+    process.stderr.write(`${name}: failed to start\n${msg}\n`);
+    process.exit(1);
+  }
+}
+
+/** Env boolean: "1", "true", "yes", "on" (case-insensitive) are true; "0", "false", "no", "off", "" false. */
+export const envBool = (def: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def;
+      const s = v.toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+      if (['0', 'false', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: `expected a boolean (true/false), got "${v}"` });
+      return z.NEVER;
+    });
+
+/** Env integer with bounds. */
+export const envInt = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+/** Shared transport settings. Empty URL means "not configured". */
+export const TransportEnv = z.object({
+  NATS_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  MYSQL_URL: z.string().optional(),
+});
+export type TransportEnv = z.infer<typeof TransportEnv>;

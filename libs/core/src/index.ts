@@ -1,0 +1,14 @@
+export {
+  AgentLoopError,
+  TimeoutError,
+  UnavailableError,
+  ConfigError,
+  NotFoundError,
+  InvalidArgumentError,
+  assertNever,
+  errorMessage,
+  type ErrorCode,
+} from './errors.js';
+export { parseConfig, runMain, envBool, envInt, TransportEnv } from './config.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
+export { newId, isUuid, sleep } from './ids.js';

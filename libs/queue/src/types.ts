@@ -1,0 +1,61 @@
+/**
+ * Durable job queue. BullMqQueue (cluster, Redis) and MemoryQueue (embedded)
+ * pass the same contract suite (src/contract.ts).
+ */
+
+export interface EnqueueOptions {
+  /** Job id. Adding an id that already exists (waiting, active, delayed or kept completed/failed) is a no-op. */
+  jobId: string;
+  /** Total attempts including the first (default 1). */
+  attempts?: number;
+  /** Base delay for exponential backoff between attempts (default 1000 ms): base * 2^(attempt-1). */
+  backoffMs?: number;
+  /** Delay before the first attempt. */
+  delayMs?: number;
+}
+
+export interface EnqueueResult {
+  jobId: string;
+  /** False when a job with this id already existed. */
+  added: boolean;
+}
+
+export interface Job {
+  id: string;
+  payload: Uint8Array;
+  /** Attempts already made before this one (0 on the first). */
+  attemptsMade: number;
+  /** Total attempts allowed. */
+  attempts: number;
+}
+
+export type JobHandler = (job: Job, signal: AbortSignal) => Promise<void>;
+
+export interface WorkerOptions {
+  concurrency: number;
+  /** BullMQ lock duration (ms); stalled jobs are taken over after it expires. */
+  lockDurationMs?: number;
+  /** BullMQ stalled-job check interval (ms). */
+  stalledIntervalMs?: number;
+}
+
+export interface QueueWorker {
+  /** Stops taking jobs and waits up to graceMs for active ones. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'unknown';
+
+export interface JobQueue {
+  readonly name: string;
+  enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult>;
+  /** Starts a worker. A handler that throws is retried per the job's attempts/backoff, unless it throws UnrecoverableJobError. */
+  process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker>;
+  getState(jobId: string): Promise<JobState>;
+  close(): Promise<void>;
+}
+
+/** Thrown by a handler to fail a job without further attempts. */
+export class UnrecoverableJobError extends Error {
+  override name = 'UnrecoverableJobError';
+}

@@ -1,0 +1,98 @@
+/**
+ * Records of threads and runs, shared by the gateway (creates, reads) and the
+ * orchestrator (status transitions, final values). One typed SQL layer (Kysely)
+ * over MySQL/MariaDB in cluster mode and SQLite in embedded mode, with
+ * versioned migrations. Every query is scoped by tenant.
+ */
+
+export type RunStatusName = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
+export const TERMINAL_RUN_STATUSES: readonly RunStatusName[] = ['success', 'error', 'timeout', 'interrupted'];
+
+export type ThreadStatus = 'idle' | 'busy' | 'interrupted' | 'error';
+
+export type JsonObject = Record<string, unknown>;
+
+export interface ThreadRecord {
+  threadId: string;
+  tenantId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  metadata: JsonObject;
+  status: ThreadStatus;
+  /** Latest state values (messages, ...) written by the orchestrator at the end of each run; null before the first run. */
+  values: JsonObject | null;
+}
+
+export interface RunRecord {
+  runId: string;
+  threadId: string;
+  tenantId: string;
+  assistantId: string;
+  status: RunStatusName;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  attempts: number;
+  /** Error message when status is error/timeout. */
+  error: string | null;
+  metadata: JsonObject;
+  /** The request: input, command, config, webhook, stream_mode... as given by the client. */
+  kwargs: JsonObject;
+  multitaskStrategy: string;
+}
+
+export interface NewThread {
+  threadId: string;
+  tenantId: string;
+  metadata?: JsonObject;
+}
+
+export interface NewRun {
+  runId: string;
+  threadId: string;
+  tenantId: string;
+  assistantId: string;
+  metadata?: JsonObject;
+  kwargs?: JsonObject;
+  multitaskStrategy?: string;
+}
+
+export interface RunPatch {
+  status?: RunStatusName;
+  startedAt?: Date;
+  endedAt?: Date;
+  error?: string | null;
+  /** Increment attempts by one. */
+  incrementAttempts?: boolean;
+}
+
+export interface ThreadPatch {
+  status?: ThreadStatus;
+  values?: JsonObject | null;
+  metadata?: JsonObject;
+}
+
+export interface Store {
+  /** Runs pending migrations; idempotent and safe when several processes start at once. */
+  migrate(): Promise<void>;
+
+  /** Creates a thread; returns the existing one when the id already exists for this tenant (if_exists=do_nothing). */
+  createThread(t: NewThread): Promise<ThreadRecord>;
+  getThread(tenantId: string, threadId: string): Promise<ThreadRecord | undefined>;
+  updateThread(tenantId: string, threadId: string, patch: ThreadPatch): Promise<void>;
+  deleteThread(tenantId: string, threadId: string): Promise<boolean>;
+  searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]>;
+
+  /** Creates a run in status `pending`; creating the same run id twice returns the first with created=false. */
+  createRun(r: NewRun): Promise<{ run: RunRecord; created: boolean }>;
+  getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;
+  /**
+   * Applies a patch. When `onlyFrom` is given the update happens only if the
+   * current status is one of them; returns whether a row changed.
+   */
+  updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean>;
+
+  close(): Promise<void>;
+}
