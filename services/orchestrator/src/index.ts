@@ -1,1 +1,10 @@
-export {};
+export { createOrchestrator, type Orchestrator, type OrchestratorDeps } from './service.js';
+export { loadOrchestratorConfig, OrchestratorEnv, type OrchestratorConfig } from './config.js';
+export { ModelRegistry, slotsFromEnv, MODEL_SLOTS, type ModelSlot, type SlotConfig, type ResolvedModel } from './models/registry.js';
+export { ScriptedChatModel, ScriptedTurn, ScriptedModelSpec } from './models/scripted.js';
+export { buildAgentGraph, detectRepeatedToolCall, AgentState, MAX_LOOPS_DEFAULT, type AgentGraph, type RunContext } from './graph.js';
+export { RunExecutor, checkpointThreadId, parseMaxLoops } from './run-executor.js';
+export { ToolClient, TOOL_SUBJECTS } from './tool-client.js';
+export { buildSystemPrompt, currentDatetimeTag, BASE_SYSTEM_PROMPT } from './prompts.js';
+export { messageToJson, parseInputMessages, toJsonValue } from './serialize.js';
+export { ModelConfigError, RunInputError } from './errors.js';

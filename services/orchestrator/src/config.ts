@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { envBool, envInt, parseConfig } from '@agentloop/core';
+
+export const OrchestratorEnv = z.object({
+  NATS_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  MYSQL_URL: z.string().optional(),
+  LOG_LEVEL: z.string().default('info'),
+  /** Runs one worker process executes at once. */
+  RUN_CONCURRENCY: envInt(8, 1, 256),
+  /** Deadline of one tool call over the bus. */
+  TOOL_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  /** Wall-clock limit of a whole run; it ends as `timeout`. */
+  RUN_TIMEOUT_MS: envInt(900_000, 1_000, 86_400_000),
+  /** Default max_loops of a run (seed 000: 100, 1–500). */
+  MAX_LOOPS_DEFAULT: envInt(100, 1, 500),
+  ALLOW_SCRIPTED_MODEL: envBool(false),
+  /** Webhook delivery attempts (first try included) and backoff base. */
+  WEBHOOK_ATTEMPTS: envInt(6, 1, 20),
+  WEBHOOK_BACKOFF_MS: envInt(1_000, 10, 600_000),
+  /** BullMQ lock/stalled intervals for crash takeover. */
+  RUN_LOCK_MS: envInt(30_000, 1_000, 600_000),
+  RUN_STALLED_INTERVAL_MS: envInt(15_000, 500, 600_000),
+  SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
+});
+export type OrchestratorConfig = z.infer<typeof OrchestratorEnv>;
+
+export function loadOrchestratorConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorConfig {
+  return parseConfig(OrchestratorEnv, env);
+}

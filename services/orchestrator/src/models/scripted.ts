@@ -1,0 +1,121 @@
+import { BaseChatModel, type BaseChatModelParams } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
+import { z } from 'zod';
+
+/** One assistant turn a scripted model replays. */
+export const ScriptedTurn = z
+  .object({
+    content: z.string().optional(),
+    tool_calls: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          args: z.record(z.string(), z.unknown()).default({}),
+          id: z.string().min(1).optional(),
+        }),
+      )
+      .optional(),
+    delay_ms: z.number().int().min(0).max(600_000).optional(),
+  })
+  .strict();
+export type ScriptedTurn = z.infer<typeof ScriptedTurn>;
+
+export const ScriptedModelSpec = z
+  .object({
+    provider: z.literal('scripted'),
+    turns: z.array(ScriptedTurn).min(1).max(10_000),
+  })
+  .strict();
+export type ScriptedModelSpec = z.infer<typeof ScriptedModelSpec>;
+
+export class ScriptExhaustedError extends Error {
+  override name = 'ScriptExhaustedError';
+  readonly code = 'SCRIPT_EXHAUSTED';
+}
+
+/**
+ * A chat model that replays a given list of assistant turns — for the offline
+ * demo, tests and benchmarks. It never pretends to be a real model: its
+ * `_llmType` and every message's `response_metadata.model_provider` say "scripted".
+ *
+ * Which turn to play is derived from the conversation, not from an internal
+ * counter, so a run resumed from a checkpoint on another worker replays the
+ * same turn: turn index = number of AI messages after the last human message.
+ */
+export class ScriptedChatModel extends BaseChatModel {
+  readonly turns: ScriptedTurn[];
+
+  constructor(turns: ScriptedTurn[], params: BaseChatModelParams = {}) {
+    super(params);
+    this.turns = turns;
+  }
+
+  _llmType(): string {
+    return 'scripted';
+  }
+
+  /** Tools are accepted and ignored: the script decides which tools to call. */
+  override bindTools(): this {
+    return this;
+  }
+
+  static turnIndex(messages: BaseMessage[]): number {
+    let idx = 0;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]!;
+      const t = m.getType();
+      if (t === 'human') break;
+      if (t === 'ai') idx++;
+    }
+    return idx;
+  }
+
+  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+    const index = ScriptedChatModel.turnIndex(messages);
+    const turn = this.turns[index];
+    if (!turn) {
+      throw new ScriptExhaustedError(
+        `Scripted model has no turn #${index + 1}: the script has ${this.turns.length} turn(s). Add a final turn without tool_calls.`,
+      );
+    }
+    if (turn.delay_ms) await abortableSleep(turn.delay_ms, options.signal);
+    const content = turn.content ?? '';
+    const toolCalls = (turn.tool_calls ?? []).map((tc, i) => ({
+      // Deterministic ids: the same turn replayed after a crash yields the same call ids.
+      id: tc.id ?? `call_s${index + 1}_${i + 1}`,
+      name: tc.name,
+      args: tc.args,
+      type: 'tool_call' as const,
+    }));
+    const inputChars = messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content).length), 0);
+    const outputChars = content.length + JSON.stringify(toolCalls).length;
+    const usage = {
+      input_tokens: Math.ceil(inputChars / 4),
+      output_tokens: Math.ceil(outputChars / 4),
+      total_tokens: Math.ceil(inputChars / 4) + Math.ceil(outputChars / 4),
+    };
+    const message = new AIMessage({
+      content,
+      tool_calls: toolCalls,
+      usage_metadata: usage,
+      response_metadata: { model_provider: 'scripted', model_name: 'scripted', turn: index + 1 },
+    });
+    return { generations: [{ text: content, message }], llmOutput: { tokenUsage: usage } };
+  }
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason ?? new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,67 @@
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { Bus, RunEventStream } from '@agentloop/bus';
+import type { JobQueue, QueueWorker } from '@agentloop/queue';
+import type { Store } from '@agentloop/store';
+import type { Logger } from '@agentloop/core';
+import type { OrchestratorConfig } from './config.js';
+import { ModelRegistry, slotsFromEnv } from './models/registry.js';
+import { ToolClient } from './tool-client.js';
+import { RunExecutor } from './run-executor.js';
+import { runJobHandler } from './handlers/run-job.js';
+
+export interface OrchestratorDeps {
+  bus: Bus;
+  store: Store;
+  events: RunEventStream;
+  runs: JobQueue;
+  webhooks: JobQueue;
+  checkpointer: BaseCheckpointSaver;
+  logger: Logger;
+  config: OrchestratorConfig;
+  /** Model slots; defaults to the MODEL_* environment. */
+  env?: NodeJS.ProcessEnv;
+  durability?: 'sync' | 'async' | 'exit';
+}
+
+export interface Orchestrator {
+  start(): Promise<void>;
+  /** Stops taking jobs; in-flight runs get the grace period, then are left resumable. */
+  stop(): Promise<void>;
+}
+
+export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
+  const log = deps.logger.child({ component: 'orchestrator' });
+  const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
+  const tools = new ToolClient(deps.bus, { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS });
+  const executor = new RunExecutor({
+    store: deps.store,
+    events: deps.events,
+    webhooks: deps.webhooks,
+    tools,
+    models,
+    checkpointer: deps.checkpointer,
+    logger: log,
+    config: {
+      maxLoopsDefault: deps.config.MAX_LOOPS_DEFAULT,
+      runTimeoutMs: deps.config.RUN_TIMEOUT_MS,
+      webhookAttempts: deps.config.WEBHOOK_ATTEMPTS,
+      webhookBackoffMs: deps.config.WEBHOOK_BACKOFF_MS,
+      durability: deps.durability ?? 'sync',
+    },
+  });
+  let worker: QueueWorker | undefined;
+  return {
+    async start() {
+      worker = await deps.runs.process(runJobHandler(executor), {
+        concurrency: deps.config.RUN_CONCURRENCY,
+        lockDurationMs: deps.config.RUN_LOCK_MS,
+        stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,
+      });
+      log.info({ concurrency: deps.config.RUN_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
+    },
+    async stop() {
+      await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
+      log.info('orchestrator stopped');
+    },
+  };
+}
