@@ -1,1 +1,19 @@
-export {};
+export {
+  TERMINAL_RUN_STATUSES,
+  type RunStatusName,
+  type ThreadStatus,
+  type JsonObject,
+  type ThreadRecord,
+  type RunRecord,
+  type NewThread,
+  type NewRun,
+  type RunPatch,
+  type ThreadPatch,
+  type Store,
+} from './types.js';
+export { SqlStore, type SqlStoreOptions } from './sql-store.js';
+export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';
+export { createStore, type CreateStoreOptions } from './create-store.js';
+export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';
+export type { SqlDialectName } from './schema.js';

@@ -1,1 +1,16 @@
-export {};
+/**
+ * @agentloop/gateway: the LangGraph Platform-compatible HTTP API (threads,
+ * runs, SSE streams, auth by API key → tenant) and the webhook delivery worker.
+ */
+export { createGatewayApp, type GatewayDeps } from './app.js';
+export { loadGatewayConfig, GatewayConfig } from './config.js';
+export {
+  startWebhookWorker,
+  verifyWebhookSignature,
+  signWebhook,
+  deliverWebhook,
+  type WebhookWorkerOptions,
+  type VerifyWebhookOptions,
+} from './webhooks.js';
+export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
+export { DEFAULT_TENANT } from './auth.js';

@@ -1,0 +1,125 @@
+/**
+ * Versioned schema migrations, listed in code (no directory scan) so they run
+ * the same from `src/` under vitest and from `dist/` in production. Append new
+ * entries; never edit an applied one. Names sort in application order.
+ *
+ * MySQL DDL is not transactional, so every step is written to be re-runnable
+ * (`if not exists`, duplicate-index tolerated) in case a process dies midway.
+ */
+import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder, type CreateTableBuilder } from 'kysely';
+import type { SqlDialectName } from './schema.js';
+
+/** Longest id (tenant, thread, run, assistant) the schema accepts. */
+export const MAX_ID_LENGTH = 128;
+
+interface ColumnTypes {
+  /** Identifiers. utf8mb4 VARCHAR(128) is 512 bytes, so (tenant_id, thread_id, created_at) stays far below InnoDB's 3072-byte key limit. */
+  id: 'varchar(128)' | 'text';
+  /** Short enumerations (status, strategy). */
+  short: 'varchar(32)' | 'text';
+  /** Epoch milliseconds. */
+  millis: 'bigint' | 'integer';
+  /** JSON documents and free text; MySQL TEXT stops at 64 KiB, hence LONGTEXT. */
+  doc: RawBuilder<unknown> | 'text';
+}
+
+function columnTypes(dialect: SqlDialectName): ColumnTypes {
+  return dialect === 'mysql'
+    ? { id: 'varchar(128)', short: 'varchar(32)', millis: 'bigint', doc: sql`longtext` }
+    : { id: 'text', short: 'text', millis: 'integer', doc: 'text' };
+}
+
+/**
+ * MySQL: binary collation, so ids compare exactly. The server default
+ * (utf8mb4_*_ci) would make tenant "Acme" equal to tenant "acme".
+ */
+function tableOptions(dialect: SqlDialectName) {
+  return <T extends CreateTableBuilder<any, any>>(b: T): T =>
+    dialect === 'mysql' ? (b.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`) as T) : b;
+}
+
+async function createIndexOnce(run: () => Promise<unknown>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    // ER_DUP_KEYNAME: the index exists from an interrupted earlier attempt.
+    if ((err as { errno?: number }).errno !== 1061) throw err;
+  }
+}
+
+function initialSchema(dialect: SqlDialectName): Migration {
+  const t = columnTypes(dialect);
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('threads')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('thread_id', t.id, (c) => c.notNull())
+        .addColumn('created_at', t.millis, (c) => c.notNull())
+        .addColumn('updated_at', t.millis, (c) => c.notNull())
+        .addColumn('status', t.short, (c) => c.notNull())
+        .addColumn('metadata', t.doc, (c) => c.notNull())
+        .addColumn('state_values', t.doc)
+        .addPrimaryKeyConstraint('threads_pk', ['tenant_id', 'thread_id'])
+        .$call(tableOptions(dialect))
+        .execute();
+      await createIndexOnce(() =>
+        db.schema
+          .createIndex('threads_tenant_created_idx')
+          .$call((b) => (dialect === 'sqlite' ? b.ifNotExists() : b))
+          .on('threads')
+          .columns(['tenant_id', 'created_at'])
+          .execute(),
+      );
+
+      await db.schema
+        .createTable('runs')
+        .ifNotExists()
+        // SQLite only auto-increments an `integer primary key`; MySQL takes any integer key.
+        .addColumn('seq', dialect === 'mysql' ? 'bigint' : 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('run_id', t.id, (c) => c.notNull().unique())
+        .addColumn('thread_id', t.id, (c) => c.notNull())
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('assistant_id', t.id, (c) => c.notNull())
+        .addColumn('status', t.short, (c) => c.notNull())
+        .addColumn('created_at', t.millis, (c) => c.notNull())
+        .addColumn('updated_at', t.millis, (c) => c.notNull())
+        .addColumn('started_at', t.millis)
+        .addColumn('ended_at', t.millis)
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', t.doc)
+        .addColumn('metadata', t.doc, (c) => c.notNull())
+        .addColumn('kwargs', t.doc, (c) => c.notNull())
+        .addColumn('multitask_strategy', t.short, (c) => c.notNull())
+        .$call(tableOptions(dialect))
+        .execute();
+      await createIndexOnce(() =>
+        db.schema
+          .createIndex('runs_tenant_thread_created_idx')
+          .$call((b) => (dialect === 'sqlite' ? b.ifNotExists() : b))
+          .on('runs')
+          .columns(['tenant_id', 'thread_id', 'created_at'])
+          .execute(),
+      );
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('runs').ifExists().execute();
+      await db.schema.dropTable('threads').ifExists().execute();
+    },
+  };
+}
+
+/** All migrations for a dialect, keyed by name. */
+export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
+  return {
+    '0001_threads_runs': initialSchema(dialect),
+  };
+}
+
+export function migrationProvider(dialect: SqlDialectName): MigrationProvider {
+  return { getMigrations: async () => storeMigrations(dialect) };
+}
+
+export const MIGRATION_TABLE = 'agentloop_store_migration';
+export const MIGRATION_LOCK_TABLE = 'agentloop_store_migration_lock';

@@ -1,0 +1,36 @@
+import { Kysely, MysqlDialect } from 'kysely';
+import { createPool } from 'mysql2';
+import { ConfigError } from '@agentloop/core';
+import type { Database } from './schema.js';
+import { SqlStore } from './sql-store.js';
+import type { Store } from './types.js';
+
+export interface MysqlStoreOptions {
+  /** `mysql://user:password@host:port/database` (MySQL 8 or MariaDB 10.6+). */
+  url: string;
+  /** Pool size (default 10). */
+  connectionLimit?: number;
+}
+
+/** The cluster-mode store over a mysql2 connection pool (connections are opened lazily). */
+export function createMysqlStore(opts: MysqlStoreOptions): Store {
+  let url: URL;
+  try {
+    url = new URL(opts.url);
+  } catch (err) {
+    throw new ConfigError(`Invalid MySQL URL (expected mysql://user:password@host:port/database)`, { cause: err });
+  }
+  if (url.protocol !== 'mysql:' || url.pathname.length <= 1) {
+    throw new ConfigError(`Invalid MySQL URL ${url.protocol}//${url.host}${url.pathname}: expected mysql://user:password@host:port/database`);
+  }
+  const pool = createPool({
+    uri: opts.url,
+    connectionLimit: opts.connectionLimit ?? 10,
+    charset: 'utf8mb4',
+    // BIGINT millisecond timestamps fit in a double; keep them numbers.
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+  });
+  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  return new SqlStore({ dialect: 'mysql', db });
+}

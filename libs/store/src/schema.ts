@@ -1,0 +1,48 @@
+/**
+ * Table shapes as Kysely sees them. Timestamps are epoch milliseconds in a
+ * 64-bit integer column on both dialects: exact to the millisecond, no
+ * time-zone conversion in either driver, and ordered like the instants they
+ * stand for. JSON documents are TEXT (SQLite) / LONGTEXT (MySQL) parsed in the
+ * layer, which keeps one code path for both dialects.
+ */
+import type { Generated } from 'kysely';
+
+export interface ThreadsTable {
+  tenant_id: string;
+  thread_id: string;
+  created_at: number;
+  updated_at: number;
+  status: string;
+  /** JSON object. */
+  metadata: string;
+  /** JSON object or NULL (no run finished yet). `values` is an SQL keyword, hence the name. */
+  state_values: string | null;
+}
+
+export interface RunsTable {
+  /** Insertion order: breaks ties between runs created in the same millisecond. */
+  seq: Generated<number>;
+  run_id: string;
+  thread_id: string;
+  tenant_id: string;
+  assistant_id: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  attempts: Generated<number>;
+  error: string | null;
+  /** JSON object. */
+  metadata: string;
+  /** JSON object. */
+  kwargs: string;
+  multitask_strategy: string;
+}
+
+export interface Database {
+  threads: ThreadsTable;
+  runs: RunsTable;
+}
+
+export type SqlDialectName = 'mysql' | 'sqlite';

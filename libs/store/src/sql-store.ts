@@ -1,0 +1,366 @@
+import { Migrator, sql, type Kysely, type Selectable } from 'kysely';
+import { AgentLoopError, InvalidArgumentError, errorMessage, sleep } from '@agentloop/core';
+import { MAX_ID_LENGTH, MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationProvider } from './migrations.js';
+import type { Database, RunsTable, SqlDialectName, ThreadsTable } from './schema.js';
+import type {
+  JsonObject,
+  NewRun,
+  NewThread,
+  RunPatch,
+  RunRecord,
+  RunStatusName,
+  Store,
+  ThreadPatch,
+  ThreadRecord,
+  ThreadStatus,
+} from './types.js';
+
+export interface SqlStoreOptions {
+  dialect: SqlDialectName;
+  db: Kysely<Database>;
+  /** How long `migrate()` keeps retrying while another SQLite connection holds the write lock (default 60 s). */
+  migrateTimeoutMs?: number;
+  /** Clock in epoch ms (tests). */
+  now?: () => number;
+}
+
+/** Page size when `searchThreads` filters on metadata in the layer. */
+const SCAN_PAGE = 200;
+
+/**
+ * The `Store` over Kysely: the same queries for MySQL/MariaDB and SQLite,
+ * with the few dialect differences (duplicate-key detection, migration lock)
+ * handled here. Every statement filters on `tenant_id`.
+ */
+export class SqlStore implements Store {
+  readonly dialect: SqlDialectName;
+  /** The Kysely instance, for callers that need their own queries on the same connection pool. */
+  readonly db: Kysely<Database>;
+  private readonly now: () => number;
+  private readonly migrateTimeoutMs: number;
+  private closed: Promise<void> | undefined;
+
+  constructor(opts: SqlStoreOptions) {
+    this.dialect = opts.dialect;
+    this.db = opts.db;
+    this.now = opts.now ?? Date.now;
+    this.migrateTimeoutMs = opts.migrateTimeoutMs ?? 60_000;
+  }
+
+  // -------------------------------------------------------------------------
+  // Migrations
+
+  async migrate(): Promise<void> {
+    if (this.dialect === 'mysql') {
+      // Kysely's MySQL adapter serialises concurrent migrators with GET_LOCK.
+      this.check(await this.migrator(false).migrateToLatest());
+      return;
+    }
+    // Kysely's SQLite adapter takes no lock (it assumes one connection). Several
+    // processes on one file serialise on BEGIN IMMEDIATE instead, which holds the
+    // database write lock for the whole run; a loser waits and retries.
+    const deadline = Date.now() + this.migrateTimeoutMs;
+    for (;;) {
+      try {
+        await sql`begin immediate`.execute(this.db);
+      } catch (err) {
+        if (isSqliteBusy(err) && Date.now() < deadline) {
+          await sleep(25 + Math.random() * 50);
+          continue;
+        }
+        throw new AgentLoopError('UNAVAILABLE', `Store migration could not lock the SQLite database: ${errorMessage(err)}`, { cause: err });
+      }
+      try {
+        this.check(await this.migrator(true).migrateToLatest());
+        await sql`commit`.execute(this.db);
+        return;
+      } catch (err) {
+        await sql`rollback`.execute(this.db).catch(() => undefined);
+        throw err;
+      }
+    }
+  }
+
+  private migrator(disableTransactions: boolean): Migrator {
+    return new Migrator({
+      db: this.db,
+      provider: migrationProvider(this.dialect),
+      migrationTableName: MIGRATION_TABLE,
+      migrationLockTableName: MIGRATION_LOCK_TABLE,
+      disableTransactions,
+    });
+  }
+
+  private check(res: { error?: unknown; results?: readonly { migrationName: string; status: string }[] }): void {
+    if (res.error === undefined) return;
+    const failed = res.results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new AgentLoopError('INTERNAL', `Store migration ${failed ?? ''} failed: ${errorMessage(res.error)}`.replace('  ', ' '), { cause: res.error });
+  }
+
+  // -------------------------------------------------------------------------
+  // Threads
+
+  async createThread(t: NewThread): Promise<ThreadRecord> {
+    checkId('tenantId', t.tenantId);
+    checkId('threadId', t.threadId);
+    const now = this.now();
+    try {
+      await this.db
+        .insertInto('threads')
+        .values({
+          tenant_id: t.tenantId,
+          thread_id: t.threadId,
+          created_at: now,
+          updated_at: now,
+          status: 'idle',
+          metadata: JSON.stringify(t.metadata ?? {}),
+          state_values: null,
+        })
+        .execute();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const thread = await this.getThread(t.tenantId, t.threadId);
+    if (!thread) throw new AgentLoopError('INTERNAL', `Thread ${t.threadId} vanished right after it was created`);
+    return thread;
+  }
+
+  async getThread(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
+    const row = await this.db
+      .selectFrom('threads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .executeTakeFirst();
+    return row && toThread(row);
+  }
+
+  async updateThread(tenantId: string, threadId: string, patch: ThreadPatch): Promise<void> {
+    await this.db
+      .updateTable('threads')
+      .set({
+        updated_at: this.now(),
+        ...(patch.status !== undefined ? { status: patch.status } : {}),
+        ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+        ...(patch.values !== undefined ? { state_values: patch.values === null ? null : JSON.stringify(patch.values) } : {}),
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .execute();
+  }
+
+  async deleteThread(tenantId: string, threadId: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
+      const res = await trx.deleteFrom('threads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
+      return res.numDeletedRows > 0n;
+    });
+  }
+
+  /**
+   * Newest first. A metadata filter matches threads whose top-level keys equal
+   * the given values (JSON equality); it is applied in the layer, scanning the
+   * tenant's threads page by page, so `offset`/`limit` count matches.
+   */
+  async searchThreads(
+    tenantId: string,
+    opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus },
+  ): Promise<ThreadRecord[]> {
+    const base = this.db
+      .selectFrom('threads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .$if(opts.status !== undefined, (q) => q.where('status', '=', opts.status as ThreadStatus))
+      .orderBy('created_at', 'desc')
+      .orderBy('thread_id', 'asc');
+    const limit = Math.max(0, Math.floor(opts.limit));
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const wanted = Object.entries(opts.metadata ?? {});
+    if (limit === 0) return [];
+    if (wanted.length === 0) {
+      const rows = await base.limit(limit).offset(offset).execute();
+      return rows.map(toThread);
+    }
+    const out: ThreadRecord[] = [];
+    let toSkip = offset;
+    for (let page = 0; ; page++) {
+      const rows = await base.limit(SCAN_PAGE).offset(page * SCAN_PAGE).execute();
+      for (const row of rows) {
+        const thread = toThread(row);
+        if (!wanted.every(([k, v]) => jsonEqual(thread.metadata[k], v))) continue;
+        if (toSkip > 0) {
+          toSkip--;
+          continue;
+        }
+        out.push(thread);
+        if (out.length === limit) return out;
+      }
+      if (rows.length < SCAN_PAGE) return out;
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Runs
+
+  async createRun(r: NewRun): Promise<{ run: RunRecord; created: boolean }> {
+    checkId('tenantId', r.tenantId);
+    checkId('threadId', r.threadId);
+    checkId('runId', r.runId);
+    checkId('assistantId', r.assistantId);
+    const now = this.now();
+    let created = true;
+    try {
+      await this.db
+        .insertInto('runs')
+        .values({
+          run_id: r.runId,
+          thread_id: r.threadId,
+          tenant_id: r.tenantId,
+          assistant_id: r.assistantId,
+          status: 'pending',
+          created_at: now,
+          updated_at: now,
+          started_at: null,
+          ended_at: null,
+          error: null,
+          metadata: JSON.stringify(r.metadata ?? {}),
+          kwargs: JSON.stringify(r.kwargs ?? {}),
+          multitask_strategy: r.multitaskStrategy ?? 'reject',
+        })
+        .execute();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      created = false;
+    }
+    const run = await this.getRun(r.tenantId, r.runId);
+    if (!run) {
+      // The id is taken by another tenant's run: refuse without revealing it.
+      throw new AgentLoopError('CONFLICT', `Run id ${r.runId} is already in use`);
+    }
+    return { run, created };
+  }
+
+  async getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
+    const row = await this.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
+    return row && toRun(row);
+  }
+
+  /** Newest first (ties in the same millisecond: last inserted first). */
+  async listRuns(tenantId: string, threadId: string, opts: { limit?: number; offset?: number; status?: RunStatusName } = {}): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .$if(opts.status !== undefined, (q) => q.where('status', '=', opts.status as RunStatusName))
+      .orderBy('created_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(Math.max(0, Math.floor(opts.limit ?? 10)))
+      .offset(Math.max(0, Math.floor(opts.offset ?? 0)))
+      .execute();
+    return rows.map(toRun);
+  }
+
+  async updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean> {
+    if (onlyFrom !== undefined && onlyFrom.length === 0) return false;
+    const res = await this.db
+      .updateTable('runs')
+      .set((eb) => ({
+        updated_at: this.now(),
+        ...(patch.status !== undefined ? { status: patch.status } : {}),
+        ...(patch.startedAt !== undefined ? { started_at: patch.startedAt.getTime() } : {}),
+        ...(patch.endedAt !== undefined ? { ended_at: patch.endedAt.getTime() } : {}),
+        ...(patch.error !== undefined ? { error: patch.error } : {}),
+        ...(patch.incrementAttempts ? { attempts: eb('attempts', '+', 1) } : {}),
+      }))
+      .where('tenant_id', '=', tenantId)
+      .where('run_id', '=', runId)
+      .$if(onlyFrom !== undefined, (q) => q.where('status', 'in', onlyFrom as RunStatusName[]))
+      .executeTakeFirst();
+    return res.numUpdatedRows > 0n;
+  }
+
+  close(): Promise<void> {
+    return (this.closed ??= this.db.destroy());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Row mapping
+
+function parseObject(text: string, what: string): JsonObject {
+  const value: unknown = JSON.parse(text);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AgentLoopError('INTERNAL', `Stored ${what} is not a JSON object`);
+  }
+  return value as JsonObject;
+}
+
+const millisToDate = (v: number | string | bigint): Date => new Date(Number(v));
+const optionalDate = (v: number | string | bigint | null): Date | null => (v === null ? null : millisToDate(v));
+
+function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
+  return {
+    threadId: row.thread_id,
+    tenantId: row.tenant_id,
+    createdAt: millisToDate(row.created_at),
+    updatedAt: millisToDate(row.updated_at),
+    metadata: parseObject(row.metadata, 'thread metadata'),
+    status: row.status as ThreadStatus,
+    values: row.state_values === null ? null : parseObject(row.state_values, 'thread values'),
+  };
+}
+
+function toRun(row: Selectable<RunsTable>): RunRecord {
+  return {
+    runId: row.run_id,
+    threadId: row.thread_id,
+    tenantId: row.tenant_id,
+    assistantId: row.assistant_id,
+    status: row.status as RunStatusName,
+    createdAt: millisToDate(row.created_at),
+    updatedAt: millisToDate(row.updated_at),
+    startedAt: optionalDate(row.started_at),
+    endedAt: optionalDate(row.ended_at),
+    attempts: Number(row.attempts),
+    error: row.error,
+    metadata: parseObject(row.metadata, 'run metadata'),
+    kwargs: parseObject(row.kwargs, 'run kwargs'),
+    multitaskStrategy: row.multitask_strategy,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+/**
+ * Ids are compared byte for byte (binary collation on MySQL), but MySQL still
+ * ignores trailing spaces, and SQLite would store any length: refuse both up front.
+ */
+function checkId(field: string, value: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || value.trim() !== value || /[\u0000-\u001f]/.test(value)) {
+    throw new InvalidArgumentError(`Invalid ${field} ${JSON.stringify(value)}: expected 1-${MAX_ID_LENGTH} characters without surrounding spaces or control characters`);
+  }
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown };
+  return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+function isSqliteBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** Structural JSON equality, insensitive to key order. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b as object, k) && jsonEqual((a as JsonObject)[k], (b as JsonObject)[k]));
+}

@@ -1,0 +1,28 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+import { SqlStore } from './sql-store.js';
+import type { Store } from './types.js';
+
+export interface SqliteStoreOptions {
+  /** Database file, or `:memory:` for a private in-memory database. */
+  path: string;
+  /** How long a statement waits for another connection's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** How long `migrate()` retries while another process migrates the same file (default 60 s). */
+  migrateTimeoutMs?: number;
+}
+
+/**
+ * The embedded-mode store: one SQLite file in WAL mode (readers never block the
+ * writer), with a busy timeout so several processes can share the file.
+ */
+export function createSqliteStore(opts: SqliteStoreOptions): Store {
+  const sqlite = new BetterSqlite3(opts.path);
+  sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+  sqlite.pragma('journal_mode = WAL');
+  // Safe with WAL: a crash loses at most the last commits, never corrupts.
+  sqlite.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
+}

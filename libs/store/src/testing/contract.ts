@@ -1,0 +1,235 @@
+/**
+ * The behaviour every `Store` must have, as a vitest suite. Run it once per
+ * backend with a harness that hands out fresh databases.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { SqlStore } from '../sql-store.js';
+import { MIGRATION_TABLE } from '../migrations.js';
+import type { Store } from '../types.js';
+
+export interface StoreTestDatabase {
+  /** A new store over this database (call several times for concurrent clients). */
+  open(): Store;
+  /** Removes the database. */
+  drop(): Promise<void>;
+}
+
+export interface StoreTestHarness {
+  name: string;
+  /** An empty, unmigrated database. */
+  newDatabase(): Promise<StoreTestDatabase>;
+}
+
+let counter = 0;
+const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+export function storeContract(harness: StoreTestHarness): void {
+  describe(`Store contract (${harness.name})`, () => {
+    let database: StoreTestDatabase;
+    let store: Store;
+
+    beforeAll(async () => {
+      database = await harness.newDatabase();
+      store = database.open();
+      await store.migrate();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await database?.drop();
+    });
+
+    const newThread = async (tenantId = uid('tenant')) => {
+      const thread = await store.createThread({ tenantId, threadId: uid('thread'), metadata: { graph_id: 'agent' } });
+      return { tenantId, threadId: thread.threadId, thread };
+    };
+    const newRun = async (tenantId: string, threadId: string, runId = uid('run')) =>
+      store.createRun({ runId, threadId, tenantId, assistantId: 'agent', kwargs: { input: { messages: [] } } });
+
+    describe('migrate', () => {
+      it('is idempotent: a second migrate() changes nothing', async () => {
+        const { tenantId, threadId } = await newThread();
+        await store.migrate();
+        expect(await store.getThread(tenantId, threadId)).toBeDefined();
+      });
+
+      it('lets three clients migrate a fresh database at once, applying each migration once', async () => {
+        const fresh = await harness.newDatabase();
+        const clients = [fresh.open(), fresh.open(), fresh.open()];
+        try {
+          await Promise.all(clients.map((c) => c.migrate()));
+          const db = (clients[0] as SqlStore).db;
+          const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs']);
+          const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
+          expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
+        } finally {
+          await Promise.all(clients.map((c) => c.close()));
+          await fresh.drop();
+        }
+      });
+    });
+
+    describe('threads', () => {
+      it('createThread on an existing id returns the existing thread unchanged', async () => {
+        const tenantId = uid('tenant');
+        const first = await store.createThread({ tenantId, threadId: 'same', metadata: { n: 1 } });
+        const second = await store.createThread({ tenantId, threadId: 'same', metadata: { n: 2 } });
+        expect(second).toEqual(first);
+        expect(second.metadata).toEqual({ n: 1 });
+        expect(first.status).toBe('idle');
+        expect(first.values).toBeNull();
+      });
+
+      it('updateThread replaces metadata, values and status', async () => {
+        const { tenantId, threadId } = await newThread();
+        const values = { messages: [{ type: 'ai', content: 'héllo ✓ 😀' }], nested: { a: [1, 2, { b: null }] } };
+        await store.updateThread(tenantId, threadId, { status: 'busy', values, metadata: { k: 'v' } });
+        const t = await store.getThread(tenantId, threadId);
+        expect(t).toMatchObject({ status: 'busy', values, metadata: { k: 'v' } });
+        await store.updateThread(tenantId, threadId, { values: null });
+        expect((await store.getThread(tenantId, threadId))?.values).toBeNull();
+      });
+
+      it('searchThreads filters by status and metadata and pages newest first', async () => {
+        const tenantId = uid('tenant');
+        for (let i = 0; i < 5; i++) {
+          await store.createThread({ tenantId, threadId: `t${i}`, metadata: { parity: i % 2 === 0 ? 'even' : 'odd', tags: { i } } });
+        }
+        await store.updateThread(tenantId, 't4', { status: 'busy', metadata: { parity: 'even', tags: { i: 4 } } });
+        const all = await store.searchThreads(tenantId, { limit: 10, offset: 0 });
+        expect(all.map((t) => t.threadId).sort()).toEqual(['t0', 't1', 't2', 't3', 't4']);
+        for (let i = 1; i < all.length; i++) expect(all[i - 1]!.createdAt.getTime()).toBeGreaterThanOrEqual(all[i]!.createdAt.getTime());
+        const even = await store.searchThreads(tenantId, { limit: 10, offset: 0, metadata: { parity: 'even' } });
+        expect(even.map((t) => t.threadId).sort()).toEqual(['t0', 't2', 't4']);
+        const evenPage = await store.searchThreads(tenantId, { limit: 1, offset: 1, metadata: { parity: 'even' } });
+        expect(evenPage).toEqual([even[1]]);
+        const nested = await store.searchThreads(tenantId, { limit: 10, offset: 0, metadata: { tags: { i: 3 } } });
+        expect(nested.map((t) => t.threadId)).toEqual(['t3']);
+        const busy = await store.searchThreads(tenantId, { limit: 10, offset: 0, status: 'busy' });
+        expect(busy.map((t) => t.threadId)).toEqual(['t4']);
+      });
+
+      it('deleteThread removes the thread and its runs, and reports whether it existed', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        expect(await store.deleteThread(tenantId, threadId)).toBe(true);
+        expect(await store.getThread(tenantId, threadId)).toBeUndefined();
+        expect(await store.getRun(tenantId, run.runId)).toBeUndefined();
+        expect(await store.listRuns(tenantId, threadId)).toEqual([]);
+        expect(await store.deleteThread(tenantId, threadId)).toBe(false);
+      });
+
+      it('rejects ids that are empty, too long or padded with spaces', async () => {
+        await expect(store.createThread({ tenantId: 't', threadId: '' })).rejects.toThrow(/Invalid threadId/);
+        await expect(store.createThread({ tenantId: 't', threadId: 'x'.repeat(129) })).rejects.toThrow(/Invalid threadId/);
+        await expect(store.createThread({ tenantId: 't ', threadId: 'x' })).rejects.toThrow(/Invalid tenantId/);
+      });
+    });
+
+    describe('tenant isolation', () => {
+      it('tenant B can neither read, change, list nor delete tenant A’s thread and run', async () => {
+        const a = await newThread();
+        const b = uid('tenant');
+        const { run } = await newRun(a.tenantId, a.threadId);
+
+        expect(await store.getThread(b, a.threadId)).toBeUndefined();
+        expect(await store.getRun(b, run.runId)).toBeUndefined();
+        expect(await store.listRuns(b, a.threadId)).toEqual([]);
+        expect(await store.searchThreads(b, { limit: 100, offset: 0 })).toEqual([]);
+
+        await store.updateThread(b, a.threadId, { status: 'error', metadata: { owned: 'by b' } });
+        expect(await store.updateRun(b, run.runId, { status: 'error', error: 'b was here' })).toBe(false);
+        expect(await store.updateRun(b, run.runId, { status: 'running' }, ['pending'])).toBe(false);
+        expect(await store.deleteThread(b, a.threadId)).toBe(false);
+
+        expect(await store.getThread(a.tenantId, a.threadId)).toEqual(a.thread);
+        expect(await store.getRun(a.tenantId, run.runId)).toEqual(run);
+      });
+
+      it('the same thread id under two tenants is two threads', async () => {
+        const threadId = uid('shared');
+        const ta = await store.createThread({ tenantId: 'tenant-a', threadId, metadata: { who: 'a' } });
+        const tb = await store.createThread({ tenantId: 'tenant-b', threadId, metadata: { who: 'b' } });
+        expect(ta.metadata).toEqual({ who: 'a' });
+        expect(tb.metadata).toEqual({ who: 'b' });
+        expect(await store.deleteThread('tenant-b', threadId)).toBe(true);
+        expect(await store.getThread('tenant-a', threadId)).toEqual(ta);
+      });
+
+      it('tenant ids differing only in letter case are distinct tenants', async () => {
+        const threadId = uid('case');
+        await store.createThread({ tenantId: 'Acme', threadId });
+        expect(await store.getThread('acme', threadId)).toBeUndefined();
+      });
+
+      it('creating a run with an id another tenant uses fails without touching that run', async () => {
+        const a = await newThread();
+        const { run } = await newRun(a.tenantId, a.threadId);
+        const b = await newThread();
+        await expect(newRun(b.tenantId, b.threadId, run.runId)).rejects.toMatchObject({ code: 'CONFLICT' });
+        expect(await store.getRun(a.tenantId, run.runId)).toEqual(run);
+      });
+    });
+
+    describe('runs', () => {
+      it('createRun twice with one id stores one run and reports created=false the second time', async () => {
+        const { tenantId, threadId } = await newThread();
+        const first = await newRun(tenantId, threadId, 'dup-run-' + uid('r'));
+        const second = await store.createRun({ runId: first.run.runId, threadId, tenantId, assistantId: 'other', kwargs: { different: true } });
+        expect(first.created).toBe(true);
+        expect(second.created).toBe(false);
+        expect(second.run).toEqual(first.run);
+        expect(await store.listRuns(tenantId, threadId)).toHaveLength(1);
+      });
+
+      it('createRun stores a pending run with its request, metadata and defaults', async () => {
+        const { tenantId, threadId } = await newThread();
+        const kwargs = { input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: ['values'], webhook: 'https://x.test/h' };
+        const { run } = await store.createRun({ runId: uid('run'), threadId, tenantId, assistantId: 'agent', kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue' });
+        expect(run).toMatchObject({ status: 'pending', attempts: 0, error: null, startedAt: null, endedAt: null, kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue', assistantId: 'agent' });
+        expect(await store.getRun(tenantId, run.runId)).toEqual(run);
+        const { run: plain } = await newRun(tenantId, threadId);
+        expect(plain.multitaskStrategy).toBe('reject');
+      });
+
+      it('updateRun with onlyFrom changes the run only from the listed statuses', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        const startedAt = new Date(1_700_000_000_123);
+        expect(await store.updateRun(tenantId, run.runId, { status: 'running', startedAt, incrementAttempts: true }, ['pending'])).toBe(true);
+        expect(await store.updateRun(tenantId, run.runId, { status: 'running', incrementAttempts: true }, ['pending'])).toBe(false);
+        const endedAt = new Date(1_700_000_005_456);
+        expect(await store.updateRun(tenantId, run.runId, { status: 'error', endedAt, error: 'boom' }, ['pending', 'running'])).toBe(true);
+        expect(await store.updateRun(tenantId, run.runId, { status: 'success' }, ['pending', 'running'])).toBe(false);
+        expect(await store.updateRun(tenantId, run.runId, { status: 'success' }, [])).toBe(false);
+        const after = await store.getRun(tenantId, run.runId);
+        expect(after).toMatchObject({ status: 'error', attempts: 1, error: 'boom' });
+        expect(after?.startedAt?.getTime()).toBe(startedAt.getTime());
+        expect(after?.endedAt?.getTime()).toBe(endedAt.getTime());
+      });
+
+      it('updateRun without onlyFrom always applies and increments attempts', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        expect(await store.updateRun(tenantId, run.runId, { incrementAttempts: true })).toBe(true);
+        expect(await store.updateRun(tenantId, run.runId, { incrementAttempts: true, error: null })).toBe(true);
+        expect((await store.getRun(tenantId, run.runId))?.attempts).toBe(2);
+        expect(await store.updateRun(tenantId, 'no-such-run', { status: 'success' })).toBe(false);
+      });
+
+      it('listRuns returns the thread’s runs newest first, with limit, offset and status filter', async () => {
+        const { tenantId, threadId } = await newThread();
+        const other = await newThread(tenantId);
+        const ids: string[] = [];
+        for (let i = 0; i < 4; i++) ids.push((await newRun(tenantId, threadId, `${uid('order')}-${i}`)).run.runId);
+        await newRun(tenantId, other.threadId);
+        const runs = await store.listRuns(tenantId, threadId);
+        expect(runs.map((r) => r.runId)).toEqual([...ids].reverse());
+        expect((await store.listRuns(tenantId, threadId, { limit: 2, offset: 1 })).map((r) => r.runId)).toEqual([ids[2], ids[1]]);
+        await store.updateRun(tenantId, ids[1]!, { status: 'success' });
+        expect((await store.listRuns(tenantId, threadId, { status: 'success' })).map((r) => r.runId)).toEqual([ids[1]]);
+      });
+    });
+  });
+}

@@ -1,0 +1,1 @@
+export { storeContract, type StoreTestHarness, type StoreTestDatabase } from './contract.js';

@@ -1,0 +1,115 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AgentLoopError, type Logger } from '@agentloop/core';
+import type { RunEventStream } from '@agentloop/bus';
+import type { JobQueue } from '@agentloop/queue';
+import type { Store } from '@agentloop/store';
+import { ApiKeyAuthenticator } from './auth.js';
+import type { GatewayConfig } from './config.js';
+import type { RouteContext } from './context.js';
+import { HttpError, RequestValidationError, statusOf } from './errors.js';
+import { RunService } from './run-service.js';
+import { registerAssistantRoutes } from './routes/assistants.js';
+import { registerMetaRoutes } from './routes/meta.js';
+import { registerRunRoutes } from './routes/runs.js';
+import { registerThreadRoutes } from './routes/threads.js';
+
+/** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
+export interface GatewayDeps {
+  store: Store;
+  /** The `runs` queue the orchestrator consumes. */
+  runs: JobQueue;
+  events: RunEventStream;
+  logger: Logger;
+  config: GatewayConfig;
+}
+
+/** Paths served without an API key. */
+const PUBLIC_PATHS = new Set(['/ok']);
+
+/**
+ * Builds the LangGraph Platform-compatible HTTP API (not listening yet).
+ * Closing the app stops its background waits; the deps stay open (the caller owns them).
+ */
+export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: 'http' });
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    disableRequestLogging: true,
+  }) as unknown as FastifyInstance;
+
+  // JSON bodies; an empty body counts as "no body" (curl -X POST without -d).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new HttpError(400, 'INVALID_ARGUMENT', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+
+  app.decorateRequest('tenantId', '');
+
+  if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
+
+  const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS);
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS' || PUBLIC_PATHS.has(request.url.split('?')[0] ?? '')) return;
+    request.tenantId = auth.authenticate(request.headers);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, tenant: request.tenantId || undefined }, 'request');
+  });
+
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const status = statusOf(err);
+    const known = err instanceof AgentLoopError || (status < 500 && err instanceof Error);
+    const detail = known ? (err as Error).message : 'Internal server error.';
+    if (status >= 500) request.log.error({ err, method: request.method, url: request.url }, 'request failed');
+    else request.log.debug({ status, detail }, 'request rejected');
+    const body: Record<string, unknown> = { detail };
+    if (err instanceof RequestValidationError) body.errors = err.issues;
+    if (status === 401) void reply.header('www-authenticate', 'Bearer');
+    return reply.status(status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send({ detail: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config });
+  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger };
+  registerMetaRoutes(app);
+  registerAssistantRoutes(app);
+  registerThreadRoutes(app, ctx);
+  registerRunRoutes(app, ctx);
+
+  app.addHook('onClose', async () => {
+    await runs.close();
+  });
+  return app;
+}
+
+/** Minimal CORS for browser clients (LangChain's agent-chat-ui). */
+function installCors(app: FastifyInstance, origins: readonly string[]): void {
+  const any = origins.includes('*');
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin === undefined || (!any && !origins.includes(origin))) return;
+    void reply.header('access-control-allow-origin', any ? '*' : origin);
+    void reply.header('vary', 'Origin');
+    void reply.header('access-control-expose-headers', 'content-location, location, x-pagination-next');
+    if (request.method === 'OPTIONS') {
+      const reqHeaders = request.headers['access-control-request-headers'];
+      void reply
+        .header('access-control-allow-methods', 'GET, POST, PATCH, DELETE, OPTIONS')
+        .header('access-control-allow-headers', reqHeaders ?? 'content-type, x-api-key, authorization, last-event-id')
+        .header('access-control-max-age', '600');
+      return reply.code(204).send();
+    }
+  });
+}

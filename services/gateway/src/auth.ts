@@ -1,0 +1,63 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { UnauthenticatedError } from './errors.js';
+
+/** The tenant of every request when no API keys are configured. */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * Maps API keys to tenants. Keys are compared as SHA-256 digests with
+ * `timingSafeEqual`, against every configured key without an early exit, so
+ * the response time says nothing about how much of a key was right.
+ */
+export class ApiKeyAuthenticator {
+  private readonly entries: { digest: Buffer; tenant: string }[];
+
+  constructor(keys: ReadonlyMap<string, string>) {
+    this.entries = [...keys].map(([key, tenant]) => ({ digest: sha256(key), tenant }));
+  }
+
+  /** True when keys are configured and requests must present one. */
+  get enabled(): boolean {
+    return this.entries.length > 0;
+  }
+
+  /** Returns the tenant for the request's key; throws UnauthenticatedError when auth is on and the key is missing or unknown. */
+  authenticate(headers: IncomingHttpHeaders): string {
+    if (!this.enabled) return DEFAULT_TENANT;
+    const key = presentedKey(headers);
+    if (key === undefined) {
+      throw new UnauthenticatedError('Missing API key: send it in the "x-api-key" header (or "Authorization: Bearer <key>").');
+    }
+    const tenant = this.lookup(key);
+    if (tenant === undefined) throw new UnauthenticatedError('Invalid API key.');
+    return tenant;
+  }
+
+  /** Constant-time lookup of a key among the configured ones. */
+  lookup(key: string): string | undefined {
+    const digest = sha256(key);
+    let found: string | undefined;
+    for (const e of this.entries) {
+      if (timingSafeEqual(digest, e.digest) && found === undefined) found = e.tenant;
+    }
+    return found;
+  }
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}
+
+/** The key from `x-api-key`, else from `Authorization: Bearer <key>`. */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const raw = headers['x-api-key'];
+  const xKey = Array.isArray(raw) ? raw[0] : raw;
+  if (xKey !== undefined && xKey.trim() !== '') return xKey.trim();
+  const auth = headers.authorization;
+  if (auth !== undefined) {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m?.[1]) return m[1].trim();
+  }
+  return undefined;
+}

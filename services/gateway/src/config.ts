@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { envInt, parseConfig, TransportEnv } from '@agentloop/core';
+
+/**
+ * `AGENTLOOP_API_KEYS="key1:tenantA,key2:tenantB"` → Map(key → tenant).
+ * Unset or empty: auth is off and every request belongs to tenant "default".
+ */
+const ApiKeys = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const keys = new Map<string, string>();
+    if (raw === undefined || raw.trim() === '') return keys;
+    for (const entry of raw.split(',')) {
+      const item = entry.trim();
+      if (item === '') continue;
+      const sep = item.lastIndexOf(':');
+      const key = sep > 0 ? item.slice(0, sep).trim() : '';
+      const tenant = sep > 0 ? item.slice(sep + 1).trim() : '';
+      if (key === '' || tenant === '') {
+        ctx.addIssue({ code: 'custom', message: 'expected "key:tenant" pairs separated by commas (e.g. "k1:acme,k2:globex")' });
+        return z.NEVER;
+      }
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(tenant)) {
+        ctx.addIssue({ code: 'custom', message: `tenant "${tenant}" must be 1-64 characters of letters, digits, "_", "." or "-"` });
+        return z.NEVER;
+      }
+      if (keys.has(key)) {
+        ctx.addIssue({ code: 'custom', message: 'the same API key is listed twice' });
+        return z.NEVER;
+      }
+      keys.set(key, tenant);
+    }
+    return keys;
+  });
+
+/** `CORS_ORIGINS="*"` or a comma-separated list of origins; unset: no CORS headers. */
+const CorsOrigins = z
+  .string()
+  .optional()
+  .transform((raw) => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '')));
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+
+export const GatewayConfig = TransportEnv.extend({
+  PORT: envInt(2024, 0, 65535),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENTLOOP_API_KEYS: ApiKeys,
+  CORS_ORIGINS: CorsOrigins,
+  /** SQLite file for the record store when MYSQL_URL is not set (single-process use). */
+  SQLITE_PATH: z.string().min(1).default('agentloop.db'),
+  /** Largest accepted request body. */
+  BODY_LIMIT_BYTES: envInt(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  /** Server-side cap on /wait, /join and SSE streams. */
+  RUN_WAIT_MAX_MS: envInt(60 * 60 * 1000, 1, 24 * 60 * 60 * 1000),
+  /** Attempts and backoff base of the `runs` jobs the gateway enqueues. */
+  RUN_ATTEMPTS: envInt(3, 1, 100),
+  RUN_BACKOFF_MS: envInt(1000, 0, 10 * 60 * 1000),
+  /** SSE keep-alive comment interval (0 disables). */
+  SSE_HEARTBEAT_MS: envInt(15_000, 0, 10 * 60 * 1000),
+  /**
+   * When a client joins a run that has already finished, the gateway replays the
+   * run's event log; if the log has been trimmed the replay never sees `end`, so
+   * the stream is closed after this much silence.
+   */
+  SSE_REPLAY_IDLE_MS: envInt(1000, 1, 60_000),
+  /** Standard Webhooks signing secret (`whsec_<base64>` or any string); unset: deliveries are unsigned. */
+  WEBHOOK_SECRET: optionalString,
+  WEBHOOK_TIMEOUT_MS: envInt(10_000, 1, 10 * 60 * 1000),
+  WEBHOOK_CONCURRENCY: envInt(4, 1, 256),
+});
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+
+/** Parses the gateway configuration from the environment; throws a ConfigError naming every bad variable. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return parseConfig(GatewayConfig, env);
+}

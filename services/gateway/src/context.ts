@@ -1,0 +1,19 @@
+import type { Logger } from '@agentloop/core';
+import type { Store } from '@agentloop/store';
+import type { GatewayConfig } from './config.js';
+import type { RunService } from './run-service.js';
+
+/** What route modules share. */
+export interface RouteContext {
+  store: Store;
+  runs: RunService;
+  config: GatewayConfig;
+  logger: Logger;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant the request's API key maps to ("default" when auth is off). */
+    tenantId: string;
+  }
+}

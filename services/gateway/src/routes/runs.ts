@@ -1,0 +1,196 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { RunRecord } from '@agentloop/store';
+import { errorMessage } from '@agentloop/core';
+import type { RouteContext } from '../context.js';
+import { HttpError, notFound } from '../errors.js';
+import type { CreatedRun } from '../run-service.js';
+import { normalizeStreamModes, RunCreateBody, StreamModeSchema, wantsEvent } from '../run-schema.js';
+import { toApiRun } from '../serialize.js';
+import { parseLastEventId, SseWriter } from '../sse.js';
+import { parseRequest, queryInt, RunParams, ThreadParams } from '../validation.js';
+import { requireThread } from './threads.js';
+
+const ListQuery = z.object({
+  limit: queryInt(10, 1, 1000),
+  offset: queryInt(0, 0, 1_000_000),
+  status: z.enum(['pending', 'running', 'success', 'error', 'timeout', 'interrupted']).optional(),
+  select: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+const JoinStreamQuery = z.object({
+  stream_mode: StreamModeSchema.optional(),
+  cancel_on_disconnect: z.string().optional(),
+  namespace: z.unknown().optional(),
+  checkpoint_id: z.string().optional(),
+});
+
+const runPath = (run: RunRecord): string => `/threads/${run.threadId}/runs/${run.runId}`;
+
+/**
+ * An AbortSignal for work done on behalf of one HTTP request: aborted when the
+ * client goes away, when RUN_WAIT_MAX_MS passes, or when the gateway stops.
+ */
+function requestScope(ctx: RouteContext, reply: FastifyReply) {
+  const gone = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
+  const cap = AbortSignal.timeout(ctx.config.RUN_WAIT_MAX_MS);
+  const signal = AbortSignal.any([gone.signal, cap, ctx.runs.closingSignal]);
+  return { signal, capped: () => cap.aborted && !gone.signal.aborted, closing: () => ctx.runs.closingSignal.aborted };
+}
+
+export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { store, runs } = ctx;
+
+  async function requireRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord> {
+    const run = await store.getRun(tenantId, runId);
+    if (!run || run.threadId !== threadId) throw notFound(`Run ${runId} not found on thread ${threadId}.`);
+    return run;
+  }
+
+  /** Waits for the run's end and answers like LangGraph's /wait: final values, or {__error__}. */
+  async function waitAndReply(request: FastifyRequest, reply: FastifyReply, created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>) {
+    const tenantId = request.tenantId;
+    const { run } = created;
+    const scope = requestScope(ctx, reply);
+    const result = await runs.waitForEnd(tenantId, run.runId, scope.signal);
+    if (result.kind === 'finished') {
+      const body = await runs.waitBody(tenantId, result);
+      if (created.deleteOnCompletion) await runs.deleteStateless(tenantId, run);
+      return body;
+    }
+    if (created.deleteOnCompletion) runs.cleanupWhenDone(tenantId, run);
+    if (result.kind === 'missing') throw notFound(`Run ${run.runId} no longer exists (its thread was deleted).`);
+    if (scope.closing()) throw new HttpError(503, 'UNAVAILABLE', 'The gateway is shutting down; join the run again on another replica.');
+    // Cap reached (or the client left, in which case nobody reads this).
+    throw new HttpError(
+      408,
+      'TIMEOUT',
+      `Run ${run.runId} is still ${scope.capped() ? 'running' : 'in progress'} after the server's wait limit (${ctx.config.RUN_WAIT_MAX_MS} ms). Join it with GET ${runPath(run)}/join.`,
+    );
+  }
+
+  /** Streams the run's events as SSE, filtered by `modes`, from position `afterId`. */
+  async function streamRun(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunRecord,
+    opts: { modes: string[]; afterId: number; metadata: boolean; deleteOnCompletion: boolean },
+  ): Promise<void> {
+    const tenantId = request.tenantId;
+    const scope = requestScope(ctx, reply);
+    reply.hijack();
+    const sse = new SseWriter(reply.raw);
+    sse.open(
+      { ...reply.getHeaders(), 'content-location': runPath(run), location: `${runPath(run)}/stream` },
+      ctx.config.SSE_HEARTBEAT_MS,
+    );
+    let ended = false;
+    try {
+      if (opts.metadata) {
+        await sse.send({ event: 'metadata', data: JSON.stringify({ run_id: run.runId, thread_id: run.threadId, attempt: 1 }), id: opts.afterId });
+      }
+      for await (const ev of runs.events(tenantId, run.runId, opts.afterId, scope.signal)) {
+        if (ev.event === 'end') ended = true;
+        if (wantsEvent(ev.event, opts.modes)) await sse.send({ event: ev.event, data: ev.dataJson, id: ev.id });
+        if (sse.closed) break;
+      }
+    } catch (err) {
+      request.log.error({ run_id: run.runId, err: errorMessage(err) }, 'run event stream failed');
+      await sse.send({ event: 'error', data: JSON.stringify({ error: 'StreamError', message: `Lost the run's event stream: ${errorMessage(err)}. Join it again.` }) });
+    } finally {
+      sse.end();
+      if (opts.deleteOnCompletion) {
+        if (ended) await runs.deleteStateless(tenantId, run).catch((err: unknown) => request.log.warn({ err: errorMessage(err) }, 'stateless cleanup failed'));
+        else runs.cleanupWhenDone(tenantId, run);
+      }
+    }
+  }
+
+  async function createFromRequest(request: FastifyRequest, threadId: string | undefined): Promise<CreatedRun> {
+    const body = parseRequest(RunCreateBody, request.body, 'body');
+    const created = await runs.create(request.tenantId, threadId, body);
+    request.log.info({ run_id: created.run.runId, thread_id: created.run.threadId, tenant: request.tenantId }, 'run created');
+    return created;
+  }
+
+  // --- stateful runs ---------------------------------------------------------
+
+  app.post('/threads/:thread_id/runs', async (request, reply) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const { run } = await createFromRequest(request, thread_id);
+    reply.header('content-location', runPath(run));
+    return toApiRun(run);
+  });
+
+  app.post('/threads/:thread_id/runs/wait', async (request, reply) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const created = await createFromRequest(request, thread_id);
+    reply.header('content-location', runPath(created.run));
+    return waitAndReply(request, reply, created);
+  });
+
+  app.post('/threads/:thread_id/runs/stream', async (request, reply) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const created = await createFromRequest(request, thread_id);
+    await streamRun(request, reply, created.run, { modes: created.streamModes, afterId: 0, metadata: true, deleteOnCompletion: false });
+  });
+
+  app.get('/threads/:thread_id/runs', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const q = parseRequest(ListQuery, request.query, 'query');
+    await requireThread(ctx, request.tenantId, thread_id);
+    const list = await store.listRuns(request.tenantId, thread_id, { limit: q.limit, offset: q.offset, ...(q.status ? { status: q.status } : {}) });
+    return list.map(toApiRun);
+  });
+
+  app.get('/threads/:thread_id/runs/:run_id', async (request) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    return toApiRun(await requireRun(request.tenantId, thread_id, run_id));
+  });
+
+  app.get('/threads/:thread_id/runs/:run_id/join', async (request, reply) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    const run = await requireRun(request.tenantId, thread_id, run_id);
+    return waitAndReply(request, reply, { run, deleteOnCompletion: false });
+  });
+
+  app.get('/threads/:thread_id/runs/:run_id/stream', async (request, reply) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    const q = parseRequest(JoinStreamQuery, request.query, 'query');
+    const afterId = parseLastEventId(request.headers['last-event-id']);
+    const run = await requireRun(request.tenantId, thread_id, run_id);
+    const stored = run.kwargs.stream_mode;
+    const modes = normalizeStreamModes(
+      q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
+    );
+    await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false });
+  });
+
+  // --- stateless runs (temporary thread, removed when the run ends) ---------
+
+  app.post('/runs', async (request, reply) => {
+    const created = await createFromRequest(request, undefined);
+    if (created.deleteOnCompletion) runs.cleanupWhenDone(request.tenantId, created.run);
+    reply.header('content-location', runPath(created.run));
+    return toApiRun(created.run);
+  });
+
+  app.post('/runs/wait', async (request, reply) => {
+    const created = await createFromRequest(request, undefined);
+    reply.header('content-location', runPath(created.run));
+    return waitAndReply(request, reply, created);
+  });
+
+  app.post('/runs/stream', async (request, reply) => {
+    const created = await createFromRequest(request, undefined);
+    await streamRun(request, reply, created.run, {
+      modes: created.streamModes,
+      afterId: 0,
+      metadata: true,
+      deleteOnCompletion: created.deleteOnCompletion,
+    });
+  });
+}

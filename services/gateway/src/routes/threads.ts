@@ -1,0 +1,140 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ThreadRecord } from '@agentloop/store';
+import { newId } from '@agentloop/core';
+import type { RouteContext } from '../context.js';
+import { conflict, notFound } from '../errors.js';
+import { toApiThread, toApiThreadState } from '../serialize.js';
+import { JsonObjectSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
+
+const ThreadStatusSchema = z.enum(['idle', 'busy', 'interrupted', 'error']);
+
+const CreateBody = z.object({
+  thread_id: Uuid.nullish(),
+  metadata: JsonObjectSchema.nullish(),
+  if_exists: z.enum(['raise', 'do_nothing']).nullish(),
+  supersteps: z.unknown().optional(),
+  ttl: z.unknown().optional(),
+});
+
+const PatchBody = z.object({
+  metadata: JsonObjectSchema.nullish(),
+  ttl: z.unknown().optional(),
+});
+
+const SearchBody = z.object({
+  metadata: JsonObjectSchema.nullish(),
+  ids: z.array(Uuid).max(1000).nullish(),
+  limit: z.number().int().min(1).max(1000).nullish(),
+  offset: z.number().int().min(0).nullish(),
+  status: ThreadStatusSchema.nullish(),
+  sort_by: z.enum(['thread_id', 'status', 'created_at', 'updated_at', 'state_updated_at']).nullish(),
+  sort_order: z.enum(['asc', 'desc']).nullish(),
+  select: z.array(z.string()).nullish(),
+  values: JsonObjectSchema.nullish(),
+  extract: z.unknown().optional(),
+});
+
+const HistoryBody = z.object({
+  limit: z.number().int().min(1).max(1000).nullish(),
+  before: z.unknown().optional(),
+  metadata: JsonObjectSchema.nullish(),
+  checkpoint: z.unknown().optional(),
+  select: z.array(z.string()).nullish(),
+});
+
+/** The thread, or a 404 naming it. Tenant-scoped: another tenant's thread is "not found" too. */
+export async function requireThread(ctx: RouteContext, tenantId: string, threadId: string): Promise<ThreadRecord> {
+  const thread = await ctx.store.getThread(tenantId, threadId);
+  if (!thread) throw notFound(`Thread ${threadId} not found.`);
+  return thread;
+}
+
+function project(obj: Record<string, unknown>, select: readonly string[] | null | undefined): Record<string, unknown> {
+  if (!select || select.length === 0) return obj;
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => select.includes(k)));
+}
+
+export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { store } = ctx;
+
+  app.post('/threads', async (request) => {
+    const body = parseRequest(CreateBody, request.body, 'body');
+    const tenantId = request.tenantId;
+    const threadId = body.thread_id ?? newId();
+    if (body.thread_id) {
+      const existing = await store.getThread(tenantId, threadId);
+      if (existing) {
+        if (body.if_exists === 'do_nothing') return toApiThread(existing);
+        throw conflict(`Thread ${threadId} already exists. Send "if_exists": "do_nothing" to get the existing thread instead.`);
+      }
+    }
+    const thread = await store.createThread({ threadId, tenantId, metadata: body.metadata ?? {} });
+    return toApiThread(thread);
+  });
+
+  app.post('/threads/search', async (request) => {
+    const body = parseRequest(SearchBody, request.body, 'body');
+    const tenantId = request.tenantId;
+    const limit = body.limit ?? 10;
+    const offset = body.offset ?? 0;
+    let threads: ThreadRecord[];
+    if (body.ids && body.ids.length > 0) {
+      const found = await Promise.all(body.ids.map((id) => store.getThread(tenantId, id)));
+      threads = found
+        .filter((t): t is ThreadRecord => t !== undefined)
+        .filter((t) => (body.status ? t.status === body.status : true))
+        .filter((t) => Object.entries(body.metadata ?? {}).every(([k, v]) => JSON.stringify(t.metadata[k]) === JSON.stringify(v)))
+        .slice(offset, offset + limit);
+    } else {
+      threads = await store.searchThreads(tenantId, {
+        limit,
+        offset,
+        ...(body.metadata ? { metadata: body.metadata } : {}),
+        ...(body.status ? { status: body.status } : {}),
+      });
+    }
+    if (body.values) {
+      const want = Object.entries(body.values);
+      threads = threads.filter((t) => want.every(([k, v]) => JSON.stringify(t.values?.[k]) === JSON.stringify(v)));
+    }
+    return threads.map((t) => project({ ...toApiThread(t) }, body.select));
+  });
+
+  app.get('/threads/:thread_id', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    return toApiThread(await requireThread(ctx, request.tenantId, thread_id));
+  });
+
+  app.patch('/threads/:thread_id', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const body = parseRequest(PatchBody, request.body, 'body');
+    const thread = await requireThread(ctx, request.tenantId, thread_id);
+    if (body.metadata) {
+      await store.updateThread(request.tenantId, thread_id, { metadata: { ...thread.metadata, ...body.metadata } });
+    }
+    return toApiThread(await requireThread(ctx, request.tenantId, thread_id));
+  });
+
+  app.delete('/threads/:thread_id', async (request, reply) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    await requireThread(ctx, request.tenantId, thread_id);
+    await ctx.runs.purgeThreadEvents(request.tenantId, thread_id);
+    const deleted = await store.deleteThread(request.tenantId, thread_id);
+    if (!deleted) throw notFound(`Thread ${thread_id} not found.`);
+    return reply.code(204).send();
+  });
+
+  app.get('/threads/:thread_id/state', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    return toApiThreadState(await requireThread(ctx, request.tenantId, thread_id));
+  });
+
+  // The gateway keeps the latest state only (checkpoints live with the orchestrator): history is that one state.
+  app.post('/threads/:thread_id/history', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    parseRequest(HistoryBody, request.body, 'body');
+    const thread = await requireThread(ctx, request.tenantId, thread_id);
+    return thread.values === null ? [] : [toApiThreadState(thread)];
+  });
+}

@@ -1,0 +1,411 @@
+import { create, RunJobSchema, toBinary } from '@agentloop/proto';
+import type { RunEventStream, StoredRunEvent } from '@agentloop/bus';
+import type { JobQueue } from '@agentloop/queue';
+import { TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store } from '@agentloop/store';
+import { errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
+import type { GatewayConfig } from './config.js';
+import { conflict, invalid, notFound } from './errors.js';
+import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
+import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
+
+export interface RunServiceDeps {
+  store: Store;
+  runs: JobQueue;
+  events: RunEventStream;
+  logger: Logger;
+  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'>;
+}
+
+/** `{error, message}` as LangGraph reports a failed run (`__error__` in /wait, the `error` SSE event). */
+export interface RunErrorInfo {
+  error: string;
+  message: string;
+}
+
+export type WaitResult =
+  | { kind: 'finished'; run: RunRecord; error: RunErrorInfo | undefined }
+  /** The run record no longer exists (its thread was deleted). */
+  | { kind: 'missing' }
+  /** The caller's signal aborted first. */
+  | { kind: 'aborted' };
+
+export interface CreatedRun {
+  run: RunRecord;
+  /** True for stateless runs (`POST /runs...`): the thread is temporary. */
+  stateless: boolean;
+  streamModes: string[];
+  /** Whether the temporary thread is removed when the run ends (stateless runs, on_completion != keep). */
+  deleteOnCompletion: boolean;
+}
+
+export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.includes(s);
+
+/**
+ * Run admission and observation: validates and stores runs, applies the
+ * thread's multitask strategy, enqueues the proto RunJob for the orchestrator,
+ * and follows a run through its event log (wait, join, stream).
+ */
+export class RunService {
+  private readonly locks = new KeyedMutex();
+  private readonly background = new Set<Promise<void>>();
+  private readonly closing = new AbortController();
+  private readonly log: Logger;
+
+  constructor(private readonly deps: RunServiceDeps) {
+    this.log = deps.logger.child({ component: 'runs' });
+  }
+
+  /** Aborted when the gateway shuts down. */
+  get closingSignal(): AbortSignal {
+    return this.closing.signal;
+  }
+
+  /**
+   * Creates a run: on `threadId` (stateful), or on a new temporary thread when
+   * `threadId` is undefined (stateless). Stores it as `pending` and enqueues it,
+   * or defers the enqueue until earlier runs finish (multitask_strategy enqueue).
+   */
+  async create(tenantId: string, threadId: string | undefined, body: RunCreateBody): Promise<CreatedRun> {
+    const { store } = this.deps;
+    const assistantId = resolveAssistantId(body.assistant_id);
+    if (assistantId === undefined) {
+      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
+    }
+    const strategy = body.multitask_strategy ?? 'reject';
+    if (strategy !== 'reject' && strategy !== 'enqueue') {
+      throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject" or "enqueue"`);
+    }
+    const streamModes = normalizeStreamModes(body.stream_mode);
+    const stateless = threadId === undefined;
+    const runId = newId();
+    const newRun = (tid: string) => ({
+      runId,
+      threadId: tid,
+      tenantId,
+      assistantId,
+      metadata: body.metadata ?? {},
+      kwargs: runKwargs(body, streamModes),
+      multitaskStrategy: strategy,
+    });
+
+    let run: RunRecord;
+    let predecessors: RunRecord[] = [];
+    if (threadId === undefined) {
+      const tid = newId();
+      await store.createThread({ threadId: tid, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId, stateless: true } });
+      run = (await store.createRun(newRun(tid))).run;
+      await store.updateThread(tenantId, tid, { status: 'busy' });
+    } else {
+      // Check-then-create of the multitask strategy, serialized per thread in this process.
+      const admitted = await this.locks.run(`${tenantId}\u0000${threadId}`, async () => {
+        const thread = await store.getThread(tenantId, threadId);
+        if (!thread) {
+          if (body.if_not_exists !== 'create') {
+            throw notFound(`Thread ${threadId} not found. Create it with POST /threads, or pass "if_not_exists": "create".`);
+          }
+          await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
+        }
+        const inflight = await this.inflightRuns(tenantId, threadId);
+        if (inflight.length > 0 && strategy === 'reject') {
+          throw conflict(
+            `Thread ${threadId} already has a ${inflight[0]?.status} run (${inflight[0]?.runId}). Wait for it to finish, or send "multitask_strategy": "enqueue".`,
+          );
+        }
+        const created = (await store.createRun(newRun(threadId))).run;
+        await store.updateThread(tenantId, threadId, { status: 'busy' });
+        return { created, inflight };
+      });
+      run = admitted.created;
+      predecessors = admitted.inflight;
+    }
+
+    const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
+    const payload = toBinary(
+      RunJobSchema,
+      create(RunJobSchema, {
+        runId: run.runId,
+        threadId: run.threadId,
+        tenantId,
+        assistantId,
+        inputJson: body.input === undefined ? '' : JSON.stringify(body.input),
+        commandJson: body.command ? JSON.stringify(body.command) : '',
+        configJson: JSON.stringify(body.config ?? {}),
+        metadataJson: JSON.stringify(body.metadata ?? {}),
+        webhookUrl: body.webhook ?? '',
+        streamMode: streamModes,
+        ephemeral: stateless,
+      }),
+    );
+
+    if (predecessors.length > 0) {
+      this.track(this.enqueueAfter(tenantId, run, predecessors, payload, delayMs));
+    } else {
+      await this.enqueue(tenantId, run, payload, delayMs);
+    }
+    const deleteOnCompletion = stateless && body.on_completion !== 'keep';
+    return { run, stateless, streamModes, deleteOnCompletion };
+  }
+
+  /**
+   * Waits until the run reaches a terminal status. Race-free: the event
+   * subscription starts before the Store is checked, so an `end` published in
+   * between is still seen; a run that has already finished returns at once.
+   */
+  async waitForEnd(tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+    const cursor = new EventCursor(this.deps.events, runId, 0, signal);
+    try {
+      const rec = await this.deps.store.getRun(tenantId, runId);
+      if (!rec) return { kind: 'missing' };
+      if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
+      let error: RunErrorInfo | undefined;
+      let sawEnd = false;
+      for (;;) {
+        const ev = await cursor.next();
+        if (ev === undefined || ev === 'idle') break;
+        if (ev.event === 'error') error = parseErrorEvent(ev.dataJson);
+        if (ev.event === 'end') {
+          sawEnd = true;
+          break;
+        }
+      }
+      if (!sawEnd && signal.aborted) return { kind: 'aborted' };
+      const run = await this.deps.store.getRun(tenantId, runId);
+      if (!run) return { kind: 'missing' };
+      if (!sawEnd && !isTerminal(run.status)) {
+        throw new UnavailableError(`The event stream of run ${runId} closed before the run finished; join it again.`);
+      }
+      return { kind: 'finished', run, error: error ?? errorFromRecord(run) };
+    } finally {
+      cursor.close();
+    }
+  }
+
+  /**
+   * The run's events after `afterId`, ending after `end`. When the run had
+   * already finished at subscription time and its log no longer holds the `end`
+   * event (trimmed), a synthetic `end` closes the replay after
+   * SSE_REPLAY_IDLE_MS of silence. Ends early (without `end`) when the signal
+   * aborts or the event stream closes.
+   */
+  async *events(tenantId: string, runId: string, afterId: number, signal: AbortSignal): AsyncGenerator<StoredRunEvent> {
+    const cursor = new EventCursor(this.deps.events, runId, afterId, signal);
+    try {
+      const rec = await this.deps.store.getRun(tenantId, runId);
+      const finished = rec === undefined || isTerminal(rec.status);
+      let lastId = afterId;
+      for (;;) {
+        const ev = await cursor.next(finished ? this.deps.config.SSE_REPLAY_IDLE_MS : undefined);
+        if (ev === undefined) return;
+        if (ev === 'idle') {
+          yield { id: lastId, runId, event: 'end', dataJson: 'null', tsMs: Date.now() };
+          return;
+        }
+        lastId = ev.id;
+        yield ev;
+        if (ev.event === 'end') return;
+      }
+    } finally {
+      cursor.close();
+    }
+  }
+
+  /** The response body of /wait and /join: the thread's final values, or `{__error__}` when the run failed. */
+  async waitBody(tenantId: string, result: Extract<WaitResult, { kind: 'finished' }>): Promise<JsonObject> {
+    if (result.run.status === 'error' || result.run.status === 'timeout') {
+      return { __error__: result.error ?? errorFromRecord(result.run) ?? { error: 'Error', message: `Run ${result.run.status}` } };
+    }
+    const thread = await this.deps.store.getThread(tenantId, result.run.threadId);
+    return thread?.values ?? {};
+  }
+
+  /** Removes a stateless run's temporary thread and event log (call once the run has ended). */
+  async deleteStateless(tenantId: string, run: RunRecord): Promise<void> {
+    await this.deps.store.deleteThread(tenantId, run.threadId);
+    await this.deps.events.purge(run.runId).catch((err: unknown) => {
+      this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'could not purge run events');
+    });
+  }
+
+  /** In the background: waits for the run to end (up to RUN_WAIT_MAX_MS), then removes its temporary thread. */
+  cleanupWhenDone(tenantId: string, run: RunRecord): void {
+    this.track(
+      (async () => {
+        const signal = AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.deps.config.RUN_WAIT_MAX_MS)]);
+        const result = await this.waitForEnd(tenantId, run.runId, signal);
+        if (result.kind === 'finished') await this.deleteStateless(tenantId, run);
+        else if (result.kind === 'aborted') {
+          this.log.warn({ run_id: run.runId, thread_id: run.threadId, tenant: tenantId }, 'stateless run still unfinished; its temporary thread is kept');
+        }
+      })(),
+    );
+  }
+
+  /** Purges the event logs of a thread's runs (thread deletion). */
+  async purgeThreadEvents(tenantId: string, threadId: string): Promise<void> {
+    const runs = await this.deps.store.listRuns(tenantId, threadId, { limit: 10_000 });
+    await Promise.allSettled(runs.map((r) => this.deps.events.purge(r.runId)));
+  }
+
+  /** Stops background waits (deferred enqueues, stateless cleanups) and waits for them to settle. */
+  async close(): Promise<void> {
+    this.closing.abort();
+    await Promise.allSettled([...this.background]);
+  }
+
+  private async inflightRuns(tenantId: string, threadId: string): Promise<RunRecord[]> {
+    const [pending, running] = await Promise.all([
+      this.deps.store.listRuns(tenantId, threadId, { status: 'pending', limit: 1000 }),
+      this.deps.store.listRuns(tenantId, threadId, { status: 'running', limit: 1000 }),
+    ]);
+    return [...running, ...pending];
+  }
+
+  private async enqueue(tenantId: string, run: RunRecord, payload: Uint8Array, delayMs: number | undefined): Promise<void> {
+    try {
+      await this.deps.runs.enqueue(payload, {
+        jobId: run.runId,
+        attempts: this.deps.config.RUN_ATTEMPTS,
+        backoffMs: this.deps.config.RUN_BACKOFF_MS,
+        ...(delayMs ? { delayMs } : {}),
+      });
+    } catch (err) {
+      const message = `Could not enqueue run ${run.runId}: ${errorMessage(err)}`;
+      this.log.error({ run_id: run.runId, tenant: tenantId, err: errorMessage(err) }, 'enqueue failed');
+      await this.deps.store.updateRun(tenantId, run.runId, { status: 'error', endedAt: new Date(), error: message }, ['pending']).catch(() => false);
+      await this.deps.store.updateThread(tenantId, run.threadId, { status: 'idle' }).catch(() => undefined);
+      throw new UnavailableError(`${message}. The run queue is unavailable; retry later.`, { cause: err });
+    }
+  }
+
+  /** multitask_strategy "enqueue": the run is stored now and handed to the queue once the runs before it finished. */
+  private async enqueueAfter(tenantId: string, run: RunRecord, before: RunRecord[], payload: Uint8Array, delayMs: number | undefined): Promise<void> {
+    const log = this.log.child({ run_id: run.runId, thread_id: run.threadId, tenant: tenantId });
+    log.info({ after: before.map((r) => r.runId) }, 'run queued behind earlier runs on its thread');
+    const signal = AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.deps.config.RUN_WAIT_MAX_MS)]);
+    for (const prev of before) {
+      const result = await this.waitForEnd(tenantId, prev.runId, signal).catch((err: unknown) => {
+        log.warn({ prev_run_id: prev.runId, err: errorMessage(err) }, 'lost track of an earlier run; starting anyway');
+        return undefined;
+      });
+      if (result?.kind === 'aborted') {
+        if (this.closing.signal.aborted) {
+          log.warn('gateway stopping: deferred run left pending');
+          return;
+        }
+        log.warn({ prev_run_id: prev.runId }, 'earlier run still unfinished after RUN_WAIT_MAX_MS; starting anyway');
+        break;
+      }
+    }
+    await this.enqueue(tenantId, run, payload, delayMs).catch((err: unknown) => log.error({ err: errorMessage(err) }, 'deferred enqueue failed'));
+  }
+
+  private track(p: Promise<void>): void {
+    const guarded = p.catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'background task failed'));
+    this.background.add(guarded);
+    void guarded.finally(() => this.background.delete(guarded));
+  }
+}
+
+function errorFromRecord(run: RunRecord): RunErrorInfo | undefined {
+  if (run.status === 'error') return { error: 'Error', message: run.error ?? 'The run failed.' };
+  if (run.status === 'timeout') return { error: 'TimeoutError', message: run.error ?? 'The run exceeded its time limit.' };
+  return undefined;
+}
+
+function parseErrorEvent(dataJson: string): RunErrorInfo {
+  try {
+    const v = JSON.parse(dataJson) as { error?: unknown; message?: unknown } | null;
+    return {
+      error: typeof v?.error === 'string' ? v.error : 'Error',
+      message: typeof v?.message === 'string' ? v.message : dataJson,
+    };
+  } catch {
+    return { error: 'Error', message: dataJson };
+  }
+}
+
+/**
+ * A started subscription to one run's events. Created before the Store check
+ * so nothing published meanwhile is missed; `next` resolves undefined when the
+ * stream ends or the signal aborts, 'idle' after `idleMs` without an event.
+ */
+class EventCursor {
+  private readonly ac = new AbortController();
+  private readonly it: AsyncIterator<StoredRunEvent>;
+  private pending: Promise<IteratorResult<StoredRunEvent>> | undefined;
+  private readonly onOuterAbort = () => this.ac.abort();
+
+  constructor(
+    events: RunEventStream,
+    runId: string,
+    afterId: number,
+    private readonly outer: AbortSignal,
+  ) {
+    if (outer.aborted) this.ac.abort();
+    else outer.addEventListener('abort', this.onOuterAbort, { once: true });
+    this.it = events.subscribe(runId, { afterId, signal: this.ac.signal })[Symbol.asyncIterator]();
+    this.pending = this.pull();
+  }
+
+  async next(idleMs?: number): Promise<StoredRunEvent | 'idle' | undefined> {
+    if (this.ac.signal.aborted) return undefined;
+    const p = this.pending ?? this.pull();
+    this.pending = p;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<'idle' | 'aborted'>((resolve) => {
+      onAbort = () => resolve('aborted');
+      this.ac.signal.addEventListener('abort', onAbort, { once: true });
+      if (idleMs !== undefined) timer = setTimeout(() => resolve('idle'), idleMs);
+    });
+    try {
+      const r = await Promise.race([p, stop]);
+      if (r === 'aborted') return undefined;
+      if (r === 'idle') return 'idle';
+      this.pending = undefined;
+      return r.done ? undefined : r.value;
+    } catch (err) {
+      this.pending = undefined;
+      if (this.ac.signal.aborted) return undefined;
+      throw err;
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onAbort) this.ac.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  close(): void {
+    this.ac.abort();
+    this.outer.removeEventListener('abort', this.onOuterAbort);
+    this.pending = undefined;
+    void Promise.resolve()
+      .then(() => this.it.return?.())
+      .catch(() => undefined);
+  }
+
+  private pull(): Promise<IteratorResult<StoredRunEvent>> {
+    const p = this.it.next();
+    p.catch(() => undefined);
+    return p;
+  }
+}
+
+/** Serializes async critical sections per key (in this process). */
+class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    this.tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { create, fromBinary, RunJobSchema, RunStatus, toBinary, WebhookJobSchema, type RunJob } from '@agentloop/proto';
+import type { RunEventStream } from '@agentloop/bus';
+import type { JobQueue, QueueWorker } from '@agentloop/queue';
+import { TERMINAL_RUN_STATUSES, type JsonObject, type RunStatusName, type Store } from '@agentloop/store';
+
+/**
+ * A test double of the orchestrator *service* (not of infrastructure): it
+ * consumes the `runs` queue and follows the orchestrator's contract with the
+ * gateway: run status pending → running → success/error, `values` and
+ * `updates` events per step, an `error` event on failure, the thread's final
+ * values and status in the Store, then `end`; and a WebhookJob when the run
+ * asked for one. Instead of a model it answers `echo: <last human message>`.
+ */
+export interface FakeOrchestratorOptions {
+  runs: JobQueue;
+  store: Store;
+  events: RunEventStream;
+  /** Where WebhookJobs go for runs with a webhook; without it webhooks are skipped. */
+  webhooks?: JobQueue;
+  /** The assistant reply for a run (default `echo: <text>`). Throwing makes the run fail with that error. */
+  reply?: (job: RunJob, lastHumanText: string) => string | Promise<string>;
+  /** Awaited once the run is `running`, before any event: lets a test hold runs open. */
+  gate?: (job: RunJob) => Promise<void>;
+  concurrency?: number;
+  webhookAttempts?: number;
+  webhookBackoffMs?: number;
+}
+
+export interface FakeOrchestrator {
+  /** Every RunJob taken from the queue, in order. */
+  readonly jobs: RunJob[];
+  close(): Promise<void>;
+}
+
+interface Message {
+  id: string;
+  type: string;
+  content: unknown;
+}
+
+const STATUS: Record<RunStatusName, RunStatus> = {
+  pending: RunStatus.PENDING,
+  running: RunStatus.RUNNING,
+  success: RunStatus.SUCCESS,
+  error: RunStatus.ERROR,
+  timeout: RunStatus.TIMEOUT,
+  interrupted: RunStatus.INTERRUPTED,
+};
+
+/** LangChain message dicts (`{type}` or OpenAI-style `{role}`) → `{id, type, content}`. */
+function toMessages(input: unknown): Message[] {
+  const raw = (input as { messages?: unknown } | null)?.messages;
+  const list = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  return list.map((m) => {
+    if (typeof m === 'string') return { id: randomUUID(), type: 'human', content: m };
+    const o = m as { id?: unknown; type?: unknown; role?: unknown; content?: unknown };
+    const role = typeof o.type === 'string' ? o.type : typeof o.role === 'string' ? o.role : 'human';
+    const type = role === 'user' ? 'human' : role === 'assistant' ? 'ai' : role;
+    return { id: typeof o.id === 'string' ? o.id : randomUUID(), type, content: o.content ?? '' };
+  });
+}
+
+export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Promise<FakeOrchestrator> {
+  const jobs: RunJob[] = [];
+  const { store, events } = opts;
+
+  const execute = async (job: RunJob): Promise<void> => {
+    const existing = await store.getRun(job.tenantId, job.runId);
+    if (!existing || TERMINAL_RUN_STATUSES.includes(existing.status)) return;
+    await store.updateRun(job.tenantId, job.runId, { status: 'running', startedAt: new Date(), incrementAttempts: true }, ['pending', 'running']);
+    await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
+    if (opts.gate) await opts.gate(job);
+
+    const thread = await store.getThread(job.tenantId, job.threadId);
+    const previous = (Array.isArray(thread?.values?.messages) ? thread.values.messages : []) as Message[];
+    const input = job.inputJson ? (JSON.parse(job.inputJson) as unknown) : null;
+    const added = toMessages(input);
+    let text = [...added].reverse().find((m) => m.type === 'human')?.content;
+    if (job.commandJson) text = `resume ${JSON.stringify((JSON.parse(job.commandJson) as { resume?: unknown }).resume)}`;
+    let messages = [...previous, ...added];
+
+    let status: RunStatusName = 'success';
+    let error: { error: string; message: string } | undefined;
+    await events.publish(job.runId, job.threadId, 'values', { messages });
+    try {
+      const content = opts.reply ? await opts.reply(job, String(text ?? '')) : `echo: ${String(text ?? '')}`;
+      const ai: Message = { id: randomUUID(), type: 'ai', content };
+      messages = [...messages, ai];
+      await events.publish(job.runId, job.threadId, 'updates', { agent: { messages: [ai] } });
+      await events.publish(job.runId, job.threadId, 'values', { messages });
+    } catch (err) {
+      status = 'error';
+      error = { error: err instanceof Error ? err.name : 'Error', message: err instanceof Error ? err.message : String(err) };
+      await events.publish(job.runId, job.threadId, 'error', error);
+    }
+    const values: JsonObject = { messages };
+    await store.updateThread(job.tenantId, job.threadId, { values, status: status === 'success' ? 'idle' : 'error' });
+    await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
+    await events.publish(job.runId, job.threadId, 'end', null);
+
+    if (job.webhookUrl && opts.webhooks) {
+      const payload = { run_id: job.runId, thread_id: job.threadId, assistant_id: job.assistantId, status, values, ...(error ? { error: error.message } : {}) };
+      const hook = create(WebhookJobSchema, {
+        deliveryId: job.runId,
+        url: job.webhookUrl,
+        runId: job.runId,
+        threadId: job.threadId,
+        tenantId: job.tenantId,
+        status: STATUS[status],
+        payloadJson: JSON.stringify(payload),
+      });
+      await opts.webhooks.enqueue(toBinary(WebhookJobSchema, hook), {
+        jobId: job.runId,
+        attempts: opts.webhookAttempts ?? 6,
+        backoffMs: opts.webhookBackoffMs ?? 1000,
+      });
+    }
+  };
+
+  const worker: QueueWorker = await opts.runs.process(
+    async (j) => {
+      const job = fromBinary(RunJobSchema, j.payload);
+      jobs.push(job);
+      await execute(job);
+    },
+    { concurrency: opts.concurrency ?? 4 },
+  );
+  return {
+    jobs,
+    close: () => worker.close(),
+  };
+}

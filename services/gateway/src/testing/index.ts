@@ -1,0 +1,2 @@
+/** Test harnesses for code that talks to the gateway (subpath `@agentloop/gateway/testing`). */
+export { startFakeOrchestrator, type FakeOrchestrator, type FakeOrchestratorOptions } from './fake-orchestrator.js';

@@ -1,0 +1,42 @@
+/**
+ * Orchestrator process (cluster mode): a BullMQ worker on `runs` that runs the
+ * agent loop with MySQL checkpoints and calls tools over NATS.
+ */
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
+import { createBullMqQueue } from '@agentloop/queue';
+import { createMysqlStore } from '@agentloop/store';
+import { MySQLSaver } from '@agentloop/checkpoint-mysql';
+import { loadOrchestratorConfig } from './config.js';
+import { createOrchestrator } from './service.js';
+
+await runMain('orchestrator', async () => {
+  const config = loadOrchestratorConfig();
+  const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL });
+  if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the orchestrator service (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'orchestrator', logger });
+  const events = await createJetStreamRunEventStream({ bus, logger });
+  const store = await createMysqlStore({ url: config.MYSQL_URL });
+  await store.migrate();
+  const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL);
+  await checkpointer.setup();
+  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
+  const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
+  const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync' });
+  await orchestrator.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await orchestrator.stop();
+    await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
+    await bus.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { envBool, envInt, parseConfig } from '@agentloop/core';
+
+/** Environment of the tool-runner, validated once at boot. */
+export const ToolRunnerEnv = z
+  .object({
+    NATS_URL: z.string().optional(),
+    LOG_LEVEL: z.string().default('info'),
+    /** Root of `<tenant>/<thread>/` workspaces; a shared volume when several replicas run. */
+    WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
+    /**
+     * Folder of installed skills. Symlinks under a workspace's skills/ may point into it
+     * (read-only); any other symlink leaving the workspace is refused. Unset: none may.
+     */
+    SKILLS_ROOT: z.string().min(1).optional(),
+    /** Registers debug_sleep and debug_fail (end-to-end tests). */
+    TOOLS_ENABLE_DEBUG: envBool(false),
+    /** read_file returns text files smaller than this in full (seed 001: 100 KB). */
+    TEXT_FILE_MAX_BYTES: envInt(102_400, 1, 1_073_741_824),
+    /** ...and the first this-many bytes of larger ones (seed 001: 50 KB). */
+    TEXT_PREVIEW_BYTES: envInt(51_200, 1, 1_073_741_824),
+    /** Largest content one write_file call accepts. */
+    WRITE_MAX_BYTES: envInt(10 * 1024 * 1024, 1, 1_073_741_824),
+    /** find_files lists at most this many matches (newest first). */
+    FIND_MAX_RESULTS: envInt(200, 1, 100_000),
+    /** Budget of a tool call whose request carries no deadline. */
+    TOOL_DEFAULT_TIMEOUT_MS: envInt(60_000, 10, 86_400_000),
+  })
+  .refine((c) => c.TEXT_PREVIEW_BYTES <= c.TEXT_FILE_MAX_BYTES, {
+    path: ['TEXT_PREVIEW_BYTES'],
+    message: 'must not exceed TEXT_FILE_MAX_BYTES',
+  });
+export type ToolRunnerConfig = z.infer<typeof ToolRunnerEnv>;
+
+/** Parses the tool-runner's environment; throws a ConfigError naming each bad variable. */
+export function loadToolRunnerConfig(env: NodeJS.ProcessEnv = process.env): ToolRunnerConfig {
+  return parseConfig(ToolRunnerEnv, env);
+}

@@ -1,0 +1,121 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Headers, type BusMessage, type HandlerContext } from '@agentloop/bus';
+import { silentLogger } from '@agentloop/core';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  ListToolsRequestSchema,
+  ListToolsResponseSchema,
+  WorkspaceRequestSchema,
+  WorkspaceRequest_Action,
+  WorkspaceResponseSchema,
+} from '@agentloop/proto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createToolHarness, type ToolHarness } from '../testing/index.js';
+import { executeToolHandler } from './execute.js';
+import { listToolsHandler } from './list.js';
+import { workspaceHandler } from './workspace.js';
+
+let h: ToolHarness;
+beforeEach(async () => {
+  h = await createToolHarness({ env: { TOOLS_ENABLE_DEBUG: 'true' } });
+});
+afterEach(async () => {
+  await h[Symbol.asyncDispose]();
+});
+
+const msg = (subject: string, data: Uint8Array, headers: Record<string, string> = {}): BusMessage => ({ subject, data, headers });
+const ctx = (deadline?: number): HandlerContext => ({ signal: new AbortController().signal, deadline });
+
+describe('list handler', () => {
+  it('replies with every registered tool spec', async () => {
+    const reply = await listToolsHandler(h.registry)(
+      msg('agentloop.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a' }))),
+      ctx(),
+    );
+    const res = fromBinary(ListToolsResponseSchema, reply);
+    expect(res.tools.map((t) => t.name)).toEqual(h.registry.names());
+    expect(res.tools.find((t) => t.name === 'read_file')?.metadata?.idempotent).toBe(true);
+  });
+});
+
+describe('execute handler', () => {
+  const run = (fields: Partial<{ tenantId: string; threadId: string; toolName: string; argsJson: string }>, headers?: Record<string, string>) =>
+    executeToolHandler(h.executor, silentLogger())(
+      msg(
+        'agentloop.tools.execute',
+        toBinary(
+          ExecuteToolRequestSchema,
+          create(ExecuteToolRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-1', runId: 'r1', toolCallId: 'c1', toolName: 'now', argsJson: '{}', ...fields }),
+        ),
+        headers,
+      ),
+      ctx(),
+    ).then((b) => fromBinary(ExecuteToolResponseSchema, b));
+
+  it('replies with the tool output and a duration', async () => {
+    const res = await run({ toolName: 'write_file', argsJson: JSON.stringify({ file_path: 'outputs/a.txt', content: 'abc' }) });
+    expect(res.content).toBe('Wrote 3 bytes to outputs/a.txt');
+    expect(res.error).toBeUndefined();
+    expect(typeof res.durationMs).toBe('bigint');
+  });
+
+  it('replies with an Error content and a wire error for a failing tool', async () => {
+    const res = await run({ toolName: 'debug_fail', argsJson: '{"message":"kaput"}' });
+    expect(res.content).toBe('Error: Unexpected error: Error: kaput');
+    expect(res.error).toMatchObject({ code: 'TOOL_FAILED', message: 'Unexpected error: Error: kaput', retryable: false });
+  });
+
+  it('takes the tenant from the header when the body has none', async () => {
+    const res = await run({ tenantId: '', toolName: 'write_file', argsJson: '{"file_path":"outputs/t.txt","content":"x"}' }, { [Headers.tenant]: 'tenant-z' });
+    expect(res.error).toBeUndefined();
+    const root = (await h.workspaces.init()).root;
+    expect((await stat(path.join(root, 'tenant-z', 'thread-1', 'outputs', 't.txt'))).isFile()).toBe(true);
+  });
+
+  it('refuses a body naming another tenant than the header', async () => {
+    const res = await run({ tenantId: 'tenant-b' }, { [Headers.tenant]: 'tenant-a' });
+    expect(res.error?.code).toBe('PERMISSION_DENIED');
+    expect(res.content).toMatch(/^Error: Permission denied: /);
+  });
+
+  it('replies to a malformed request instead of throwing', async () => {
+    const reply = await executeToolHandler(h.executor, silentLogger())(msg('agentloop.tools.execute', new Uint8Array([0xff, 0xff, 0xff])), ctx());
+    const res = fromBinary(ExecuteToolResponseSchema, reply);
+    expect(res.content).toMatch(/^Error: Invalid request: /);
+    expect(res.error?.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('workspace handler', () => {
+  const call = (action: WorkspaceRequest_Action, threadId = 'thread-9') =>
+    workspaceHandler(h.workspaces, silentLogger())(
+      msg('agentloop.tools.workspace', toBinary(WorkspaceRequestSchema, create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId, action }))),
+      ctx(),
+    ).then((b) => fromBinary(WorkspaceResponseSchema, b));
+
+  it('ENSURE creates the workspace and lists its top level', async () => {
+    const res = await call(WorkspaceRequest_Action.ENSURE);
+    expect(res.error).toBeUndefined();
+    expect(res.entries).toEqual(['.metadata.json', 'outputs/', 'skills/', 'temp/', 'uploads/']);
+  });
+
+  it('DELETE removes it', async () => {
+    await call(WorkspaceRequest_Action.ENSURE);
+    const res = await call(WorkspaceRequest_Action.DELETE);
+    expect(res.error).toBeUndefined();
+    const root = (await h.workspaces.init()).root;
+    await expect(stat(path.join(root, 'tenant-a', 'thread-9'))).rejects.toThrow();
+  });
+
+  it('replies INVALID_ARGUMENT for a missing action or a bad id', async () => {
+    expect((await call(WorkspaceRequest_Action.UNSPECIFIED)).error?.code).toBe('INVALID_ARGUMENT');
+    const bad = await call(WorkspaceRequest_Action.ENSURE, '../../x');
+    expect(bad.error?.code).toBe('INVALID_ARGUMENT');
+    expect(bad.error?.message).toContain('Invalid thread_id');
+  });
+});

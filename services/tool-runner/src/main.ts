@@ -1,0 +1,31 @@
+/**
+ * Tool-runner process (cluster mode): serves agentloop.tools.* on NATS.
+ * The embedded mode runs createToolRunner() in-process instead.
+ */
+import { connectNatsBus } from '@agentloop/bus';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { loadToolRunnerConfig } from './config.js';
+import { createToolRunner } from './service.js';
+
+await runMain('tool-runner', async () => {
+  const config = loadToolRunnerConfig();
+  const logger = createLogger({ service: 'tool-runner', level: config.LOG_LEVEL });
+  if (!config.NATS_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the tool-runner service (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'tool-runner', logger });
+  const runner = createToolRunner({ bus, logger, config });
+  await runner.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await runner.stop();
+    await bus.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});

@@ -1,0 +1,30 @@
+import type { ToolDefinition } from '../registry.js';
+import { debugFailTool, debugSleepTool } from './debug.js';
+import { createFindFilesTool } from './find-files.js';
+import { listWorkspaceFilesTool } from './list-workspace-files.js';
+import { nowTool } from './now.js';
+import { createReadFileTool, type DocumentReader } from './read-file.js';
+import { createWriteFileTool } from './write-file.js';
+
+export interface BuiltinToolOptions {
+  textFileMaxBytes: number;
+  textPreviewBytes: number;
+  writeMaxBytes: number;
+  findMaxResults: number;
+  /** Adds debug_sleep and debug_fail. */
+  enableDebug: boolean;
+  documentReaders?: readonly DocumentReader[];
+}
+
+/** The built-in tools, in the order they are listed to the model. */
+export function builtinTools(opts: BuiltinToolOptions): ToolDefinition[] {
+  const tools: ToolDefinition[] = [
+    nowTool,
+    listWorkspaceFilesTool,
+    createReadFileTool(opts),
+    createWriteFileTool(opts),
+    createFindFilesTool({ maxResults: opts.findMaxResults }),
+  ];
+  if (opts.enableDebug) tools.push(debugSleepTool, debugFailTool);
+  return tools;
+}

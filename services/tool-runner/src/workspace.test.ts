@@ -1,0 +1,113 @@
+import { mkdir, readFile, readdir, rm, stat, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { silentLogger } from '@agentloop/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ToolError } from './errors.js';
+import { createTempDir, type TempDir } from './testing/index.js';
+import { WorkspaceManager, validateWorkspaceId, type WorkspaceMetadata } from './workspace.js';
+
+let tmp: TempDir;
+let manager: WorkspaceManager;
+let root: string;
+
+beforeEach(async () => {
+  tmp = await createTempDir();
+  root = path.join(tmp.path, 'ws-root');
+  manager = new WorkspaceManager({ root, logger: silentLogger() });
+});
+afterEach(async () => {
+  await tmp[Symbol.asyncDispose]();
+});
+
+describe('validateWorkspaceId', () => {
+  it.each(['tenant-1', 'a', 'thread_2.v1', 'ns:thread-1', '0b6c1f0e-4a8e-4a8e-9f3e-3c2f5a6b7c8d', 'x'.repeat(128)])('accepts %s', (id) => {
+    expect(() => validateWorkspaceId('thread_id', id)).not.toThrow();
+  });
+
+  it.each(['', '..', '../x', 'a/b', 'a\\b', '.hidden', '-flag', 'a..b', 'x'.repeat(129), 'a\0b', ' a', 'é'])('rejects %j', (id) => {
+    expect(() => validateWorkspaceId('thread_id', id)).toThrow(ToolError);
+  });
+
+  it('names the field in the message', () => {
+    expect(() => validateWorkspaceId('tenant_id', '../x')).toThrow('Invalid tenant_id "../x"');
+  });
+});
+
+describe('WorkspaceManager', () => {
+  it('creates <root>/<tenant>/<thread>/ with its folders and metadata on first use', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    expect(ws.root).toBe(path.join(await realRoot(), 'tenant-a', 'thread-1'));
+    expect((await readdir(ws.root)).sort()).toEqual(['.metadata.json', 'outputs', 'skills', 'temp', 'uploads']);
+    const meta = JSON.parse(await readFile(path.join(ws.root, '.metadata.json'), 'utf8')) as WorkspaceMetadata;
+    expect(meta.thread_id).toBe('thread-1');
+    expect(meta.tenant_id).toBe('tenant-a');
+    expect(Number.isNaN(Date.parse(meta.created_at))).toBe(false);
+  });
+
+  it('keeps the original metadata when ensured again', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    const first = await readFile(path.join(ws.root, '.metadata.json'), 'utf8');
+    await Promise.all([manager.ensure('tenant-a', 'thread-1'), manager.ensure('tenant-a', 'thread-1')]);
+    expect(await readFile(path.join(ws.root, '.metadata.json'), 'utf8')).toBe(first);
+  });
+
+  it('recreates a missing folder on the next ensure', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    await rm(path.join(ws.root, 'outputs'), { recursive: true });
+    await manager.ensure('tenant-a', 'thread-1');
+    expect((await stat(path.join(ws.root, 'outputs'))).isDirectory()).toBe(true);
+  });
+
+  it('separates tenants that use the same thread id', async () => {
+    const a = await manager.ensure('tenant-a', 'thread-1');
+    const b = await manager.ensure('tenant-b', 'thread-1');
+    expect(a.root).not.toBe(b.root);
+  });
+
+  it('refuses ids that could leave the root', async () => {
+    await expect(manager.ensure('..', 'thread-1')).rejects.toThrow('Invalid tenant_id');
+    await expect(manager.ensure('tenant-a', '../../etc')).rejects.toThrow('Invalid thread_id');
+    expect(await readdir(await realRoot())).toEqual([]);
+  });
+
+  it('refuses a workspace folder that was replaced by a symlink', async () => {
+    const elsewhere = path.join(tmp.path, 'elsewhere');
+    await mkdir(elsewhere);
+    await mkdir(path.join(root, 'tenant-a'), { recursive: true });
+    await symlink(elsewhere, path.join(root, 'tenant-a', 'thread-1'));
+    await expect(manager.ensure('tenant-a', 'thread-1')).rejects.toThrow('Permission denied: the workspace of thread thread-1 is not a plain directory');
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('deletes a workspace and reports whether it existed', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    expect(await manager.delete('tenant-a', 'thread-1')).toBe(true);
+    await expect(stat(ws.root)).rejects.toThrow();
+    expect(await manager.delete('tenant-a', 'thread-1')).toBe(false);
+  });
+
+  it('deleting a workspace leaves the target of a symlink inside it alone', async () => {
+    const keep = path.join(tmp.path, 'keep');
+    await mkdir(keep);
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    await symlink(keep, path.join(ws.root, 'skills', 'pdf'));
+    await manager.delete('tenant-a', 'thread-1');
+    expect((await stat(keep)).isDirectory()).toBe(true);
+  });
+
+  it('lists the top level of a workspace', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    expect(await manager.entries(ws)).toEqual(['.metadata.json', 'outputs/', 'skills/', 'temp/', 'uploads/']);
+  });
+
+  it('redacts the host path of the root from messages', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    const msg = `ENOENT: no such file or directory, open '${ws.root}/outputs/x.txt'`;
+    expect(ws.redact(msg)).toBe("ENOENT: no such file or directory, open 'outputs/x.txt'");
+    expect(manager.redact(`${await realRoot()}/t`)).toBe('<workspace-root>/t');
+  });
+});
+
+async function realRoot(): Promise<string> {
+  return (await manager.init()).root;
+}

@@ -1,0 +1,153 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '@agentloop/core';
+import { ToolError, WorkspacePermissionError, displayPath } from './errors.js';
+import { WORKSPACE_DIRS, errnoCode, resolveWorkspacePath, type ResolveOptions, type ResolvedPath } from './paths.js';
+
+/**
+ * Tenant and thread ids become directory names, so they are held to a shape
+ * that can never climb out of the root: no separators, no leading dot, no "..".
+ */
+export const WORKSPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export function validateWorkspaceId(kind: 'tenant_id' | 'thread_id', id: string): void {
+  if (!WORKSPACE_ID_PATTERN.test(id) || id.includes('..')) {
+    const shown = id === '' ? '(empty)' : `"${displayPath(id.length > 140 ? `${id.slice(0, 140)}…` : id)}"`;
+    throw new ToolError(
+      'INVALID_ARGUMENT',
+      `Invalid ${kind} ${shown}: expected 1-128 characters from A-Z a-z 0-9 _ . : - starting with a letter or digit, without ".."`,
+    );
+  }
+}
+
+/** Contents of `<workspace>/.metadata.json` (seed 001 §1.1). */
+export interface WorkspaceMetadata {
+  thread_id: string;
+  tenant_id: string;
+  created_at: string;
+}
+
+/** One thread's workspace. `root` is a real absolute path: never show it to a model. */
+export class Workspace {
+  constructor(
+    readonly root: string,
+    readonly tenantId: string,
+    readonly threadId: string,
+    private readonly readOnlyRoots: readonly string[],
+    private readonly hostRoots: readonly string[],
+  ) {}
+
+  /** Resolves a model-supplied path under this workspace's rules (see resolveWorkspacePath). */
+  resolve(input: string, opts: Omit<ResolveOptions, 'readOnlyRoots'>): Promise<ResolvedPath> {
+    return resolveWorkspacePath(this.root, input, { ...opts, readOnlyRoots: this.readOnlyRoots });
+  }
+
+  /** Workspace-relative POSIX form of an absolute path inside the workspace. */
+  relativeOf(absolute: string): string {
+    const rel = path.relative(this.root, absolute);
+    return rel === '' ? '.' : rel.split(path.sep).join('/');
+  }
+
+  /** Replaces absolute host paths in a message (e.g. a Node error) with workspace-relative ones. */
+  redact(text: string): string {
+    let out = text.split(`${this.root}${path.sep}`).join('').split(this.root).join('.');
+    for (const r of this.hostRoots) out = out.split(r).join('<workspace-root>');
+    for (const r of this.readOnlyRoots) out = out.split(r).join('<skills>');
+    return out;
+  }
+}
+
+export interface WorkspaceManagerOptions {
+  /** WORKSPACE_ROOT; created when missing. */
+  root: string;
+  /** Folders that skills/ symlinks may point into (read-only). Missing folders are ignored. */
+  skillRoots?: readonly string[];
+  logger: Logger;
+}
+
+/**
+ * Owns `<root>/<tenant_id>/<thread_id>/` workspaces: creation on first use,
+ * deletion with the thread. Safe to share between replicas on one volume:
+ * creation is idempotent and `.metadata.json` is written once (O_EXCL).
+ */
+export class WorkspaceManager {
+  private ready: Promise<{ root: string; skillRoots: string[] }> | undefined;
+  /** Host paths of the root (real and as configured), for redaction. */
+  private known: string[];
+
+  constructor(private readonly opts: WorkspaceManagerOptions) {
+    this.known = [path.resolve(opts.root)];
+  }
+
+  /** Creates the root and resolves it (and the skill roots) to real paths. Idempotent. */
+  init(): Promise<{ root: string; skillRoots: string[] }> {
+    this.ready ??= (async () => {
+      const abs = path.resolve(this.opts.root);
+      await fs.mkdir(abs, { recursive: true });
+      const root = await fs.realpath(abs);
+      const skillRoots: string[] = [];
+      for (const r of this.opts.skillRoots ?? []) {
+        try {
+          skillRoots.push(await fs.realpath(path.resolve(r)));
+        } catch (err) {
+          this.opts.logger.warn({ skills_root: r, err: errnoCode(err) }, 'skills root not found; symlinks into it will be refused');
+        }
+      }
+      this.known = [...new Set([root, abs])];
+      return { root, skillRoots };
+    })();
+    this.ready.catch(() => {
+      this.ready = undefined;
+    });
+    return this.ready;
+  }
+
+  /** Creates the workspace (and its folders and metadata) when missing; returns it. */
+  async ensure(tenantId: string, threadId: string): Promise<Workspace> {
+    validateWorkspaceId('tenant_id', tenantId);
+    validateWorkspaceId('thread_id', threadId);
+    const { root, skillRoots } = await this.init();
+    const dir = path.join(root, tenantId, threadId);
+    await fs.mkdir(dir, { recursive: true });
+    // A tenant or thread folder replaced by a symlink would move the whole workspace elsewhere.
+    if ((await fs.realpath(dir)) !== dir) {
+      throw new WorkspacePermissionError(`the workspace of thread ${threadId} is not a plain directory`);
+    }
+    for (const sub of WORKSPACE_DIRS) await fs.mkdir(path.join(dir, sub), { recursive: true });
+    const meta: WorkspaceMetadata = { thread_id: threadId, tenant_id: tenantId, created_at: new Date().toISOString() };
+    try {
+      await fs.writeFile(path.join(dir, '.metadata.json'), `${JSON.stringify(meta, null, 2)}\n`, { flag: 'wx' });
+      this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace created');
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+    return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
+  }
+
+  /** Removes a thread's workspace. Returns false when there was none. */
+  async delete(tenantId: string, threadId: string): Promise<boolean> {
+    validateWorkspaceId('tenant_id', tenantId);
+    validateWorkspaceId('thread_id', threadId);
+    const { root } = await this.init();
+    const dir = path.join(root, tenantId, threadId);
+    const st = await fs.lstat(dir).catch(() => undefined);
+    if (!st) return false;
+    // rm does not follow symlinks: a planted link is removed, not its target.
+    await fs.rm(dir, { recursive: true, force: true });
+    this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace deleted');
+    return true;
+  }
+
+  /** Replaces the host path of the workspace root in a message. */
+  redact(text: string): string {
+    let out = text;
+    for (const r of this.known) out = out.split(r).join('<workspace-root>');
+    return out;
+  }
+
+  /** Top-level entries of a workspace, "name/" for folders, for diagnostics. */
+  async entries(ws: Workspace): Promise<string[]> {
+    const items = await fs.readdir(ws.root, { withFileTypes: true });
+    return items.map((d) => (d.isDirectory() || d.isSymbolicLink() ? `${d.name}/` : d.name)).sort();
+  }
+}
