@@ -245,6 +245,7 @@ async function startBinary(opts: MariaDbServerOptions): Promise<DevServer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'agentloop-mariadb-'));
   let child: ChildProcess | undefined;
   let port = opts.port ?? 0;
+  let stopped = false;
 
   const removeDir = () => {
     if (!opts.keepData) rmSync(dir, { recursive: true, force: true });
@@ -307,12 +308,14 @@ async function startBinary(opts: MariaDbServerOptions): Promise<DevServer> {
     `mysql://root@127.0.0.1:${port}/${database}`,
     port,
     async () => {
+      stopped = true;
       await terminate();
       process.off('exit', onExit);
       if (opts.keepData) logger.info({ dir }, 'mariadb data kept');
       else await rm(dir, { recursive: true, force: true });
     },
     async () => {
+      if (stopped) throw new AgentLoopError('INVALID_ARGUMENT', `MariaDB on port ${port} was stopped; it cannot be restarted`);
       await terminate();
       await launch();
     },

@@ -16,7 +16,7 @@ export interface NatsServerOptions {
 const MISSING = 'nats-server not found: install it (apt-get install nats-server) or set NATS_URL';
 
 /** Ready once a client connection receives the server's `INFO {...}` line. */
-const natsReady = (host: string, port: number) => probeTcp(host, port, (s) => /^INFO \{.*\}\r\n/.test(s));
+const natsReady = (host: string, port: number) => probeTcp(host, port, (s) => /^INFO \{.*\}\s*\r\n/.test(s));
 
 /**
  * Starts a NATS server for tests or a local cluster: a container when a Docker

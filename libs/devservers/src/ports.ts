@@ -108,6 +108,7 @@ export async function waitUntil(
     if (isAborted) throw aborted;
     try {
       if (await check()) return;
+      last = undefined;
     } catch (err) {
       last = err;
     }

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- migrations run against the database as it is at that version, untyped by design (Kysely guidance). */
 /**
  * Versioned schema migrations, listed in code (no directory scan) so they run
  * the same from `src/` under vitest and from `dist/` in production. Append new

@@ -1,0 +1,379 @@
+import { createHash } from 'node:crypto';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  maxChannelVersion,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
+import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
+import {
+  MAX_CHECKPOINT_ID_BYTES,
+  MAX_KEY_BYTES,
+  MAX_TASK_PATH_BYTES,
+  MAX_VERSION_BYTES,
+  getMigrations,
+  type CheckpointTables,
+} from './migrations.js';
+
+export interface MySQLSaverOptions {
+  /**
+   * Database (MySQL's word for a schema) holding the tables; created by
+   * `setup()` when missing. Default: the connection's database.
+   */
+  schema?: string;
+  /** Prefix for the table names, e.g. `lg_` → `lg_checkpoints` (default none). */
+  tablePrefix?: string;
+  /** How long `setup()` waits for another process's migration lock (default 60 s). */
+  setupLockTimeoutSeconds?: number;
+}
+
+interface CheckpointRow extends RowDataPacket {
+  thread_id: Buffer;
+  checkpoint_ns: Buffer;
+  checkpoint_id: Buffer;
+  parent_checkpoint_id: Buffer | null;
+  type: string;
+  checkpoint: Buffer;
+  metadata: string;
+}
+
+interface BlobRow extends RowDataPacket {
+  channel: Buffer;
+  type: string;
+  data: Buffer | null;
+}
+
+interface WriteRow extends RowDataPacket {
+  task_id: Buffer;
+  channel: Buffer;
+  type: string;
+  data: Buffer;
+}
+
+const IDENT = /^[A-Za-z0-9_]*$/;
+const text = (b: Buffer): string => b.toString('utf8');
+/** mysql2 hands out Buffers; serde consumers compare against plain Uint8Arrays. */
+const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
+
+/** An id from a config as a string (numbers are accepted, as LangGraph users pass them), bounded by its column size. */
+function checkBytes(what: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw new Error(`Missing or invalid ${what}: expected a string, got ${value === null ? 'null' : typeof value}`);
+  }
+  const s = String(value);
+  if (Buffer.byteLength(s, 'utf8') > max) throw new Error(`Invalid ${what}: longer than ${max} bytes (UTF-8)`);
+  return s;
+}
+
+/**
+ * LangGraph checkpointer over MySQL 8 / MariaDB 10.6+ through a `mysql2` pool,
+ * shaped like the official `PostgresSaver`: `fromConnString`, `setup()`, `end()`.
+ *
+ * A checkpoint row holds the checkpoint without its channel values; each
+ * channel value is stored once per (channel, version) in the blobs table, so a
+ * step that changes one channel stores one value. Pending writes live in the
+ * writes table and come back in `writesSortKey` order (task path, task id, idx).
+ * Everything is serialized with `this.serde` into LONGBLOB columns; metadata is
+ * kept as JSON text so `list({ filter })` runs in SQL (JSON_CONTAINS).
+ */
+export class MySQLSaver extends BaseCheckpointSaver {
+  private readonly pool: Pool;
+  private readonly tables: CheckpointTables;
+  private readonly schema: string | undefined;
+  private readonly lockTimeoutSeconds: number;
+  private readonly lockName: string;
+  private ended: Promise<void> | undefined;
+
+  constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
+    super(serde);
+    const prefix = options.tablePrefix ?? '';
+    if (!IDENT.test(prefix)) throw new Error(`Invalid tablePrefix "${prefix}": use letters, digits and _ only`);
+    if (options.schema !== undefined && (!options.schema || !IDENT.test(options.schema))) {
+      throw new Error(`Invalid schema "${options.schema}": use letters, digits and _ only`);
+    }
+    this.pool = pool;
+    this.schema = options.schema;
+    const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
+    this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
+    this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
+    this.lockName = `agentloop_ckpt_${createHash('sha256').update(`${this.schema ?? ''}.${prefix}`).digest('hex').slice(0, 24)}`;
+  }
+
+  /**
+   * A saver on its own pool. The URL is `mysql://user:password@host:port/database`.
+   * Call `setup()` once before use and `end()` when done.
+   */
+  static fromConnString(connString: string, options?: MySQLSaverOptions & { pool?: Omit<PoolOptions, 'uri'> }): MySQLSaver {
+    const { pool: poolOptions, ...saverOptions } = options ?? {};
+    const pool = createPool({ connectionLimit: 10, ...poolOptions, uri: connString, charset: 'utf8mb4', supportBigNumbers: true });
+    return new MySQLSaver(pool, undefined, saverOptions);
+  }
+
+  /**
+   * Creates or upgrades the tables. Idempotent; concurrent callers (several
+   * workers booting at once) serialize on a server-side named lock.
+   */
+  async setup(): Promise<void> {
+    const conn = await this.pool.getConnection();
+    try {
+      if (this.schema) await conn.query(`CREATE DATABASE IF NOT EXISTS \`${this.schema}\` CHARACTER SET utf8mb4`);
+      const [lock] = await conn.query<RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [this.lockName, this.lockTimeoutSeconds]);
+      if (lock[0]?.ok !== 1) throw new Error(`MySQLSaver.setup(): another process held the migration lock for ${this.lockTimeoutSeconds} s`);
+      try {
+        const migrations = getMigrations(this.tables);
+        await conn.query(migrations[0]!);
+        const [rows] = await conn.query<RowDataPacket[]>(`SELECT COALESCE(MAX(v), -1) AS v FROM ${this.tables.migrations}`);
+        const current = Number(rows[0]?.v ?? -1);
+        for (let v = Math.max(current + 1, 0); v < migrations.length; v++) {
+          await conn.query(migrations[v]!);
+          await conn.query(`INSERT INTO ${this.tables.migrations} (v) VALUES (?) ON DUPLICATE KEY UPDATE v = v`, [v]);
+        }
+      } finally {
+        await conn.query('SELECT RELEASE_LOCK(?)', [this.lockName]);
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Reads
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const rawThreadId: unknown = config.configurable?.thread_id;
+    const checkpointNs = String(config.configurable?.checkpoint_ns ?? '');
+    const checkpointId: unknown = config.configurable?.checkpoint_id;
+    if (rawThreadId === undefined || rawThreadId === null) return undefined;
+    const threadId = String(rawThreadId);
+    const [rows] = checkpointId
+      ? await this.pool.query<CheckpointRow[]>(`SELECT * FROM ${this.tables.checkpoints} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, [
+          threadId,
+          checkpointNs,
+          String(checkpointId),
+        ])
+      : await this.pool.query<CheckpointRow[]>(
+          `SELECT * FROM ${this.tables.checkpoints} WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`,
+          [threadId, checkpointNs],
+        );
+    const row = rows[0];
+    return row ? this.toTuple(row) : undefined;
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const { filter, before, limit } = options ?? {};
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const c = config.configurable ?? {};
+    if (c.thread_id) {
+      where.push('thread_id = ?');
+      args.push(String(c.thread_id));
+    }
+    if (c.checkpoint_ns !== undefined && c.checkpoint_ns !== null) {
+      where.push('checkpoint_ns = ?');
+      args.push(String(c.checkpoint_ns));
+    }
+    if (c.checkpoint_id) {
+      where.push('checkpoint_id = ?');
+      args.push(String(c.checkpoint_id));
+    }
+    for (const [key, value] of Object.entries(filter ?? {})) {
+      // Top-level key whose value contains (for scalars: equals) the given JSON value.
+      where.push('JSON_CONTAINS(metadata, ?, ?) = 1');
+      args.push(JSON.stringify(value ?? null), `$.${JSON.stringify(key)}`);
+    }
+    if (before?.configurable?.checkpoint_id !== undefined) {
+      where.push('checkpoint_id < ?');
+      args.push(String(before.configurable.checkpoint_id));
+    }
+    let query = `SELECT * FROM ${this.tables.checkpoints}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY checkpoint_id DESC`;
+    if (limit !== undefined) {
+      const n = Math.floor(Number(limit));
+      if (!Number.isFinite(n) || n < 0) throw new Error(`Invalid list limit: ${String(limit)}`);
+      query += ` LIMIT ${n}`;
+    }
+    const [rows] = await this.pool.query<CheckpointRow[]>(query, args);
+    for (const row of rows) yield await this.toTuple(row);
+  }
+
+  private async toTuple(row: CheckpointRow): Promise<CheckpointTuple> {
+    const threadId = text(row.thread_id);
+    const checkpointNs = text(row.checkpoint_ns);
+    const checkpointId = text(row.checkpoint_id);
+    const parentId = row.parent_checkpoint_id ? text(row.parent_checkpoint_id) : undefined;
+    const stored = (await this.serde.loadsTyped(row.type, bytes(row.checkpoint))) as Omit<Checkpoint, 'channel_values'>;
+    const [channelValues, pendingWrites, metadata] = await Promise.all([
+      this.loadChannelValues(threadId, checkpointNs, stored.channel_versions ?? {}),
+      this.loadWrites(threadId, checkpointNs, checkpointId),
+      this.serde.loadsTyped('json', row.metadata) as Promise<CheckpointMetadata>,
+    ]);
+    const checkpoint: Checkpoint = {
+      ...stored,
+      channel_versions: { ...(stored.channel_versions ?? {}) },
+      versions_seen: stored.versions_seen ?? {},
+      channel_values: channelValues,
+    };
+    if (checkpoint.v < 4 && parentId !== undefined) await this.migratePendingSends(checkpoint, threadId, checkpointNs, parentId);
+    return {
+      config: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpointId } },
+      checkpoint,
+      metadata,
+      ...(parentId !== undefined ? { parentConfig: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: parentId } } } : {}),
+      pendingWrites,
+    };
+  }
+
+  private async loadChannelValues(threadId: string, checkpointNs: string, versions: ChannelVersions): Promise<Record<string, unknown>> {
+    const entries = Object.entries(versions);
+    if (entries.length === 0) return {};
+    const [rows] = await this.pool.query<BlobRow[]>(
+      `SELECT channel, type, data FROM ${this.tables.blobs} WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (${entries.map(() => '(?, ?)').join(', ')})`,
+      [threadId, checkpointNs, ...entries.flatMap(([channel, version]) => [channel, String(version)])],
+    );
+    const values: Record<string, unknown> = {};
+    for (const r of rows) {
+      if (r.type === 'empty' || r.data === null) continue;
+      values[text(r.channel)] = await this.serde.loadsTyped(r.type, bytes(r.data));
+    }
+    return values;
+  }
+
+  private async loadWrites(threadId: string, checkpointNs: string, checkpointId: string, channel?: string): Promise<CheckpointPendingWrite[]> {
+    const [rows] = await this.pool.query<WriteRow[]>(
+      `SELECT task_id, channel, type, data FROM ${this.tables.writes}
+       WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?${channel !== undefined ? ' AND channel = ?' : ''}
+       ORDER BY task_path, task_id, idx`,
+      channel !== undefined ? [threadId, checkpointNs, checkpointId, channel] : [threadId, checkpointNs, checkpointId],
+    );
+    return Promise.all(rows.map(async (r): Promise<CheckpointPendingWrite> => [text(r.task_id), text(r.channel), await this.serde.loadsTyped(r.type, bytes(r.data))]));
+  }
+
+  /**
+   * Checkpoints before format v4 kept `Send` packets as writes to TASKS on the
+   * parent checkpoint; v4 keeps them in channel_values. Rows written by older
+   * LangGraph versions are upgraded on read, as the official savers do.
+   */
+  private async migratePendingSends(checkpoint: Checkpoint, threadId: string, checkpointNs: string, parentId: string): Promise<void> {
+    const sends = await this.loadWrites(threadId, checkpointNs, parentId, TASKS);
+    if (sends.length === 0) return;
+    checkpoint.channel_values[TASKS] = sends.map(([, , value]) => value);
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+
+  // -------------------------------------------------------------------------
+  // Writes
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
+    const threadId = checkBytes('thread_id', config.configurable.thread_id, MAX_KEY_BYTES);
+    const checkpointNs = checkBytes('checkpoint_ns', config.configurable.checkpoint_ns ?? '', MAX_KEY_BYTES);
+    const parentId = config.configurable.checkpoint_id ? checkBytes('parent checkpoint_id', config.configurable.checkpoint_id, MAX_CHECKPOINT_ID_BYTES) : undefined;
+    checkBytes('checkpoint.id', checkpoint.id, MAX_CHECKPOINT_ID_BYTES);
+
+    // Serialize before taking a connection, so the transaction holds it only for the INSERTs.
+    const { channel_values: values, ...rest } = checkpoint;
+    const [[type, serialized], [metadataType, metadataBytes], blobs] = await Promise.all([
+      this.serde.dumpsTyped(rest),
+      this.serde.dumpsTyped(metadata),
+      Promise.all(
+        Object.entries(newVersions).map(async ([channel, version]) => {
+          checkBytes('channel name', channel, MAX_KEY_BYTES);
+          checkBytes('channel version', String(version), MAX_VERSION_BYTES);
+          const [t, data] = channel in values ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]) : ['empty', null];
+          return [threadId, checkpointNs, channel, String(version), t, data === null ? null : Buffer.from(data)] as const;
+        }),
+      ),
+    ]);
+    if (metadataType !== 'json') throw new Error(`MySQLSaver needs a serializer that writes metadata as JSON (got "${metadataType}")`);
+
+    await this.transaction(async (conn) => {
+      if (blobs.length > 0) {
+        await conn.query(
+          `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ? ON DUPLICATE KEY UPDATE thread_id = thread_id`,
+          [blobs],
+        );
+      }
+      await conn.query(
+        `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
+        [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
+      );
+    });
+    return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
+   * Writes of one task against a checkpoint. A regular write (idx ≥ 0) is kept
+   * the first time it is stored (a retried task must not replace it); special
+   * writes (errors, interrupts, resume: negative idx) replace the previous one.
+   */
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ''): Promise<void> {
+    const threadId = checkBytes('thread_id', config.configurable?.thread_id, MAX_KEY_BYTES);
+    const checkpointId = checkBytes('checkpoint_id', config.configurable?.checkpoint_id, MAX_CHECKPOINT_ID_BYTES);
+    const checkpointNs = checkBytes('checkpoint_ns', config.configurable?.checkpoint_ns ?? '', MAX_KEY_BYTES);
+    checkBytes('task_id', taskId, MAX_KEY_BYTES);
+    checkBytes('task path', taskPath, MAX_TASK_PATH_BYTES);
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], i) => {
+        checkBytes('channel name', channel, MAX_KEY_BYTES);
+        const [t, data] = await this.serde.dumpsTyped(value);
+        const idx = WRITES_IDX_MAP[channel] ?? i;
+        return [threadId, checkpointNs, checkpointId, taskId, idx, channel, t, Buffer.from(data), taskPath] as const;
+      }),
+    );
+    const regular = rows.filter((r) => r[4] >= 0);
+    const special = rows.filter((r) => r[4] < 0);
+    if (rows.length === 0) return;
+    const columns = '(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, data, task_path)';
+    await this.transaction(async (conn) => {
+      if (regular.length > 0) {
+        await conn.query(`INSERT INTO ${this.tables.writes} ${columns} VALUES ? ON DUPLICATE KEY UPDATE thread_id = thread_id`, [regular]);
+      }
+      if (special.length > 0) {
+        await conn.query(
+          `INSERT INTO ${this.tables.writes} ${columns} VALUES ?
+           ON DUPLICATE KEY UPDATE channel = VALUES(channel), type = VALUES(type), data = VALUES(data), task_path = VALUES(task_path)`,
+          [special],
+        );
+      }
+    });
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.transaction(async (conn) => {
+      await conn.query(`DELETE FROM ${this.tables.writes} WHERE thread_id = ?`, [threadId]);
+      await conn.query(`DELETE FROM ${this.tables.blobs} WHERE thread_id = ?`, [threadId]);
+      await conn.query(`DELETE FROM ${this.tables.checkpoints} WHERE thread_id = ?`, [threadId]);
+    });
+  }
+
+  /** Closes the pool; the saver is unusable afterwards. */
+  end(): Promise<void> {
+    return (this.ended ??= this.pool.end());
+  }
+
+  private async transaction<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const conn = await this.pool.getConnection();
+    try {
+      await conn.beginTransaction();
+      const result = await fn(conn);
+      await conn.commit();
+      return result;
+    } catch (err) {
+      await conn.rollback().catch(() => undefined);
+      throw err;
+    } finally {
+      conn.release();
+    }
+  }
+}

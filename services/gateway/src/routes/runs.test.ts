@@ -1,0 +1,283 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { latch, startTestGateway, type TestGateway } from '../testing/index.js';
+import { DEFAULT_ASSISTANT_ID } from '../serialize.js';
+
+let gw: TestGateway;
+afterEach(async () => gw.close());
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+const hi = (text = 'hi') => ({ messages: [{ role: 'user', content: text }] });
+
+async function newThread(): Promise<string> {
+  const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: {} });
+  return res.json().thread_id as string;
+}
+
+describe('POST /threads/{id}/runs', () => {
+  it('stores a pending run, enqueues its RunJob and answers the Run with Content-Location', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${tid}/runs`,
+      payload: {
+        assistant_id: 'agent',
+        input: hi(),
+        config: { configurable: { model: 'reasoning', other: [1] } },
+        metadata: { source: 'test' },
+        stream_mode: 'updates',
+        webhook: 'http://127.0.0.1:9/hook',
+        interrupt_before: ['tools'],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    const run = res.json();
+    expect(run).toMatchObject({
+      thread_id: tid,
+      assistant_id: DEFAULT_ASSISTANT_ID,
+      status: 'pending',
+      metadata: { source: 'test' },
+      multitask_strategy: 'reject',
+      kwargs: { input: hi(), interrupt_before: ['tools'], stream_mode: ['updates'] },
+    });
+    expect(res.headers['content-location']).toBe(`/threads/${tid}/runs/${run.run_id}`);
+    expect(await gw.runs.getState(run.run_id)).toBe('waiting');
+  });
+
+  it('hands the orchestrator a RunJob with config.configurable unchanged, the webhook and the stream modes', async () => {
+    const done = latch();
+    gw = await startTestGateway({ orchestrator: { gate: async () => done.open() } });
+    const tid = await newThread();
+    const config = { configurable: { model: 'reasoning', nested: { a: 1 } }, recursion_limit: 50 };
+    await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${tid}/runs`,
+      payload: { assistant_id: 'agent', input: hi(), config, stream_mode: ['values', 'updates'], webhook: 'https://example.com/h' },
+    });
+    await done.wait();
+    const job = gw.orchestrator!.jobs[0]!;
+    expect(JSON.parse(job.configJson)).toEqual(config);
+    expect(JSON.parse(job.inputJson)).toEqual(hi());
+    expect(job.webhookUrl).toBe('https://example.com/h');
+    expect(job.streamMode).toEqual(['values', 'updates']);
+    expect(job.tenantId).toBe('default');
+    expect(job.ephemeral).toBe(false);
+  });
+
+  it('is a 404 for an unknown thread', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${UNKNOWN}/runs`, payload: { assistant_id: 'agent', input: hi() } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().detail).toContain(UNKNOWN);
+  });
+
+  it('creates the thread when if_not_exists is "create"', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${UNKNOWN}/runs`,
+      payload: { assistant_id: 'agent', input: hi(), if_not_exists: 'create' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${UNKNOWN}` })).statusCode).toBe(200);
+  });
+
+  it('is a 422 naming body.assistant_id when it is missing', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { input: hi() } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(['body.assistant_id']);
+  });
+
+  it('is a 422 naming body.stream_mode for an unknown mode and body.webhook for a bad URL', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${tid}/runs`,
+      payload: { assistant_id: 'agent', stream_mode: 'everything', webhook: 'not a url' },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['body.stream_mode', 'body.webhook']);
+  });
+
+  it('is a 422 for an unsupported multitask strategy', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', multitask_strategy: 'rollback' } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].path).toBe('body.multitask_strategy');
+  });
+
+  it('is a 404 for an unknown assistant', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'ghost', input: hi() } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().detail).toContain('ghost');
+  });
+
+  it('rejects a second run on a busy thread with 409 (multitask_strategy reject)', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const first = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } });
+    const second = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } });
+    expect(first.statusCode).toBe(200);
+    expect(second.statusCode).toBe(409);
+    expect(second.json().detail).toContain(first.json().run_id);
+  });
+
+  it('starts an enqueued run only after the earlier run on the thread finished', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    const tid = await newThread();
+    const first = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi('one') } })).json();
+    const second = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${tid}/runs`,
+      payload: { assistant_id: 'agent', input: hi('two'), multitask_strategy: 'enqueue' },
+    });
+    expect(second.statusCode).toBe(200);
+    expect(second.json()).toMatchObject({ status: 'pending', multitask_strategy: 'enqueue' });
+    expect(await gw.runs.getState(second.json().run_id)).toBe('unknown');
+    gate.open();
+    const joined = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${second.json().run_id}/join` });
+    expect(gw.orchestrator!.jobs.map((j) => j.runId)).toEqual([first.run_id, second.json().run_id]);
+    expect(joined.json().messages.map((m: { content: string }) => m.content)).toEqual(['one', 'echo: one', 'two', 'echo: two']);
+  });
+});
+
+describe('runs: wait, join, get, list', () => {
+  it('POST /threads/{id}/runs/wait returns the final thread values', async () => {
+    gw = await startTestGateway();
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi('hello') } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().messages.map((m: { type: string; content: string }) => [m.type, m.content])).toEqual([
+      ['human', 'hello'],
+      ['ai', 'echo: hello'],
+    ]);
+    expect(res.headers['content-location']).toMatch(new RegExp(`^/threads/${tid}/runs/[0-9a-f-]{36}$`));
+  });
+
+  it('POST /threads/{id}/runs/wait answers {__error__} when the run fails', async () => {
+    gw = await startTestGateway({
+      orchestrator: {
+        reply: () => {
+          const e = new Error('model exploded');
+          e.name = 'ModelError';
+          throw e;
+        },
+      },
+    });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi() } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ __error__: { error: 'ModelError', message: 'model exploded' } });
+  });
+
+  it('GET .../join waits for a running run and returns the thread values', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    const tid = await newThread();
+    const run = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi('x') } })).json();
+    const joining = gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}/join` });
+    gate.open();
+    const res = await joining;
+    expect(res.json().messages.at(-1)).toMatchObject({ type: 'ai', content: 'echo: x' });
+  });
+
+  it('GET .../join of a finished run returns at once', async () => {
+    gw = await startTestGateway();
+    const tid = await newThread();
+    await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi('y') } });
+    const [run] = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json();
+    await gw.events.purge(run.run_id); // no event left to wait for: the Store says it is done
+    const res = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}/join` });
+    expect(res.json().messages.at(-1).content).toBe('echo: y');
+  });
+
+  it('GET .../join answers 408 when the run outlives RUN_WAIT_MAX_MS', async () => {
+    gw = await startTestGateway({ orchestrator: false, env: { RUN_WAIT_MAX_MS: '50' } });
+    const tid = await newThread();
+    const run = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } })).json();
+    const res = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}/join` });
+    expect(res.statusCode).toBe(408);
+    expect(res.json().detail).toContain(`/threads/${tid}/runs/${run.run_id}/join`);
+  });
+
+  it('GET /threads/{id}/runs/{run_id} returns the run with its final status', async () => {
+    gw = await startTestGateway();
+    const tid = await newThread();
+    const created = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi() } });
+    const runPath = created.headers['content-location'] as string;
+    const res = await gw.app.inject({ method: 'GET', url: runPath });
+    expect(res.json()).toMatchObject({ thread_id: tid, status: 'success' });
+  });
+
+  it('GET a run through another thread, or an unknown run, is a 404', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const other = await newThread();
+    const run = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent' } })).json();
+    const wrongThread = await gw.app.inject({ method: 'GET', url: `/threads/${other}/runs/${run.run_id}` });
+    const unknown = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${UNKNOWN}` });
+    const unknownJoin = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${UNKNOWN}/join` });
+    expect([wrongThread.statusCode, unknown.statusCode, unknownJoin.statusCode]).toEqual([404, 404, 404]);
+  });
+
+  it('GET /threads/{id}/runs lists the thread runs, filtered by status', async () => {
+    gw = await startTestGateway();
+    const tid = await newThread();
+    await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi() } });
+    await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi() } });
+    const all = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs?limit=10&offset=0` });
+    const pending = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs?status=pending` });
+    expect(all.json()).toHaveLength(2);
+    expect(pending.json()).toEqual([]);
+  });
+
+  it('GET /threads/{id}/runs is a 404 for an unknown thread and a 422 for a bad limit', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${UNKNOWN}/runs` })).statusCode).toBe(404);
+    const bad = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs?limit=0` });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().errors[0].path).toBe('query.limit');
+  });
+
+  it('GET /threads/{id}/state returns the values written by the last run', async () => {
+    gw = await startTestGateway();
+    const tid = await newThread();
+    await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi('s') } });
+    const state = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/state` })).json();
+    const thread = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json();
+    expect(state.values.messages.at(-1).content).toBe('echo: s');
+    expect(thread).toMatchObject({ status: 'idle', values: state.values });
+  });
+});
+
+describe('stateless runs', () => {
+  it('POST /runs/wait returns the values, runs with ephemeral=true and deletes the temporary thread', async () => {
+    gw = await startTestGateway();
+    const res = await gw.app.inject({ method: 'POST', url: '/runs/wait', payload: { assistant_id: 'agent', input: hi('tmp') } });
+    expect(res.json().messages.at(-1).content).toBe('echo: tmp');
+    const job = gw.orchestrator!.jobs[0]!;
+    expect(job.ephemeral).toBe(true);
+    expect(await gw.store.getThread('default', job.threadId)).toBeUndefined();
+  });
+
+  it('POST /runs/wait is a 422 without assistant_id', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const res = await gw.app.inject({ method: 'POST', url: '/runs/wait', payload: {} });
+    expect(res.statusCode).toBe(422);
+  });
+
+  it('POST /runs starts a background stateless run', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const res = await gw.app.inject({ method: 'POST', url: '/runs', payload: { assistant_id: 'agent', input: hi() } });
+    expect(res.json()).toMatchObject({ status: 'pending', assistant_id: DEFAULT_ASSISTANT_ID });
+    expect(await gw.runs.getState(res.json().run_id)).toBe('waiting');
+  });
+});

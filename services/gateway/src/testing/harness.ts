@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { MemoryRunEventStream, type RunEventStream } from '@agentloop/bus';
+import { MemoryQueue, type JobQueue } from '@agentloop/queue';
+import { createSqliteStore, type Store } from '@agentloop/store';
+import { silentLogger, type Logger } from '@agentloop/core';
+import { createGatewayApp } from '../app.js';
+import { loadGatewayConfig, type GatewayConfig } from '../config.js';
+import { startFakeOrchestrator, type FakeOrchestrator, type FakeOrchestratorOptions } from './fake-orchestrator.js';
+
+export interface TestGatewayOptions {
+  /** Gateway environment (defaults apply to everything not given). */
+  env?: NodeJS.ProcessEnv;
+  /** Options for the fake orchestrator, or false to run without one. */
+  orchestrator?: Omit<FakeOrchestratorOptions, 'runs' | 'store' | 'events'> | false;
+  logger?: Logger;
+}
+
+export interface TestGateway extends AsyncDisposable {
+  app: FastifyInstance;
+  store: Store;
+  runs: JobQueue;
+  webhooks: JobQueue;
+  events: RunEventStream;
+  config: GatewayConfig;
+  orchestrator: FakeOrchestrator | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway on the embedded adapters (SQLite in memory, in-memory queues and
+ * event stream) with the fake orchestrator consuming its runs. Not listening:
+ * use `app.inject`, or `app.listen({ port: 0 })` for a real client.
+ */
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const logger = opts.logger ?? silentLogger();
+  const config = loadGatewayConfig(opts.env ?? {});
+  const store = createSqliteStore({ path: ':memory:' });
+  await store.migrate();
+  const runs = new MemoryQueue({ name: 'runs' });
+  const webhooks = new MemoryQueue({ name: 'webhooks' });
+  const events = new MemoryRunEventStream();
+  const orchestrator =
+    opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
+  const app = await createGatewayApp({ store, runs, events, logger, config });
+  await app.ready();
+  const close = async () => {
+    await app.close();
+    await orchestrator?.close();
+    await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
+    await store.close();
+  };
+  return { app, store, runs, webhooks, events, config, orchestrator, close, [Symbol.asyncDispose]: close };
+}
