@@ -2,7 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNats } from './nats.js';
-import { probeTcp } from './ports.js';
+import { freePort, probeTcp } from './ports.js';
 import type { DevServer } from './types.js';
 
 describe('startNats (binary)', () => {
@@ -40,6 +40,19 @@ describe('startNats (binary)', () => {
       expect(info.state.messages).toBe(1);
     } finally {
       await nc2.close();
+    }
+  });
+});
+
+describe('startNats options', () => {
+  it('listens on the requested port', async () => {
+    const port = await freePort();
+    const s = await startNats({ mode: 'binary', jetstream: false, port });
+    try {
+      expect(s.port).toBe(port);
+      expect(await probeTcp('127.0.0.1', port, (b) => b.startsWith('INFO '))).toBe(true);
+    } finally {
+      await s.stop();
     }
   });
 });

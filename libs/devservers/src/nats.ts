@@ -11,6 +11,8 @@ export interface NatsServerOptions {
   dataDir?: string;
   /** Binary mode: keep the temp dir on stop. */
   keepData?: boolean;
+  /** Listen on this port instead of a free one. */
+  port?: number;
 }
 
 const MISSING = 'nats-server not found: install it (apt-get install nats-server) or set NATS_URL';
@@ -32,6 +34,7 @@ export async function startNats(opts: NatsServerOptions = {}): Promise<DevServer
       command: jetstream ? ['-js', '-sd', '/data'] : [],
       ready: natsReady,
       url,
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
     });
   }
   return startBinaryServer({
@@ -47,5 +50,6 @@ export async function startNats(opts: NatsServerOptions = {}): Promise<DevServer
     url,
     ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
     ...(opts.keepData !== undefined ? { keepData: opts.keepData } : {}),
+    ...(opts.port !== undefined ? { port: opts.port } : {}),
   });
 }

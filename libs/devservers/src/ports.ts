@@ -244,6 +244,8 @@ export interface BinaryServerSpec {
   dataDir?: string;
   /** Keep the temp dir on stop. */
   keepData?: boolean;
+  /** Listen on this port instead of a free one. */
+  port?: number;
   startTimeoutMs?: number;
 }
 
@@ -274,11 +276,11 @@ export async function startBinaryServer(spec: BinaryServerSpec): Promise<DevServ
   let port = 0;
   let proc: ServerProcess | undefined;
   for (let attempt = 1; proc === undefined; attempt++) {
-    port = await freePort();
+    port = spec.port ?? (await freePort());
     try {
       proc = await launch(port);
     } catch (err) {
-      if (attempt >= 3) {
+      if (attempt >= 3 || spec.port !== undefined) {
         if (removeDir) await rm(dir, { recursive: true, force: true });
         throw err;
       }
@@ -325,6 +327,8 @@ export interface ContainerServerSpec {
   url(host: string, port: number): string;
   /** Runs before a restart (e.g. redis `SAVE`, so the data survives it). */
   beforeRestart?(host: string, port: number): Promise<void>;
+  /** Publish on this host port instead of a free one. */
+  port?: number;
   startTimeoutMs?: number;
 }
 
@@ -335,7 +339,7 @@ export interface ContainerServerSpec {
  */
 export async function startContainerServer(spec: ContainerServerSpec): Promise<DevServer> {
   const { GenericContainer } = await import('testcontainers');
-  const port = await freePort();
+  const port = spec.port ?? (await freePort());
   const container = await new GenericContainer(spec.image)
     .withCommand(spec.command)
     .withExposedPorts({ container: spec.containerPort, host: port })

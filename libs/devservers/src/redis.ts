@@ -8,6 +8,8 @@ export interface RedisServerOptions {
   dataDir?: string;
   /** Binary mode: keep the temp dir on stop. */
   keepData?: boolean;
+  /** Listen on this port instead of a free one. */
+  port?: number;
 }
 
 const MISSING = 'redis-server not found: install it (apt-get install redis-server) or set REDIS_URL';
@@ -37,6 +39,7 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<DevServ
         const ok = await probeTcp(host, port, (s) => s.startsWith('+OK') || s.startsWith('-'), resp('SAVE'), 30_000);
         if (!ok) throw new Error(`redis on ${host}:${port} did not answer SAVE before the restart`);
       },
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
     });
   }
   return startBinaryServer({
@@ -60,5 +63,6 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<DevServ
     },
     ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
     ...(opts.keepData !== undefined ? { keepData: opts.keepData } : {}),
+    ...(opts.port !== undefined ? { port: opts.port } : {}),
   });
 }

@@ -1,1 +1,13 @@
-export {};
+export {
+  UnrecoverableJobError,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type Job,
+  type JobHandler,
+  type WorkerOptions,
+  type QueueWorker,
+  type JobState,
+  type JobQueue,
+} from './types.js';
+export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
+export { BullMqQueue, createBullMqQueue, type BullMqQueueOptions } from './bullmq-queue.js';

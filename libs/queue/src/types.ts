@@ -37,6 +37,8 @@ export interface WorkerOptions {
   lockDurationMs?: number;
   /** BullMQ stalled-job check interval (ms). */
   stalledIntervalMs?: number;
+  /** Times a job may stall (its worker died) before it fails; BullMQ default 1. Ignored in memory. */
+  maxStalledCount?: number;
 }
 
 export interface QueueWorker {

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AgentLoopError, type Logger } from '@agentloop/core';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
@@ -34,10 +34,12 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   const { config } = deps;
   const logger = deps.logger.child({ component: 'http' });
   const app = Fastify({
-    loggerInstance: logger,
+    // pino's Logger is a FastifyBaseLogger; typing it as such keeps the app a plain FastifyInstance.
+    loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    disableRequestLogging: true,
-  }) as unknown as FastifyInstance;
+    // Request lines are logged at debug level by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
 
   // JSON bodies; an empty body counts as "no body" (curl -X POST without -d).
   app.removeContentTypeParser('application/json');
@@ -88,6 +90,10 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerThreadRoutes(app, ctx);
   registerRunRoutes(app, ctx);
 
+  // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
+  app.addHook('preClose', async () => {
+    runs.stop();
+  });
   app.addHook('onClose', async () => {
     await runs.close();
   });

@@ -50,7 +50,7 @@ export const RunCreateBody = z.object({
   stream_subgraphs: z.boolean().nullish(),
   stream_resumable: z.boolean().nullish(),
   feedback_keys: z.array(z.string()).nullish(),
-  webhook: z.httpUrl('webhook must be an http(s) URL').nullish(),
+  webhook: z.url({ protocol: /^https?$/, message: 'webhook must be an http(s) URL' }).nullish(),
   multitask_strategy: z.enum(['reject', 'interrupt', 'rollback', 'enqueue']).nullish(),
   if_not_exists: z.enum(['create', 'reject']).nullish(),
   on_completion: z.enum(['delete', 'keep', 'complete', 'continue']).nullish(),

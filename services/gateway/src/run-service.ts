@@ -246,9 +246,14 @@ export class RunService {
     await Promise.allSettled(runs.map((r) => this.deps.events.purge(r.runId)));
   }
 
-  /** Stops background waits (deferred enqueues, stateless cleanups) and waits for them to settle. */
-  async close(): Promise<void> {
+  /** Aborts every wait, stream and background task (gateway shutdown). */
+  stop(): void {
     this.closing.abort();
+  }
+
+  /** Stops, then waits for background tasks (deferred enqueues, stateless cleanups) to settle. */
+  async close(): Promise<void> {
+    this.stop();
     await Promise.allSettled([...this.background]);
   }
 

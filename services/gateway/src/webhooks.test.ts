@@ -143,7 +143,7 @@ describe('startWebhookWorker', () => {
   let receiver: Receiver;
   let queue: MemoryQueue;
   beforeEach(() => {
-    queue = new MemoryQueue({ name: 'webhooks' });
+    queue = new MemoryQueue('webhooks');
   });
   afterEach(async () => {
     await queue.close();

@@ -42,9 +42,7 @@ const STATUS: Record<RunStatusName, RunStatus> = {
   interrupted: RunStatus.INTERRUPTED,
 };
 
-class RunTimeoutError extends Error {
-  override name = 'RunTimeoutError';
-}
+type GraphInput = Parameters<AgentGraph['stream']>[0];
 
 /**
  * Executes one RunJob: status transitions, the LangGraph agent loop with the
@@ -139,15 +137,15 @@ export class RunExecutor {
     await this.finish(job, status, values, error, resolved, log);
   }
 
-  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number) {
+  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput> {
     if (attempt > 0) {
       // A retry of this run (worker crash, stalled job): continue from its last checkpoint instead of re-adding the input.
       const state = await this.graph.getState(cpConfig);
-      if (state.next.length > 0 && state.metadata?.run_id === job.runId) return null;
+      if (state.next.length > 0 && (state.metadata as Record<string, unknown> | undefined)?.run_id === job.runId) return null;
     }
     if (job.commandJson) {
       const command = parseJsonObject(job.commandJson, 'command');
-      if ('resume' in command) return new Command({ resume: command.resume });
+      if ('resume' in command) return new Command({ resume: command.resume }) as unknown as GraphInput;
       throw new RunInputError('command must contain "resume"');
     }
     const messages: BaseMessage[] = parseInputMessages(job.inputJson ? JSON.parse(job.inputJson) : null);
@@ -173,11 +171,12 @@ export class RunExecutor {
     if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: status === 'success' ? 'idle' : 'error' });
     else await store.updateThread(job.tenantId, job.threadId, { status: status === 'success' ? 'idle' : 'error' });
     await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
+    // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
+    const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
     await events.publish(job.runId, job.threadId, 'end', null);
     log.info({ status, model: resolved?.label }, 'run finished');
 
     if (job.webhookUrl) {
-      const run = await store.getRun(job.tenantId, job.runId);
       const payload = {
         run_id: job.runId,
         thread_id: job.threadId,

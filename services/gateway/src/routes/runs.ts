@@ -33,12 +33,15 @@ const runPath = (run: RunRecord): string => `/threads/${run.threadId}/runs/${run
  */
 function requestScope(ctx: RouteContext, reply: FastifyReply) {
   const gone = new AbortController();
+  const cap = new AbortController();
+  const timer = setTimeout(() => cap.abort(), ctx.config.RUN_WAIT_MAX_MS);
+  timer.unref();
   reply.raw.on('close', () => {
+    clearTimeout(timer);
     if (!reply.raw.writableFinished) gone.abort();
   });
-  const cap = AbortSignal.timeout(ctx.config.RUN_WAIT_MAX_MS);
-  const signal = AbortSignal.any([gone.signal, cap, ctx.runs.closingSignal]);
-  return { signal, capped: () => cap.aborted && !gone.signal.aborted, closing: () => ctx.runs.closingSignal.aborted };
+  const signal = AbortSignal.any([gone.signal, cap.signal, ctx.runs.closingSignal]);
+  return { signal, closing: () => ctx.runs.closingSignal.aborted };
 }
 
 export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -64,11 +67,11 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     if (created.deleteOnCompletion) runs.cleanupWhenDone(tenantId, run);
     if (result.kind === 'missing') throw notFound(`Run ${run.runId} no longer exists (its thread was deleted).`);
     if (scope.closing()) throw new HttpError(503, 'UNAVAILABLE', 'The gateway is shutting down; join the run again on another replica.');
-    // Cap reached (or the client left, in which case nobody reads this).
+    // The wait limit passed (or the client left, in which case nobody reads this).
     throw new HttpError(
       408,
       'TIMEOUT',
-      `Run ${run.runId} is still ${scope.capped() ? 'running' : 'in progress'} after the server's wait limit (${ctx.config.RUN_WAIT_MAX_MS} ms). Join it with GET ${runPath(run)}/join.`,
+      `Run ${run.runId} has not finished within the server's wait limit (${ctx.config.RUN_WAIT_MAX_MS} ms). Join it again with GET ${runPath(run)}/join.`,
     );
   }
 

@@ -1,5 +1,8 @@
+import { request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseSse, startTestGateway, type TestGateway } from '../testing/index.js';
+import { MemoryRunEventStream, type RunEventStream, type RunEventSubscribeOptions, type StoredRunEvent } from '@agentloop/bus';
+import { latch, parseSse, startTestGateway, type TestGateway } from '../testing/index.js';
 
 let gw: TestGateway;
 afterEach(async () => gw.close());
@@ -143,3 +146,74 @@ describe('GET /threads/{id}/runs/{run_id}/stream', () => {
     expect(unknown.statusCode).toBe(404);
   });
 });
+
+describe('client disconnect', () => {
+  it('stops the run event subscription when the SSE client goes away', async () => {
+    const counting = new CountingEvents(new MemoryRunEventStream());
+    const gate = latch();
+    gw = await startTestGateway({ events: counting, orchestrator: { gate: () => gate.wait() } });
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (gw.app.server.address() as AddressInfo).port;
+    const tid = await newThread();
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/threads/${tid}/runs/stream`, headers: { 'content-type': 'application/json' } });
+    req.end(JSON.stringify({ assistant_id: 'agent', input: hi() }));
+    const res = await new Promise<IncomingMessage>((resolve) => req.on('response', resolve));
+    const first = await new Promise<string>((resolve) => res.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))));
+    expect(first).toContain('event: metadata');
+    await until(() => counting.active === 1);
+    req.destroy();
+    await until(() => counting.active === 0);
+    gate.open();
+    expect(counting.active).toBe(0);
+  });
+});
+
+describe('shutdown', () => {
+  it('ends open SSE streams without an end event so clients rejoin elsewhere', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (gw.app.server.address() as AddressInfo).port;
+    const tid = await newThread();
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/threads/${tid}/runs/stream`, headers: { 'content-type': 'application/json' } });
+    req.end(JSON.stringify({ assistant_id: 'agent', input: hi() }));
+    const res = await new Promise<IncomingMessage>((resolve) => req.on('response', resolve));
+    let body = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => (body += c));
+    const ended = new Promise<void>((resolve) => res.on('end', resolve));
+    await until(() => body.includes('event: metadata'));
+    await gw.app.close();
+    await ended;
+    gate.open();
+    expect(parseSse(body).map((e) => e.event)).toEqual(['metadata']);
+  });
+});
+
+/** Polls a condition (bounded by the test timeout). */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 5));
+}
+
+/** A RunEventStream decorator that counts open subscriptions. */
+class CountingEvents implements RunEventStream {
+  active = 0;
+  constructor(private readonly inner: RunEventStream) {}
+  publish(runId: string, threadId: string, event: string, data: unknown): Promise<number> {
+    return this.inner.publish(runId, threadId, event, data);
+  }
+  async *subscribe(runId: string, opts?: RunEventSubscribeOptions): AsyncGenerator<StoredRunEvent> {
+    this.active += 1;
+    try {
+      yield* this.inner.subscribe(runId, opts);
+    } finally {
+      this.active -= 1;
+    }
+  }
+  purge(runId: string): Promise<void> {
+    return this.inner.purge(runId);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

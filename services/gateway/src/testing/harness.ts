@@ -13,6 +13,8 @@ export interface TestGatewayOptions {
   /** Options for the fake orchestrator, or false to run without one. */
   orchestrator?: Omit<FakeOrchestratorOptions, 'runs' | 'store' | 'events'> | false;
   logger?: Logger;
+  /** The run event stream to use (default: a new MemoryRunEventStream). */
+  events?: RunEventStream;
 }
 
 export interface TestGateway extends AsyncDisposable {
@@ -36,9 +38,9 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const config = loadGatewayConfig(opts.env ?? {});
   const store = createSqliteStore({ path: ':memory:' });
   await store.migrate();
-  const runs = new MemoryQueue({ name: 'runs' });
-  const webhooks = new MemoryQueue({ name: 'webhooks' });
-  const events = new MemoryRunEventStream();
+  const runs = new MemoryQueue('runs');
+  const webhooks = new MemoryQueue('webhooks');
+  const events = opts.events ?? new MemoryRunEventStream();
   const orchestrator =
     opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
   const app = await createGatewayApp({ store, runs, events, logger, config });

@@ -1,0 +1,103 @@
+/**
+ * Embedded mode: every service in one process, with the in-memory bus, queue
+ * and event stream behind the same interfaces as the cluster adapters, SQLite
+ * for records and checkpoints, and the protobuf codec still on every hop.
+ */
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { createLogger, type Logger } from '@agentloop/core';
+import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
+import { MemoryQueue } from '@agentloop/queue';
+import { createSqliteStore } from '@agentloop/store';
+import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
+import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
+import { createGatewayApp, loadGatewayConfig, startWebhookWorker } from '@agentloop/gateway';
+
+export interface EmbeddedOptions {
+  /** Environment to read configuration from (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Overrides PORT (0 picks a free port). */
+  port?: number;
+  logger?: Logger;
+}
+
+export interface EmbeddedServer {
+  /** Base URL, e.g. http://127.0.0.1:2024 */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+  const baseEnv = opts.env ?? process.env;
+  const dataDir = path.resolve(baseEnv.DATA_DIR ?? './data');
+  mkdirSync(dataDir, { recursive: true });
+  // Embedded defaults: everything under DATA_DIR, the scripted model allowed (the offline demo).
+  const env: NodeJS.ProcessEnv = {
+    WORKSPACE_ROOT: path.join(dataDir, 'workspaces'),
+    SQLITE_PATH: path.join(dataDir, 'agentloop.sqlite'),
+    ALLOW_SCRIPTED_MODEL: 'true',
+    ...baseEnv,
+    ...(opts.port !== undefined ? { PORT: String(opts.port) } : {}),
+  };
+  // Transport URLs mean cluster mode; embedded ignores them on purpose.
+  delete env.NATS_URL;
+  delete env.REDIS_URL;
+  delete env.MYSQL_URL;
+
+  const gatewayConfig = loadGatewayConfig(env);
+  const orchestratorConfig = loadOrchestratorConfig(env);
+  const toolConfig = loadToolRunnerConfig(env);
+  const logger = opts.logger ?? createLogger({ service: 'agentloop', level: gatewayConfig.LOG_LEVEL });
+  logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
+
+  const bus = new MemoryBus();
+  const events = new MemoryRunEventStream();
+  const runs = new MemoryQueue('runs', { logger });
+  const webhooks = new MemoryQueue('webhooks', { logger });
+  const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
+  await store.migrate();
+  const checkpointer = SqliteSaver.fromConnString(path.join(dataDir, 'checkpoints.sqlite'));
+
+  const toolRunner = createToolRunner({ bus, logger: logger.child({ service: 'tool-runner' }), config: toolConfig });
+  await toolRunner.start();
+  const orchestrator = createOrchestrator({
+    bus,
+    store,
+    events,
+    runs,
+    webhooks,
+    checkpointer,
+    logger: logger.child({ service: 'orchestrator' }),
+    config: orchestratorConfig,
+    env,
+    durability: 'async',
+  });
+  await orchestrator.start();
+  const webhookWorker = await startWebhookWorker({ webhooks, logger: logger.child({ service: 'gateway' }), config: gatewayConfig });
+  const app = await createGatewayApp({ store, runs, events, logger: logger.child({ service: 'gateway' }), config: gatewayConfig });
+  await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
+  const port = (app.server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  logger.info({ url }, 'AgentLoop is listening');
+
+  let closed = false;
+  return {
+    url,
+    port,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await orchestrator.stop();
+      await webhookWorker.close(5_000);
+      await toolRunner.stop();
+      await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
+      await store.close();
+      checkpointer.db.close();
+      await bus.close();
+    },
+  };
+}

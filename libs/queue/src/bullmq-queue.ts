@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
+import { Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  UnrecoverableJobError,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type JobHandler,
+  type JobQueue,
+  type JobState,
+  type QueueWorker,
+  type WorkerOptions,
+} from './types.js';
+import { assertQueueName, assertWorkerOptions, DEFAULT_CLOSE_GRACE_MS, DEFAULT_RETENTION_MS, resolveEnqueue, settledWithin } from './validate.js';
+
+/** Job data as stored in Redis: the payload in base64, and a nonce that tells our add from an existing job's. */
+interface StoredData {
+  p: string;
+  n: string;
+}
+
+export interface BullMqQueueOptions {
+  name: string;
+  redisUrl: string;
+  /** Redis key prefix (BullMQ default `bull`). */
+  prefix?: string;
+  /** How long completed/failed jobs are kept, so their ids stay deduplicated (default 24 h). */
+  retentionMs?: number;
+  logger?: Logger;
+}
+
+const STATE: Record<string, JobState> = {
+  waiting: 'waiting',
+  prioritized: 'waiting',
+  'waiting-children': 'waiting',
+  delayed: 'delayed',
+  active: 'active',
+  completed: 'completed',
+  failed: 'failed',
+};
+
+const neverAborted = new AbortController().signal;
+
+/**
+ * JobQueue over BullMQ. The job id is the dedupe key: adding an id that exists
+ * (waiting, active, delayed, or completed/failed within the retention) is a
+ * no-op reported as `added: false`.
+ */
+export class BullMqQueue implements JobQueue {
+  readonly name: string;
+  private readonly queue: Queue;
+  private readonly connection: Redis;
+  private readonly opts: BullMqQueueOptions;
+  private readonly logger: Logger;
+  private readonly workers = new Set<BullMqWorker>();
+  private closed = false;
+
+  constructor(opts: BullMqQueueOptions) {
+    assertQueueName(opts.name);
+    this.name = opts.name;
+    this.opts = opts;
+    this.logger = (opts.logger ?? silentLogger()).child({ component: 'queue', queue: opts.name });
+    this.connection = new Redis(opts.redisUrl, { lazyConnect: false });
+    this.connection.on('error', (err) => this.logger.warn({ err }, 'redis connection error'));
+    this.queue = new Queue(opts.name, { connection: this.connection, ...(opts.prefix ? { prefix: opts.prefix } : {}) });
+    this.queue.on('error', (err) => this.logger.warn({ err }, 'queue error'));
+  }
+
+  async enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult> {
+    if (this.closed) throw new UnavailableError(`Queue ${this.name} is closed`);
+    const r = resolveEnqueue(opts);
+    const keepSec = Math.ceil((this.opts.retentionMs ?? DEFAULT_RETENTION_MS) / 1000);
+    const nonce = randomUUID();
+    const data: StoredData = { p: Buffer.from(payload).toString('base64'), n: nonce };
+    try {
+      await this.queue.add(this.name, data, {
+        jobId: opts.jobId,
+        attempts: r.attempts,
+        backoff: { type: 'exponential', delay: r.backoffMs },
+        ...(r.delayMs > 0 ? { delay: r.delayMs } : {}),
+        removeOnComplete: { age: keepSec },
+        removeOnFail: { age: keepSec },
+      });
+      // On a duplicate id BullMQ returns without writing: the stored job then carries another nonce.
+      const stored = await this.queue.getJob(opts.jobId);
+      const added = stored === undefined || (stored.data as Partial<StoredData> | undefined)?.n === nonce;
+      return { jobId: opts.jobId, added };
+    } catch (err) {
+      throw new UnavailableError(`Could not enqueue job ${opts.jobId} on ${this.name}: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  async process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker> {
+    if (this.closed) throw new UnavailableError(`Queue ${this.name} is closed`);
+    assertWorkerOptions(opts);
+    const w = new BullMqWorker(this.name, this.opts, handler, opts, this.logger, () => this.workers.delete(w));
+    this.workers.add(w);
+    await w.ready();
+    return w;
+  }
+
+  async getState(jobId: string): Promise<JobState> {
+    const s = await this.queue.getJobState(jobId);
+    return STATE[s] ?? 'unknown';
+  }
+
+  /** Closes the workers (default grace), the queue and its Redis connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.workers].map((w) => w.close()));
+    await this.queue.close().catch(() => undefined);
+    await this.connection.quit().catch(() => this.connection.disconnect());
+  }
+}
+
+class BullMqWorker implements QueueWorker {
+  private readonly worker: Worker<StoredData>;
+  private readonly connection: Redis;
+  private closing: Promise<void> | undefined;
+  /** Set once the grace period is over and active jobs are being aborted. */
+  private aborting = false;
+
+  constructor(
+    name: string,
+    q: BullMqQueueOptions,
+    handler: JobHandler,
+    opts: WorkerOptions,
+    private readonly logger: Logger,
+    private readonly onClosed: () => void,
+  ) {
+    // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null for them.
+    this.connection = new Redis(q.redisUrl, { maxRetriesPerRequest: null });
+    this.connection.on('error', (err) => logger.warn({ err }, 'redis worker connection error'));
+    this.worker = new Worker<StoredData>(
+      name,
+      // Three parameters: BullMQ passes an AbortSignal only to processors that declare it.
+      async (job: BullJob<StoredData>, token?: string, signal?: AbortSignal) => {
+        const view = {
+          id: job.id ?? '',
+          payload: new Uint8Array(Buffer.from(job.data.p, 'base64')),
+          attemptsMade: job.attemptsMade,
+          attempts: job.opts.attempts ?? 1,
+        };
+        try {
+          await handler(view, signal ?? neverAborted);
+        } catch (err) {
+          if (this.aborting && signal?.aborted) {
+            // Shutting down: hand the job straight back instead of counting a failed attempt.
+            await job.moveToWait(token);
+            throw new WaitingError();
+          }
+          if (err instanceof UnrecoverableJobError) throw new UnrecoverableError(err.message);
+          throw err;
+        }
+      },
+      {
+        connection: this.connection,
+        concurrency: opts.concurrency,
+        ...(q.prefix ? { prefix: q.prefix } : {}),
+        ...(opts.lockDurationMs !== undefined ? { lockDuration: opts.lockDurationMs } : {}),
+        ...(opts.stalledIntervalMs !== undefined ? { stalledInterval: opts.stalledIntervalMs } : {}),
+        ...(opts.maxStalledCount !== undefined ? { maxStalledCount: opts.maxStalledCount } : {}),
+      },
+    );
+    this.worker.on('error', (err) => logger.warn({ err }, 'worker error'));
+    this.worker.on('failed', (job, err) =>
+      logger.info({ job_id: job?.id, attempts_made: job?.attemptsMade, err: errorMessage(err) }, 'job attempt failed'),
+    );
+    this.worker.on('stalled', (jobId) => logger.warn({ job_id: jobId }, 'job stalled; handed to another worker'));
+  }
+
+  async ready(): Promise<void> {
+    await this.worker.waitUntilReady();
+  }
+
+  close(graceMs = DEFAULT_CLOSE_GRACE_MS): Promise<void> {
+    this.closing ??= this.doClose(graceMs);
+    return this.closing;
+  }
+
+  private async doClose(graceMs: number): Promise<void> {
+    const closed = this.worker.close();
+    if (!(await settledWithin(closed, graceMs))) {
+      this.logger.warn({ grace_ms: graceMs }, 'worker close: aborting active jobs after the grace period');
+      this.aborting = true;
+      this.worker.cancelAllJobs('worker shutting down');
+      if (!(await settledWithin(closed, Math.min(graceMs, 5_000)))) {
+        // A handler ignores its signal: stop waiting; its lock expires and the stalled check re-queues the job.
+        this.logger.error('worker close: a job handler ignored the abort signal; leaving it to the stalled-job check');
+        await this.worker.disconnect().catch(() => undefined);
+      }
+    }
+    await this.connection.quit().catch(() => this.connection.disconnect());
+    this.onClosed();
+  }
+}
+
+/** Builds a BullMqQueue (connections open lazily in the background). */
+export function createBullMqQueue(opts: BullMqQueueOptions): BullMqQueue {
+  return new BullMqQueue(opts);
+}

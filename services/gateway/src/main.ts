@@ -1,0 +1,43 @@
+/**
+ * Gateway process (cluster mode): the HTTP API on MySQL records, BullMQ
+ * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
+ */
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
+import { createBullMqQueue } from '@agentloop/queue';
+import { createMysqlStore } from '@agentloop/store';
+import { createGatewayApp } from './app.js';
+import { loadGatewayConfig } from './config.js';
+import { startWebhookWorker } from './webhooks.js';
+
+await runMain('gateway', async () => {
+  const config = loadGatewayConfig();
+  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+  if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the gateway service (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'gateway', logger });
+  const events = await createJetStreamRunEventStream({ bus, logger });
+  const store = createMysqlStore({ url: config.MYSQL_URL });
+  await store.migrate();
+  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
+  const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
+
+  const app = await createGatewayApp({ store, runs, events, logger, config });
+  const hooks = await startWebhookWorker({ webhooks, logger, config });
+  await app.listen({ port: config.PORT, host: config.HOST });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await hooks.close(10_000);
+    await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close()]);
+    await bus.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});
