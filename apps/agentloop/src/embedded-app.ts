@@ -50,18 +50,21 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const gatewayConfig = loadGatewayConfig(env);
   const orchestratorConfig = loadOrchestratorConfig(env);
   const toolConfig = loadToolRunnerConfig(env);
-  const logger = opts.logger ?? createLogger({ service: 'agentloop', level: gatewayConfig.LOG_LEVEL });
+  // One logger per service so every line carries the service that wrote it.
+  const loggerFor = (service: string): Logger =>
+    opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
+  const logger = loggerFor('agentloop');
   logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
 
   const bus = new MemoryBus();
   const events = new MemoryRunEventStream();
-  const runs = new MemoryQueue('runs', { logger });
-  const webhooks = new MemoryQueue('webhooks', { logger });
+  const runs = new MemoryQueue('runs', { logger: loggerFor('orchestrator') });
+  const webhooks = new MemoryQueue('webhooks', { logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
   const checkpointer = SqliteSaver.fromConnString(path.join(dataDir, 'checkpoints.sqlite'));
 
-  const toolRunner = createToolRunner({ bus, logger: logger.child({ service: 'tool-runner' }), config: toolConfig });
+  const toolRunner = createToolRunner({ bus, logger: loggerFor('tool-runner'), config: toolConfig });
   await toolRunner.start();
   const orchestrator = createOrchestrator({
     bus,
@@ -70,14 +73,15 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     runs,
     webhooks,
     checkpointer,
-    logger: logger.child({ service: 'orchestrator' }),
+    logger: loggerFor('orchestrator'),
     config: orchestratorConfig,
     env,
     durability: 'async',
   });
   await orchestrator.start();
-  const webhookWorker = await startWebhookWorker({ webhooks, logger: logger.child({ service: 'gateway' }), config: gatewayConfig });
-  const app = await createGatewayApp({ store, runs, events, logger: logger.child({ service: 'gateway' }), config: gatewayConfig });
+  const gatewayLogger = loggerFor('gateway');
+  const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig });
+  const app = await createGatewayApp({ store, runs, events, logger: gatewayLogger, config: gatewayConfig });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;

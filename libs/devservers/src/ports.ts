@@ -179,11 +179,32 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * A killed test worker (SIGKILL, or a signal vitest sends) never runs 'exit'
+ * hooks, which would orphan its servers. This tiny shell reads a pipe from us:
+ * when we die the pipe closes, `read` returns, and it kills the server. It is
+ * killed itself as soon as the server exits.
+ */
+function spawnWatchdog(pid: number): ChildProcess | undefined {
+  try {
+    const w = spawn('/bin/sh', ['-c', `read _; kill -KILL ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+    w.on('error', () => undefined);
+    w.stdin?.on('error', () => undefined);
+    // Neither the watchdog nor its pipe may keep the event loop alive.
+    w.unref();
+    (w.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return w;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Spawns a server binary; stdout/stderr are captured (bounded), never inherited. */
 export function spawnServer(binary: string, args: string[], opts: { cwd: string; name: string }): ServerProcess {
   installExitHook();
   const child = spawn(binary, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
+  const watchdog = child.pid === undefined ? undefined : spawnWatchdog(child.pid);
   let out = '';
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString('utf8')).slice(-8_192);
@@ -198,6 +219,7 @@ export function spawnServer(binary: string, args: string[], opts: { cwd: string;
     });
     child.once('exit', (code, signal) => {
       live.delete(child);
+      watchdog?.kill('SIGKILL');
       resolve(code ?? signal ?? 'unknown');
     });
   });
