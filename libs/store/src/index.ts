@@ -10,6 +10,9 @@ export {
   type RunPatch,
   type ThreadPatch,
   type Store,
+  type ToolEffect,
+  type ToolEffectKey,
+  type ToolEffectState,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';

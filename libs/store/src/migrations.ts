@@ -112,9 +112,47 @@ function initialSchema(dialect: SqlDialectName): Migration {
 }
 
 /** All migrations for a dialect, keyed by name. */
+/** 0002: the effect ledger, one row per (run, tool call). */
+function toolEffects(dialect: SqlDialectName): Migration {
+  const t = columnTypes(dialect);
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('tool_effects')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('thread_id', t.id, (c) => c.notNull())
+        .addColumn('run_id', t.id, (c) => c.notNull())
+        .addColumn('tool_call_id', t.id, (c) => c.notNull())
+        .addColumn('tool_name', t.id, (c) => c.notNull())
+        .addColumn('state', t.short, (c) => c.notNull())
+        .addColumn('content', t.doc)
+        .addColumn('is_error', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('executions', 'integer', (c) => c.notNull().defaultTo(1))
+        .addColumn('created_at', t.millis, (c) => c.notNull())
+        .addColumn('updated_at', t.millis, (c) => c.notNull())
+        .addPrimaryKeyConstraint('tool_effects_pk', ['run_id', 'tool_call_id'])
+        .$call(tableOptions(dialect))
+        .execute();
+      await createIndexOnce(() =>
+        db.schema
+          .createIndex('tool_effects_thread_idx')
+          .$call((b) => (dialect === 'sqlite' ? b.ifNotExists() : b))
+          .on('tool_effects')
+          .columns(['tenant_id', 'thread_id'])
+          .execute(),
+      );
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('tool_effects').ifExists().execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
+    '0002_tool_effects': toolEffects(dialect),
   };
 }
 

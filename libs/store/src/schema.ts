@@ -40,9 +40,24 @@ export interface RunsTable {
   multitask_strategy: string;
 }
 
+export interface ToolEffectsTable {
+  tenant_id: string;
+  thread_id: string;
+  run_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  state: string;
+  content: string | null;
+  is_error: number;
+  executions: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
+  tool_effects: ToolEffectsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -1,7 +1,7 @@
 import { Migrator, sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, InvalidArgumentError, errorMessage, sleep } from '@agentloop/core';
 import { MAX_ID_LENGTH, MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationProvider } from './migrations.js';
-import type { Database, RunsTable, SqlDialectName, ThreadsTable } from './schema.js';
+import type { Database, RunsTable, SqlDialectName, ThreadsTable, ToolEffectsTable } from './schema.js';
 import type {
   JsonObject,
   NewRun,
@@ -13,6 +13,9 @@ import type {
   ThreadPatch,
   ThreadRecord,
   ThreadStatus,
+  ToolEffect,
+  ToolEffectKey,
+  ToolEffectState,
 } from './types.js';
 
 export interface SqlStoreOptions {
@@ -98,6 +101,90 @@ export class SqlStore implements Store {
   }
 
   // -------------------------------------------------------------------------
+  // Effect ledger
+
+  async claimToolEffect(key: ToolEffectKey): Promise<{ effect: ToolEffect; created: boolean }> {
+    checkId('tenantId', key.tenantId);
+    checkId('threadId', key.threadId);
+    checkId('runId', key.runId);
+    checkId('toolCallId', key.toolCallId);
+    const now = this.now();
+    let created = true;
+    try {
+      await this.db
+        .insertInto('tool_effects')
+        .values({
+          tenant_id: key.tenantId,
+          thread_id: key.threadId,
+          run_id: key.runId,
+          tool_call_id: key.toolCallId,
+          tool_name: key.toolName,
+          state: 'started',
+          content: null,
+          is_error: 0,
+          executions: 1,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      created = false;
+    }
+    const effect = await this.getToolEffect(key.tenantId, key.runId, key.toolCallId);
+    if (!effect) throw new AgentLoopError('CONFLICT', `Tool call ${key.toolCallId} of run ${key.runId} belongs to another tenant`);
+    return { effect, created };
+  }
+
+  async restartToolEffect(tenantId: string, runId: string, toolCallId: string): Promise<void> {
+    await this.db
+      .updateTable('tool_effects')
+      .set((eb) => ({ executions: eb('executions', '+', 1), updated_at: this.now() }))
+      .where('tenant_id', '=', tenantId)
+      .where('run_id', '=', runId)
+      .where('tool_call_id', '=', toolCallId)
+      .where('state', '=', 'started')
+      .execute();
+  }
+
+  async completeToolEffect(tenantId: string, runId: string, toolCallId: string, result: { content: string; isError: boolean }): Promise<ToolEffect> {
+    await this.db
+      .updateTable('tool_effects')
+      .set({ state: 'completed', content: result.content, is_error: result.isError ? 1 : 0, updated_at: this.now() })
+      .where('tenant_id', '=', tenantId)
+      .where('run_id', '=', runId)
+      .where('tool_call_id', '=', toolCallId)
+      .where('state', '=', 'started')
+      .execute();
+    const effect = await this.getToolEffect(tenantId, runId, toolCallId);
+    if (!effect) throw new AgentLoopError('NOT_FOUND', `Tool call ${toolCallId} of run ${runId} was never claimed`);
+    return effect;
+  }
+
+  async listToolEffects(tenantId: string, runId: string): Promise<ToolEffect[]> {
+    const rows = await this.db
+      .selectFrom('tool_effects')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('run_id', '=', runId)
+      .orderBy('created_at')
+      .orderBy('tool_call_id')
+      .execute();
+    return rows.map(toEffect);
+  }
+
+  private async getToolEffect(tenantId: string, runId: string, toolCallId: string): Promise<ToolEffect | undefined> {
+    const row = await this.db
+      .selectFrom('tool_effects')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('run_id', '=', runId)
+      .where('tool_call_id', '=', toolCallId)
+      .executeTakeFirst();
+    return row && toEffect(row);
+  }
+
+  // -------------------------------------------------------------------------
   // Threads
 
   async createThread(t: NewThread): Promise<ThreadRecord> {
@@ -151,6 +238,7 @@ export class SqlStore implements Store {
 
   async deleteThread(tenantId: string, threadId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('tool_effects').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       const res = await trx.deleteFrom('threads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
       return res.numDeletedRows > 0n;
@@ -298,6 +386,22 @@ function parseObject(text: string, what: string): JsonObject {
 
 const millisToDate = (v: number | string | bigint): Date => new Date(Number(v));
 const optionalDate = (v: number | string | bigint | null): Date | null => (v === null ? null : millisToDate(v));
+
+function toEffect(row: Selectable<ToolEffectsTable>): ToolEffect {
+  return {
+    tenantId: row.tenant_id,
+    threadId: row.thread_id,
+    runId: row.run_id,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    state: row.state as ToolEffectState,
+    content: row.content,
+    isError: Number(row.is_error) === 1,
+    executions: Number(row.executions),
+    createdAt: millisToDate(row.created_at),
+    updatedAt: millisToDate(row.updated_at),
+  };
+}
 
 function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
   return {

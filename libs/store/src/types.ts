@@ -73,6 +73,34 @@ export interface ThreadPatch {
   metadata?: JsonObject;
 }
 
+/** State of one tool call in the effect ledger. */
+export type ToolEffectState = 'started' | 'completed';
+
+/** One tool call of a run, keyed by (run id, tool call id): what was started and what it returned. */
+export interface ToolEffect {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  state: ToolEffectState;
+  /** The ToolMessage content once completed. */
+  content: string | null;
+  isError: boolean;
+  /** Executions started for this call (more than 1 only for idempotent tools re-run after a crash). */
+  executions: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ToolEffectKey {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+}
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -93,6 +121,18 @@ export interface Store {
    * current status is one of them; returns whether a row changed.
    */
   updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean>;
+
+  /**
+   * Effect ledger: records that a tool call is starting. Returns created=true
+   * for the first claim; otherwise the existing entry (started by an earlier,
+   * possibly crashed, attempt — or completed).
+   */
+  claimToolEffect(key: ToolEffectKey): Promise<{ effect: ToolEffect; created: boolean }>;
+  /** Counts one more execution of a started call (an idempotent tool re-run after a crash). */
+  restartToolEffect(tenantId: string, runId: string, toolCallId: string): Promise<void>;
+  /** Records a call's result. Idempotent: a completed entry keeps its first result. */
+  completeToolEffect(tenantId: string, runId: string, toolCallId: string, result: { content: string; isError: boolean }): Promise<ToolEffect>;
+  listToolEffects(tenantId: string, runId: string): Promise<ToolEffect[]>;
 
   close(): Promise<void>;
 }

@@ -60,7 +60,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -229,6 +229,59 @@ export function storeContract(harness: StoreTestHarness): void {
         expect((await store.listRuns(tenantId, threadId, { limit: 2, offset: 1 })).map((r) => r.runId)).toEqual([ids[2], ids[1]]);
         await store.updateRun(tenantId, ids[1]!, { status: 'success' });
         expect((await store.listRuns(tenantId, threadId, { status: 'success' })).map((r) => r.runId)).toEqual([ids[1]]);
+      });
+    });
+
+    describe('effect ledger', () => {
+      const key = (tenantId: string, threadId: string, runId: string, toolCallId = 'call_1') => ({ tenantId, threadId, runId, toolCallId, toolName: 'write_file' });
+
+      it('the first claim of a tool call creates a started entry; later claims return it', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        const first = await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        expect(first).toMatchObject({ created: true, effect: { state: 'started', executions: 1, content: null } });
+        const again = await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        expect(again).toMatchObject({ created: false, effect: { state: 'started' } });
+      });
+
+      it('completing records the result once; a second completion keeps the first result', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        const done = await store.completeToolEffect(tenantId, run.runId, 'call_1', { content: 'Wrote 3 bytes', isError: false });
+        expect(done).toMatchObject({ state: 'completed', content: 'Wrote 3 bytes', isError: false });
+        const second = await store.completeToolEffect(tenantId, run.runId, 'call_1', { content: 'other', isError: true });
+        expect(second).toMatchObject({ content: 'Wrote 3 bytes', isError: false });
+        const claim = await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        expect(claim).toMatchObject({ created: false, effect: { state: 'completed', content: 'Wrote 3 bytes' } });
+      });
+
+      it('restart counts executions of a started entry only', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        await store.restartToolEffect(tenantId, run.runId, 'call_1');
+        expect((await store.listToolEffects(tenantId, run.runId))[0]?.executions).toBe(2);
+        await store.completeToolEffect(tenantId, run.runId, 'call_1', { content: 'x', isError: false });
+        await store.restartToolEffect(tenantId, run.runId, 'call_1');
+        expect((await store.listToolEffects(tenantId, run.runId))[0]?.executions).toBe(2);
+      });
+
+      it('another tenant can neither read nor claim a tenant\'s tool call', async () => {
+        const a = await newThread();
+        const b = await newThread();
+        const { run } = await newRun(a.tenantId, a.threadId);
+        await store.claimToolEffect(key(a.tenantId, a.threadId, run.runId));
+        expect(await store.listToolEffects(b.tenantId, run.runId)).toEqual([]);
+        await expect(store.claimToolEffect(key(b.tenantId, b.threadId, run.runId))).rejects.toMatchObject({ code: 'CONFLICT' });
+      });
+
+      it('deleting a thread deletes its ledger entries', async () => {
+        const { tenantId, threadId } = await newThread();
+        const { run } = await newRun(tenantId, threadId);
+        await store.claimToolEffect(key(tenantId, threadId, run.runId));
+        await store.deleteThread(tenantId, threadId);
+        expect(await store.listToolEffects(tenantId, run.runId)).toEqual([]);
       });
     });
   });
