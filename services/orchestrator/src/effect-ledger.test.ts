@@ -1,0 +1,59 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteStore, type Store } from '@agentloop/store';
+import { executeWithLedger, interruptedMessage } from './effect-ledger.js';
+import type { ToolCallInput, ToolCallResult } from './tool-client.js';
+
+describe('executeWithLedger', () => {
+  let store: Store;
+  const executed: string[] = [];
+  const exec = async (c: ToolCallInput): Promise<ToolCallResult> => {
+    executed.push(c.toolCallId);
+    return { content: `ran ${c.name}`, isError: false };
+  };
+  const call = (toolCallId: string, idempotent: boolean) => ({
+    tenantId: 't',
+    threadId: 'th',
+    runId: 'run-1',
+    toolCallId,
+    name: idempotent ? 'read_file' : 'write_file',
+    args: {},
+    idempotent,
+  });
+
+  beforeEach(async () => {
+    executed.length = 0;
+    store = createSqliteStore({ path: ':memory:' });
+    await store.migrate();
+    await store.createThread({ tenantId: 't', threadId: 'th' });
+    await store.createRun({ tenantId: 't', threadId: 'th', runId: 'run-1', assistantId: 'a' });
+  });
+  afterEach(async () => store.close());
+
+  it('runs a new call once and records its result', async () => {
+    const out = await executeWithLedger(store, call('c1', false), exec);
+    expect(out).toMatchObject({ content: 'ran write_file', source: 'executed' });
+    expect((await store.listToolEffects('t', 'run-1'))[0]).toMatchObject({ state: 'completed', content: 'ran write_file' });
+  });
+
+  it('never runs a completed call again: a retry gets the recorded result', async () => {
+    await executeWithLedger(store, call('c1', false), exec);
+    const again = await executeWithLedger(store, call('c1', false), exec);
+    expect(again).toMatchObject({ content: 'ran write_file', source: 'recorded' });
+    expect(executed).toEqual(['c1']);
+  });
+
+  it('refuses to re-run a side-effecting call that was in flight when its worker died', async () => {
+    await store.claimToolEffect({ tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'c2', toolName: 'write_file' });
+    const out = await executeWithLedger(store, call('c2', false), exec);
+    expect(out).toMatchObject({ content: interruptedMessage('write_file'), isError: true, source: 'refused' });
+    expect(out.content).toBe('Error: interrupted before completion; not retried because write_file has side effects');
+    expect(executed).toEqual([]);
+  });
+
+  it('re-runs an idempotent call that was in flight when its worker died', async () => {
+    await store.claimToolEffect({ tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'c3', toolName: 'read_file' });
+    const out = await executeWithLedger(store, call('c3', true), exec);
+    expect(out).toMatchObject({ content: 'ran read_file', source: 're-executed' });
+    expect((await store.listToolEffects('t', 'run-1'))[0]?.executions).toBe(2);
+  });
+});

@@ -1,0 +1,56 @@
+import type { Store } from '@agentloop/store';
+import type { ToolCallInput, ToolCallResult } from './tool-client.js';
+
+export interface LedgerCall extends ToolCallInput {
+  /** From the tool's metadata: safe to run again when an earlier attempt may have run it. */
+  idempotent: boolean;
+}
+
+export type LedgerOutcome = ToolCallResult & {
+  /** How the result was obtained. */
+  source: 'executed' | 'recorded' | 're-executed' | 'refused';
+};
+
+/** The message a non-idempotent call gets when a crash left its outcome unknown. */
+export const interruptedMessage = (tool: string): string =>
+  `Error: interrupted before completion; not retried because ${tool} has side effects`;
+
+/**
+ * Exactly-once tool side effects across retries and crashes. Every call is
+ * claimed in the ledger under (run id, tool call id) before it runs and its
+ * result recorded before the ToolMessage is committed to the checkpoint:
+ * - a call already completed returns the recorded result, never runs again;
+ * - a call started by an attempt that died runs again only if its tool is
+ *   idempotent; otherwise the model is told and decides.
+ */
+export async function executeWithLedger(
+  store: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>,
+  call: LedgerCall,
+  execute: (call: ToolCallInput) => Promise<ToolCallResult>,
+): Promise<LedgerOutcome> {
+  const { effect, created } = await store.claimToolEffect({
+    tenantId: call.tenantId,
+    threadId: call.threadId,
+    runId: call.runId,
+    toolCallId: call.toolCallId,
+    toolName: call.name,
+  });
+  if (!created && effect.state === 'completed') {
+    return { content: effect.content ?? '', isError: effect.isError, source: 'recorded' };
+  }
+  let source: LedgerOutcome['source'] = 'executed';
+  let result: ToolCallResult;
+  if (!created) {
+    if (!call.idempotent) {
+      result = { content: interruptedMessage(call.name), isError: true, errorCode: 'INTERRUPTED' };
+      const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: true });
+      return { content: done.content ?? result.content, isError: done.isError, source: 'refused' };
+    }
+    await store.restartToolEffect(call.tenantId, call.runId, call.toolCallId);
+    source = 're-executed';
+  }
+  result = await execute(call);
+  const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: result.isError });
+  // If another attempt completed it first, its recorded result wins.
+  return { content: done.content ?? result.content, isError: done.isError, ...(result.errorCode ? { errorCode: result.errorCode } : {}), source };
+}
