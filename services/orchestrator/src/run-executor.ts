@@ -43,6 +43,8 @@ const STATUS: Record<RunStatusName, RunStatus> = {
 };
 
 type GraphInput = Parameters<AgentGraph['stream']>[0];
+/** graphInput's answer when a resumed run's graph had already reached its end. */
+const ALREADY_DONE = Symbol('already-done');
 
 /**
  * Executes one RunJob: status transitions, the LangGraph agent loop with the
@@ -94,8 +96,9 @@ export class RunExecutor {
       });
 
       this.contexts.set(job.runId, { runId: job.runId, tenantId: job.tenantId, threadId: job.threadId, model: resolved, logger: log, signal });
-      const input = await this.graphInput(job, cpConfig, maxLoops, attempt);
-      const stream = await this.graph.stream(input, {
+      // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
+      const input = await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
+      const stream = input === ALREADY_DONE ? [] : await this.graph.stream(input, {
         ...cpConfig,
         streamMode: ['values', 'updates'],
         recursionLimit: maxLoops * 2 + 10,
@@ -137,11 +140,15 @@ export class RunExecutor {
     await this.finish(job, status, values, error, resolved, log);
   }
 
-  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput> {
+  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput | typeof ALREADY_DONE> {
     if (attempt > 0) {
       // A retry of this run (worker crash, stalled job): continue from its last checkpoint instead of re-adding the input.
       const state = await this.graph.getState(cpConfig);
-      if (state.next.length > 0 && (state.metadata as Record<string, unknown> | undefined)?.run_id === job.runId) return null;
+      // The input sets context_id = run id, so an unfinished checkpoint of this very run is recognisable.
+      if ((state.values as { context_id?: unknown }).context_id === job.runId) {
+        // Unfinished: continue from the checkpoint. Finished (crash after the last step): nothing to run again.
+        return state.next.length > 0 ? null : ALREADY_DONE;
+      }
     }
     if (job.commandJson) {
       const command = parseJsonObject(job.commandJson, 'command');
