@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
+import { PROMPT_LANGUAGES } from './prompts.js';
+import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
+import { DEFAULT_AGENT_NAMES } from './mentions.js';
 
 export const OrchestratorEnv = z.object({
   NATS_URL: z.string().optional(),
@@ -22,6 +25,23 @@ export const OrchestratorEnv = z.object({
   RUN_LOCK_MS: envInt(30_000, 1_000, 600_000),
   RUN_STALLED_INTERVAL_MS: envInt(15_000, 500, 600_000),
   SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
+  /** Language of prompts, system reminders and orchestrator messages. */
+  PROMPT_LANGUAGE: z.enum(PROMPT_LANGUAGES).default('en'),
+  /** Messages of history sent to the model (seed 001 §4.1: default 40, 10–100); state keeps all. */
+  MAX_MESSAGE_HISTORY: envInt(MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MIN, MAX_MESSAGE_HISTORY_MAX),
+  /** clean (whole recent turns, older turns condensed) or truncate (first + last N). */
+  MESSAGE_HISTORY_STRATEGY: z.enum(HISTORY_STRATEGIES).default('clean'),
+  /** Compact the conversation when the next model input is estimated above this many tokens; 0 disables. */
+  COMPACT_TOKEN_BUDGET: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || (v >= 1_000 && v <= 10_000_000), { message: 'must be 0 (off) or between 1000 and 10000000' })
+    .default(100_000),
+  /** Names an @mention can address as a delegated agent, comma-separated. */
+  AGENT_NAMES: z
+    .string()
+    .default(DEFAULT_AGENT_NAMES.join(','))
+    .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0)),
 });
 export type OrchestratorConfig = z.infer<typeof OrchestratorEnv>;
 

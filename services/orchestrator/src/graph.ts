@@ -1,11 +1,29 @@
-import { Annotation, END, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { Annotation, Command, END, MessagesAnnotation, REMOVE_ALL_MESSAGES, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { AIMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { Logger } from '@agentloop/core';
 import type { ToolSpec } from '@agentloop/proto';
-import type { ResolvedModel } from './models/registry.js';
+import type { ModelSlot, ResolvedModel } from './models/registry.js';
+import { ScriptedChatModel } from './models/scripted.js';
 import type { ToolClient } from './tool-client.js';
-import { buildSystemPrompt, loopLimitMessage, repeatedCallMessage } from './prompts.js';
+import { buildSystemPrompt, mentionReminders, promptTexts, todoReminder, type PromptLanguage } from './prompts.js';
+import type { TodoItem } from './todos.js';
+import { DELEGATE_TASK_SPEC, isLocalTool, runLocalTool, TODO_READ_SPEC, TODO_WRITE_SPEC } from './local-tools.js';
+import { classifyMentions, DEFAULT_AGENT_NAMES, mentionsOf } from './mentions.js';
+import { parseHistoryOptions, selectHistory, type HistoryOptions } from './history.js';
+import {
+  compactedMessages,
+  estimateInputTokens,
+  isCompactCommand,
+  isSummaryMessage,
+  planAutoCompaction,
+  planCommandCompaction,
+  summarizeMessages,
+  type CompactionPlan,
+} from './compaction.js';
+import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } from './routing.js';
+import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf, ZERO_USAGE, type RunUsage, type TokenUsage } from './usage.js';
 
 export const MAX_LOOPS_DEFAULT = 100;
 export const MAX_LOOPS_MIN = 1;
@@ -14,25 +32,50 @@ export const MAX_LOOPS_MAX = 500;
 /** Why the finalize node was forced; null when the model finished by itself. */
 export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | null;
 
-/** Agent state (seed 000 §1.2: the fields this stage needs). */
+const replace = <T>(def: () => T) => Annotation<T>({ reducer: (_a, b) => b, default: def });
+
+/** Agent state (seed 000 §1.2). */
 export const AgentState = Annotation.Root({
   ...MessagesAnnotation.spec,
-  loops: Annotation<number>({ reducer: (_a, b) => b, default: () => 0 }),
-  max_loops: Annotation<number>({ reducer: (_a, b) => b, default: () => MAX_LOOPS_DEFAULT }),
-  finalize_reason: Annotation<FinalizeReason>({ reducer: (_a, b) => b, default: () => null }),
-  context_id: Annotation<string | null>({ reducer: (_a, b) => b, default: () => null }),
-  parent_context: Annotation<string | null>({ reducer: (_a, b) => b, default: () => null }),
-  thread_id: Annotation<string | null>({ reducer: (_a, b) => b, default: () => null }),
-  user_id: Annotation<string | null>({ reducer: (_a, b) => b, default: () => null }),
+  loops: replace<number>(() => 0),
+  max_loops: replace<number>(() => MAX_LOOPS_DEFAULT),
+  finalize_reason: replace<FinalizeReason>(() => null),
+  context_id: replace<string | null>(() => null),
+  parent_context: replace<string | null>(() => null),
+  thread_id: replace<string | null>(() => null),
+  user_id: replace<string | null>(() => null),
+  /** Task list written by todo_write (seed 000 §2.7); replaced as a whole on each write. */
+  todos: replace<TodoItem[]>(() => []),
+  /** Tools the active skill allows (seed 000 §2.6 step 2); passed to the tool list request. */
+  allowed_tools: replace<string[]>(() => []),
+  /** The user's model slot preference (seed 001 §1.7); run config `model_pref` overrides it. */
+  model_pref: replace<string | null>(() => null),
+  /** Tokens of every model call on this thread; updates are deltas. */
+  token_usage: Annotation<TokenUsage>({ reducer: threadUsageReducer, default: () => ({ ...ZERO_USAGE }) }),
+  /** Tokens and model calls of the current run; an update from a new run starts over. */
+  run_usage: Annotation<RunUsage>({ reducer: runUsageReducer, default: () => ({ ...EMPTY_RUN_USAGE }) }),
 });
 export type AgentStateType = typeof AgentState.State;
+type AgentUpdate = typeof AgentState.Update;
+
+/** Picks a model per call (seed 001 §1.7). Absent when the scripted provider pins the run's model. */
+export interface ModelRouter {
+  /** Slots the deployment configured. */
+  configured: ReadonlySet<ModelSlot>;
+  /** The model of a slot; falls back to base when the slot is not configured. */
+  forSlot(slot: ModelSlot): ResolvedModel;
+}
 
 /** What a node needs to know about the run it is part of; looked up by run id, never checkpointed. */
 export interface RunContext {
   runId: string;
   tenantId: string;
   threadId: string;
+  /** The run's model: used for every call when `router` is absent (the scripted provider). */
   model: ResolvedModel;
+  router?: ModelRouter;
+  /** Preference from the run config (`configurable.model_pref`, or a slot given as `configurable.model`). */
+  modelPref?: ModelSlot | null;
   logger: Logger;
   signal: AbortSignal;
 }
@@ -43,6 +86,16 @@ export interface AgentGraphDeps {
   runContext: (runId: string) => RunContext | undefined;
   checkpointer: BaseCheckpointSaver;
   systemPrompt?: string;
+  /** Language of prompts, reminders and orchestrator messages (`PROMPT_LANGUAGE`). Default en. */
+  language?: PromptLanguage;
+  /** What is sent to the model of the history (`MAX_MESSAGE_HISTORY`, `MESSAGE_HISTORY_STRATEGY`). Default 40, clean. */
+  history?: Partial<HistoryOptions>;
+  /** Compact automatically when the next model input is estimated above this many tokens; 0 or absent = never. */
+  compactTokenBudget?: number;
+  /** Agent names an @mention may address (`AGENT_NAMES`). Default ["general"]. */
+  agentNames?: readonly string[];
+  /** Skill names an @mention may address. None exist yet; the skill registry will provide them. */
+  skillNames?: () => ReadonlySet<string>;
 }
 
 function ctxOf(deps: AgentGraphDeps, config: LangGraphRunnableConfig): RunContext {
@@ -99,24 +152,136 @@ function safeJson(s: string): Record<string, unknown> {
   }
 }
 
+/** Call options of one model call: the signal, and for the scripted provider the turn to play. */
+function callOptions(model: BaseChatModel, turn: number): Record<string, unknown> {
+  return model instanceof ScriptedChatModel ? { scripted_turn: turn } : {};
+}
+
+/** Usage accumulated across the model calls of one node execution. */
+class CallMeter {
+  calls = 0;
+  usage: TokenUsage = { ...ZERO_USAGE };
+  constructor(readonly startTurn: number) {}
+  get turn(): number {
+    return this.startTurn + this.calls;
+  }
+  record(usage: TokenUsage | null): void {
+    this.calls++;
+    this.usage = addUsage(this.usage, usage ?? undefined);
+  }
+  update(runId: string): Pick<AgentUpdate, 'token_usage' | 'run_usage'> {
+    return { token_usage: this.usage, run_usage: { run_id: runId, model_calls: this.calls, ...this.usage } };
+  }
+}
+
 /**
- * The agent loop (seed 000 §1.1–1.4): START → agent ⇄ tools → finalize → END.
- * - agent: builds the system prompt on every call (never stored), calls the model with the visible tools.
+ * The agent loop (seed 000 §1.1–1.4): START → (compact | agent) ; agent ⇄ tools → finalize → END.
+ * - compact: a user message that is exactly `/compact` summarizes the conversation before it.
+ * - agent: routes to a model slot, builds the system prompt (base, time, summaries, todo and
+ *   @mention reminders) on every call without storing it, windows the history, compacts
+ *   automatically past the token budget, and calls the model with the visible tools.
  * - route: loop limit or a thrice-repeated identical tool call → finalize; tool calls → tools; else finalize.
- * - tools: each call goes over the bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
+ * - tools: todo_write / todo_read / delegate_task run here (they change graph state); every other
+ *   call goes over the bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
  * - finalize: when forced, answers pending tool calls (so history stays valid) and explains why it stopped.
  */
 export function buildAgentGraph(deps: AgentGraphDeps) {
+  const language: PromptLanguage = deps.language ?? 'en';
+  const texts = promptTexts(language);
+  const history = parseHistoryOptions(deps.history ?? {});
+  const budget = deps.compactTokenBudget ?? 0;
+  const agentNames = new Set(deps.agentNames ?? DEFAULT_AGENT_NAMES);
+
+  const startTurn = (state: AgentStateType, ctx: RunContext) => (state.run_usage.run_id === ctx.runId ? state.run_usage.model_calls : 0);
+
+  const preference = (state: AgentStateType, ctx: RunContext): ModelSlot | null => {
+    if (ctx.modelPref) return ctx.modelPref;
+    try {
+      return parseModelPref(state.model_pref, 'state model_pref');
+    } catch (err) {
+      ctx.logger.warn({ err, model_pref: state.model_pref }, 'ignoring invalid model_pref in state');
+      return null;
+    }
+  };
+
+  const pick = (ctx: RunContext, decision: RouteDecision): ResolvedModel => (ctx.router ? ctx.router.forSlot(decision.slot) : ctx.model);
+
+  /** Summarizes `messages` before `plan.splitAt`; returns the new full message list. */
+  const compactWith = async (ctx: RunContext, messages: BaseMessage[], plan: CompactionPlan, meter: CallMeter) => {
+    const decision = resolveModelSlot({ node: 'compact', preference: null, messages, configured: ctx.router?.configured ?? new Set() });
+    const resolved = pick(ctx, decision);
+    const older = messages.slice(0, plan.splitAt);
+    const result = await summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: callOptions(resolved.model, meter.turn) });
+    meter.record(result.usage);
+    ctx.logger.info({ summarized: result.summarized, model: resolved.label, kept: messages.length - plan.splitAt }, 'conversation compacted');
+    return { list: compactedMessages(messages, plan, result.summary), summarized: result.summarized };
+  };
+
+  /** System messages in state (client instructions, compaction summaries) become system prompt sections. */
+  const systemSections = (messages: readonly BaseMessage[]) =>
+    messages.filter((m) => SystemMessage.isInstance(m)).map((m) => (isSummaryMessage(m) ? texts.summarySection(messageText(m)) : messageText(m)));
+
+  const compact = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const plan = planCommandCompaction(state.messages);
+    if (!plan) return { messages: [new AIMessage({ content: texts.nothingToCompact, response_metadata: { agentloop_compact: 'nothing' } })] };
+    const meter = new CallMeter(startTurn(state, ctx));
+    const { list, summarized } = await compactWith(ctx, state.messages, plan, meter);
+    const ack = new AIMessage({ content: texts.compacted(summarized), response_metadata: { agentloop_compact: 'command', summarized_messages: summarized } });
+    return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...list, ack], ...meter.update(ctx.runId) };
+  };
+
   const agent = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
-    const specs = await deps.tools.listTools(ctx.tenantId).catch((err: unknown) => {
-      // No tool-runner reachable: the model still answers, without tools.
-      ctx.logger.warn({ err }, 'tool list unavailable; calling the model without tools');
-      return [] as ToolSpec[];
+    const meter = new CallMeter(startTurn(state, ctx));
+
+    // Visible tools: the tool-runner's list (with @mentioned tools loaded on demand) plus the local ones.
+    const mentioned = mentionsOf(state.messages);
+    const listed = await deps.tools
+      .listTools(ctx.tenantId, { mentioned, allowed: state.allowed_tools, subagent: state.parent_context !== null })
+      .catch((err: unknown) => {
+        // No tool-runner reachable: the model still answers, with the local tools only.
+        ctx.logger.warn({ err }, 'tool list unavailable; calling the model with the orchestrator tools only');
+        return [] as ToolSpec[];
+      });
+    const local = [TODO_WRITE_SPEC, TODO_READ_SPEC];
+    const known = new Set([...listed, ...local].map((s) => s.name));
+    const mentions = classifyMentions(mentioned, { tools: known, skills: deps.skillNames?.() ?? new Set(), agents: agentNames });
+    const missing = mentions.tools.filter((n) => !known.has(n));
+    if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
+    const visible: ToolSpec[] = [];
+    for (const s of [...local, ...listed, ...(mentions.agents.length > 0 ? [DELEGATE_TASK_SPEC] : [])]) {
+      if (!visible.some((v) => v.name === s.name)) visible.push(s);
+    }
+
+    const reminders = [
+      todoReminder(state.todos, language),
+      mentionReminders({ tools: mentions.tools.filter((n) => known.has(n)), skills: mentions.skills, agents: mentions.agents }, language),
+    ];
+    const input = (messages: BaseMessage[]) => ({
+      system: buildSystemPrompt({ ...(deps.systemPrompt ? { base: deps.systemPrompt } : {}), language, extra: [...systemSections(messages), ...reminders] }),
+      history: selectHistory(messages, history),
     });
-    const system = new SystemMessage(buildSystemPrompt(deps.systemPrompt ? { base: deps.systemPrompt } : {}));
-    const model = specs.length > 0 && typeof ctx.model.model.bindTools === 'function' ? ctx.model.model.bindTools(toOpenAiTools(specs)) : ctx.model.model;
-    const response = await model.invoke([system, ...state.messages], { signal: ctx.signal });
+
+    let messages = state.messages;
+    let rewrite: BaseMessage[] | null = null;
+    let next = input(messages);
+    if (budget > 0) {
+      const estimate = estimateInputTokens(next.history, next.system);
+      const plan = estimate > budget ? planAutoCompaction(messages, budget) : null;
+      if (plan) {
+        ctx.logger.info({ estimate, budget }, 'token budget exceeded; compacting');
+        messages = (await compactWith(ctx, messages, plan, meter)).list;
+        rewrite = messages;
+        next = input(messages);
+      }
+    }
+
+    const decision = resolveModelSlot({ node: 'agent', preference: preference(state, ctx), messages, configured: ctx.router?.configured ?? new Set() });
+    const resolved = pick(ctx, decision);
+    const base = resolved.model;
+    const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
+    const response = await model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
     // Bound models return chunks; store a plain AIMessage in history.
     const r = response as AIMessage;
     const ai = new AIMessage({
@@ -124,10 +289,13 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
       tool_calls: r.tool_calls ?? [],
       ...(r.id ? { id: r.id } : {}),
       ...(r.usage_metadata ? { usage_metadata: r.usage_metadata } : {}),
-      response_metadata: { ...(r.response_metadata ?? {}), agentloop_model: ctx.model.label },
+      response_metadata: { ...(r.response_metadata ?? {}), agentloop_model: resolved.label, agentloop_route: ctx.router ? decision.reason : 'scripted' },
       additional_kwargs: r.additional_kwargs ?? {},
     });
-    return { messages: [ai], loops: state.loops + 1 };
+    meter.record(usageOf(ai));
+    ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: visible.length, history: next.history.length }, 'model call');
+    const out: BaseMessage[] = rewrite ? [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...rewrite, ai] : [ai];
+    return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
   };
 
   const route = (state: AgentStateType): 'tools' | 'finalize' => {
@@ -143,16 +311,41 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const ctx = ctxOf(deps, config);
     const ai = lastAi(state.messages);
     const calls = ai?.tool_calls ?? [];
-    const results = await Promise.all(
+    const mentioned = new Set(mentionsOf(state.messages));
+    const subagent = state.parent_context !== null;
+    const results: Array<ToolMessage | null> = await Promise.all(
       calls.map(async (tc) => {
+        if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list
         const id = tc.id ?? '';
         const started = Date.now();
-        const res = await deps.tools.execute({ tenantId: ctx.tenantId, threadId: ctx.threadId, runId: ctx.runId, toolCallId: id, name: tc.name, args: tc.args });
+        const res = await deps.tools.execute({
+          tenantId: ctx.tenantId,
+          threadId: ctx.threadId,
+          runId: ctx.runId,
+          toolCallId: id,
+          name: tc.name,
+          args: tc.args,
+          onDemand: mentioned.has(tc.name),
+          subagent,
+        });
         ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
         return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
       }),
     );
-    return { messages: results };
+    let todos = state.todos;
+    let todosChanged = false;
+    calls.forEach((tc, i) => {
+      if (!isLocalTool(tc.name)) return;
+      const r = runLocalTool({ id: tc.id ?? '', name: tc.name, args: tc.args }, todos, language);
+      if (r.todos) {
+        todos = r.todos;
+        todosChanged = true;
+      }
+      ctx.logger.info({ tool: tc.name, tool_call_id: tc.id, error: r.message.status === 'error' ? 'REJECTED' : undefined }, 'local tool call');
+      results[i] = r.message;
+    });
+    // The todo list and the ToolMessages are written together, in one update (seed 000 §2.7).
+    return new Command({ update: { messages: results.filter((m): m is ToolMessage => m !== null), ...(todosChanged ? { todos } : {}) } });
   };
 
   const finalize = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
@@ -162,7 +355,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const ctx = ctxOf(deps, config);
     const repeated = detectRepeatedToolCall(state.messages);
     const reason: FinalizeReason = state.loops >= state.max_loops ? 'loop_limit' : repeated ? 'repeated_tool_call' : 'loop_limit';
-    const text = reason === 'repeated_tool_call' ? repeatedCallMessage(repeated ?? pending[0]!.name) : loopLimitMessage(state.max_loops);
+    const text = reason === 'repeated_tool_call' ? texts.repeatedCall(repeated ?? pending[0]!.name) : texts.loopLimit(state.max_loops);
     ctx.logger.warn({ reason, loops: state.loops, max_loops: state.max_loops }, 'forcing finalize');
     const skipped = pending.map(
       (tc) =>
@@ -176,11 +369,15 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     return { messages: [...skipped, new AIMessage({ content: text, response_metadata: { agentloop_finalize: reason } })], finalize_reason: reason };
   };
 
+  const start = (state: AgentStateType): 'compact' | 'agent' => (isCompactCommand(state.messages.at(-1)) ? 'compact' : 'agent');
+
   return new StateGraph(AgentState)
+    .addNode('compact', compact)
     .addNode('agent', agent)
     .addNode('tools', tools)
     .addNode('finalize', finalize)
-    .addEdge(START, 'agent')
+    .addConditionalEdges(START, start, ['compact', 'agent'])
+    .addEdge('compact', END)
     .addConditionalEdges('agent', route, ['tools', 'finalize'])
     .addEdge('tools', 'agent')
     .addEdge('finalize', END)

@@ -1,10 +1,45 @@
 export { createOrchestrator, type Orchestrator, type OrchestratorDeps } from './service.js';
 export { loadOrchestratorConfig, OrchestratorEnv, type OrchestratorConfig } from './config.js';
 export { ModelRegistry, slotsFromEnv, MODEL_SLOTS, type ModelSlot, type SlotConfig, type ResolvedModel } from './models/registry.js';
-export { ScriptedChatModel, ScriptedTurn, ScriptedModelSpec } from './models/scripted.js';
-export { buildAgentGraph, detectRepeatedToolCall, AgentState, MAX_LOOPS_DEFAULT, type AgentGraph, type RunContext } from './graph.js';
-export { RunExecutor, checkpointThreadId, parseMaxLoops } from './run-executor.js';
-export { ToolClient, TOOL_SUBJECTS } from './tool-client.js';
-export { buildSystemPrompt, currentDatetimeTag, BASE_SYSTEM_PROMPT } from './prompts.js';
+export { ScriptedChatModel, ScriptedTurn, ScriptedModelSpec, type ScriptedCallOptions } from './models/scripted.js';
+export {
+  buildAgentGraph,
+  detectRepeatedToolCall,
+  AgentState,
+  MAX_LOOPS_DEFAULT,
+  type AgentGraph,
+  type AgentGraphDeps,
+  type ModelRouter,
+  type RunContext,
+} from './graph.js';
+export { RunExecutor, checkpointThreadId, parseMaxLoops, publicValues } from './run-executor.js';
+export { ToolClient, TOOL_SUBJECTS, type ToolVisibility } from './tool-client.js';
+export {
+  buildSystemPrompt,
+  currentDatetimeTag,
+  todoReminder,
+  mentionReminders,
+  promptTexts,
+  BASE_SYSTEM_PROMPT,
+  BASE_SYSTEM_PROMPT_ZH,
+  PROMPT_LANGUAGES,
+  type PromptLanguage,
+} from './prompts.js';
+export { validateTodos, todoSummary, TODO_STATUSES, TODO_PRIORITIES, type TodoItem, type TodoStatus, type TodoPriority } from './todos.js';
+export { LOCAL_TOOL_NAMES, TODO_WRITE_SPEC, TODO_READ_SPEC, DELEGATE_TASK_SPEC, runLocalTool } from './local-tools.js';
+export { parseMentions, classifyMention, classifyMentions, AGENT_KEYWORDS, DEFAULT_AGENT_NAMES, type MentionKind, type MentionCatalog } from './mentions.js';
+export {
+  selectHistory,
+  cleanMessages,
+  truncateMessages,
+  repairToolPairs,
+  parseHistoryOptions,
+  HistoryOptions,
+  HISTORY_STRATEGIES,
+  type HistoryStrategy,
+} from './history.js';
+export { COMPACT_COMMAND, isCompactCommand, estimateTokens, estimateInputTokens, planAutoCompaction, planCommandCompaction } from './compaction.js';
+export { resolveModelSlot, hasImages, hasCodeContext, isComplexTask, type RouteDecision, type RouteReason } from './routing.js';
+export { addUsage, sumUsage, type TokenUsage, type RunUsage } from './usage.js';
 export { messageToJson, parseInputMessages, toJsonValue } from './serialize.js';
 export { ModelConfigError, RunInputError } from './errors.js';

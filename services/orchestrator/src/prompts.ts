@@ -1,4 +1,14 @@
-/** Base system prompt. Rebuilt on every model call and never stored in history (seed 000 §4.2). */
+/**
+ * Prompt text, in English and Chinese (`PROMPT_LANGUAGE=en|zh`). The system
+ * prompt is rebuilt on every model call and never stored in history
+ * (seed 000 §4.2, seed 001 §4.4); reminders are `<system_reminder>` sections
+ * appended to it (seed 000 §4.2.1, seed 001 §2.6).
+ */
+
+export const PROMPT_LANGUAGES = ['en', 'zh'] as const;
+export type PromptLanguage = (typeof PROMPT_LANGUAGES)[number];
+
+/** Base system prompt (English). */
 export const BASE_SYSTEM_PROMPT = [
   'You are AgentLoop, a capable and careful assistant that completes tasks by calling tools.',
   'Work in a loop: decide on the next step, call tools when they help, read their results, and answer when the task is done.',
@@ -7,29 +17,208 @@ export const BASE_SYSTEM_PROMPT = [
   'When you are finished, reply with your final answer and no tool calls.',
 ].join('\n');
 
+/** Base system prompt (Chinese). */
+export const BASE_SYSTEM_PROMPT_ZH = [
+  '你是 AgentLoop，一个通过调用工具完成任务、能干而细心的助手。',
+  '以循环方式工作：决定下一步，在有帮助时调用工具，阅读工具结果，任务完成后给出答复。',
+  '文件位于你的工作区；请用相对于工作区的路径引用它们（uploads/、outputs/、temp/、skills/）。',
+  '把交付物写入 outputs/。当工具返回以 "Error:" 开头的消息时，请阅读它并调整做法，不要重复同样的调用。',
+  '完成后，直接给出最终答复，不再调用工具。',
+].join('\n');
+
+/** Separator between system prompt sections (seed 001 §2.6). */
+export const SECTION_SEPARATOR = '\n\n---\n\n';
+
 /** `<current_datetime>YYYY-MM-DD HH:MM:SS UTC</current_datetime>` (seed 000 §4.2.2). */
 export function currentDatetimeTag(now: Date = new Date()): string {
   const iso = now.toISOString(); // 2025-01-24T15:30:45.123Z
   return `<current_datetime>${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC</current_datetime>`;
 }
 
-/** Joins the prompt parts with the seed's separator. */
-export function buildSystemPrompt(parts: { base?: string; now?: Date; extra?: string[] } = {}): string {
-  const sections = [parts.base ?? BASE_SYSTEM_PROMPT, currentDatetimeTag(parts.now), ...(parts.extra ?? [])].filter((s) => s.length > 0);
-  return sections.join('\n\n---\n\n');
+/** Joins the prompt parts with the seed's separator; empty parts are dropped. */
+export function buildSystemPrompt(parts: { base?: string; now?: Date; extra?: string[]; language?: PromptLanguage } = {}): string {
+  const base = parts.base ?? (parts.language === 'zh' ? BASE_SYSTEM_PROMPT_ZH : BASE_SYSTEM_PROMPT);
+  const sections = [base, currentDatetimeTag(parts.now), ...(parts.extra ?? [])].filter((s) => s.length > 0);
+  return sections.join(SECTION_SEPARATOR);
 }
 
-export function loopLimitMessage(maxLoops: number): string {
-  return (
+/** A todo item as the reminder needs it. */
+export interface ReminderTodo {
+  content: string;
+  status: string;
+  priority?: string;
+}
+
+/** Every text the orchestrator shows the model or the user, per language. */
+export interface PromptTexts {
+  loopLimit(maxLoops: number): string;
+  repeatedCall(toolName: string): string;
+  todoReminder(inProgress: ReminderTodo[], pending: ReminderTodo[], completed: number): string;
+  mentionedTools(names: string[]): string;
+  mentionedSkills(names: string[]): string;
+  mentionedAgents(names: string[]): string;
+  todoUpdated(counts: { inProgress: number; pending: number; completed: number }): string;
+  todoInvalid(detail: string): string;
+  todoErrors: {
+    notArray: string;
+    tooMany(max: number): string;
+    notObject(i: number): string;
+    required(i: number): string;
+    badStatus(i: number, got: unknown): string;
+    badPriority(i: number, got: unknown): string;
+    tooLong(i: number, max: number): string;
+    badId(i: number): string;
+    duplicateId(id: string): string;
+    multipleInProgress(n: number): string;
+  };
+  delegateUnavailable: string;
+  summarySection(summary: string): string;
+  summarizerSystem: string;
+  summarizerRequest(transcript: string): string;
+  compacted(count: number): string;
+  nothingToCompact: string;
+}
+
+const tag = (p: string | undefined) => (p && p !== 'medium' ? ` [${p}]` : '');
+const list = (names: string[], sep: string) => names.join(sep);
+
+const EN: PromptTexts = {
+  loopLimit: (maxLoops) =>
     `I stopped before finishing: this run reached its limit of ${maxLoops} agent steps (max_loops). ` +
     'The work done so far is in the conversation above and in the workspace. ' +
-    'Send a follow-up message to continue, or start a run with a higher max_loops (up to 500).'
-  );
+    'Send a follow-up message to continue, or start a run with a higher max_loops (up to 500).',
+  repeatedCall: (toolName) =>
+    `I stopped because I called the tool "${toolName}" with the same arguments three times in a row without making progress. ` +
+    'The results so far are above. Please clarify the task or give me more information so I can take a different approach.',
+  todoReminder: (inProgress, pending, completed) =>
+    [
+      '<system_reminder>',
+      `⚠️ Task tracking (${inProgress.length + pending.length} incomplete):`,
+      ...inProgress.map((t) => `  [in progress] ${t.content}${tag(t.priority)}`),
+      ...pending.map((t) => `  [pending] ${t.content}${tag(t.priority)}`),
+      ...(completed > 0 ? [`(${completed} completed)`] : []),
+      '',
+      'Keep working until every task is completed. Use todo_write to update task status.',
+      '</system_reminder>',
+    ].join('\n'),
+  mentionedTools: (names) => `<system_reminder>The user mentioned the tool(s): ${list(names, ', ')}. Prefer these tools to complete the task.</system_reminder>`,
+  mentionedSkills: (names) =>
+    `<system_reminder>The user mentioned the skill(s): ${list(names, ', ')}. ` +
+    `First read the matching SKILL.md with the read_file tool (${names.map((n) => `skills/${n}/SKILL.md`).join(', ')}), then follow its instructions.</system_reminder>`,
+  mentionedAgents: (names) =>
+    `<system_reminder>The user mentioned the agent(s): ${list(names, ', ')}. You can use the delegate_task tool to hand a subtask to a delegated agent.</system_reminder>`,
+  todoUpdated: ({ inProgress, pending, completed }) =>
+    `TODO list updated: ${inProgress + pending} incomplete (${inProgress} in progress, ${pending} pending), ${completed} completed.`,
+  todoInvalid: (detail) => `Error: the TODO list was not updated: ${detail}`,
+  todoErrors: {
+    notArray: '"todos" must be an array of tasks',
+    tooMany: (max) => `at most ${max} tasks are allowed`,
+    notObject: (i) => `todos[${i}] must be an object`,
+    required: (i) => `todos[${i}]: every task must have 'content' and 'status' fields`,
+    badStatus: (i, got) => `todos[${i}].status must be pending, in_progress or completed, got ${JSON.stringify(got)}`,
+    badPriority: (i, got) => `todos[${i}].priority must be high, medium or low, got ${JSON.stringify(got)}`,
+    tooLong: (i, max) => `todos[${i}].content is longer than ${max} characters`,
+    badId: (i) => `todos[${i}].id must be a non-empty string`,
+    duplicateId: (id) => `task id ${JSON.stringify(id)} is used twice`,
+    multipleInProgress: (n) => `only one task can be 'in_progress' at a time, found ${n}`,
+  },
+  delegateUnavailable:
+    'Error: delegate_task is not available yet: delegated agents are not supported by this deployment. Do the subtask yourself with the other tools.',
+  summarySection: (summary) => `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
+  summarizerSystem:
+    'You summarize a conversation between a user and an AI assistant that works with tools. ' +
+    'Write a concise summary that lets the assistant continue without the original messages: the user\'s goals and requests, ' +
+    'decisions taken, important facts and results (file paths, names, numbers), tool calls that mattered and their outcomes, ' +
+    'and open tasks or next steps. Do not invent anything. Reply with the summary only.',
+  summarizerRequest: (transcript) => `Summarize this conversation:\n\n<transcript>\n${transcript}\n</transcript>`,
+  compacted: (count) => `Conversation compacted: ${count} earlier message(s) were summarized into one.`,
+  nothingToCompact: 'Nothing to compact yet: the conversation has no earlier messages.',
+};
+
+const ZH: PromptTexts = {
+  loopLimit: (maxLoops) =>
+    `我在完成之前停止了：本次运行达到了 ${maxLoops} 个代理步骤的上限（max_loops）。` +
+    '目前的进展在上面的对话和工作区中。' +
+    '发送后续消息即可继续，或以更高的 max_loops（最多 500）重新运行。',
+  repeatedCall: (toolName) =>
+    `我停止了，因为我连续三次以相同参数调用了工具 "${toolName}" 而没有进展。` +
+    '目前的结果在上面。请澄清任务或提供更多信息，以便我换一种方法。',
+  todoReminder: (inProgress, pending, completed) =>
+    [
+      '<system_reminder>',
+      `⚠️ 任务追踪 (${inProgress.length + pending.length} 个未完成):`,
+      ...inProgress.map((t) => `  [进行中] ${t.content}${tag(t.priority)}`),
+      ...pending.map((t) => `  [待完成] ${t.content}${tag(t.priority)}`),
+      ...(completed > 0 ? [`（已完成 ${completed} 个）`] : []),
+      '',
+      '请继续完成所有待完成任务。使用 todo_write 更新任务状态。',
+      '</system_reminder>',
+    ].join('\n'),
+  mentionedTools: (names) => `<system_reminder>用户提到了工具：${list(names, '、')}。请优先使用这些工具完成任务。</system_reminder>`,
+  mentionedSkills: (names) =>
+    `<system_reminder>用户提到了技能：${list(names, '、')}。` +
+    `请先使用 read_file 工具读取对应的 SKILL.md 文件（路径为 ${names.map((n) => `skills/${n}/SKILL.md`).join('、')}），然后根据文档指导执行操作。</system_reminder>`,
+  mentionedAgents: (names) => `<system_reminder>用户提到了代理：${list(names, '、')}。你可以使用 delegate_task 工具将任务委派给子代理执行。</system_reminder>`,
+  todoUpdated: ({ inProgress, pending, completed }) =>
+    `✅ TODO 列表已更新：${inProgress + pending} 个待完成（${inProgress} 个进行中，${pending} 个待开始），${completed} 个已完成。`,
+  todoInvalid: (detail) => `Error: TODO 列表未更新：${detail}`,
+  todoErrors: {
+    notArray: '"todos" 必须是任务数组',
+    tooMany: (max) => `最多允许 ${max} 个任务`,
+    notObject: (i) => `todos[${i}] 必须是对象`,
+    required: (i) => `todos[${i}]：每个任务必须包含 'content' 和 'status' 字段`,
+    badStatus: (i, got) => `todos[${i}].status 必须是 pending、in_progress 或 completed，收到 ${JSON.stringify(got)}`,
+    badPriority: (i, got) => `todos[${i}].priority 必须是 high、medium 或 low，收到 ${JSON.stringify(got)}`,
+    tooLong: (i, max) => `todos[${i}].content 超过 ${max} 个字符`,
+    badId: (i) => `todos[${i}].id 必须是非空字符串`,
+    duplicateId: (id) => `任务 id ${JSON.stringify(id)} 重复使用`,
+    multipleInProgress: (n) => `只能有一个任务处于 'in_progress' 状态，当前有 ${n} 个`,
+  },
+  delegateUnavailable: 'Error: delegate_task 暂不可用：当前部署尚不支持子代理。请使用其他工具自行完成该子任务。',
+  summarySection: (summary) => `<conversation_summary>\n之前对话的摘要（较早的消息已被压缩）：\n${summary}\n</conversation_summary>`,
+  summarizerSystem:
+    '你负责总结用户与一个使用工具的 AI 助手之间的对话。' +
+    '写一份简洁的摘要，使助手无需原始消息即可继续工作：用户的目标和请求、已做出的决定、重要的事实和结果（文件路径、名称、数字）、' +
+    '关键的工具调用及其结果，以及未完成的任务或下一步。不要编造任何内容。只回复摘要本身。',
+  summarizerRequest: (transcript) => `请总结以下对话：\n\n<transcript>\n${transcript}\n</transcript>`,
+  compacted: (count) => `对话已压缩：${count} 条较早的消息已合并为一条摘要。`,
+  nothingToCompact: '暂无可压缩的内容：对话中还没有较早的消息。',
+};
+
+const TEXTS: Record<PromptLanguage, PromptTexts> = { en: EN, zh: ZH };
+
+/** The prompt texts of a language. */
+export function promptTexts(language: PromptLanguage = 'en'): PromptTexts {
+  return TEXTS[language];
 }
 
-export function repeatedCallMessage(toolName: string): string {
-  return (
-    `I stopped because I called the tool "${toolName}" with the same arguments three times in a row without making progress. ` +
-    'The results so far are above. Please clarify the task or give me more information so I can take a different approach.'
-  );
+export function loopLimitMessage(maxLoops: number, language: PromptLanguage = 'en'): string {
+  return TEXTS[language].loopLimit(maxLoops);
+}
+
+export function repeatedCallMessage(toolName: string, language: PromptLanguage = 'en'): string {
+  return TEXTS[language].repeatedCall(toolName);
+}
+
+/**
+ * The reminder of incomplete tasks (seed 000 §2.7), or "" when every task is
+ * completed or there are none. In-progress tasks first, then pending ones;
+ * a non-medium priority is shown as a tag.
+ */
+export function todoReminder(todos: readonly ReminderTodo[], language: PromptLanguage = 'en'): string {
+  const inProgress = todos.filter((t) => t.status === 'in_progress');
+  const pending = todos.filter((t) => t.status === 'pending');
+  if (inProgress.length + pending.length === 0) return '';
+  const completed = todos.filter((t) => t.status === 'completed').length;
+  return TEXTS[language].todoReminder(inProgress, pending, completed);
+}
+
+/** Mention reminders (seed 001 §2.6): tools, skills, agents; joined by a blank line, "" when none. */
+export function mentionReminders(m: { tools: string[]; skills: string[]; agents: string[] }, language: PromptLanguage = 'en'): string {
+  const t = TEXTS[language];
+  const parts: string[] = [];
+  if (m.tools.length > 0) parts.push(t.mentionedTools(m.tools));
+  if (m.skills.length > 0) parts.push(t.mentionedSkills(m.skills));
+  if (m.agents.length > 0) parts.push(t.mentionedAgents(m.agents));
+  return parts.join('\n\n');
 }

@@ -6,8 +6,12 @@ import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import type { Store, RunStatusName, JsonObject } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
-import { buildAgentGraph, MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type RunContext } from './graph.js';
-import type { ModelRegistry, ResolvedModel } from './models/registry.js';
+import { buildAgentGraph, MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type ModelRouter, type RunContext } from './graph.js';
+import type { ModelRegistry, ModelSlot, ResolvedModel } from './models/registry.js';
+import type { PromptLanguage } from './prompts.js';
+import type { HistoryOptions } from './history.js';
+import { parseModelPref } from './routing.js';
+import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
@@ -27,6 +31,14 @@ export interface RunExecutorDeps {
     webhookBackoffMs: number;
     /** LangGraph durability: "sync" in cluster mode so a crash loses no finished step. */
     durability: 'sync' | 'async' | 'exit';
+    /** PROMPT_LANGUAGE (default en). */
+    language?: PromptLanguage;
+    /** MAX_MESSAGE_HISTORY / MESSAGE_HISTORY_STRATEGY (default 40, clean). */
+    history?: Partial<HistoryOptions>;
+    /** COMPACT_TOKEN_BUDGET; 0 or absent disables automatic compaction. */
+    compactTokenBudget?: number;
+    /** AGENT_NAMES (default ["general"]). */
+    agentNames?: readonly string[];
   };
 }
 
@@ -59,6 +71,10 @@ export class RunExecutor {
       tools: deps.tools,
       checkpointer: deps.checkpointer,
       runContext: (id) => this.contexts.get(id),
+      ...(deps.config.language ? { language: deps.config.language } : {}),
+      ...(deps.config.history ? { history: deps.config.history } : {}),
+      ...(deps.config.compactTokenBudget !== undefined ? { compactTokenBudget: deps.config.compactTokenBudget } : {}),
+      ...(deps.config.agentNames ? { agentNames: deps.config.agentNames } : {}),
     });
   }
 
@@ -89,13 +105,17 @@ export class RunExecutor {
       const config = parseJsonObject(job.configJson, 'config');
       const configurable = (config.configurable ?? {}) as JsonObject;
       resolved = this.deps.models.resolve(configurable.model);
+      // A slot named in `configurable.model` is a preference like `model_pref`; the scripted provider pins the model.
+      const modelPref = parseModelPref(configurable.model_pref, 'config.configurable.model_pref') ?? selectedSlot(configurable.model);
+      const router: ModelRouter | undefined =
+        resolved.provider === 'scripted' ? undefined : { configured: new Set(this.deps.models.configuredSlots()), forSlot: (slot) => this.deps.models.resolve(slot) };
       log.info({ model: resolved.label, provider: resolved.provider, attempt }, resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started');
       const maxLoops = parseMaxLoops(configurable.max_loops ?? config.max_loops, this.deps.config.maxLoopsDefault);
       await this.deps.tools.ensureWorkspace(job.tenantId, job.threadId).catch((err: unknown) => {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
-      this.contexts.set(job.runId, { runId: job.runId, tenantId: job.tenantId, threadId: job.threadId, model: resolved, logger: log, signal });
+      this.contexts.set(job.runId, { runId: job.runId, tenantId: job.tenantId, threadId: job.threadId, model: resolved, ...(router ? { router } : {}), modelPref, logger: log, signal });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       const input = await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
       const stream = input === ALREADY_DONE ? [] : await this.graph.stream(input, {
@@ -107,12 +127,12 @@ export class RunExecutor {
       });
       for await (const chunk of stream) {
         const [mode, data] = chunk as [string, unknown];
-        const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject) : data);
+        const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
         if (mode === 'values') values = json as JsonObject;
         await events.publish(job.runId, job.threadId, mode, json);
       }
       const final = await this.graph.getState(cpConfig);
-      values = toJsonValue(publicValues(final.values as JsonObject)) as JsonObject;
+      values = toJsonValue(publicValues(final.values as JsonObject, job.runId)) as JsonObject;
     } catch (err) {
       if (timeout.aborted) {
         status = 'timeout';
@@ -129,7 +149,7 @@ export class RunExecutor {
       log.error({ err: error }, 'run failed');
       try {
         const state = await this.graph.getState(cpConfig);
-        values = toJsonValue(publicValues(state.values as JsonObject)) as JsonObject;
+        values = toJsonValue(publicValues(state.values as JsonObject, job.runId)) as JsonObject;
       } catch {
         /* keep the last published values */
       }
@@ -155,14 +175,18 @@ export class RunExecutor {
       if ('resume' in command) return new Command({ resume: command.resume }) as unknown as GraphInput;
       throw new RunInputError('command must contain "resume"');
     }
-    const messages: BaseMessage[] = parseInputMessages(job.inputJson ? JSON.parse(job.inputJson) : null);
+    const rawInput: unknown = job.inputJson ? JSON.parse(job.inputJson) : null;
+    const messages: BaseMessage[] = parseInputMessages(rawInput);
+    // `input.model_pref` sets the thread's preference (null clears it).
+    const hasPref = !!rawInput && typeof rawInput === 'object' && 'model_pref' in rawInput;
+    const modelPref = hasPref ? parseModelPref((rawInput as { model_pref?: unknown }).model_pref, 'input.model_pref') : undefined;
     if (messages.length === 0) {
       // Nothing new: continue an unfinished checkpoint (crash resume), else there is nothing to do.
       const state = await this.graph.getState(cpConfig);
       if (state.next.length > 0) return null;
       throw new RunInputError('input.messages is empty: send at least one message');
     }
-    return { messages, loops: 0, max_loops: maxLoops, finalize_reason: null, context_id: job.runId, thread_id: job.threadId };
+    return { messages, loops: 0, max_loops: maxLoops, finalize_reason: null, context_id: job.runId, thread_id: job.threadId, ...(modelPref !== undefined ? { model_pref: modelPref } : {}) };
   }
 
   private async finish(
@@ -219,11 +243,31 @@ export class RunExecutor {
   }
 }
 
-/** State values as shown to clients: internal bookkeeping fields stay private. */
-function publicValues(v: JsonObject | undefined): JsonObject {
+/**
+ * State values as shown to clients: internal bookkeeping fields stay private.
+ * `token_usage` = { run: this run's tokens and model calls, thread: every call on the thread }.
+ */
+export function publicValues(v: JsonObject | undefined, runId: string): JsonObject {
   if (!v) return {};
-  const { messages, loops, max_loops, finalize_reason, todos } = v as Record<string, unknown>;
-  return { messages: messages ?? [], loops, max_loops, finalize_reason, ...(todos !== undefined ? { todos } : {}) };
+  const { messages, loops, max_loops, finalize_reason, todos, token_usage, run_usage } = v as Record<string, unknown>;
+  return {
+    messages: messages ?? [],
+    loops,
+    max_loops,
+    finalize_reason,
+    ...(todos !== undefined ? { todos } : {}),
+    token_usage: {
+      run: runUsageFor(runId, run_usage as RunUsage | undefined),
+      thread: (token_usage as JsonObject | undefined) ?? { ...ZERO_USAGE },
+    },
+  } as JsonObject;
+}
+
+/** The slot named by a `configurable.model` already validated by the registry, if it names one. */
+function selectedSlot(selection: unknown): ModelSlot | null {
+  if (typeof selection === 'string') return selection as ModelSlot;
+  if (selection && typeof selection === 'object' && 'slot' in selection) return (selection as { slot: ModelSlot }).slot;
+  return null;
 }
 
 function parseJsonObject(s: string, what: string): JsonObject {

@@ -47,6 +47,10 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       webhookAttempts: deps.config.WEBHOOK_ATTEMPTS,
       webhookBackoffMs: deps.config.WEBHOOK_BACKOFF_MS,
       durability: deps.durability ?? 'sync',
+      language: deps.config.PROMPT_LANGUAGE,
+      history: { maxMessages: deps.config.MAX_MESSAGE_HISTORY, strategy: deps.config.MESSAGE_HISTORY_STRATEGY },
+      compactTokenBudget: deps.config.COMPACT_TOKEN_BUDGET,
+      agentNames: deps.config.AGENT_NAMES,
     },
   });
   let worker: QueueWorker | undefined;

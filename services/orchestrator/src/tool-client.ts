@@ -15,6 +15,21 @@ export interface ToolCallInput {
   toolCallId: string;
   name: string;
   args: Record<string, unknown>;
+  /** The tool was @mentioned in the latest user message: it may come from the discovered pool (disabled tools too). */
+  onDemand?: boolean;
+  /** The caller is a delegated agent: tools without available_to_subagent are refused. */
+  subagent?: boolean;
+}
+
+/**
+ * What the model may see this call (seed 000 §2.6): tools allowed by the
+ * active skill, tools @mentioned in the latest user message (loaded on
+ * demand from the discovered pool), and whether the caller is a delegated agent.
+ */
+export interface ToolVisibility {
+  allowed?: readonly string[];
+  mentioned?: readonly string[];
+  subagent?: boolean;
 }
 
 export interface ToolCallResult {
@@ -29,23 +44,33 @@ export interface ToolCallResult {
  * with "Error:" — the loop goes on and the model decides (seed 000 §4.3.1).
  */
 export class ToolClient {
-  private cached: { at: number; tools: ToolSpec[]; tenant: string } | undefined;
+  /** Short-lived list cache per tenant and visibility; bounded so it cannot grow without limit. */
+  private readonly cache = new Map<string, { at: number; tools: ToolSpec[] }>();
 
   constructor(
     private readonly bus: Bus,
     private readonly opts: { callTimeoutMs: number; listTimeoutMs?: number; listCacheMs?: number },
   ) {}
 
-  async listTools(tenantId: string): Promise<ToolSpec[]> {
+  /**
+   * The tools visible to the model (seed 000 §2.6): the tool-runner's
+   * persistent tools (enabled and available_to_subagent), then `allowed`,
+   * then `mentioned` (loaded on demand, disabled tools included). Cached
+   * briefly per tenant and visibility.
+   */
+  async listTools(tenantId: string, visibility: ToolVisibility = {}): Promise<ToolSpec[]> {
     const now = Date.now();
-    if (this.cached && this.cached.tenant === tenantId && now - this.cached.at < (this.opts.listCacheMs ?? 5_000)) return this.cached.tools;
-    const reply = await this.bus.request(
-      TOOL_SUBJECTS.list,
-      toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId })),
-      { timeoutMs: this.opts.listTimeoutMs ?? 5_000, headers: { [Headers.tenant]: tenantId } },
-    );
+    const request = listRequest(tenantId, visibility);
+    const key = JSON.stringify([tenantId, request.allowed, request.mentioned, request.subagent]);
+    const hit = this.cache.get(key);
+    if (hit && now - hit.at < (this.opts.listCacheMs ?? 5_000)) return hit.tools;
+    const reply = await this.bus.request(TOOL_SUBJECTS.list, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, request.wire)), {
+      timeoutMs: this.opts.listTimeoutMs ?? 5_000,
+      headers: { [Headers.tenant]: tenantId },
+    });
     const tools = fromBinary(ListToolsResponseSchema, reply.data).tools;
-    this.cached = { at: now, tools, tenant: tenantId };
+    if (this.cache.size >= 256) this.cache.clear();
+    this.cache.set(key, { at: now, tools });
     return tools;
   }
 
@@ -69,6 +94,8 @@ export class ToolClient {
       toolCallId: call.toolCallId,
       toolName: call.name,
       argsJson: JSON.stringify(call.args ?? {}),
+      onDemand: call.onDemand ?? false,
+      subagent: call.subagent ?? false,
     });
     const headers: Record<string, string> = {
       [Headers.tenant]: call.tenantId,
@@ -100,4 +127,15 @@ export class ToolClient {
       return { content: `Error: Tool ${call.name} failed: ${errorMessage(err)}`, isError: true, errorCode: 'INTERNAL' };
     }
   }
+}
+
+/** The list request with normalised (sorted, de-duplicated) visibility fields. */
+function listRequest(tenantId: string, v: ToolVisibility) {
+  const norm = (xs: readonly string[] | undefined) => [...new Set(xs ?? [])].sort();
+  const allowed = norm(v.allowed);
+  const mentioned = norm(v.mentioned);
+  const subagent = v.subagent ?? false;
+  // `visible` always: the reply is then the same tier (persistent → allowed → mentioned)
+  // whether or not this message mentions anything.
+  return { allowed, mentioned, subagent, wire: { tenantId, allowed, mentioned, subagent, visible: true } };
 }

@@ -60,6 +60,11 @@ describe('ScriptedChatModel', () => {
     expect((await m.invoke([new HumanMessage('a'), new AIMessage('one'), new HumanMessage('b')])).content).toBe('one');
   });
 
+  it('plays the turn given by the scripted_turn call option when present', async () => {
+    const m = new ScriptedChatModel([{ content: 'one' }, { content: 'two' }]);
+    expect((await m.invoke([new HumanMessage('a')], { scripted_turn: 1 })).content).toBe('two');
+  });
+
   it('says clearly when the script is exhausted', async () => {
     const m = new ScriptedChatModel([{ content: 'one' }]);
     await expect(m.invoke([new HumanMessage('a'), new AIMessage('one')])).rejects.toThrow(/no turn #2/);

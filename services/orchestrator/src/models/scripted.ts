@@ -1,4 +1,4 @@
-import { BaseChatModel, type BaseChatModelParams } from '@langchain/core/language_models/chat_models';
+import { BaseChatModel, type BaseChatModelCallOptions, type BaseChatModelParams } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { z } from 'zod';
@@ -29,6 +29,15 @@ export const ScriptedModelSpec = z
   .strict();
 export type ScriptedModelSpec = z.infer<typeof ScriptedModelSpec>;
 
+/**
+ * `scripted_turn`: the 0-based turn to play. The agent loop passes the number
+ * of model calls the run has made so far (checkpointed in state), so a
+ * compaction summary call consumes a turn like any other call.
+ */
+export interface ScriptedCallOptions extends BaseChatModelCallOptions {
+  scripted_turn?: number;
+}
+
 export class ScriptExhaustedError extends Error {
   override name = 'ScriptExhaustedError';
   readonly code = 'SCRIPT_EXHAUSTED';
@@ -39,11 +48,13 @@ export class ScriptExhaustedError extends Error {
  * demo, tests and benchmarks. It never pretends to be a real model: its
  * `_llmType` and every message's `response_metadata.model_provider` say "scripted".
  *
- * Which turn to play is derived from the conversation, not from an internal
- * counter, so a run resumed from a checkpoint on another worker replays the
- * same turn: turn index = number of AI messages after the last human message.
+ * Which turn to play never comes from an internal counter, so a run resumed
+ * from a checkpoint on another worker replays the same turn: it is the
+ * `scripted_turn` call option when given (the agent loop's per-run model call
+ * count), else derived from the conversation: the number of AI messages after
+ * the last human message.
  */
-export class ScriptedChatModel extends BaseChatModel {
+export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
   readonly turns: ScriptedTurn[];
 
   constructor(turns: ScriptedTurn[], params: BaseChatModelParams = {}) {
@@ -72,7 +83,7 @@ export class ScriptedChatModel extends BaseChatModel {
   }
 
   async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
-    const index = ScriptedChatModel.turnIndex(messages);
+    const index = options.scripted_turn ?? ScriptedChatModel.turnIndex(messages);
     const turn = this.turns[index];
     if (!turn) {
       throw new ScriptExhaustedError(
