@@ -60,7 +60,7 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
     client = new Client({ apiUrl: `http://127.0.0.1:${port}` });
     await poll(async () => ((await fetch(`http://127.0.0.1:${port}/ok`).catch(() => undefined))?.ok ? true : undefined), 90_000);
     await waitLog(/"service":"orchestrator".*orchestrator started/);
-    await waitLog(/"service":"tool-runner"/);
+    await waitLog(/tool-runner serving/);
   }, 180_000);
 
   afterAll(async () => {
@@ -119,7 +119,7 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
     await first.exited;
     const replacementFrom = logs.length;
     start('tool-runner', 2);
-    await waitLog(/"service":"tool-runner"/, replacementFrom);
+    await waitLog(/tool-runner serving/, replacementFrom);
 
     const values = (await client.runs.join(thread.thread_id, run.run_id)) as { messages: Array<{ type: string; name?: string; content: string }> };
     const toolMsgs = values.messages.filter((m) => m.type === 'tool');

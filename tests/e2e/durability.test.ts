@@ -116,7 +116,13 @@ describe('fault suite: orchestrators killed mid-run', () => {
     for (const r of runs) {
       const file = path.join(workspaceRoot, 'default', r.thread, 'outputs', 'log.txt');
       const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
-      expect(lines, `run ${r.i}`).toEqual(Array.from({ length: LINES }, (_, l) => `run ${r.i} line ${l + 1}`));
+      const want = Array.from({ length: LINES }, (_, l) => `run ${r.i} line ${l + 1}`);
+      if (JSON.stringify(lines) !== JSON.stringify(want)) {
+        const state = await client.threads.getState(r.thread);
+        const msgs = (state.values as { messages: Array<{ type: string; content: unknown; tool_call_id?: string }> }).messages;
+        console.log(`run ${r.i} transcript:`, JSON.stringify(msgs.map((m) => [m.type, m.tool_call_id, m.content])));
+      }
+      expect(lines, `run ${r.i}`).toEqual(want);
     }
   }, 300_000);
 });

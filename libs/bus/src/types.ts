@@ -11,6 +11,10 @@ export const Headers = {
   /** Absolute deadline, epoch milliseconds, as a decimal string. */
   deadline: 'agentloop-deadline',
   idempotencyKey: 'agentloop-idempotency-key',
+  /** On a tool execute: answer only from the record of an earlier execution with the same idempotency key; never execute. */
+  replayOnly: 'agentloop-replay-only',
+  /** On a tool execute: run again even though this idempotency key was started before (idempotent tools only). */
+  reexecute: 'agentloop-reexecute',
   /** Set on a reply when the handler threw: JSON {code,message,retryable}. */
   error: 'agentloop-error',
 } as const;

@@ -159,6 +159,24 @@ describe('MySQLSaver', () => {
     ]);
   });
 
+  it('applies both rules when one putWrites call mixes regular and special writes', async () => {
+    const thread_id = 'mixed';
+    const config = await saver.put({ configurable: { thread_id } }, checkpoint(), meta(0), {});
+    await saver.putWrites(config, [['x', 'first'], ['__interrupt__', 'ask 1']], 't1');
+    await saver.putWrites(config, [['x', 'second'], ['__interrupt__', 'ask 2']], 't1');
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([
+      ['t1', '__interrupt__', 'ask 2'],
+      ['t1', 'x', 'first'],
+    ]);
+  });
+
+  it('stores a channel value of 64 KiB byte for byte', async () => {
+    const thread_id = 'large';
+    const big = 'é'.repeat(32 * 1024) + '\u0000\\\'"';
+    const config = await saver.put({ configurable: { thread_id } }, checkpoint({ messages: [big] }), meta(0), { messages: 1 });
+    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ messages: [big] });
+  });
+
   it('keeps checkpoint namespaces apart', async () => {
     const thread_id = 'namespaces';
     const root = checkpoint({ v: 'root' });

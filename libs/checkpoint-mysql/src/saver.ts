@@ -74,6 +74,12 @@ function checkBytes(what: string, value: unknown, max: number): string {
   return s;
 }
 
+/** `(?, ?, ...), (?, ?, ...)`: `rows` groups of `columns` placeholders, for a multi-row prepared INSERT. */
+function rowPlaceholders(columns: number, rows: number): string {
+  const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+  return Array.from({ length: rows }, () => row).join(', ');
+}
+
 /**
  * LangGraph checkpointer over MySQL 8 / MariaDB 10.6+ through a `mysql2` pool,
  * shaped like the official `PostgresSaver`: `fromConnString`, `setup()`, `end()`.
@@ -295,14 +301,18 @@ export class MySQLSaver extends BaseCheckpointSaver {
     ]);
     if (metadataType !== 'json') throw new Error(`MySQLSaver needs a serializer that writes metadata as JSON (got "${metadataType}")`);
 
+    // execute(): the binary protocol sends the (often large) values as raw bytes; query() would inline
+    // them as hex literals, doubling the bytes on the wire and making the server parse them
+    // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
     await this.transaction(async (conn) => {
       if (blobs.length > 0) {
-        await conn.query(
-          `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ? ON DUPLICATE KEY UPDATE thread_id = thread_id`,
-          [blobs],
+        await conn.execute(
+          `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
+           ON DUPLICATE KEY UPDATE thread_id = thread_id`,
+          blobs.flat(),
         );
       }
-      await conn.query(
+      await conn.execute(
         `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
          VALUES (?, ?, ?, ?, ?, ?, ?)
          ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
@@ -331,21 +341,22 @@ export class MySQLSaver extends BaseCheckpointSaver {
         return [threadId, checkpointNs, checkpointId, taskId, idx, channel, t, Buffer.from(data), taskPath] as const;
       }),
     );
+    if (rows.length === 0) return;
     const regular = rows.filter((r) => r[4] >= 0);
     const special = rows.filter((r) => r[4] < 0);
-    if (rows.length === 0) return;
-    const columns = '(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, data, task_path)';
+    const insert = (n: number) =>
+      `INSERT INTO ${this.tables.writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, data, task_path) VALUES ${rowPlaceholders(9, n)}`;
+    const keepFirst = ' ON DUPLICATE KEY UPDATE thread_id = thread_id';
+    const replace = ' ON DUPLICATE KEY UPDATE channel = VALUES(channel), type = VALUES(type), data = VALUES(data), task_path = VALUES(task_path)';
+    // One statement is atomic on its own: a task's writes are all regular (or all special) in
+    // practice, so they take one round trip instead of BEGIN / INSERT / COMMIT.
+    if (special.length === 0 || regular.length === 0) {
+      await this.pool.execute(insert(rows.length) + (special.length === 0 ? keepFirst : replace), rows.flat());
+      return;
+    }
     await this.transaction(async (conn) => {
-      if (regular.length > 0) {
-        await conn.query(`INSERT INTO ${this.tables.writes} ${columns} VALUES ? ON DUPLICATE KEY UPDATE thread_id = thread_id`, [regular]);
-      }
-      if (special.length > 0) {
-        await conn.query(
-          `INSERT INTO ${this.tables.writes} ${columns} VALUES ?
-           ON DUPLICATE KEY UPDATE channel = VALUES(channel), type = VALUES(type), data = VALUES(data), task_path = VALUES(task_path)`,
-          [special],
-        );
-      }
+      await conn.execute(insert(regular.length) + keepFirst, regular.flat());
+      await conn.execute(insert(special.length) + replace, special.flat());
     });
   }
 

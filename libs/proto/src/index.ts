@@ -14,6 +14,9 @@ export {
   WorkspaceRequestSchema,
   WorkspaceRequest_Action,
   WorkspaceResponseSchema,
+  ReloadToolsRequestSchema,
+  ReloadToolsResponseSchema,
+  SkippedToolModuleSchema,
   ToolRunner,
   type ToolMetadata,
   type ToolSpec,
@@ -23,6 +26,9 @@ export {
   type ExecuteToolResponse,
   type WorkspaceRequest,
   type WorkspaceResponse,
+  type ReloadToolsRequest,
+  type ReloadToolsResponse,
+  type SkippedToolModule,
 } from './gen/agentloop/v1/tools_pb.js';
 export {
   RunJobSchema,
@@ -36,3 +42,17 @@ export {
   type RunOutcome,
 } from './gen/agentloop/v1/runs_pb.js';
 export { toWireError, fromWireError, runStatusName, runStatusFromName, type RunStatusName } from './errors.js';
+export {
+  DocumentKind,
+  ReadDocumentRequestSchema,
+  ReadDocumentResponseSchema,
+  SearchDocumentRequestSchema,
+  SearchDocumentResponseSchema,
+  SearchMatchSchema,
+  Indexer,
+  type ReadDocumentRequest,
+  type ReadDocumentResponse,
+  type SearchDocumentRequest,
+  type SearchDocumentResponse,
+  type SearchMatch,
+} from './gen/agentloop/v1/indexer_pb.js';

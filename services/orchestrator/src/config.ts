@@ -24,6 +24,8 @@ export const OrchestratorEnv = z.object({
   /** BullMQ lock/stalled intervals for crash takeover. */
   RUN_LOCK_MS: envInt(30_000, 1_000, 600_000),
   RUN_STALLED_INTERVAL_MS: envInt(15_000, 500, 600_000),
+  /** Times a run may be taken over after its worker died before it is failed (BullMQ maxStalledCount). */
+  RUN_MAX_STALLED: envInt(20, 1, 1000),
   SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
   /** Language of prompts, system reminders and orchestrator messages. */
   PROMPT_LANGUAGE: z.enum(PROMPT_LANGUAGES).default('en'),

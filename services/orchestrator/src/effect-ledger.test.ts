@@ -56,4 +56,18 @@ describe('executeWithLedger', () => {
     expect(out).toMatchObject({ content: 'ran read_file', source: 're-executed' });
     expect((await store.listToolEffects('t', 'run-1'))[0]?.executions).toBe(2);
   });
+
+  it('takes the executor\'s recorded reply for a call that ran before its worker died, without running it', async () => {
+    await store.claimToolEffect({ tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'c4', toolName: 'write_file' });
+    const out = await executeWithLedger(store, call('c4', false), exec, async () => ({ content: 'Wrote 9 bytes', isError: false }));
+    expect(out).toMatchObject({ content: 'Wrote 9 bytes', source: 'recorded' });
+    expect(executed).toEqual([]);
+  });
+
+  it('runs a started call whose request never reached a tool-runner (it was lost with the dead worker)', async () => {
+    await store.claimToolEffect({ tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'c5', toolName: 'write_file' });
+    const out = await executeWithLedger(store, call('c5', false), exec, async () => 'not-executed');
+    expect(out).toMatchObject({ content: 'ran write_file', source: 'executed' });
+    expect(executed).toEqual(['c5']);
+  });
 });

@@ -27,6 +27,10 @@ export async function executeWithLedger(
   store: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>,
   call: LedgerCall,
   execute: (call: ToolCallInput) => Promise<ToolCallResult>,
+  /** Asks the executor what became of this call (idempotency key), without running it. */
+  recorded?: (call: ToolCallInput) => Promise<ToolCallResult | 'not-executed' | undefined>,
+  /** Runs an idempotent call again although it was started before; defaults to `execute`. */
+  reexecute?: (call: ToolCallInput) => Promise<ToolCallResult>,
 ): Promise<LedgerOutcome> {
   const { effect, created } = await store.claimToolEffect({
     tenantId: call.tenantId,
@@ -41,6 +45,18 @@ export async function executeWithLedger(
   let source: LedgerOutcome['source'] = 'executed';
   let result: ToolCallResult;
   if (!created) {
+    // The worker died after sending the call: the tool-runner may have finished it and kept its reply.
+    const prior = recorded ? await recorded(call) : undefined;
+    if (prior === 'not-executed') {
+      // It never reached a tool-runner (lost with the dead worker): running it now is its first execution.
+      const res = await execute(call);
+      const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: res.content, isError: res.isError });
+      return { content: done.content ?? res.content, isError: done.isError, source: 'executed' };
+    }
+    if (prior) {
+      const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: prior.content, isError: prior.isError });
+      return { content: done.content ?? prior.content, isError: done.isError, source: 'recorded' };
+    }
     if (!call.idempotent) {
       result = { content: interruptedMessage(call.name), isError: true, errorCode: 'INTERRUPTED' };
       const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: true });
@@ -49,7 +65,7 @@ export async function executeWithLedger(
     await store.restartToolEffect(call.tenantId, call.runId, call.toolCallId);
     source = 're-executed';
   }
-  result = await execute(call);
+  result = source === 're-executed' && reexecute ? await reexecute(call) : await execute(call);
   const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: result.isError });
   // If another attempt completed it first, its recorded result wins.
   return { content: done.content ?? result.content, isError: done.isError, ...(result.errorCode ? { errorCode: result.errorCode } : {}), source };

@@ -7,6 +7,8 @@ import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from './models/registry.js';
 import { ScriptedChatModel } from './models/scripted.js';
 import type { ToolClient } from './tool-client.js';
+import type { Store } from '@agentloop/store';
+import { executeWithLedger } from './effect-ledger.js';
 import { buildSystemPrompt, mentionReminders, promptTexts, todoReminder, type PromptLanguage } from './prompts.js';
 import type { TodoItem } from './todos.js';
 import { DELEGATE_TASK_SPEC, isLocalTool, runLocalTool, TODO_READ_SPEC, TODO_WRITE_SPEC } from './local-tools.js';
@@ -81,7 +83,9 @@ export interface RunContext {
 }
 
 export interface AgentGraphDeps {
-  tools: Pick<ToolClient, 'listTools' | 'execute'>;
+  tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute'>>;
+  /** Effect ledger: when given, every bus tool call is recorded by (run, tool call id) and never re-executed on resume. */
+  ledger?: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>;
   /** Resolves the context of the run a node executes for. */
   runContext: (runId: string) => RunContext | undefined;
   checkpointer: BaseCheckpointSaver;
@@ -318,7 +322,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
         if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list
         const id = tc.id ?? '';
         const started = Date.now();
-        const res = await deps.tools.execute({
+        const call = {
           tenantId: ctx.tenantId,
           threadId: ctx.threadId,
           runId: ctx.runId,
@@ -327,7 +331,16 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
           args: tc.args,
           onDemand: mentioned.has(tc.name),
           subagent,
-        });
+        };
+        const res = deps.ledger
+          ? await executeWithLedger(
+              deps.ledger,
+              { ...call, idempotent: deps.tools.isIdempotent?.(tc.name) ?? false },
+              (c) => deps.tools.execute(c),
+              deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+              deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+            )
+          : await deps.tools.execute(call);
         ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
         return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
       }),

@@ -55,8 +55,6 @@ const STATUS: Record<RunStatusName, RunStatus> = {
 };
 
 type GraphInput = Parameters<AgentGraph['stream']>[0];
-/** graphInput's answer when a resumed run's graph had already reached its end. */
-const ALREADY_DONE = Symbol('already-done');
 
 /**
  * Executes one RunJob: status transitions, the LangGraph agent loop with the
@@ -70,6 +68,7 @@ export class RunExecutor {
     this.graph = buildAgentGraph({
       tools: deps.tools,
       checkpointer: deps.checkpointer,
+      ledger: deps.store,
       runContext: (id) => this.contexts.get(id),
       ...(deps.config.language ? { language: deps.config.language } : {}),
       ...(deps.config.history ? { history: deps.config.history } : {}),
@@ -118,7 +117,7 @@ export class RunExecutor {
       this.contexts.set(job.runId, { runId: job.runId, tenantId: job.tenantId, threadId: job.threadId, model: resolved, ...(router ? { router } : {}), modelPref, logger: log, signal });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       const input = await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
-      const stream = input === ALREADY_DONE ? [] : await this.graph.stream(input, {
+      const stream = await this.graph.stream(input, {
         ...cpConfig,
         streamMode: ['values', 'updates'],
         recursionLimit: maxLoops * 2 + 10,
@@ -160,14 +159,16 @@ export class RunExecutor {
     await this.finish(job, status, values, error, resolved, log);
   }
 
-  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput | typeof ALREADY_DONE> {
+  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput> {
     if (attempt > 0) {
       // A retry of this run (worker crash, stalled job): continue from its last checkpoint instead of re-adding the input.
       const state = await this.graph.getState(cpConfig);
       // The input sets context_id = run id, so an unfinished checkpoint of this very run is recognisable.
       if ((state.values as { context_id?: unknown }).context_id === job.runId) {
-        // Unfinished: continue from the checkpoint. Finished (crash after the last step): nothing to run again.
-        return state.next.length > 0 ? null : ALREADY_DONE;
+        // Continue from the checkpoint. `state.next` cannot tell "finished" from "a step ran but its
+        // successor checkpoint was never written" (tasks with saved writes are not listed), and
+        // resuming a finished graph with a null input runs nothing — so always resume.
+        return null;
       }
     }
     if (job.commandJson) {

@@ -60,6 +60,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,
+        maxStalledCount: deps.config.RUN_MAX_STALLED,
       });
       log.info({ concurrency: deps.config.RUN_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
     },

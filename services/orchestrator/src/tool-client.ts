@@ -46,6 +46,7 @@ export interface ToolCallResult {
 export class ToolClient {
   /** Short-lived list cache per tenant and visibility; bounded so it cannot grow without limit. */
   private readonly cache = new Map<string, { at: number; tools: ToolSpec[] }>();
+  private readonly idempotent = new Map<string, boolean>();
 
   constructor(
     private readonly bus: Bus,
@@ -69,6 +70,7 @@ export class ToolClient {
       headers: { [Headers.tenant]: tenantId },
     });
     const tools = fromBinary(ListToolsResponseSchema, reply.data).tools;
+    for (const t of tools) this.idempotent.set(t.name, t.metadata?.idempotent === true);
     if (this.cache.size >= 256) this.cache.clear();
     this.cache.set(key, { at: now, tools });
     return tools;
@@ -86,7 +88,30 @@ export class ToolClient {
     await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: tenantId } });
   }
 
-  async execute(call: ToolCallInput, traceparent?: string): Promise<ToolCallResult> {
+  /** Whether a tool declared itself idempotent in its metadata (unknown tools: false, the safe answer). */
+  isIdempotent(name: string): boolean {
+    return this.idempotent.get(name) === true;
+  }
+
+  /**
+   * What became of a call sent before a crash, asked without executing it:
+   * the recorded reply, 'not-executed' when no tool-runner ever received it,
+   * or undefined when that is unknown (still running, its tool-runner died
+   * mid-way, or no tool-runner answers).
+   */
+  async recordedOutcome(call: ToolCallInput): Promise<ToolCallResult | 'not-executed' | undefined> {
+    const res = await this.execute(call, undefined, { [Headers.replayOnly]: '1' });
+    if (res.errorCode === 'NOT_EXECUTED') return 'not-executed';
+    if (res.errorCode === 'IN_PROGRESS' || res.errorCode === 'TIMEOUT' || res.errorCode === 'UNAVAILABLE' || res.errorCode === 'INTERNAL') return undefined;
+    return res;
+  }
+
+  /** Runs an idempotent call again although an earlier attempt started it. */
+  reexecute(call: ToolCallInput): Promise<ToolCallResult> {
+    return this.execute(call, undefined, { [Headers.reexecute]: '1' });
+  }
+
+  async execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
     const req = create(ExecuteToolRequestSchema, {
       tenantId: call.tenantId,
       threadId: call.threadId,
@@ -100,6 +125,7 @@ export class ToolClient {
     const headers: Record<string, string> = {
       [Headers.tenant]: call.tenantId,
       [Headers.idempotencyKey]: `${call.runId}:${call.toolCallId}`,
+      ...extraHeaders,
     };
     if (traceparent) headers[Headers.traceparent] = traceparent;
     try {

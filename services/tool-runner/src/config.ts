@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
+import { parseAllowList } from './net/addresses.js';
 
 /** Environment of the tool-runner, validated once at boot. */
 export const ToolRunnerEnv = z
@@ -25,6 +26,40 @@ export const ToolRunnerEnv = z
     FIND_MAX_RESULTS: envInt(200, 1, 100_000),
     /** Budget of a tool call whose request carries no deadline. */
     TOOL_DEFAULT_TIMEOUT_MS: envInt(60_000, 10, 86_400_000),
+    /** tools.yaml (core / optional sections). Unset: config/tools.yaml shipped with this package. */
+    TOOLS_CONFIG: z.string().min(1).optional(),
+    /** Comma-separated folders scanned for custom tool modules (.js/.mjs; .ts when running from source). */
+    TOOLS_DIRS: z
+      .string()
+      .optional()
+      .transform((v) => (v ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '')),
+    /** Re-scan the tool folders and tools.yaml when they change (fs.watch, debounced). */
+    TOOLS_WATCH: envBool(false),
+    /** Quiet period after the last change before a watch-triggered reload. */
+    TOOLS_WATCH_DEBOUNCE_MS: envInt(300, 10, 60_000),
+    /** A tool module whose import has not settled after this long is skipped. */
+    TOOLS_IMPORT_TIMEOUT_MS: envInt(10_000, 100, 600_000),
+    /**
+     * http_fetch: comma-separated exceptions to the private-address guard:
+     * CIDRs or IPs (`10.1.0.0/16`, `127.0.0.1`, `[::1]`) or host names
+     * (`api.internal`), each optionally with `:port` (`127.0.0.1:8080`,
+     * `[fd00::1]:443`, `10.0.0.0/8:443`).
+     */
+    HTTP_FETCH_ALLOW: z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        try {
+          return parseAllowList(v ?? '');
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+          return z.NEVER;
+        }
+      }),
+    /** http_fetch: largest response body read (decoded bytes); the rest is cut with a note. */
+    HTTP_FETCH_MAX_BYTES: envInt(1024 * 1024, 1, 1_073_741_824),
+    /** http_fetch: budget of one fetch, redirects included. */
+    HTTP_FETCH_TIMEOUT_MS: envInt(15_000, 10, 600_000),
   })
   .refine((c) => c.TEXT_PREVIEW_BYTES <= c.TEXT_FILE_MAX_BYTES, {
     path: ['TEXT_PREVIEW_BYTES'],

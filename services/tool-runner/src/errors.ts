@@ -50,6 +50,14 @@ export class UnknownToolError extends ToolError {
   }
 }
 
+/** The tool was discovered but is disabled, and the call did not come from an @mention. */
+export class ToolDisabledError extends ToolError {
+  override name = 'ToolDisabledError';
+  constructor(tool: string) {
+    super('NOT_FOUND', `Tool ${displayPath(tool)} is not enabled; it can be used when the user mentions it (@${displayPath(tool)})`);
+  }
+}
+
 /** The tool outlived its budget (the request deadline or TOOL_DEFAULT_TIMEOUT_MS) and was abandoned. */
 export class ToolTimeoutError extends ToolError {
   override name = 'ToolTimeoutError';

@@ -1,6 +1,6 @@
 import { AgentLoopError, type Logger } from '@agentloop/core';
-import { ToolTimeoutError, UnknownToolError } from './errors.js';
-import type { ToolContext, ToolRegistry } from './registry.js';
+import { ToolDisabledError, ToolError, ToolTimeoutError, UnknownToolError } from './errors.js';
+import type { ToolContext, ToolDefinition, ToolRegistry } from './registry.js';
 import type { Workspace, WorkspaceManager } from './workspace.js';
 
 export interface ExecuteInput {
@@ -11,6 +11,10 @@ export interface ExecuteInput {
   toolName: string;
   /** JSON object of arguments; empty means `{}`. */
   argsJson: string;
+  /** The tool was @mentioned: it may be a disabled tool from the discovered pool. */
+  onDemand?: boolean;
+  /** The caller is a sub-agent: only tools available_to_subagent run. */
+  subagent?: boolean;
 }
 
 export interface ExecuteOptions {
@@ -31,6 +35,8 @@ export interface ToolResult {
   content: string;
   error?: ToolFailure;
   durationMs: number;
+  /** This call may be repeated without further effect (known once the arguments parsed). */
+  idempotent: boolean;
 }
 
 export interface ToolExecutorOptions {
@@ -60,10 +66,11 @@ export class ToolExecutor {
       tool_call_id: input.toolCallId,
     });
     let workspace: Workspace | undefined;
+    let idempotent = false;
     try {
-      const def = this.opts.registry.get(input.toolName);
-      if (!def) throw new UnknownToolError(input.toolName);
+      const def = this.resolve(input);
       const args = this.opts.registry.parseArgs(def, input.argsJson);
+      idempotent = this.opts.registry.isIdempotent(def, args);
       const budgetMs = this.budgetMs(options.deadline);
       const content = await runWithBudget(input.toolName, budgetMs, options.signal, log, async (signal) => {
         workspace = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
@@ -80,14 +87,30 @@ export class ToolExecutor {
       });
       const durationMs = elapsed(started);
       log.debug({ duration_ms: durationMs }, 'tool succeeded');
-      return { content, durationMs };
+      return { content, durationMs, idempotent };
     } catch (err) {
       const error = this.describe(err, workspace);
       const durationMs = elapsed(started);
       if (error.code === 'TOOL_FAILED') log.error({ err, duration_ms: durationMs }, `tool failed: ${error.message}`);
       else log.warn({ code: error.code, duration_ms: durationMs }, `tool failed: ${error.message}`);
-      return { content: `Error: ${error.message}`, error, durationMs };
+      return { content: `Error: ${error.message}`, error, durationMs, idempotent };
     }
+  }
+
+  /**
+   * The tool this call may run: an enabled one, or with `onDemand` any
+   * discovered one (seed 000 §2.6, @mention loading); sub-agents only get
+   * tools available_to_subagent. The definition is taken once, so a reload
+   * during the call does not affect it.
+   */
+  private resolve(input: ExecuteInput): ToolDefinition {
+    const record = this.opts.registry.lookup(input.toolName);
+    if (!record) throw new UnknownToolError(input.toolName);
+    if (!record.enabled && !input.onDemand) throw new ToolDisabledError(input.toolName);
+    if (input.subagent && !record.metadata.availableToSubagent) {
+      throw new ToolError('PERMISSION_DENIED', `Tool ${input.toolName} is not available to sub-agents`);
+    }
+    return record.def;
   }
 
   /**

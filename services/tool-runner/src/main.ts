@@ -6,6 +6,7 @@ import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
 import { loadToolRunnerConfig } from './config.js';
 import { createToolRunner } from './service.js';
+import { readToolsConfig } from './tool-loader.js';
 
 await runMain('tool-runner', async () => {
   const config = loadToolRunnerConfig();
@@ -13,6 +14,8 @@ await runMain('tool-runner', async () => {
   if (!config.NATS_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the tool-runner service (use `npm start` for the embedded mode)');
   }
+  // A bad tools.yaml stops the process before it touches the network (start() reads it again).
+  await readToolsConfig(config.TOOLS_CONFIG);
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'tool-runner', logger });
   const runner = createToolRunner({ bus, logger, config });
   await runner.start();

@@ -1,9 +1,10 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Headers, connectNatsBus, type NatsBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
 import { startNats, type DevServer } from '@agentloop/devservers';
-import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema } from '@agentloop/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema, ReloadToolsRequestSchema, ReloadToolsResponseSchema } from '@agentloop/proto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadToolRunnerConfig } from './config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from './service.js';
 import { createTempDir, type TempDir } from './testing/index.js';
@@ -19,7 +20,8 @@ describe('tool-runner on NATS', () => {
   beforeAll(async () => {
     nats = await startNats({ jetstream: false });
     tmp = await createTempDir();
-    const config = loadToolRunnerConfig({ WORKSPACE_ROOT: path.join(tmp.path, 'ws'), TOOLS_ENABLE_DEBUG: 'true' });
+    await mkdir(path.join(tmp.path, 'tools'));
+    const config = loadToolRunnerConfig({ WORKSPACE_ROOT: path.join(tmp.path, 'ws'), TOOLS_ENABLE_DEBUG: 'true', TOOLS_DIRS: path.join(tmp.path, 'tools') });
     for (let i = 0; i < 2; i++) {
       const bus = await connectNatsBus({ url: nats.url, name: `tool-runner-${i}` });
       buses.push(bus);
@@ -54,5 +56,17 @@ describe('tool-runner on NATS', () => {
     const res = await execute('debug_sleep', { ms: 600_000 }, 2_000);
     expect(res.content).toMatch(/^Error: Tool debug_sleep timed out after \d+ ms$/);
     expect((await execute('now', {})).error).toBeUndefined();
+  });
+
+  it('reloads every replica through the broadcast subject, not only the one in the queue group that answered', async () => {
+    await writeFile(
+      path.join(tmp.path, 'tools', 'hello.mjs'),
+      `export const hello = { name: 'hello', description: 'Say hello', schema: { type: 'object' }, execute: () => 'hello from a module' };`,
+    );
+    const reply = await client.request(TOOL_SUBJECTS.reload, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { reason: 'nats test' })), { timeoutMs: 10_000 });
+    const res = fromBinary(ReloadToolsResponseSchema, reply.data);
+    expect(res.loaded).toBe(1);
+    await vi.waitFor(() => expect(runners.map((r) => r.registry.has('hello'))).toEqual([true, true]), { timeout: 10_000, interval: 20 });
+    for (let i = 0; i < 4; i++) expect((await execute('hello', {})).content).toBe('hello from a module');
   });
 });

@@ -1,20 +1,29 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Bus, Subscription } from '@agentloop/bus';
-import type { Logger } from '@agentloop/core';
+import { newId, type Logger } from '@agentloop/core';
 import type { ToolRunnerConfig } from './config.js';
 import { ToolExecutor } from './executor.js';
 import { executeToolHandler } from './handlers/execute.js';
 import { listToolsHandler } from './handlers/list.js';
+import { reloadBroadcastHandler, reloadToolsHandler } from './handlers/reload.js';
 import { workspaceHandler } from './handlers/workspace.js';
 import { ToolRegistry } from './registry.js';
+import { ToolLoader, type ReloadResult } from './tool-loader.js';
+import type { HostLookup } from './tools/http-fetch.js';
 import { builtinTools } from './tools/index.js';
 import type { DocumentReader } from './tools/read-file.js';
 import { WorkspaceManager } from './workspace.js';
+import { ReplayLog } from './replay-log.js';
 
 export const TOOL_SUBJECTS = {
   list: 'agentloop.tools.list',
   execute: 'agentloop.tools.execute',
   workspace: 'agentloop.tools.workspace',
+  /** Request (queue group): one replica answers and re-publishes on `reloadBroadcast`. */
+  reload: 'agentloop.tools.reload',
+  /** Plain subscription on every replica (no queue group). */
+  reloadBroadcast: 'agentloop.tools.reload.broadcast',
 } as const;
 
 /** Queue group and NATS micro-service name. */
@@ -31,20 +40,30 @@ export interface ToolRunnerDeps {
   config: ToolRunnerConfig;
   /** Handles documents in read_file (the indexer, in a later issue). */
   documentReaders?: readonly DocumentReader[];
+  /** Resolver of http_fetch (tests inject one). Default: dns.lookup. */
+  httpLookup?: HostLookup;
 }
 
 export interface ToolRunner {
-  /** Prepares the workspace root and serves the three subjects. */
+  /**
+   * Loads tools.yaml and the tool modules (an invalid tools.yaml throws a
+   * ToolsConfigError), prepares the workspace root and serves the subjects.
+   */
   start(): Promise<void>;
+  /** Re-reads tools.yaml and re-imports the tool modules on this replica only. */
+  reload(reason?: string): Promise<ReloadResult>;
   /** Stops serving (in-flight requests finish through the bus's drain). Idempotent. */
   stop(): Promise<void>;
   /** Built-in tools are registered; more may be added before start(). */
   readonly registry: ToolRegistry;
   readonly workspaces: WorkspaceManager;
   readonly executor: ToolExecutor;
+  readonly loader: ToolLoader;
+  /** Id of this replica in reload broadcasts. */
+  readonly replica: string;
 }
 
-export function createToolRunner({ bus, logger: baseLogger, config, documentReaders }: ToolRunnerDeps): ToolRunner {
+export function createToolRunner({ bus, logger: baseLogger, config, documentReaders, httpLookup }: ToolRunnerDeps): ToolRunner {
   const logger = baseLogger.child({ component: 'tool-runner' });
   const registry = new ToolRegistry();
   for (const tool of builtinTools({
@@ -54,6 +73,12 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
     findMaxResults: config.FIND_MAX_RESULTS,
     enableDebug: config.TOOLS_ENABLE_DEBUG,
     ...(documentReaders ? { documentReaders } : {}),
+    httpFetch: {
+      allow: config.HTTP_FETCH_ALLOW,
+      maxBytes: config.HTTP_FETCH_MAX_BYTES,
+      timeoutMs: config.HTTP_FETCH_TIMEOUT_MS,
+      ...(httpLookup ? { lookup: httpLookup } : {}),
+    },
   })) {
     registry.register(tool);
   }
@@ -63,27 +88,50 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
     logger,
   });
   const executor = new ToolExecutor({ registry, workspaces, logger, defaultTimeoutMs: config.TOOL_DEFAULT_TIMEOUT_MS });
+  const loader = new ToolLoader({
+    registry,
+    logger,
+    dirs: config.TOOLS_DIRS,
+    importTimeoutMs: config.TOOLS_IMPORT_TIMEOUT_MS,
+    ...(config.TOOLS_CONFIG !== undefined ? { configPath: config.TOOLS_CONFIG } : {}),
+  });
+  const replica = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
   let subs: Subscription[] = [];
+  let stopWatching: (() => void) | undefined;
+  let booted = false;
 
   return {
     registry,
     workspaces,
     executor,
+    loader,
+    replica,
+    reload: (reason = 'local') => loader.reload(reason),
     async start() {
       if (subs.length > 0) return;
+      if (!booted) {
+        await loader.boot();
+        booted = true;
+      }
       await workspaces.init();
       const opts = { queue: TOOL_RUNNER_SERVICE, version: TOOL_RUNNER_VERSION, description: 'AgentLoop tools and workspaces' };
+      const reloadDeps = { loader, bus, logger, replica, broadcastSubject: TOOL_SUBJECTS.reloadBroadcast };
       try {
         subs.push(await bus.serve(TOOL_SUBJECTS.list, opts, listToolsHandler(registry)));
-        subs.push(await bus.serve(TOOL_SUBJECTS.execute, opts, executeToolHandler(executor, logger)));
+        subs.push(await bus.serve(TOOL_SUBJECTS.execute, opts, executeToolHandler(executor, logger, new ReplayLog(workspaces))));
         subs.push(await bus.serve(TOOL_SUBJECTS.workspace, opts, workspaceHandler(workspaces, logger)));
+        subs.push(await bus.serve(TOOL_SUBJECTS.reload, opts, reloadToolsHandler(reloadDeps)));
+        subs.push(await bus.subscribe(TOOL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler(reloadDeps)));
       } catch (err) {
         await this.stop();
         throw err;
       }
-      logger.info({ tools: registry.names(), version: TOOL_RUNNER_VERSION, debug_tools: config.TOOLS_ENABLE_DEBUG }, 'tool-runner serving');
+      if (config.TOOLS_WATCH) stopWatching = loader.watch(config.TOOLS_WATCH_DEBOUNCE_MS);
+      logger.info({ tools: registry.names(), replica, version: TOOL_RUNNER_VERSION, debug_tools: config.TOOLS_ENABLE_DEBUG }, 'tool-runner serving');
     },
     async stop() {
+      stopWatching?.();
+      stopWatching = undefined;
       const current = subs;
       subs = [];
       await Promise.all(current.map((s) => s.unsubscribe()));

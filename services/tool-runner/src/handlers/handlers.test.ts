@@ -15,6 +15,8 @@ import {
   WorkspaceResponseSchema,
 } from '@agentloop/proto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../registry.js';
 import { createToolHarness, type ToolHarness } from '../testing/index.js';
 import { executeToolHandler } from './execute.js';
 import { listToolsHandler } from './list.js';
@@ -43,8 +45,51 @@ describe('list handler', () => {
   });
 });
 
+describe('list handler: visible set', () => {
+  const list = (fields: Partial<{ allowed: string[]; mentioned: string[]; subagent: boolean; visible: boolean }>) =>
+    listToolsHandler(h.registry)(msg('agentloop.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a', ...fields }))), ctx()).then(
+      (b) => fromBinary(ListToolsResponseSchema, b),
+    );
+
+  beforeEach(() => {
+    // debug_* are registered but not persistent; extract_links is discovered but disabled.
+    h.registry.register(
+      defineTool({
+        name: 'extract_links',
+        description: 'x',
+        schema: z.object({}),
+        metadata: { category: 'read', tags: [], idempotent: true, displayName: 'Extract Links', availableToSubagent: false, enabled: false },
+        execute: () => Promise.resolve('links'),
+      }),
+    );
+  });
+
+  it('lists the persistent tools only when asked for the visible set with nothing allowed or mentioned', async () => {
+    expect((await list({ visible: true })).tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files']);
+  });
+
+  it('orders persistent → allowed → mentioned, de-duplicated, and reports unknown names', async () => {
+    const res = await list({ allowed: ['debug_fail', 'now', 'nope'], mentioned: ['extract_links', 'debug_fail', 'pdf'] });
+    expect(res.tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'debug_fail', 'extract_links']);
+    expect(res.notFound).toEqual(['nope', 'pdf']);
+    expect(res.tools.find((t) => t.name === 'extract_links')?.metadata?.enabled).toBe(false);
+  });
+
+  it('does not let a skill allow a disabled tool', async () => {
+    const res = await list({ allowed: ['extract_links'] });
+    expect(res.tools.map((t) => t.name)).not.toContain('extract_links');
+    expect(res.notFound).toEqual(['extract_links']);
+  });
+
+  it('gives a sub-agent only the tools available to sub-agents', async () => {
+    const res = await list({ subagent: true, allowed: ['debug_sleep'] });
+    expect(res.tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files']);
+    expect(res.notFound).toEqual(['debug_sleep']);
+  });
+});
+
 describe('execute handler', () => {
-  const run = (fields: Partial<{ tenantId: string; threadId: string; toolName: string; argsJson: string }>, headers?: Record<string, string>) =>
+  const run = (fields: Partial<{ tenantId: string; threadId: string; toolName: string; argsJson: string; onDemand: boolean; subagent: boolean }>, headers?: Record<string, string>) =>
     executeToolHandler(h.executor, silentLogger())(
       msg(
         'agentloop.tools.execute',
@@ -62,6 +107,34 @@ describe('execute handler', () => {
     expect(res.content).toBe('Wrote 3 bytes to outputs/a.txt');
     expect(res.error).toBeUndefined();
     expect(typeof res.durationMs).toBe('bigint');
+  });
+
+  it('reports whether the call was idempotent', async () => {
+    expect((await run({ toolName: 'now' })).idempotent).toBe(true);
+    expect((await run({ toolName: 'write_file', argsJson: '{"file_path":"outputs/i.txt","content":"x"}' })).idempotent).toBe(false);
+  });
+
+  it('runs a disabled tool only when it was mentioned (on_demand)', async () => {
+    h.registry.register(
+      defineTool({
+        name: 'extract_links',
+        description: 'x',
+        schema: z.object({}),
+        metadata: { category: 'read', tags: [], idempotent: true, displayName: 'Extract Links', availableToSubagent: false, enabled: false },
+        execute: () => Promise.resolve('links'),
+      }),
+    );
+    const refused = await run({ toolName: 'extract_links' });
+    expect(refused.content).toBe('Error: Tool extract_links is not enabled; it can be used when the user mentions it (@extract_links)');
+    expect(refused.error?.code).toBe('NOT_FOUND');
+    expect((await run({ toolName: 'extract_links', onDemand: true })).content).toBe('links');
+  });
+
+  it('refuses a sub-agent a tool that is not available to sub-agents', async () => {
+    const res = await run({ toolName: 'debug_fail', argsJson: '{}', subagent: true });
+    expect(res.content).toBe('Error: Tool debug_fail is not available to sub-agents');
+    expect(res.error?.code).toBe('PERMISSION_DENIED');
+    expect((await run({ toolName: 'now', subagent: true })).error).toBeUndefined();
   });
 
   it('replies with an Error content and a wire error for a failing tool', async () => {

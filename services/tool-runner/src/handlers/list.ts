@@ -1,12 +1,26 @@
 import type { RequestHandler } from '@agentloop/bus';
-import { create, fromBinary, toBinary, ListToolsRequestSchema, ListToolsResponseSchema } from '@agentloop/proto';
+import { create, fromBinary, toBinary, ListToolsRequestSchema, ListToolsResponseSchema, type ListToolsRequest } from '@agentloop/proto';
 import type { ToolRegistry } from '../registry.js';
 
-/** `agentloop.tools.list`: the specs of every registered tool. */
+/**
+ * `agentloop.tools.list`: without a visibility field, the registered (enabled)
+ * tools; with `allowed`, `mentioned`, `subagent` or `visible`, the visible set
+ * of seed 000 §2.6 (persistent → allowed → mentioned, de-duplicated) plus the
+ * requested names that matched nothing.
+ */
 export function listToolsHandler(registry: ToolRegistry): RequestHandler {
   return (msg) => {
-    // Decoded to reject a malformed request; tenant-specific visibility comes with the tool tiers.
-    fromBinary(ListToolsRequestSchema, msg.data);
-    return Promise.resolve(toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: registry.specs() })));
+    const req = fromBinary(ListToolsRequestSchema, msg.data);
+    if (!asksForVisible(req)) {
+      return Promise.resolve(toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: registry.specs() })));
+    }
+    const { records, notFound } = registry.visible({ allowed: req.allowed, mentioned: req.mentioned, subagent: req.subagent });
+    return Promise.resolve(
+      toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: records.map((r) => r.spec), notFound })),
+    );
   };
+}
+
+function asksForVisible(req: ListToolsRequest): boolean {
+  return req.visible || req.subagent || req.allowed.length > 0 || req.mentioned.length > 0;
 }

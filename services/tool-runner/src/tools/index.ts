@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../registry.js';
 import { debugFailTool, debugSleepTool } from './debug.js';
+import { createHttpFetchTool, type HttpFetchOptions } from './http-fetch.js';
 import { createFindFilesTool } from './find-files.js';
 import { listWorkspaceFilesTool } from './list-workspace-files.js';
 import { nowTool } from './now.js';
@@ -14,6 +15,8 @@ export interface BuiltinToolOptions {
   /** Adds debug_sleep and debug_fail. */
   enableDebug: boolean;
   documentReaders?: readonly DocumentReader[];
+  /** Adds http_fetch with these limits (the service always does; tools.yaml decides whether it is enabled). */
+  httpFetch?: HttpFetchOptions;
 }
 
 /** The built-in tools, in the order they are listed to the model. */
@@ -25,6 +28,7 @@ export function builtinTools(opts: BuiltinToolOptions): ToolDefinition[] {
     createWriteFileTool(opts),
     createFindFilesTool({ maxResults: opts.findMaxResults }),
   ];
+  if (opts.httpFetch) tools.push(createHttpFetchTool(opts.httpFetch));
   if (opts.enableDebug) tools.push(debugSleepTool, debugFailTool);
   return tools;
 }

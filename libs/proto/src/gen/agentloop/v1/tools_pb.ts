@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/tools.proto.
  */
 export const file_agentloop_v1_tools: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSJ3CgxUb29sTWV0YWRhdGESEAoIY2F0ZWdvcnkYASABKAkSDAoEdGFncxgCIAMoCRISCgppZGVtcG90ZW50GAMgASgIEhQKDGRpc3BsYXlfbmFtZRgEIAEoCRIdChVhdmFpbGFibGVfdG9fc3ViYWdlbnQYBSABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSIlChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCSI6ChFMaXN0VG9vbHNSZXNwb25zZRIlCgV0b29scxgBIAMoCzIWLmFnZW50bG9vcC52MS5Ub29sU3BlYyKGAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJIl8KE0V4ZWN1dGVUb29sUmVzcG9uc2USDwoHY29udGVudBgBIAEoCRIiCgVlcnJvchgCIAEoCzITLmFnZW50bG9vcC52MS5FcnJvchITCgtkdXJhdGlvbl9tcxgDIAEoAyK3AQoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbiJGCgZBY3Rpb24SFgoSQUNUSU9OX1VOU1BFQ0lGSUVEEAASEQoNQUNUSU9OX0VOU1VSRRABEhEKDUFDVElPTl9ERUxFVEUQAiJIChFXb3Jrc3BhY2VSZXNwb25zZRIPCgdlbnRyaWVzGAEgAygJEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yMvwBCgpUb29sUnVubmVyEkwKCUxpc3RUb29scxIeLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLkxpc3RUb29sc1Jlc3BvbnNlElIKC0V4ZWN1dGVUb29sEiAuYWdlbnRsb29wLnYxLkV4ZWN1dGVUb29sUmVxdWVzdBohLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlc3BvbnNlEkwKCVdvcmtzcGFjZRIeLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlc3BvbnNlYgZwcm90bzM", [file_agentloop_v1_common]);
+  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCK3AQoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbiJGCgZBY3Rpb24SFgoSQUNUSU9OX1VOU1BFQ0lGSUVEEAASEQoNQUNUSU9OX0VOU1VSRRABEhEKDUFDVElPTl9ERUxFVEUQAiJIChFXb3Jrc3BhY2VSZXNwb25zZRIPCgdlbnRyaWVzGAEgAygJEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yIjwKElJlbG9hZFRvb2xzUmVxdWVzdBIWCg5vcmlnaW5fcmVwbGljYRgBIAEoCRIOCgZyZWFzb24YAiABKAkiMwoRU2tpcHBlZFRvb2xNb2R1bGUSDgoGc291cmNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKrAQoTUmVsb2FkVG9vbHNSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SDwoHc2tpcHBlZBgCIAEoDRI4Cg9za2lwcGVkX21vZHVsZXMYAyADKAsyHy5hZ2VudGxvb3AudjEuU2tpcHBlZFRvb2xNb2R1bGUSFAoMY29uZmlnX2Vycm9yGAQgASgJEhIKCnJlZ2lzdGVyZWQYBSADKAkSDwoHcmVwbGljYRgGIAEoCTLQAgoKVG9vbFJ1bm5lchJMCglMaXN0VG9vbHMSHi5hZ2VudGxvb3AudjEuTGlzdFRvb2xzUmVxdWVzdBofLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXNwb25zZRJSCgtFeGVjdXRlVG9vbBIgLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGxvb3AudjEuRXhlY3V0ZVRvb2xSZXNwb25zZRJMCglXb3Jrc3BhY2USHi5hZ2VudGxvb3AudjEuV29ya3NwYWNlUmVxdWVzdBofLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXNwb25zZRJSCgtSZWxvYWRUb29scxIgLmFnZW50bG9vcC52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGxvb3AudjEuUmVsb2FkVG9vbHNSZXNwb25zZWIGcHJvdG8z", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.ToolMetadata
@@ -44,6 +44,14 @@ export type ToolMetadata = Message<"agentloop.v1.ToolMetadata"> & {
    * @generated from field: bool available_to_subagent = 5;
    */
   availableToSubagent: boolean;
+
+  /**
+   * False for a disabled tool listed because it was @mentioned (loaded on
+   * demand from the discovered pool): execute it with `on_demand` set.
+   *
+   * @generated from field: bool enabled = 6;
+   */
+  enabled: boolean;
 };
 
 /**
@@ -88,6 +96,12 @@ export const ToolSpecSchema: GenMessage<ToolSpec> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_tools, 1);
 
 /**
+ * Without any of fields 2-5 the reply lists the registered (enabled) tools.
+ * With one of them it lists the visible set (seed 000 §2.6), in this order,
+ * without duplicates: persistent tools (enabled and available_to_subagent),
+ * then `allowed` (looked up among enabled tools), then `mentioned` (looked up
+ * among all discovered tools, disabled ones included: on-demand loading).
+ *
  * @generated from message agentloop.v1.ListToolsRequest
  */
 export type ListToolsRequest = Message<"agentloop.v1.ListToolsRequest"> & {
@@ -95,6 +109,35 @@ export type ListToolsRequest = Message<"agentloop.v1.ListToolsRequest"> & {
    * @generated from field: string tenant_id = 1;
    */
   tenantId: string;
+
+  /**
+   * Tools the active skill allows (allowed_tools).
+   *
+   * @generated from field: repeated string allowed = 2;
+   */
+  allowed: string[];
+
+  /**
+   * Tools the user @mentioned; may name disabled tools.
+   *
+   * @generated from field: repeated string mentioned = 3;
+   */
+  mentioned: string[];
+
+  /**
+   * The caller is a sub-agent: only tools with available_to_subagent.
+   *
+   * @generated from field: bool subagent = 4;
+   */
+  subagent: boolean;
+
+  /**
+   * Ask for the visible set even when `allowed` and `mentioned` are empty
+   * (then: the persistent tools only).
+   *
+   * @generated from field: bool visible = 5;
+   */
+  visible: boolean;
 };
 
 /**
@@ -112,6 +155,14 @@ export type ListToolsResponse = Message<"agentloop.v1.ListToolsResponse"> & {
    * @generated from field: repeated agentloop.v1.ToolSpec tools = 1;
    */
   tools: ToolSpec[];
+
+  /**
+   * Names from `allowed` / `mentioned` that matched no tool (or that a
+   * sub-agent may not use); a mention may be a skill or an agent instead.
+   *
+   * @generated from field: repeated string not_found = 2;
+   */
+  notFound: string[];
 };
 
 /**
@@ -156,6 +207,21 @@ export type ExecuteToolRequest = Message<"agentloop.v1.ExecuteToolRequest"> & {
    * @generated from field: string args_json = 6;
    */
   argsJson: string;
+
+  /**
+   * The tool was @mentioned in this run: it may be taken from the discovered
+   * pool (disabled tools included). Otherwise only enabled tools run.
+   *
+   * @generated from field: bool on_demand = 7;
+   */
+  onDemand: boolean;
+
+  /**
+   * The caller is a sub-agent: tools without available_to_subagent are refused.
+   *
+   * @generated from field: bool subagent = 8;
+   */
+  subagent: boolean;
 };
 
 /**
@@ -186,6 +252,14 @@ export type ExecuteToolResponse = Message<"agentloop.v1.ExecuteToolResponse"> & 
    * @generated from field: int64 duration_ms = 3;
    */
   durationMs: bigint;
+
+  /**
+   * This particular call has no additional effect when repeated (e.g. an
+   * http_fetch GET), known once its arguments parsed; false otherwise.
+   *
+   * @generated from field: bool idempotent = 4;
+   */
+  idempotent: boolean;
 };
 
 /**
@@ -273,10 +347,117 @@ export const WorkspaceResponseSchema: GenMessage<WorkspaceResponse> = /*@__PURE_
   messageDesc(file_agentloop_v1_tools, 7);
 
 /**
+ * Re-scans the tool directories and re-reads tools.yaml without a restart.
+ *
+ * @generated from message agentloop.v1.ReloadToolsRequest
+ */
+export type ReloadToolsRequest = Message<"agentloop.v1.ReloadToolsRequest"> & {
+  /**
+   * Replica that handled the request and re-published it on the broadcast
+   * subject; that replica ignores its own broadcast.
+   *
+   * @generated from field: string origin_replica = 1;
+   */
+  originReplica: string;
+
+  /**
+   * Free text for the logs (who asked, why).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ReloadToolsRequest.
+ * Use `create(ReloadToolsRequestSchema)` to create a new message.
+ */
+export const ReloadToolsRequestSchema: GenMessage<ReloadToolsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 8);
+
+/**
+ * @generated from message agentloop.v1.SkippedToolModule
+ */
+export type SkippedToolModule = Message<"agentloop.v1.SkippedToolModule"> & {
+  /**
+   * Module file (absolute path), with `#<export>` when one tool of several
+   * was refused, or a tool directory that could not be read.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentloop.v1.SkippedToolModule.
+ * Use `create(SkippedToolModuleSchema)` to create a new message.
+ */
+export const SkippedToolModuleSchema: GenMessage<SkippedToolModule> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 9);
+
+/**
+ * @generated from message agentloop.v1.ReloadToolsResponse
+ */
+export type ReloadToolsResponse = Message<"agentloop.v1.ReloadToolsResponse"> & {
+  /**
+   * Tools loaded from tool directories (built-in tools not counted).
+   *
+   * @generated from field: uint32 loaded = 1;
+   */
+  loaded: number;
+
+  /**
+   * @generated from field: uint32 skipped = 2;
+   */
+  skipped: number;
+
+  /**
+   * @generated from field: repeated agentloop.v1.SkippedToolModule skipped_modules = 3;
+   */
+  skippedModules: SkippedToolModule[];
+
+  /**
+   * Set when tools.yaml was invalid: the previous configuration stays in force.
+   *
+   * @generated from field: string config_error = 4;
+   */
+  configError: string;
+
+  /**
+   * Registered (enabled) tools after the reload.
+   *
+   * @generated from field: repeated string registered = 5;
+   */
+  registered: string[];
+
+  /**
+   * Replica that answered.
+   *
+   * @generated from field: string replica = 6;
+   */
+  replica: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ReloadToolsResponse.
+ * Use `create(ReloadToolsResponseSchema)` to create a new message.
+ */
+export const ReloadToolsResponseSchema: GenMessage<ReloadToolsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 10);
+
+/**
  * Served by tool-runner on NATS:
  *   agentloop.tools.list     ListToolsRequest    -> ListToolsResponse
  *   agentloop.tools.execute  ExecuteToolRequest  -> ExecuteToolResponse
  *   agentloop.tools.workspace WorkspaceRequest   -> WorkspaceResponse
+ *   agentloop.tools.reload   ReloadToolsRequest  -> ReloadToolsResponse
+ * and, without a queue group (every replica receives it):
+ *   agentloop.tools.reload.broadcast  ReloadToolsRequest (published, no reply)
  *
  * @generated from service agentloop.v1.ToolRunner
  */
@@ -304,6 +485,14 @@ export const ToolRunner: GenService<{
     methodKind: "unary";
     input: typeof WorkspaceRequestSchema;
     output: typeof WorkspaceResponseSchema;
+  },
+  /**
+   * @generated from rpc agentloop.v1.ToolRunner.ReloadTools
+   */
+  reloadTools: {
+    methodKind: "unary";
+    input: typeof ReloadToolsRequestSchema;
+    output: typeof ReloadToolsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentloop_v1_tools, 0);

@@ -1,0 +1,12 @@
+import { DocumentIndex, buildIndexFile } from '@agentloop/indexer';
+const EN = 'system data network report budget review market customer service product design process quality research model analysis result growth revenue cost policy security access storage server client request response index search document page table chart figure section chapter summary method approach value risk plan team project schedule'.split(' ');
+let seed = 1; const r = () => { seed = (seed * 16807) % 2147483647; return seed / 2147483647; };
+const units = Array.from({ length: 1000 }, (_, p) => ({ n: p + 1, text: Array.from({ length: 40 }, () => Array.from({ length: 12 }, () => EN[Math.floor(r() * EN.length)]).join(' ')).join('\n') }));
+const idx: any = new DocumentIndex(buildIndexFile({ kind: 'pdf', total: 1000, units, complete: true, notes: [] }, '0'.repeat(64)));
+const T = (label: string, f: () => void) => { const t = performance.now(); for (let i = 0; i < 20; i++) f(); console.log(label, ((performance.now() - t) / 20).toFixed(2)); };
+T('fuzzy', () => idx.fuzzyVariants('budget'));
+T('sets', () => ['budget', 'review', 'market'].map((k) => new Set(idx.postingsOf(k))));
+T('phrase', () => { let n = 0; for (const c of idx.chunks) if (c.phraseText.includes('budget review market')) n++; });
+T('loop', () => { const q = new Set([1, 2, 3]); let n = 0; for (const c of idx.chunks) { const ids = c.ids; for (let i = 0; i + 1 < ids.length; i++) { if (!q.has(ids[i]) || !q.has(ids[i + 1])) continue; n++; } } });
+T('full', () => idx.search('budget review market', 5));
+T('snippets0', () => idx.search('budget review market', 0));

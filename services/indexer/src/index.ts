@@ -1,0 +1,11 @@
+export { createIndexer, INDEXER_SUBJECTS, INDEXER_SERVICE, INDEXER_VERSION, type Indexer, type IndexerDeps } from './service.js';
+export { IndexerEnv, loadIndexerConfig, type IndexerConfig } from './config.js';
+export { DocumentService, type FileKind, type FileRequest, type ReadResult, type SearchResult, type SearchHit } from './documents.js';
+export { IndexerError } from './errors.js';
+export { DocumentIndex, buildIndexFile, SCORE, INDEX_FORMAT_VERSION, type IndexFile, type ScoredMatch } from './search/doc-index.js';
+export { IndexStore, type IndexStoreOptions } from './search/store.js';
+export { tokenize } from './search/tokenize.js';
+export { chunkUnits, chunkText } from './search/chunk.js';
+export { sniff, extractDocument, DOCUMENT_EXTENSIONS } from './extract/extract.js';
+export type { ExtractLimits } from './extract/types.js';
+export type { DocKind, DocUnit, Extraction } from './extract/types.js';

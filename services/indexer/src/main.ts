@@ -1,0 +1,31 @@
+/**
+ * Indexer process (cluster mode): serves agentloop.indexer.* on NATS.
+ * The embedded mode runs createIndexer() in-process instead.
+ */
+import { connectNatsBus } from '@agentloop/bus';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { loadIndexerConfig } from './config.js';
+import { createIndexer } from './service.js';
+
+await runMain('indexer', async () => {
+  const config = loadIndexerConfig();
+  const logger = createLogger({ service: 'indexer', level: config.LOG_LEVEL });
+  if (!config.NATS_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the indexer service (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'indexer', logger });
+  const indexer = createIndexer({ bus, logger, config });
+  await indexer.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await indexer.stop();
+    await bus.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});

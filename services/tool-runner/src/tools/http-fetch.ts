@@ -1,0 +1,345 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { z } from 'zod';
+import { ToolError } from '../errors.js';
+import { internalAddressReason, isAllowed, normalizeHost, type AllowEntry } from '../net/addresses.js';
+import { defineTool, type ToolDefinition } from '../registry.js';
+
+export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+export type HttpFetchMethod = (typeof HTTP_FETCH_METHODS)[number];
+
+export const HttpFetchArgs = z.object({
+  url: z.string().min(1).describe('Absolute http:// or https:// URL'),
+  method: z.enum(HTTP_FETCH_METHODS).default('GET').describe('HTTP method'),
+  headers: z.record(z.string(), z.string()).optional().describe('Request headers'),
+  body: z.string().optional().describe('Request body (not with GET or HEAD)'),
+  max_bytes: z.number().int().positive().optional().describe('Read at most this many bytes of the response body (capped by the server limit)'),
+});
+export type HttpFetchArgs = z.infer<typeof HttpFetchArgs>;
+
+/** Resolves a host name to every address it has (dns.lookup with all: true). */
+export type HostLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
+
+export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+export interface HttpFetchOptions {
+  /** Exceptions to the internal-address guard (HTTP_FETCH_ALLOW). */
+  allow: readonly AllowEntry[];
+  /** Largest response body read, in decoded bytes (HTTP_FETCH_MAX_BYTES). */
+  maxBytes: number;
+  /** Budget of one fetch, redirects included (HTTP_FETCH_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Resolver; tests inject one. Default: dns.lookup. */
+  lookup?: HostLookup;
+  /** Redirects followed before giving up (default 5). */
+  maxRedirects?: number;
+}
+
+export const HTTP_FETCH_MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers the caller may not set: the connection and framing are ours. */
+const FORBIDDEN_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'accept-encoding', 'proxy-authorization', 'proxy-connection']);
+/** Credentials not forwarded to another origin on a redirect. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
+
+/** A URL that passed the guard, with the address the connection is pinned to. */
+export interface VettedTarget {
+  url: URL;
+  /** Host name (or IP literal, without brackets) as written in the URL. */
+  host: string;
+  port: number;
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * The SSRF guard for one hop: http(s) only, no credentials in the URL, and
+ * every address the host resolves to must be public — or covered by an
+ * allow entry for this host/address and port. Throws a ToolError saying why.
+ */
+export async function vetUrl(raw: string | URL, opts: Pick<HttpFetchOptions, 'allow' | 'lookup'>, what = 'fetch'): Promise<VettedTarget> {
+  let url: URL;
+  try {
+    url = typeof raw === 'string' ? new URL(raw) : raw;
+  } catch {
+    throw new ToolError('INVALID_ARGUMENT', `Invalid URL: ${String(raw)}`);
+  }
+  const shown = url.href;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ToolError('INVALID_ARGUMENT', `Refused to ${what} ${shown}: only http and https URLs are supported`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ToolError('INVALID_ARGUMENT', `Refused to ${what} ${shown}: credentials in the URL are not supported; send an Authorization header instead`);
+  }
+  // The WHATWG parser has already turned 2130706433, 0177.0.0.1 and 0x7f.1 into 127.0.0.1.
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  let addresses: readonly { address: string; family: number }[];
+  if (isIP(host) !== 0) {
+    addresses = [{ address: host, family: isIP(host) }];
+  } else if (isLocalhostName(host)) {
+    // RFC 6761: these names are the host itself, whatever a resolver says.
+    addresses = [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
+  } else {
+    try {
+      addresses = await (opts.lookup ?? systemLookup)(host);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      throw new ToolError('NOT_FOUND', `Could not resolve host ${host}${code ? ` (${code})` : ''}`);
+    }
+    if (addresses.length === 0) throw new ToolError('NOT_FOUND', `Could not resolve host ${host}`);
+  }
+  // Every address must pass: a name that mixes public and internal addresses is refused outright.
+  for (const a of addresses) {
+    if (isIP(a.address) === 0) throw new ToolError('NOT_FOUND', `Could not resolve host ${host}: resolver returned "${a.address}"`);
+    const reason = internalAddressReason(a.address);
+    if (reason && !isAllowed(opts.allow, host, a.address, port)) {
+      const via = a.address === host ? host : `${host} resolves to ${a.address}, which`;
+      throw new ToolError(
+        'PERMISSION_DENIED',
+        `Refused to ${what} ${shown}: ${via} is an internal address (${reason}). http_fetch only reaches public addresses.`,
+      );
+    }
+  }
+  const first = addresses[0]!;
+  return { url, host, port, address: first.address, family: isIP(first.address) === 6 ? 6 : 4 };
+}
+
+function isLocalhostName(host: string): boolean {
+  const h = normalizeHost(host);
+  return h === 'localhost' || h.endsWith('.localhost');
+}
+
+interface HopResult {
+  status: number;
+  statusText: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** The body went past the limit and was cut. */
+  truncated: boolean;
+}
+
+/** http_fetch: one HTTP request to a public address, redirects re-checked hop by hop. */
+export function createHttpFetchTool(opts: HttpFetchOptions): ToolDefinition<typeof HttpFetchArgs> {
+  const maxRedirects = opts.maxRedirects ?? HTTP_FETCH_MAX_REDIRECTS;
+  return defineTool({
+    name: 'http_fetch',
+    description:
+      'Fetch a public http(s) URL and return the status, content type and the text of the response ' +
+      `(up to ${opts.maxBytes} bytes; binary content is summarized). Internal and private addresses are refused.`,
+    schema: HttpFetchArgs,
+    metadata: { category: 'network', tags: ['network', 'read', 'web'], idempotent: false, displayName: 'HTTP Fetch', availableToSubagent: false },
+    isIdempotent: (args) => args.method === 'GET' || args.method === 'HEAD',
+    async execute(args, ctx) {
+      if (args.body !== undefined && (args.method === 'GET' || args.method === 'HEAD')) {
+        throw new ToolError('INVALID_ARGUMENT', `A ${args.method} request cannot have a body; use POST, PUT or PATCH`);
+      }
+      const limit = Math.min(args.max_bytes ?? opts.maxBytes, opts.maxBytes);
+      const timeout = AbortSignal.timeout(opts.timeoutMs);
+      const signal = AbortSignal.any([ctx.signal, timeout]);
+      let method: HttpFetchMethod = args.method;
+      let body = args.body;
+      let headers = requestHeaders(args.headers ?? {}, body !== undefined);
+      let target = await vetUrl(args.url, opts);
+      const startOrigin = target.url.origin;
+      let redirects = 0;
+      try {
+        for (;;) {
+          const res = await request(target, method, headers, body, limit, signal);
+          const location = res.headers.location;
+          if (!REDIRECT_STATUSES.has(res.status) || location === undefined) {
+            return format(res, method, target.url, redirects, limit, startOrigin);
+          }
+          if (redirects >= maxRedirects) {
+            throw new ToolError('TOOL_FAILED', `Too many redirects (more than ${maxRedirects}) from ${args.url}; the last one pointed to ${location}`);
+          }
+          redirects++;
+          let next: URL;
+          try {
+            next = new URL(location, target.url);
+          } catch {
+            throw new ToolError('TOOL_FAILED', `Invalid redirect Location from ${target.url.href}: ${location}`);
+          }
+          if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+            method = method === 'HEAD' ? 'HEAD' : 'GET';
+            body = undefined;
+            headers = withoutBodyHeaders(headers);
+          }
+          if (next.origin !== target.url.origin) headers = withoutCredentials(headers);
+          target = await vetUrl(next, opts, 'follow the redirect to');
+        }
+      } catch (err) {
+        if (timeout.aborted && !ctx.signal.aborted) {
+          throw new ToolError('TIMEOUT', `http_fetch: no complete response from ${target.url.origin} within ${opts.timeoutMs} ms`, { cause: err });
+        }
+        if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
+        if (err instanceof ToolError) throw err;
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new ToolError('TOOL_FAILED', `Request to ${target.url.origin} failed: ${code ? `${code} ` : ''}${err instanceof Error ? err.message : String(err)}`.trim(), {
+          cause: err,
+        });
+      }
+    },
+  });
+}
+
+function requestHeaders(given: Record<string, string>, hasBody: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(given)) {
+    const name = k.toLowerCase();
+    if (FORBIDDEN_REQUEST_HEADERS.has(name) || name.startsWith('proxy-')) continue;
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new ToolError('INVALID_ARGUMENT', `Invalid header name: ${k}`);
+    if (/[\r\n\0]/.test(v)) throw new ToolError('INVALID_ARGUMENT', `Invalid value for header ${k}: line breaks are not allowed`);
+    out[name] = v;
+  }
+  out['user-agent'] ??= 'AgentLoop-http_fetch/1';
+  out.accept ??= '*/*';
+  out['accept-encoding'] = 'gzip, deflate, br';
+  if (hasBody) out['content-type'] ??= 'text/plain; charset=utf-8';
+  return out;
+}
+
+function withoutBodyHeaders(h: Record<string, string>): Record<string, string> {
+  const out = { ...h };
+  for (const k of Object.keys(out)) if (k.startsWith('content-')) delete out[k];
+  return out;
+}
+
+function withoutCredentials(h: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).filter(([k]) => !CREDENTIAL_HEADERS.has(k)));
+}
+
+/**
+ * One request on a fresh connection (no agent, so no pooled socket) to the
+ * vetted address: `lookup` ignores the name, so DNS cannot be asked again and
+ * rebound between the check and the connect. TLS still verifies the name.
+ */
+function request(target: VettedTarget, method: HttpFetchMethod, headers: Record<string, string>, body: string | undefined, limit: number, signal: AbortSignal): Promise<HopResult> {
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const mod = target.url.protocol === 'https:' ? https : http;
+  return new Promise<HopResult>((resolve, reject) => {
+    const req = mod.request(
+      {
+        protocol: target.url.protocol,
+        hostname: target.host,
+        port: target.port,
+        path: `${target.url.pathname}${target.url.search}`,
+        method,
+        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: pinned,
+        agent: false,
+        signal,
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if ((REDIRECT_STATUSES.has(status) && res.headers.location !== undefined) || method === 'HEAD') {
+          res.destroy();
+          resolve({ status, statusText: res.statusMessage ?? '', headers: res.headers, body: Buffer.alloc(0), truncated: false });
+          return;
+        }
+        readLimited(decoded(res), limit).then(
+          ({ body: data, truncated }) => {
+            res.destroy();
+            resolve({ status, statusText: res.statusMessage ?? '', headers: res.headers, body: data, truncated });
+          },
+          (err: unknown) => {
+            res.destroy();
+            reject(err instanceof Error ? err : new Error(String(err)));
+          },
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The body with its content-encoding undone, so the limit counts what the model would read. */
+function decoded(res: http.IncomingMessage): Readable {
+  const enc = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const inflate = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : undefined;
+  if (!inflate) return res;
+  res.on('error', (err) => inflate.destroy(err));
+  return res.pipe(inflate);
+}
+
+/** Reads at most `limit` bytes; stops reading (and reports it) as soon as there are more. */
+async function readLimited(stream: Readable, limit: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream) {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      if (size + buf.length > limit) {
+        chunks.push(buf.subarray(0, limit - size));
+        return { body: Buffer.concat(chunks), truncated: true };
+      }
+      chunks.push(buf);
+      size += buf.length;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return { body: Buffer.concat(chunks), truncated: false };
+}
+
+const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql|rss\+xml|atom\+xml|xhtml\+xml)$|application\/[\w.+-]+\+(json|xml)$|image\/svg\+xml$)/;
+
+function format(res: HopResult, method: HttpFetchMethod, url: URL, redirects: number, limit: number, startOrigin: string): string {
+  const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'] : '';
+  const lines = [`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`];
+  if (redirects > 0 || url.origin !== startOrigin) lines.push(`URL: ${url.href} (after ${redirects} redirect${redirects === 1 ? '' : 's'})`);
+  if (contentType) lines.push(`Content-Type: ${contentType}`);
+  const declared = res.headers['content-length'];
+  if (method === 'HEAD') {
+    if (declared) lines.push(`Content-Length: ${declared}`);
+    return lines.join('\n');
+  }
+  const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  const text = mime === '' ? asUtf8Text(res.body) : TEXT_TYPES.test(mime) ? decodeText(res.body, contentType) : undefined;
+  if (text === undefined) {
+    const size = res.truncated ? `more than ${limit} bytes` : `${res.body.length} bytes`;
+    lines.push('', `[Binary content (${mime || 'unknown type'}), ${size}; not shown. http_fetch returns text only.]`);
+    return lines.join('\n');
+  }
+  lines.push('', text);
+  if (res.truncated) lines.push('', `[Truncated: the response is larger than ${limit} bytes; only the first ${limit} bytes are shown.]`);
+  return lines.join('\n');
+}
+
+function decodeText(body: Buffer, contentType: string): string {
+  const charset = /charset\s*=\s*"?([\w.:-]+)"?/i.exec(contentType)?.[1] ?? 'utf-8';
+  try {
+    return new TextDecoder(charset).decode(body);
+  } catch {
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
+/** Text without a declared type: UTF-8 without NUL bytes; anything else counts as binary. */
+function asUtf8Text(body: Buffer): string | undefined {
+  if (body.includes(0)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    // A cut at the size limit may split the last character: retry without the tail.
+    for (let cut = 1; cut <= 3 && cut < body.length; cut++) {
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(body.subarray(0, body.length - cut));
+      } catch {
+        // try a shorter prefix
+      }
+    }
+    return undefined;
+  }
+}
