@@ -22,8 +22,8 @@ export const OrchestratorEnv = z.object({
   WEBHOOK_ATTEMPTS: envInt(6, 1, 20),
   WEBHOOK_BACKOFF_MS: envInt(1_000, 10, 600_000),
   /** BullMQ lock/stalled intervals for crash takeover. */
-  RUN_LOCK_MS: envInt(30_000, 1_000, 600_000),
-  RUN_STALLED_INTERVAL_MS: envInt(15_000, 500, 600_000),
+  RUN_LOCK_MS: envInt(10_000, 1_000, 600_000),
+  RUN_STALLED_INTERVAL_MS: envInt(5_000, 500, 600_000),
   /** Times a run may be taken over after its worker died before it is failed (BullMQ maxStalledCount). */
   RUN_MAX_STALLED: envInt(20, 1, 1000),
   SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
