@@ -66,9 +66,15 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     return 'scripted';
   }
 
-  /** Tools are accepted and ignored: the script decides which tools to call. */
-  override bindTools(): this {
-    return this;
+  /** Names of the tools the model was offered (bindTools); the script still decides which to call. */
+  boundToolNames: string[] = [];
+
+  /** Tools do not change what is played; their names are reported in `response_metadata.seen` for tests and demos. */
+  override bindTools(tools: unknown[]): this {
+    // A view of this model (same script, same instance behaviour) that remembers the tool names.
+    const bound = Object.create(this) as this;
+    bound.boundToolNames = tools.map(toolName).filter((n): n is string => n !== undefined);
+    return bound;
   }
 
   static turnIndex(messages: BaseMessage[]): number {
@@ -110,10 +116,26 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
       content,
       tool_calls: toolCalls,
       usage_metadata: usage,
-      response_metadata: { model_provider: 'scripted', model_name: 'scripted', turn: index + 1 },
+      response_metadata: {
+        model_provider: 'scripted',
+        model_name: 'scripted',
+        turn: index + 1,
+        // What this call was shown (never the system prompt's text): for tests of tool visibility and history trimming.
+        seen: {
+          messages: messages.length,
+          history: messages.filter((m) => m.getType() !== 'system').map((m) => m.getType()),
+          tools: this.boundToolNames,
+        },
+      },
     });
     return { generations: [{ text: content, message }], llmOutput: { tokenUsage: usage } };
   }
+}
+
+function toolName(t: unknown): string | undefined {
+  const o = t as { name?: unknown; function?: { name?: unknown } };
+  if (typeof o?.function?.name === 'string') return o.function.name;
+  return typeof o?.name === 'string' ? o.name : undefined;
 }
 
 function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {

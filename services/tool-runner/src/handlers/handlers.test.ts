@@ -64,8 +64,8 @@ describe('list handler: visible set', () => {
     );
   });
 
-  it('lists the persistent tools only when asked for the visible set with nothing allowed or mentioned', async () => {
-    expect((await list({ visible: true })).tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files']);
+  it('treats a visible-set request without an allowlist as "every enabled tool allowed", persistent ones first', async () => {
+    expect((await list({ visible: true })).tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'debug_sleep', 'debug_fail']);
   });
 
   it('orders persistent → allowed → mentioned, de-duplicated, and reports unknown names', async () => {

@@ -14,7 +14,10 @@ export function listToolsHandler(registry: ToolRegistry): RequestHandler {
     if (!asksForVisible(req)) {
       return Promise.resolve(toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: registry.specs() })));
     }
-    const { records, notFound } = registry.visible({ allowed: req.allowed, mentioned: req.mentioned, subagent: req.subagent });
+    // No allowlist means every enabled tool is allowed (a session starts with all enabled tools, seed 000 §2.6);
+    // the order stays persistent → allowed → mentioned.
+    const allowed = req.allowed.length > 0 ? req.allowed : registry.names();
+    const { records, notFound } = registry.visible({ allowed, mentioned: req.mentioned, subagent: req.subagent });
     return Promise.resolve(
       toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: records.map((r) => r.spec), notFound })),
     );

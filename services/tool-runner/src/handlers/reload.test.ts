@@ -110,6 +110,8 @@ describe('agentloop.tools.reload', () => {
       { timeoutMs: 5_000 },
     );
     const res = fromBinary(ListToolsResponseSchema, reply.data);
-    expect(res.tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'alpha']);
+    const names = res.tools.map((t) => t.name);
+    expect(names.slice(0, 5)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files']);
+    expect(names.at(-1)).toBe('alpha');
   });
 });
