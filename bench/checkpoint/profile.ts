@@ -87,9 +87,20 @@ export async function profile(opts: {
     for (const s of [mysql, postgres]) {
       const statements = await s.trace(() => run(s.saver));
       const us = await microsPerCall(30, () => run(s.saver));
-      out(`${s.name}: ${statements.length} statements, ${fmt(us, 0)} µs per call (sequential)`);
+      const selects = statements.filter((st) => /^\s*select/i.test(st.sql));
+      // The same SELECTs through the bare driver, one after another: server + wire + driver decoding, no saver/serializer work.
+      const queryUs = selects.length > 0 ? await microsPerCall(30, async () => {
+        for (const st of selects) await s.query(st.sql, st.values);
+      }) : undefined;
+      out(`${s.name}: ${statements.length} statements, ${fmt(us, 0)} µs per call (sequential)${queryUs !== undefined ? `; its SELECTs alone (server + driver decoding, run one by one): ${fmt(queryUs, 0)} µs` : ''}`);
+      const distinct = new Map<string, { st: Statement; n: number }>();
       for (const st of statements) {
-        out(`  - ${oneLine(st.sql)}`);
+        const seen = distinct.get(st.sql);
+        if (seen) seen.n++;
+        else distinct.set(st.sql, { st, n: 1 });
+      }
+      for (const { st, n } of distinct.values()) {
+        out(`  - ${n > 1 ? `${n} × ` : ''}${oneLine(st.sql)}`);
         if (!/^\s*select/i.test(st.sql)) continue;
         try {
           if (s === mysql) {

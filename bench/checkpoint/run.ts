@@ -15,8 +15,7 @@ import type { BaseCheckpointSaver, CheckpointTuple } from '@langchain/langgraph-
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
 import { startMariaDb, type DevServer } from '@agentloop/devservers';
-// Not in the package index yet: switch to `import { startPostgres } from '@agentloop/devservers'` once it is exported.
-import { startPostgres } from '../../libs/devservers/src/postgres.js';
+import { startPostgres } from '@agentloop/devservers';
 import { generateWorkload, type StepData, type Workload } from './data.js';
 import { fmt, formatTable, geometricMean, runPool, runSequential, seededRandom, type Measurement, type Op } from './harness.js';
 import { profile, type Statement } from './profile.js';
@@ -59,6 +58,7 @@ interface PgClient {
 }
 interface PgPool {
   on(event: 'connect', fn: (client: PgClient) => void): void;
+  on(event: 'error', fn: (err: Error) => void): void;
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   end(): Promise<void>;
 }
@@ -122,6 +122,8 @@ async function postgresSubject(url: string): Promise<Subject> {
   const pool = new pg.default.Pool({ connectionString: url, max: POOL_SIZE });
   const meter = instrument((a) => ({ sql: String(a[0]), values: Array.isArray(a[1]) ? (a[1] as unknown[]) : [] }));
   pool.on('connect', (client) => meter.wrap(client, 'query'));
+  // An idle client cut off by the server (e.g. at shutdown) is reported here; unhandled, it would crash the run.
+  pool.on('error', () => undefined);
   const saver = new PostgresSaver(pool as never);
   await saver.setup();
   return {
