@@ -2,7 +2,7 @@
  * The wire contract: messages generated from proto/agentloop/v1 by
  * scripts/gen-proto.sh (protobuf-es), plus helpers to map errors.
  */
-export { create, toBinary, fromBinary, toJson, fromJson } from '@bufbuild/protobuf';
+export { create, clone, toBinary, fromBinary, toJson, fromJson } from '@bufbuild/protobuf';
 export { ErrorSchema, type Error as WireError } from './gen/agentloop/v1/common_pb.js';
 export {
   ToolMetadataSchema,
@@ -32,11 +32,13 @@ export {
 } from './gen/agentloop/v1/tools_pb.js';
 export {
   RunJobSchema,
+  DelegationSchema,
   RunEventSchema,
   WebhookJobSchema,
   RunOutcomeSchema,
   RunStatus,
   type RunJob,
+  type Delegation,
   type RunEvent,
   type WebhookJob,
   type RunOutcome,

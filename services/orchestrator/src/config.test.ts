@@ -29,6 +29,14 @@ describe('orchestrator config', () => {
     expect(() => loadOrchestratorConfig({ COMPACT_TOKEN_BUDGET: '50' })).toThrow(/COMPACT_TOKEN_BUDGET/);
   });
 
+  it('defaults delegation to one level (no grandchildren) and 8 parallel calls, and rejects values out of range', () => {
+    const c = loadOrchestratorConfig({});
+    expect([c.DELEGATION_MAX_DEPTH, c.DELEGATION_MAX_PARALLEL, c.DELEGATION_RUN_ATTEMPTS]).toEqual([1, 8, 3]);
+    expect(loadOrchestratorConfig({ DELEGATION_MAX_DEPTH: '0' }).DELEGATION_MAX_DEPTH).toBe(0);
+    expect(() => loadOrchestratorConfig({ DELEGATION_MAX_DEPTH: '6' })).toThrow(/DELEGATION_MAX_DEPTH/);
+    expect(() => loadOrchestratorConfig({ DELEGATION_MAX_PARALLEL: '0' })).toThrow(/DELEGATION_MAX_PARALLEL/);
+  });
+
   it('splits AGENT_NAMES on commas', () => {
     expect(loadOrchestratorConfig({ AGENT_NAMES: 'general, researcher ,' }).AGENT_NAMES).toEqual(['general', 'researcher']);
   });

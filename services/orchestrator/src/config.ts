@@ -39,6 +39,13 @@ export const OrchestratorEnv = z.object({
     .int()
     .refine((v) => v === 0 || (v >= 1_000 && v <= 10_000_000), { message: 'must be 0 (off) or between 1000 and 10000000' })
     .default(100_000),
+  /** Nesting of delegated agents: 1 = children, no grandchildren; 0 disables delegate_task. */
+  DELEGATION_MAX_DEPTH: envInt(1, 0, 5),
+  /** delegate_task calls one step may start at once (the rest are refused with an Error: message). */
+  DELEGATION_MAX_PARALLEL: envInt(8, 1, 64),
+  /** Attempts and backoff of the jobs of delegated runs and of their parents' resumes. */
+  DELEGATION_RUN_ATTEMPTS: envInt(3, 1, 100),
+  DELEGATION_RUN_BACKOFF_MS: envInt(1_000, 0, 600_000),
   /** Names an @mention can address as a delegated agent, comma-separated. */
   AGENT_NAMES: z
     .string()

@@ -1,4 +1,4 @@
-import { Annotation, Command, END, MessagesAnnotation, REMOVE_ALL_MESSAGES, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { Annotation, Command, END, interrupt, MessagesAnnotation, REMOVE_ALL_MESSAGES, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { AIMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -7,9 +7,21 @@ import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from './models/registry.js';
 import { ScriptedChatModel } from './models/scripted.js';
 import type { ToolClient } from './tool-client.js';
-import type { Store } from '@agentloop/store';
+import type { JsonObject, Store } from '@agentloop/store';
 import { executeWithLedger } from './effect-ledger.js';
-import { buildSystemPrompt, mentionReminders, promptTexts, todoReminder, type PromptLanguage } from './prompts.js';
+import { basePrompt, buildSystemPrompt, mentionReminders, promptTexts, todoReminder, type PromptLanguage } from './prompts.js';
+import {
+  childConfig,
+  childRunId,
+  childThreadId,
+  DELEGATION_INTERRUPT,
+  delegationId,
+  parseDelegateArgs,
+  type DelegatedChild,
+  type DelegationLimits,
+  type DelegationRequest,
+  type DelegationResume,
+} from './delegation.js';
 import type { TodoItem } from './todos.js';
 import { DELEGATE_TASK_SPEC, isLocalTool, runLocalTool, TODO_READ_SPEC, TODO_WRITE_SPEC } from './local-tools.js';
 import { classifyMentions, DEFAULT_AGENT_NAMES, mentionsOf } from './mentions.js';
@@ -27,9 +39,8 @@ import {
 import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } from './routing.js';
 import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf, ZERO_USAGE, type RunUsage, type TokenUsage } from './usage.js';
 
-export const MAX_LOOPS_DEFAULT = 100;
-export const MAX_LOOPS_MIN = 1;
-export const MAX_LOOPS_MAX = 500;
+import { MAX_LOOPS_DEFAULT } from './limits.js';
+export { MAX_LOOPS_DEFAULT, MAX_LOOPS_MIN, MAX_LOOPS_MAX } from './limits.js';
 
 /** Why the finalize node was forced; null when the model finished by itself. */
 export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | null;
@@ -80,6 +91,12 @@ export interface RunContext {
   modelPref?: ModelSlot | null;
   logger: Logger;
   signal: AbortSignal;
+  /** 0 for a run started by a client, 1 for its delegated agents, 2 for theirs... */
+  depth?: number;
+  /** Thread whose workspace tool calls use: the parent's for a delegated agent. Default: `threadId`. */
+  workspaceThreadId?: string;
+  /** The run's `config` as submitted: delegated agents inherit it (see `childConfig`). */
+  runConfig?: JsonObject;
 }
 
 export interface AgentGraphDeps {
@@ -100,6 +117,11 @@ export interface AgentGraphDeps {
   agentNames?: readonly string[];
   /** Skill names an @mention may address. None exist yet; the skill registry will provide them. */
   skillNames?: () => ReadonlySet<string>;
+  /**
+   * Delegated agents (seed 001 Part 5): when given, delegate_task calls go to the `delegate` node, which
+   * suspends the graph with an interrupt until the children answer. Absent: delegate_task answers "not available".
+   */
+  delegation?: DelegationLimits;
 }
 
 function ctxOf(deps: AgentGraphDeps, config: LangGraphRunnableConfig): RunContext {
@@ -253,17 +275,21 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const mentions = classifyMentions(mentioned, { tools: known, skills: deps.skillNames?.() ?? new Set(), agents: agentNames });
     const missing = mentions.tools.filter((n) => !known.has(n));
     if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
+    // delegate_task is offered when an agent is @mentioned (seed 001 §2.5) and this run may still delegate.
+    const mayDelegate = !deps.delegation || (ctx.depth ?? 0) < deps.delegation.maxDepth;
     const visible: ToolSpec[] = [];
-    for (const s of [...local, ...listed, ...(mentions.agents.length > 0 ? [DELEGATE_TASK_SPEC] : [])]) {
+    for (const s of [...local, ...listed, ...(mentions.agents.length > 0 && mayDelegate ? [DELEGATE_TASK_SPEC] : [])]) {
       if (!visible.some((v) => v.name === s.name)) visible.push(s);
     }
 
+    // A delegated agent executes a task and cannot talk to the user (seed 001 §5.4).
+    const delegated = state.parent_context !== null;
     const reminders = [
       todoReminder(state.todos, language),
       mentionReminders({ tools: mentions.tools.filter((n) => known.has(n)), skills: mentions.skills, agents: mentions.agents }, language),
     ];
     const input = (messages: BaseMessage[]) => ({
-      system: buildSystemPrompt({ ...(deps.systemPrompt ? { base: deps.systemPrompt } : {}), language, extra: [...systemSections(messages), ...reminders] }),
+      system: buildSystemPrompt({ base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)), language, extra: [...systemSections(messages), ...reminders] }),
       history: selectHistory(messages, history),
     });
 
@@ -319,7 +345,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const subagent = state.parent_context !== null;
     const results: Array<ToolMessage | null> = await Promise.all(
       calls.map(async (tc) => {
-        if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list
+        if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list (delegate_task: the delegate node)
         const id = tc.id ?? '';
         const started = Date.now();
         const call = {
@@ -331,6 +357,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
           args: tc.args,
           onDemand: mentioned.has(tc.name),
           subagent,
+          ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
         };
         const res = deps.ledger
           ? await executeWithLedger(
@@ -349,6 +376,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     let todosChanged = false;
     calls.forEach((tc, i) => {
       if (!isLocalTool(tc.name)) return;
+      if (tc.name === 'delegate_task' && deps.delegation) return; // answered by the delegate node
       const r = runLocalTool({ id: tc.id ?? '', name: tc.name, args: tc.args }, todos, language);
       if (r.todos) {
         todos = r.todos;
@@ -359,6 +387,67 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     });
     // The todo list and the ToolMessages are written together, in one update (seed 000 §2.7).
     return new Command({ update: { messages: results.filter((m): m is ToolMessage => m !== null), ...(todosChanged ? { todos } : {}) } });
+  };
+
+  /** delegate_task calls of the last AI message that have no ToolMessage yet. */
+  const pendingDelegateCalls = (messages: BaseMessage[]) => {
+    let i = messages.length - 1;
+    const answered = new Set<string>();
+    for (; i >= 0 && ToolMessage.isInstance(messages[i]); i--) answered.add((messages[i] as ToolMessage).tool_call_id);
+    const ai = messages[i];
+    if (!ai || !AIMessage.isInstance(ai)) return [];
+    return (ai.tool_calls ?? []).filter((tc) => tc.name === 'delegate_task' && !answered.has(tc.id ?? ''));
+  };
+
+  const afterTools = (state: AgentStateType): 'delegate' | 'agent' => (deps.delegation && pendingDelegateCalls(state.messages).length > 0 ? 'delegate' : 'agent');
+
+  /**
+   * Seed 001 Part 5. Validates the step's delegate_task calls, then suspends the graph
+   * (`interrupt`) with the children to start; the run's executor starts them and ends the
+   * job. The resume value carries each child's answer, which becomes the call's ToolMessage.
+   * Re-executed from the top on resume: everything before `interrupt` is deterministic.
+   */
+  const delegate = (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const limits = deps.delegation!;
+    const depth = ctx.depth ?? 0;
+    const calls = pendingDelegateCalls(state.messages);
+    const refused: ToolMessage[] = [];
+    const children: DelegatedChild[] = [];
+    const refuse = (id: string, content: string) => refused.push(new ToolMessage({ content, tool_call_id: id, name: 'delegate_task', status: 'error' }));
+    calls.forEach((tc, index) => {
+      const id = tc.id ?? '';
+      if (depth >= limits.maxDepth) return refuse(id, texts.delegateDepth(limits.maxDepth));
+      const args = parseDelegateArgs(tc.args, language);
+      if (!args.ok) return refuse(id, texts.delegateInvalid(args.error));
+      if (!id) return refuse(id, texts.delegateInvalid('the tool call has no id'));
+      if (children.length >= limits.maxParallel) return refuse(id, texts.delegateTooMany(limits.maxParallel));
+      const cfg = childConfig(ctx.runConfig ?? {}, { task: args.task, index, maxLoops: args.maxLoops });
+      if (!cfg.ok) return refuse(id, texts.delegateInvalid(cfg.error));
+      const runId = childRunId(ctx.runId, id);
+      children.push({ tool_call_id: id, run_id: runId, thread_id: childThreadId(runId), task: args.task, max_loops: args.maxLoops, config: cfg.config });
+    });
+    if (refused.length > 0) ctx.logger.warn({ refused: refused.map((m) => m.content) }, 'delegate_task calls refused');
+    if (children.length === 0) return { messages: refused };
+    const request: DelegationRequest = {
+      type: DELEGATION_INTERRUPT,
+      delegation_id: delegationId(ctx.runId, children.map((c) => c.tool_call_id)),
+      children,
+    };
+    const resume = interrupt<DelegationRequest, DelegationResume | undefined>(request);
+    const answers = children.map((c) => {
+      const r = resume?.delegation_id === request.delegation_id ? resume.results?.[c.tool_call_id] : undefined;
+      const content = r ? r.content : texts.delegateFailed('no result was recorded for this delegated agent');
+      return new ToolMessage({
+        content,
+        tool_call_id: c.tool_call_id,
+        name: 'delegate_task',
+        status: r && !r.is_error ? 'success' : 'error',
+        additional_kwargs: { agentloop_delegated_run: { run_id: c.run_id, thread_id: c.thread_id, status: r?.status ?? 'unknown' } },
+      });
+    });
+    ctx.logger.info({ delegation_id: request.delegation_id, children: children.length, failed: answers.filter((m) => m.status === 'error').length }, 'delegated agents answered');
+    return { messages: [...refused, ...answers] };
   };
 
   const finalize = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
@@ -388,11 +477,13 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addNode('compact', compact)
     .addNode('agent', agent)
     .addNode('tools', tools)
+    .addNode('delegate', delegate)
     .addNode('finalize', finalize)
     .addConditionalEdges(START, start, ['compact', 'agent'])
     .addEdge('compact', END)
     .addConditionalEdges('agent', route, ['tools', 'finalize'])
-    .addEdge('tools', 'agent')
+    .addConditionalEdges('tools', afterTools, ['delegate', 'agent'])
+    .addEdge('delegate', 'agent')
     .addEdge('finalize', END)
     .compile({ checkpointer: deps.checkpointer });
 }

@@ -7,6 +7,8 @@ export {
   detectRepeatedToolCall,
   AgentState,
   MAX_LOOPS_DEFAULT,
+  MAX_LOOPS_MIN,
+  MAX_LOOPS_MAX,
   type AgentGraph,
   type AgentGraphDeps,
   type ModelRouter,
@@ -22,6 +24,9 @@ export {
   promptTexts,
   BASE_SYSTEM_PROMPT,
   BASE_SYSTEM_PROMPT_ZH,
+  DELEGATED_AGENT_SYSTEM_PROMPT,
+  DELEGATED_AGENT_SYSTEM_PROMPT_ZH,
+  basePrompt,
   PROMPT_LANGUAGES,
   type PromptLanguage,
 } from './prompts.js';
@@ -43,3 +48,29 @@ export { resolveModelSlot, hasImages, hasCodeContext, isComplexTask, type RouteD
 export { addUsage, sumUsage, type TokenUsage, type RunUsage } from './usage.js';
 export { messageToJson, parseInputMessages, toJsonValue } from './serialize.js';
 export { ModelConfigError, RunInputError } from './errors.js';
+export { runJobHandler } from './handlers/run-job.js';
+export {
+  DelegationCoordinator,
+  parseDelegateArgs,
+  childConfig,
+  childResult,
+  finalAnswer,
+  childRunId,
+  childThreadId,
+  delegationId,
+  resumeJobId,
+  pendingDelegation,
+  isDelegationRequest,
+  DELEGATE_MAX_LOOPS_DEFAULT,
+  DELEGATE_TASK_MAX_CHARS,
+  DELEGATION_INTERRUPT,
+  DEFAULT_DELEGATION_LIMITS,
+  type DelegationLimits,
+  type DelegateArgs,
+  type DelegatedChild,
+  type DelegationRequest,
+  type DelegatedResult,
+  type DelegationResume,
+  type ChildConfig,
+  type DelegationCoordinatorDeps,
+} from './delegation.js';

@@ -60,7 +60,7 @@ export const TODO_READ_SPEC: ToolSpec = spec(
   true,
 );
 
-/** Seed 001 §5.2. Offered when an agent is @mentioned; its execution arrives with sub-agent runs. */
+/** Seed 001 §5.2. Offered when an agent is @mentioned; executed by the graph's delegate node (see delegation.ts). */
 export const DELEGATE_TASK_SPEC: ToolSpec = spec(
   'delegate_task',
   'Delegate an independent subtask to a delegated agent that works in its own context and shares the workspace. Returns the delegated agent\'s result.',

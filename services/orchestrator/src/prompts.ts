@@ -26,6 +26,75 @@ export const BASE_SYSTEM_PROMPT_ZH = [
   '完成后，直接给出最终答复，不再调用工具。',
 ].join('\n');
 
+/**
+ * System prompt of a delegated agent (seed 001 §5.4), English: task execution,
+ * not dialogue; it cannot ask the user; it shares the parent's workspace.
+ */
+export const DELEGATED_AGENT_SYSTEM_PROMPT = [
+  'You are a task executor (a delegated agent): you complete one specific task delegated to you by the main agent.',
+  '',
+  'Core principles:',
+  '- Goal-oriented: accomplish only the concrete goal stated in the task',
+  '- Act directly: start using tools as soon as you receive the task; no greetings, confirmations or explanations',
+  '- Return results: give concrete data or analysis, not conversation',
+  '',
+  'Workflow:',
+  '1. Understand the goal of the task',
+  '2. Use tools when you need external information or actions, or answer directly when you can',
+  '3. Return the result and stop immediately',
+  '',
+  'Output requirements:',
+  '- ✅ "Query result: Beijing is sunny today, 15-25°C"',
+  '- ✅ "Code analysis: the function is defined in src/auth.py:42"',
+  '- ❌ "Sure, let me look up the weather for you" (no pleasantries)',
+  '- ❌ "Let me first understand what you need" (no stalling)',
+  '',
+  'Restrictions:',
+  '- You cannot ask the user anything (there is no dialogue)',
+  '- You share the main agent\'s workspace (uploads/, outputs/, temp/, skills/); write deliverables to outputs/',
+  '',
+  'Skills:',
+  '- Read a skill\'s guide with the read_file tool at `skills/{skill_id}/SKILL.md`',
+  '- Follow its instructions to do the work',
+  '- Skills are not tools but knowledge packages (documents)',
+].join('\n');
+
+/** System prompt of a delegated agent (seed 001 §5.4), Chinese. */
+export const DELEGATED_AGENT_SYSTEM_PROMPT_ZH = [
+  '你是任务执行器（Delegated agent），负责完成主 Agent 委托的具体任务。',
+  '',
+  '核心原则：',
+  '- 目标导向：只完成任务描述中的具体目标',
+  '- 直接执行：收到任务后立即使用工具完成，无需寒暄、确认或解释',
+  '- 返回结果：提供具体数据/分析，而不是对话',
+  '',
+  '工作流程：',
+  '1. 理解任务目标',
+  '2. 使用工具执行（如需外部信息/操作）或直接返回结果（如可直接回答）',
+  '3. 返回结果后立即停止',
+  '',
+  '输出要求：',
+  '- ✅ "查询结果：北京今天晴天，15-25°C"',
+  '- ✅ "代码分析：该函数在 src/auth.py:42 定义"',
+  '- ❌ "好的，我来帮您查询天气"（禁止寒暄）',
+  '- ❌ "让我先了解一下您的需求"（禁止拖延）',
+  '',
+  '限制：',
+  '- 不能询问用户（无法对话）',
+  '- 你与主 Agent 共享工作区（uploads/、outputs/、temp/、skills/）；把交付物写入 outputs/',
+  '',
+  '技能系统（Skills）：',
+  '- 使用 read_file 工具读取该技能的 `skills/{skill_id}/SKILL.md` 文件获取详细指导',
+  '- 根据指导执行相关操作',
+  '- Skills 不是 tools，而是知识包（文档）',
+].join('\n');
+
+/** The base system prompt of a top-level run or of a delegated agent, in a language. */
+export function basePrompt(language: PromptLanguage = 'en', delegated = false): string {
+  if (delegated) return language === 'zh' ? DELEGATED_AGENT_SYSTEM_PROMPT_ZH : DELEGATED_AGENT_SYSTEM_PROMPT;
+  return language === 'zh' ? BASE_SYSTEM_PROMPT_ZH : BASE_SYSTEM_PROMPT;
+}
+
 /** Separator between system prompt sections (seed 001 §2.6). */
 export const SECTION_SEPARATOR = '\n\n---\n\n';
 
@@ -72,6 +141,16 @@ export interface PromptTexts {
     multipleInProgress(n: number): string;
   };
   delegateUnavailable: string;
+  delegateInvalid(detail: string): string;
+  delegateDepth(maxDepth: number): string;
+  delegateTooMany(max: number): string;
+  delegateFailed(detail: string): string;
+  delegateEmptyAnswer: string;
+  delegateErrors: {
+    taskRequired: string;
+    taskTooLong(max: number): string;
+    badMaxLoops(min: number, max: number, got: unknown): string;
+  };
   summarySection(summary: string): string;
   summarizerSystem: string;
   summarizerRequest(transcript: string): string;
@@ -124,6 +203,17 @@ const EN: PromptTexts = {
   },
   delegateUnavailable:
     'Error: delegate_task is not available yet: delegated agents are not supported by this deployment. Do the subtask yourself with the other tools.',
+  delegateInvalid: (detail) => `Error: the subtask was not delegated: ${detail}`,
+  delegateDepth: (maxDepth) =>
+    `Error: delegate_task is not available here: delegated agents may be nested at most ${maxDepth} level(s) deep (DELEGATION_MAX_DEPTH). Do the subtask yourself with the other tools.`,
+  delegateTooMany: (max) => `Error: the subtask was not delegated: at most ${max} delegate_task calls may run in one step (DELEGATION_MAX_PARALLEL); call it again in a later step.`,
+  delegateFailed: (detail) => `Error: delegated task failed: ${detail}`,
+  delegateEmptyAnswer: '(the delegated agent finished without a final answer)',
+  delegateErrors: {
+    taskRequired: '"task" must be a non-empty string describing the subtask',
+    taskTooLong: (max) => `"task" is longer than ${max} characters`,
+    badMaxLoops: (min, max, got) => `"max_loops" must be an integer between ${min} and ${max}, got ${JSON.stringify(got)}`,
+  },
   summarySection: (summary) => `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
   summarizerSystem:
     'You summarize a conversation between a user and an AI assistant that works with tools. ' +
@@ -175,6 +265,16 @@ const ZH: PromptTexts = {
     multipleInProgress: (n) => `只能有一个任务处于 'in_progress' 状态，当前有 ${n} 个`,
   },
   delegateUnavailable: 'Error: delegate_task 暂不可用：当前部署尚不支持子代理。请使用其他工具自行完成该子任务。',
+  delegateInvalid: (detail) => `Error: 子任务未委派：${detail}`,
+  delegateDepth: (maxDepth) => `Error: 此处不能使用 delegate_task：子代理最多只能嵌套 ${maxDepth} 层（DELEGATION_MAX_DEPTH）。请使用其他工具自行完成该子任务。`,
+  delegateTooMany: (max) => `Error: 子任务未委派：一个步骤中最多只能执行 ${max} 个 delegate_task 调用（DELEGATION_MAX_PARALLEL）；请在后续步骤中再次调用。`,
+  delegateFailed: (detail) => `Error: 委派任务失败（delegated task failed）：${detail}`,
+  delegateEmptyAnswer: '（子代理已结束，但没有给出最终答复）',
+  delegateErrors: {
+    taskRequired: '"task" 必须是描述子任务的非空字符串',
+    taskTooLong: (max) => `"task" 超过 ${max} 个字符`,
+    badMaxLoops: (min, max, got) => `"max_loops" 必须是 ${min} 到 ${max} 之间的整数，收到 ${JSON.stringify(got)}`,
+  },
   summarySection: (summary) => `<conversation_summary>\n之前对话的摘要（较早的消息已被压缩）：\n${summary}\n</conversation_summary>`,
   summarizerSystem:
     '你负责总结用户与一个使用工具的 AI 助手之间的对话。' +

@@ -3,9 +3,9 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { BaseMessage } from '@langchain/core/messages';
 import { create, toBinary, WebhookJobSchema, RunStatus, type RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
-import type { JobQueue } from '@agentloop/queue';
-import type { Store, RunStatusName, JsonObject } from '@agentloop/store';
-import { errorMessage, type Logger } from '@agentloop/core';
+import { ReleaseJobError, type JobQueue } from '@agentloop/queue';
+import { TERMINAL_RUN_STATUSES, type Store, type RunStatusName, type RunRecord, type JsonObject } from '@agentloop/store';
+import { UnavailableError, errorMessage, type Logger } from '@agentloop/core';
 import { buildAgentGraph, MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type ModelRouter, type RunContext } from './graph.js';
 import type { ModelRegistry, ModelSlot, ResolvedModel } from './models/registry.js';
 import type { PromptLanguage } from './prompts.js';
@@ -15,11 +15,14 @@ import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
+import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, isDelegationRequest, pendingDelegation, type DelegationLimits, type DelegationRequest } from './delegation.js';
 
 export interface RunExecutorDeps {
   store: Store;
   events: RunEventStream;
   webhooks: JobQueue;
+  /** The `runs` queue: delegated agents' runs and their parents' resumes are enqueued on it. Without it, delegate_task is unavailable. */
+  runs?: JobQueue;
   tools: ToolClient;
   models: ModelRegistry;
   checkpointer: BaseCheckpointSaver;
@@ -39,6 +42,8 @@ export interface RunExecutorDeps {
     compactTokenBudget?: number;
     /** AGENT_NAMES (default ["general"]). */
     agentNames?: readonly string[];
+    /** DELEGATION_MAX_DEPTH / _MAX_PARALLEL, and the attempts of child and resume jobs (default 1 level, 8, 3 × 1000 ms). */
+    delegation?: Partial<DelegationLimits> & { attempts?: number; backoffMs?: number };
   };
 }
 
@@ -63,11 +68,27 @@ type GraphInput = Parameters<AgentGraph['stream']>[0];
 export class RunExecutor {
   private readonly graph: AgentGraph;
   private readonly contexts = new Map<string, RunContext>();
+  /** Set by drain(): every run stops at its next checkpoint and is handed back to the queue. */
+  private draining = false;
+  private readonly delegation: DelegationCoordinator | undefined;
 
   constructor(private readonly deps: RunExecutorDeps) {
+    const d = deps.config.delegation ?? {};
+    const limits: DelegationLimits = { maxDepth: d.maxDepth ?? DEFAULT_DELEGATION_LIMITS.maxDepth, maxParallel: d.maxParallel ?? DEFAULT_DELEGATION_LIMITS.maxParallel };
+    this.delegation = deps.runs
+      ? new DelegationCoordinator({
+          store: deps.store,
+          runs: deps.runs,
+          logger: deps.logger.child({ component: 'delegation' }),
+          ...(deps.config.language ? { language: deps.config.language } : {}),
+          attempts: d.attempts ?? 3,
+          backoffMs: d.backoffMs ?? 1_000,
+        })
+      : undefined;
     this.graph = buildAgentGraph({
+      ...(this.delegation ? { delegation: limits } : {}),
       tools: deps.tools,
-      checkpointer: deps.checkpointer,
+      checkpointer: stopAfterCheckpointWhen(deps.checkpointer, () => this.draining),
       ledger: deps.store,
       runContext: (id) => this.contexts.get(id),
       ...(deps.config.language ? { language: deps.config.language } : {}),
@@ -77,7 +98,22 @@ export class RunExecutor {
     });
   }
 
-  async execute(job: RunJob, attempt: number, workerSignal: AbortSignal): Promise<void> {
+  /**
+   * Graceful shutdown: lets every step in flight finish, then stops each run at the checkpoint
+   * that step writes and hands the run back to the queue (ReleaseJobError), so another worker
+   * resumes it from there. Runs that finish before their next checkpoint end normally.
+   */
+  drain(): void {
+    this.draining = true;
+  }
+
+  /**
+   * Runs the job. `attempt` counts earlier attempts of this job; `attempts` is how many the queue
+   * allows in all. A transient infrastructure failure (store, checkpoints, event stream or queue
+   * unreachable, e.g. while a server restarts) is rethrown so the queue tries again later and the
+   * run resumes from its checkpoint — except on the last attempt, where the run ends as `error`.
+   */
+  async execute(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts = Number.POSITIVE_INFINITY): Promise<void> {
     const { store, events } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
     const existing = await store.getRun(job.tenantId, job.runId);
@@ -85,9 +121,26 @@ export class RunExecutor {
       log.warn('run record not found; dropping job');
       return;
     }
-    if (['success', 'error', 'timeout', 'interrupted'].includes(existing.status)) {
-      log.info({ status: existing.status }, 'run already finished; nothing to do');
+    if (TERMINAL_RUN_STATUSES.includes(existing.status)) {
+      // This job ran before (a retry, or a stalled job taken over) and recorded the outcome, but may
+      // have died before announcing it: announce again. A repeated `end` is harmless, the webhook
+      // job id dedupes the delivery, and a delegated run's parent is told (again) that it finished.
+      log.info({ status: existing.status }, 'run already finished; announcing its end again');
+      const thread = await store.getThread(job.tenantId, job.threadId);
+      const error = existing.status === 'success' ? undefined : { error: existing.status === 'timeout' ? 'TimeoutError' : 'Error', message: existing.error ?? `Run ${existing.status}` };
+      await this.announceEnd(job, existing.status, thread?.values ?? null, error, this.modelOf(job), existing, log);
       return;
+    }
+    const cpConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
+    // The resume of a run suspended on delegated agents: only while it still waits on that step.
+    let resumeInput: GraphInput | undefined;
+    if (job.resumeDelegationId) {
+      const decided = await this.delegationResumeInput(job, cpConfig, attempt);
+      if (decided === 'stale') {
+        log.info({ delegation_id: job.resumeDelegationId }, 'run no longer waits on this delegation step; resume job dropped');
+        return;
+      }
+      resumeInput = decided;
     }
     await store.updateRun(job.tenantId, job.runId, { status: 'running', startedAt: new Date(), incrementAttempts: true }, ['pending', 'running']);
     await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
@@ -98,7 +151,8 @@ export class RunExecutor {
     let error: { error: string; message: string } | undefined;
     let values: JsonObject | null = null;
     let resolved: ResolvedModel | undefined;
-    const cpConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
+    let waiting: DelegationRequest | undefined;
+    const depth = job.delegation?.depth ?? 0;
 
     try {
       const config = parseJsonObject(job.configJson, 'config');
@@ -110,28 +164,44 @@ export class RunExecutor {
         resolved.provider === 'scripted' ? undefined : { configured: new Set(this.deps.models.configuredSlots()), forSlot: (slot) => this.deps.models.resolve(slot) };
       log.info({ model: resolved.label, provider: resolved.provider, attempt }, resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started');
       const maxLoops = parseMaxLoops(configurable.max_loops ?? config.max_loops, this.deps.config.maxLoopsDefault);
-      await this.deps.tools.ensureWorkspace(job.tenantId, job.threadId).catch((err: unknown) => {
+      await this.deps.tools.ensureWorkspace(job.tenantId, job.workspaceThreadId || job.threadId).catch((err: unknown) => {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
-      this.contexts.set(job.runId, { runId: job.runId, tenantId: job.tenantId, threadId: job.threadId, model: resolved, ...(router ? { router } : {}), modelPref, logger: log, signal });
+      this.contexts.set(job.runId, {
+        runId: job.runId,
+        tenantId: job.tenantId,
+        threadId: job.threadId,
+        model: resolved,
+        ...(router ? { router } : {}),
+        modelPref,
+        logger: log,
+        signal,
+        depth,
+        ...(job.workspaceThreadId ? { workspaceThreadId: job.workspaceThreadId } : {}),
+        runConfig: config,
+      });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
-      const input = await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
+      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
       const stream = await this.graph.stream(input, {
         ...cpConfig,
         streamMode: ['values', 'updates'],
-        recursionLimit: maxLoops * 2 + 10,
+        // agent → tools → delegate is three steps per loop.
+        recursionLimit: maxLoops * 3 + 10,
         signal,
         durability: this.deps.config.durability,
       });
       for await (const chunk of stream) {
         const [mode, data] = chunk as [string, unknown];
+        // A delegation interrupt is internal: clients see the `delegate` update published below instead.
+        if (mode === 'updates' && isDelegationInterrupt(data)) continue;
         const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
         if (mode === 'values') values = json as JsonObject;
         await events.publish(job.runId, job.threadId, mode, json);
       }
       const final = await this.graph.getState(cpConfig);
       values = toJsonValue(publicValues(final.values as JsonObject, job.runId)) as JsonObject;
+      waiting = pendingDelegation(final);
     } catch (err) {
       if (timeout.aborted) {
         status = 'timeout';
@@ -140,6 +210,17 @@ export class RunExecutor {
         // Shutdown: leave the run resumable from its last checkpoint; the queue hands it to another worker.
         this.contexts.delete(job.runId);
         log.warn('worker stopping; run left resumable');
+        throw err;
+      } else if (this.draining) {
+        // Graceful shutdown: the step in flight finished and was checkpointed; another worker resumes from there.
+        this.contexts.delete(job.runId);
+        log.info({ err: errorMessage(err) }, 'worker draining: run handed back after its last checkpoint');
+        throw new ReleaseJobError(`run ${job.runId} handed back by a draining worker`, { cause: err });
+      } else if (isTransientInfraError(err) && attempt + 1 < attempts) {
+        // The store, the checkpoints or the event stream are unreachable for now: the queue retries
+        // the job (with backoff) and the next attempt resumes from the last checkpoint.
+        this.contexts.delete(job.runId);
+        log.warn({ err: errorMessage(err), attempt: attempt + 1, attempts }, 'infrastructure unavailable; run left resumable for a retry');
         throw err;
       } else {
         status = 'error';
@@ -156,7 +237,44 @@ export class RunExecutor {
       this.contexts.delete(job.runId);
     }
 
+    if (status === 'success' && waiting) {
+      await this.suspend(job, waiting, depth, log);
+      return;
+    }
     await this.finish(job, status, values, error, resolved, log);
+  }
+
+  /**
+   * The graph is suspended on delegated agents: start them and end this job, so the run holds
+   * no worker slot while they work. The run stays `running` (thread `busy`); the last child to
+   * finish enqueues its resume. A failure here fails the job, and its retry re-raises the interrupt.
+   */
+  private async suspend(job: RunJob, request: DelegationRequest, depth: number, log: Logger): Promise<void> {
+    if (!this.delegation) throw new Error('internal: the graph delegated but no runs queue is configured');
+    await this.delegation.start(job, request, depth);
+    await this.deps.events.publish(job.runId, job.threadId, 'updates', {
+      delegate: {
+        status: 'waiting_children',
+        delegation_id: request.delegation_id,
+        children: request.children.map((c) => ({ run_id: c.run_id, thread_id: c.thread_id, tool_call_id: c.tool_call_id, task: c.task })),
+      },
+    });
+    log.info({ delegation_id: request.delegation_id, children: request.children.map((c) => c.run_id) }, 'run suspended while delegated agents run');
+  }
+
+  /**
+   * Input of a resume job: the children's results when the run still waits on that step;
+   * null when this very job ran before and got past it (a retry); else 'stale' (a duplicate).
+   */
+  private async delegationResumeInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, attempt: number): Promise<GraphInput | 'stale'> {
+    const state = await this.graph.getState(cpConfig);
+    const pending = pendingDelegation(state);
+    if (pending?.delegation_id === job.resumeDelegationId) {
+      const command = parseJsonObject(job.commandJson, 'command');
+      return new Command({ resume: command.resume }) as unknown as GraphInput;
+    }
+    if (attempt > 0 && (state.values as { context_id?: unknown }).context_id === job.runId) return null;
+    return 'stale';
   }
 
   private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput> {
@@ -187,7 +305,17 @@ export class RunExecutor {
       if (state.next.length > 0) return null;
       throw new RunInputError('input.messages is empty: send at least one message');
     }
-    return { messages, loops: 0, max_loops: maxLoops, finalize_reason: null, context_id: job.runId, thread_id: job.threadId, ...(modelPref !== undefined ? { model_pref: modelPref } : {}) };
+    return {
+      messages,
+      loops: 0,
+      max_loops: maxLoops,
+      finalize_reason: null,
+      context_id: job.runId,
+      thread_id: job.threadId,
+      // A delegated agent's context links to its parent's (seed 001 §5.3): it gets the delegated prompt and no ask_human.
+      ...(job.delegation ? { parent_context: job.delegation.parentRunId } : {}),
+      ...(modelPref !== undefined ? { model_pref: modelPref } : {}),
+    };
   }
 
   private async finish(
@@ -205,8 +333,31 @@ export class RunExecutor {
     await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
     // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
     const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
-    await events.publish(job.runId, job.threadId, 'end', null);
-    log.info({ status, model: resolved?.label }, 'run finished');
+    await this.announceEnd(job, status, values, error, resolved ? { provider: resolved.provider, label: resolved.label } : null, run, log);
+  }
+
+  /** The model of a finished run's webhook, when its config still resolves. */
+  private modelOf(job: RunJob): { provider: string; label: string } | null {
+    try {
+      const r = this.deps.models.resolve((parseJsonObject(job.configJson, 'config').configurable as JsonObject | undefined)?.model);
+      return { provider: r.provider, label: r.label };
+    } catch {
+      return null;
+    }
+  }
+
+  /** What follows the recorded outcome: the `end` event, the webhook, cleanup, the parent's notice. Safe to repeat. */
+  private async announceEnd(
+    job: RunJob,
+    status: RunStatusName,
+    values: JsonObject | null,
+    error: { error: string; message: string } | undefined,
+    model: { provider: string; label: string } | null,
+    run: RunRecord | undefined,
+    log: Logger,
+  ): Promise<void> {
+    await this.deps.events.publish(job.runId, job.threadId, 'end', null);
+    log.info({ status, model: model?.label }, 'run finished');
 
     if (job.webhookUrl) {
       const payload = {
@@ -217,7 +368,7 @@ export class RunExecutor {
         created_at: run?.createdAt.toISOString(),
         updated_at: run?.updatedAt.toISOString(),
         metadata: run?.metadata ?? {},
-        model: resolved ? { provider: resolved.provider, label: resolved.label } : null,
+        model,
         values: values ?? {},
         ...(error ? { error: error.message, error_type: error.error } : {}),
         webhook_sent_at: new Date().toISOString(),
@@ -239,8 +390,10 @@ export class RunExecutor {
     }
     if (job.ephemeral) {
       await this.deps.checkpointer.deleteThread(checkpointThreadId(job.tenantId, job.threadId));
-      await this.deps.tools.deleteWorkspace(job.tenantId, job.threadId).catch(() => undefined);
+      // Never a workspace this run only borrowed.
+      if (!job.workspaceThreadId || job.workspaceThreadId === job.threadId) await this.deps.tools.deleteWorkspace(job.tenantId, job.threadId).catch(() => undefined);
     }
+    if (job.delegation) await this.delegation?.childFinished(job);
   }
 }
 
@@ -262,6 +415,12 @@ export function publicValues(v: JsonObject | undefined, runId: string): JsonObje
       thread: (token_usage as JsonObject | undefined) ?? { ...ZERO_USAGE },
     },
   } as JsonObject;
+}
+
+/** An `updates` chunk that only reports the delegate node's interrupt. */
+function isDelegationInterrupt(data: unknown): boolean {
+  const list = data && typeof data === 'object' ? (data as { __interrupt__?: unknown }).__interrupt__ : undefined;
+  return Array.isArray(list) && list.length > 0 && list.every((i: unknown) => isDelegationRequest((i as { value?: unknown } | null)?.value));
 }
 
 /** The slot named by a `configurable.model` already validated by the registry, if it names one. */
@@ -293,3 +452,67 @@ export function parseMaxLoops(v: unknown, def: number): number {
   return n;
 }
 
+
+/** Error codes of a database (mysql2) or socket that is down, restarting or dropped the connection. */
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CON_COUNT_ERROR',
+  'ER_LOCK_DEADLOCK',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_QUERY_INTERRUPTED',
+  'ER_CONNECTION_KILLED',
+  'ER_CLIENT_INTERACTION_TIMEOUT',
+]);
+
+/**
+ * Whether an error (or one of its causes) says the infrastructure is unreachable for now — a
+ * server restarting, a dropped connection — rather than that the run itself is wrong. Such a
+ * run is retried by the queue and resumes from its checkpoint instead of ending as `error`.
+ */
+export function isTransientInfraError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
+    if (e instanceof UnavailableError) return true;
+    const x = e as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+    if (typeof x.code === 'string' && TRANSIENT_CODES.has(x.code)) return true;
+    if (x.name === 'MaxRetriesPerRequestError') return true;
+    if (typeof x.message === 'string' && /Connection is closed|Connection lost|server closed the connection|connect ECONNREFUSED/i.test(x.message)) return true;
+    e = x.cause;
+  }
+  return false;
+}
+
+/** Thrown by the checkpointer of a draining executor once a step's checkpoint is saved. */
+export class WorkerDrainingError extends Error {
+  override name = 'WorkerDrainingError';
+}
+
+/**
+ * The saver, except that once `stop()` is true each `put` fails *after* saving: LangGraph
+ * (durability "sync") then ends the run at that step boundary, with that step persisted and the
+ * next one not started. That is how a draining worker lets in-flight steps finish and no more.
+ */
+export function stopAfterCheckpointWhen(saver: BaseCheckpointSaver, stop: () => boolean): BaseCheckpointSaver {
+  return new Proxy(saver, {
+    get(target, prop) {
+      if (prop === 'put') {
+        return async (...args: Parameters<BaseCheckpointSaver['put']>) => {
+          const saved = await target.put(...args);
+          if (stop()) throw new WorkerDrainingError('The worker is shutting down: the run stops after this checkpoint');
+          return saved;
+        };
+      }
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { Bus, RunEventStream } from '@agentloop/bus';
+import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { JobQueue, QueueWorker } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import type { Logger } from '@agentloop/core';
@@ -8,6 +8,7 @@ import { ModelRegistry, slotsFromEnv } from './models/registry.js';
 import { ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
+import { deleteThreadHandler } from './handlers/delete-thread.js';
 
 export interface OrchestratorDeps {
   bus: Bus;
@@ -25,7 +26,11 @@ export interface OrchestratorDeps {
 
 export interface Orchestrator {
   start(): Promise<void>;
-  /** Stops taking jobs; in-flight runs get the grace period, then are left resumable. */
+  /**
+   * Stops taking jobs; each in-flight run finishes its current step (within the grace period) and
+   * is handed back to the queue from that checkpoint; past the grace period runs are aborted and
+   * left resumable from their last checkpoint.
+   */
   stop(): Promise<void>;
 }
 
@@ -37,6 +42,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
     store: deps.store,
     events: deps.events,
     webhooks: deps.webhooks,
+    runs: deps.runs,
     tools,
     models,
     checkpointer: deps.checkpointer,
@@ -51,12 +57,24 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       history: { maxMessages: deps.config.MAX_MESSAGE_HISTORY, strategy: deps.config.MESSAGE_HISTORY_STRATEGY },
       compactTokenBudget: deps.config.COMPACT_TOKEN_BUDGET,
       agentNames: deps.config.AGENT_NAMES,
+      delegation: {
+        maxDepth: deps.config.DELEGATION_MAX_DEPTH,
+        maxParallel: deps.config.DELEGATION_MAX_PARALLEL,
+        attempts: deps.config.DELEGATION_RUN_ATTEMPTS,
+        backoffMs: deps.config.DELEGATION_RUN_BACKOFF_MS,
+      },
     },
   });
   let worker: QueueWorker | undefined;
+  let threadDeletes: Subscription | undefined;
   return {
     async start() {
-      worker = await deps.runs.process(runJobHandler(executor), {
+      threadDeletes = await deps.bus.serve(
+        ORCHESTRATOR_SUBJECTS.deleteThread,
+        { queue: 'orchestrator', description: 'AgentLoop orchestrator: thread checkpoints' },
+        deleteThreadHandler({ checkpointer: deps.checkpointer, tools, logger: log }),
+      );
+      worker = await deps.runs.process(runJobHandler(executor, log), {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,
@@ -65,7 +83,10 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       log.info({ concurrency: deps.config.RUN_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
     },
     async stop() {
+      // In-flight steps finish and are checkpointed; their runs are then handed back for another worker.
+      executor.drain();
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
+      await threadDeletes?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');
     },
   };

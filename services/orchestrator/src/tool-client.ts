@@ -19,6 +19,8 @@ export interface ToolCallInput {
   onDemand?: boolean;
   /** The caller is a delegated agent: tools without available_to_subagent are refused. */
   subagent?: boolean;
+  /** Thread whose workspace the call uses (a delegated agent's: its parent's); default `threadId`. */
+  workspaceThreadId?: string;
 }
 
 /**
@@ -114,7 +116,8 @@ export class ToolClient {
   async execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
     const req = create(ExecuteToolRequestSchema, {
       tenantId: call.tenantId,
-      threadId: call.threadId,
+      // The wire's thread_id names the workspace; the ledger keeps the caller's own thread.
+      threadId: call.workspaceThreadId || call.threadId,
       runId: call.runId,
       toolCallId: call.toolCallId,
       toolName: call.name,

@@ -8,7 +8,7 @@ import type { CreatedRun } from '../run-service.js';
 import { normalizeStreamModes, RunCreateBody, StreamModeSchema, wantsEvent } from '../run-schema.js';
 import { toApiRun } from '../serialize.js';
 import { parseLastEventId, SseWriter } from '../sse.js';
-import { parseRequest, queryInt, RunParams, ThreadParams } from '../validation.js';
+import { parseRequest, queryInt, RunParams, ThreadParams, Uuid } from '../validation.js';
 import { requireThread } from './threads.js';
 
 const ListQuery = z.object({
@@ -170,6 +170,22 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
     );
     await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false });
+  });
+
+  // --- delegated agents' runs (seed 001 Part 5) ------------------------------
+
+  // The child runs a run started with delegate_task, oldest first. Each lives on its own thread
+  // (metadata parent_run_id), so GET /threads/{child thread}/runs/{child run} works as for any run.
+  app.get('/runs/:run_id/children', async (request) => {
+    const { run_id } = parseRequest(z.object({ run_id: Uuid }), request.params, 'params');
+    const q = parseRequest(ListQuery, request.query, 'query');
+    if (!(await store.getRun(request.tenantId, run_id))) throw notFound(`Run ${run_id} not found.`);
+    const threads = await store.searchThreads(request.tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run_id } });
+    const children = (await Promise.all(threads.map((t) => store.listRuns(request.tenantId, t.threadId, { limit: 100 }))))
+      .flat()
+      .filter((r) => r.metadata.parent_run_id === run_id && (!q.status || r.status === q.status))
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.runId.localeCompare(b.runId));
+    return children.slice(q.offset, q.offset + q.limit).map(toApiRun);
   });
 
   // --- stateless runs (temporary thread, removed when the run ends) ---------

@@ -1,10 +1,17 @@
 import { fromBinary, RunJobSchema } from '@agentloop/proto';
 import type { Job } from '@agentloop/queue';
 import { UnrecoverableJobError } from '@agentloop/queue';
+import { silentLogger, type Logger } from '@agentloop/core';
 import type { RunExecutor } from '../run-executor.js';
 
-/** Handler of the `runs` queue: decodes the proto RunJob and executes it. */
-export function runJobHandler(executor: RunExecutor) {
+/**
+ * Handler of the `runs` queue: decodes the proto RunJob and executes it.
+ * Logs `job started` / `job ended` at debug level with `active`, the jobs this
+ * worker is executing at that moment (what a worker slot is: a suspended run
+ * waiting on delegated agents holds none).
+ */
+export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogger()) {
+  let active = 0;
   return async (job: Job, signal: AbortSignal): Promise<void> => {
     let decoded;
     try {
@@ -12,6 +19,14 @@ export function runJobHandler(executor: RunExecutor) {
     } catch (err) {
       throw new UnrecoverableJobError(`runs job ${job.id} is not a valid RunJob: ${(err as Error).message}`);
     }
-    await executor.execute(decoded, job.attemptsMade, signal);
+    active++;
+    const fields = { job_id: job.id, run_id: decoded.runId, attempt: job.attemptsMade };
+    logger.debug({ ...fields, active }, 'job started');
+    try {
+      await executor.execute(decoded, job.attemptsMade, signal, job.attempts);
+    } finally {
+      active--;
+      logger.debug({ ...fields, active }, 'job ended');
+    }
   };
 }

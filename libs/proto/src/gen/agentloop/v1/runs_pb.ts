@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/runs.proto.
  */
 export const file_agentloop_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudGxvb3AvdjEvcnVucy5wcm90bxIMYWdlbnRsb29wLnYxIvsBCgZSdW5Kb2ISDgoGcnVuX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCgl0ZW5hbnRfaWQYAyABKAkSFAoMYXNzaXN0YW50X2lkGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSFAoMY29tbWFuZF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhUKDW1ldGFkYXRhX2pzb24YCCABKAkSEwoLd2ViaG9va191cmwYCSABKAkSEwoLc3RyZWFtX21vZGUYCiADKAkSEgoKdGltZW91dF9tcxgLIAEoAxIRCgllcGhlbWVyYWwYDCABKAgiawoIUnVuRXZlbnQSDgoGcnVuX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRINCgVldmVudBgDIAEoCRIRCglkYXRhX2pzb24YBCABKAkSDQoFdHNfbXMYBSABKAMSCwoDc2VxGAYgASgDIqMBCgpXZWJob29rSm9iEhMKC2RlbGl2ZXJ5X2lkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZydW5faWQYAyABKAkSEQoJdGhyZWFkX2lkGAQgASgJEhEKCXRlbmFudF9pZBgFIAEoCRInCgZzdGF0dXMYBiABKA4yFy5hZ2VudGxvb3AudjEuUnVuU3RhdHVzEhQKDHBheWxvYWRfanNvbhgHIAEoCSJ+CgpSdW5PdXRjb21lEg4KBnJ1bl9pZBgBIAEoCRInCgZzdGF0dXMYAiABKA4yFy5hZ2VudGxvb3AudjEuUnVuU3RhdHVzEhMKC3ZhbHVlc19qc29uGAMgASgJEiIKBWVycm9yGAQgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yKrkBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElJVTl9TVEFUVVNfUEVORElORxABEhYKElJVTl9TVEFUVVNfUlVOTklORxACEhYKElJVTl9TVEFUVVNfU1VDQ0VTUxADEhQKEFJVTl9TVEFUVVNfRVJST1IQBBIWChJSVU5fU1RBVFVTX1RJTUVPVVQQBRIaChZSVU5fU1RBVFVTX0lOVEVSUlVQVEVEEAZiBnByb3RvMw", [file_agentloop_v1_common]);
+  fileDesc("ChdhZ2VudGxvb3AvdjEvcnVucy5wcm90bxIMYWdlbnRsb29wLnYxIuQCCgZSdW5Kb2ISDgoGcnVuX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCgl0ZW5hbnRfaWQYAyABKAkSFAoMYXNzaXN0YW50X2lkGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSFAoMY29tbWFuZF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhUKDW1ldGFkYXRhX2pzb24YCCABKAkSEwoLd2ViaG9va191cmwYCSABKAkSEwoLc3RyZWFtX21vZGUYCiADKAkSEgoKdGltZW91dF9tcxgLIAEoAxIRCgllcGhlbWVyYWwYDCABKAgSGwoTd29ya3NwYWNlX3RocmVhZF9pZBgNIAEoCRIsCgpkZWxlZ2F0aW9uGA4gASgLMhguYWdlbnRsb29wLnYxLkRlbGVnYXRpb24SHAoUcmVzdW1lX2RlbGVnYXRpb25faWQYDyABKAkiwgEKCkRlbGVnYXRpb24SFQoNcGFyZW50X3J1bl9pZBgBIAEoCRIYChBwYXJlbnRfdGhyZWFkX2lkGAIgASgJEhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIVCg1kZWxlZ2F0aW9uX2lkGAQgASgJEh0KFXNpYmxpbmdfdG9vbF9jYWxsX2lkcxgFIAMoCRINCgVkZXB0aBgGIAEoBRIoCgpwYXJlbnRfam9iGAcgASgLMhQuYWdlbnRsb29wLnYxLlJ1bkpvYiJrCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEg0KBWV2ZW50GAMgASgJEhEKCWRhdGFfanNvbhgEIAEoCRINCgV0c19tcxgFIAEoAxILCgNzZXEYBiABKAMiowEKCldlYmhvb2tKb2ISEwoLZGVsaXZlcnlfaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIRCgl0aHJlYWRfaWQYBCABKAkSEQoJdGVuYW50X2lkGAUgASgJEicKBnN0YXR1cxgGIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSFAoMcGF5bG9hZF9qc29uGAcgASgJIn4KClJ1bk91dGNvbWUSDgoGcnVuX2lkGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSEwoLdmFsdWVzX2pzb24YAyABKAkSIgoFZXJyb3IYBCABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IquQEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUlVOX1NUQVRVU19QRU5ESU5HEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISFgoSUlVOX1NUQVRVU19TVUNDRVNTEAMSFAoQUlVOX1NUQVRVU19FUlJPUhAEEhYKElJVTl9TVEFUVVNfVElNRU9VVBAFEhoKFlJVTl9TVEFUVVNfSU5URVJSVVBURUQQBmIGcHJvdG8z", [file_agentloop_v1_common]);
 
 /**
  * A run handed from the gateway to the orchestrator through the BullMQ
@@ -92,6 +92,30 @@ export type RunJob = Message<"agentloop.v1.RunJob"> & {
    * @generated from field: bool ephemeral = 12;
    */
   ephemeral: boolean;
+
+  /**
+   * Thread whose workspace this run's tool calls use; empty means the run's own
+   * thread. A delegated agent's run names its parent's (shared workspace).
+   *
+   * @generated from field: string workspace_thread_id = 13;
+   */
+  workspaceThreadId: string;
+
+  /**
+   * Set when this run is a delegated agent started by a parent's delegate_task call.
+   *
+   * @generated from field: agentloop.v1.Delegation delegation = 14;
+   */
+  delegation?: Delegation | undefined;
+
+  /**
+   * Set on the job that resumes a run suspended while its delegated agents ran:
+   * the id of the delegation step it answers (command_json carries the results).
+   * The job is dropped when the run no longer waits on that step.
+   *
+   * @generated from field: string resume_delegation_id = 15;
+   */
+  resumeDelegationId: string;
 };
 
 /**
@@ -100,6 +124,66 @@ export type RunJob = Message<"agentloop.v1.RunJob"> & {
  */
 export const RunJobSchema: GenMessage<RunJob> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_runs, 0);
+
+/**
+ * How a delegated agent's run (seed 001 Part 5) is linked to its parent.
+ *
+ * @generated from message agentloop.v1.Delegation
+ */
+export type Delegation = Message<"agentloop.v1.Delegation"> & {
+  /**
+   * @generated from field: string parent_run_id = 1;
+   */
+  parentRunId: string;
+
+  /**
+   * @generated from field: string parent_thread_id = 2;
+   */
+  parentThreadId: string;
+
+  /**
+   * The parent's delegate_task tool call this run answers.
+   *
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId: string;
+
+  /**
+   * The parent's delegation step: every delegate_task call of one AI message.
+   *
+   * @generated from field: string delegation_id = 4;
+   */
+  delegationId: string;
+
+  /**
+   * Tool call ids of every child of that step, this one included; the parent
+   * resumes when all of them have finished.
+   *
+   * @generated from field: repeated string sibling_tool_call_ids = 5;
+   */
+  siblingToolCallIds: string[];
+
+  /**
+   * 1 for a child of a top-level run, 2 for a grandchild...
+   *
+   * @generated from field: int32 depth = 6;
+   */
+  depth: number;
+
+  /**
+   * The parent's job (input and command cleared): the resume job is built from it.
+   *
+   * @generated from field: agentloop.v1.RunJob parent_job = 7;
+   */
+  parentJob?: RunJob | undefined;
+};
+
+/**
+ * Describes the message agentloop.v1.Delegation.
+ * Use `create(DelegationSchema)` to create a new message.
+ */
+export const DelegationSchema: GenMessage<Delegation> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_runs, 1);
 
 /**
  * One event of a run, published on `agentloop.events.<run_id>` and kept in
@@ -150,7 +234,7 @@ export type RunEvent = Message<"agentloop.v1.RunEvent"> & {
  * Use `create(RunEventSchema)` to create a new message.
  */
 export const RunEventSchema: GenMessage<RunEvent> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_runs, 1);
+  messageDesc(file_agentloop_v1_runs, 2);
 
 /**
  * A webhook delivery handed from the orchestrator to the gateway through the
@@ -202,7 +286,7 @@ export type WebhookJob = Message<"agentloop.v1.WebhookJob"> & {
  * Use `create(WebhookJobSchema)` to create a new message.
  */
 export const WebhookJobSchema: GenMessage<WebhookJob> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_runs, 2);
+  messageDesc(file_agentloop_v1_runs, 3);
 
 /**
  * Result returned by the orchestrator worker for a job (also the run's final record).
@@ -236,7 +320,7 @@ export type RunOutcome = Message<"agentloop.v1.RunOutcome"> & {
  * Use `create(RunOutcomeSchema)` to create a new message.
  */
 export const RunOutcomeSchema: GenMessage<RunOutcome> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_runs, 3);
+  messageDesc(file_agentloop_v1_runs, 4);
 
 /**
  * @generated from enum agentloop.v1.RunStatus

@@ -182,6 +182,9 @@ export type ExecuteToolRequest = Message<"agentloop.v1.ExecuteToolRequest"> & {
   tenantId: string;
 
   /**
+   * The thread whose workspace the call uses: a delegated agent's calls name
+   * its parent's thread (the workspace is shared).
+   *
    * @generated from field: string thread_id = 2;
    */
   threadId: string;

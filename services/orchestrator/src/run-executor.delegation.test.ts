@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemorySaver } from '@langchain/langgraph';
+import { create, RunJobSchema } from '@agentloop/proto';
+import { MemoryBus, MemoryRunEventStream, type StoredRunEvent } from '@agentloop/bus';
+import { MemoryQueue, type QueueWorker } from '@agentloop/queue';
+import { createSqliteStore, type Store } from '@agentloop/store';
+import { silentLogger } from '@agentloop/core';
+import { RunExecutor } from './run-executor.js';
+import { ModelRegistry } from './models/registry.js';
+import { ToolClient } from './tool-client.js';
+import { runJobHandler } from './handlers/run-job.js';
+import { childRunId, delegationId, resumeJobId } from './delegation.js';
+
+const PARENT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+const THREAD = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+
+describe('RunExecutor with delegated agents', () => {
+  let store: Store;
+  let runs: MemoryQueue;
+  let webhooks: MemoryQueue;
+  let events: MemoryRunEventStream;
+  let bus: MemoryBus;
+  let worker: QueueWorker | undefined;
+
+  afterEach(async () => {
+    await worker?.close(1_000);
+    worker = undefined;
+    await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
+    await store.close();
+    await bus.close();
+  });
+
+  async function setup() {
+    store = createSqliteStore({ path: ':memory:' });
+    await store.migrate();
+    runs = new MemoryQueue('runs');
+    webhooks = new MemoryQueue('webhooks');
+    events = new MemoryRunEventStream();
+    bus = new MemoryBus(); // no tool-runner: the model gets the orchestrator's tools only
+    const executor = new RunExecutor({
+      store,
+      events,
+      webhooks,
+      runs,
+      tools: new ToolClient(bus, { callTimeoutMs: 1_000, listTimeoutMs: 200 }),
+      models: new ModelRegistry({}, true),
+      checkpointer: new MemorySaver(),
+      logger: silentLogger(),
+      config: { maxLoopsDefault: 100, runTimeoutMs: 60_000, webhookAttempts: 1, webhookBackoffMs: 10, durability: 'sync', delegation: { attempts: 1 } },
+    });
+    await store.createThread({ tenantId: 't1', threadId: THREAD });
+    await store.createRun({ tenantId: 't1', threadId: THREAD, runId: PARENT, assistantId: 'agent' });
+    const job = create(RunJobSchema, {
+      runId: PARENT,
+      threadId: THREAD,
+      tenantId: 't1',
+      assistantId: 'agent',
+      inputJson: JSON.stringify({ messages: [{ role: 'user', content: '@general go' }] }),
+      configJson: JSON.stringify({
+        configurable: {
+          model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'sub' } }] }, { content: 'parent: got it' }] },
+          delegates: { sub: [{ content: 'child: done' }] },
+        },
+      }),
+      webhookUrl: 'http://127.0.0.1:9/hook',
+    });
+    return { executor, job };
+  }
+
+  async function eventsOf(runId: string): Promise<StoredRunEvent[]> {
+    const out: StoredRunEvent[] = [];
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), 200);
+    try {
+      for await (const e of events.subscribe(runId, { signal: ac.signal })) out.push(e);
+    } catch {
+      /* aborted: the log so far */
+    } finally {
+      clearTimeout(timer);
+    }
+    return out;
+  }
+
+  it('ends the parent job suspended: run running, thread busy, no end event, no webhook, the child queued', async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal);
+    expect((await store.getRun('t1', PARENT))?.status).toBe('running');
+    expect((await store.getThread('t1', THREAD))?.status).toBe('busy');
+    expect(await webhooks.getState(PARENT)).toBe('unknown');
+    const child = childRunId(PARENT, 'call_s1_1');
+    expect(await runs.getState(child)).toBe('waiting');
+    const evs = await eventsOf(PARENT);
+    expect(evs.some((e) => e.event === 'end')).toBe(false);
+    expect(evs.some((e) => e.dataJson.includes('__interrupt__'))).toBe(false);
+    const waiting = evs.find((e) => e.event === 'updates' && e.dataJson.includes('waiting_children'));
+    expect(JSON.parse(waiting!.dataJson)).toMatchObject({ delegate: { status: 'waiting_children', children: [{ run_id: child, tool_call_id: 'call_s1_1', task: 'sub' }] } });
+  });
+
+  it('drops a resume job for a delegation step the run does not wait on', async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal);
+    const stale = create(RunJobSchema, { ...job, inputJson: '', commandJson: JSON.stringify({ resume: { delegation_id: 'other', results: {} } }), resumeDelegationId: 'other' });
+    await executor.execute(stale, 0, new AbortController().signal);
+    expect((await store.getRun('t1', PARENT))?.status).toBe('running');
+    expect((await store.getThread('t1', THREAD))?.values).toBeNull();
+  });
+
+  it('finishes the parent with the child answer after the child job and the resume job ran, and fires the webhook then', async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal);
+    worker = await runs.process(runJobHandler(executor), { concurrency: 1 });
+    await expect.poll(async () => (await store.getRun('t1', PARENT))?.status, { timeout: 10_000 }).toBe('success');
+    const values = (await store.getThread('t1', THREAD))?.values as { messages: Array<{ type: string; content: string; name?: string }> };
+    expect(values.messages.find((m) => m.name === 'delegate_task')?.content).toBe('child: done');
+    expect(values.messages.at(-1)).toMatchObject({ type: 'ai', content: 'parent: got it' });
+    expect(await webhooks.getState(PARENT)).toBe('waiting');
+    expect(await runs.getState(resumeJobId(PARENT, delegationId(PARENT, ['call_s1_1'])))).toBe('completed');
+    expect((await store.getRun('t1', childRunId(PARENT, 'call_s1_1')))?.metadata).toMatchObject({ parent_run_id: PARENT });
+  });
+});
