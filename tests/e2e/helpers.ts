@@ -1,5 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, startMariaDb, startNats, startRedis, type DevServer } from '@agentloop/devservers';
+import { startService, type ServiceName, type ServiceProcess } from '@agentloop/agentloop-app';
 
 export interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -67,3 +72,127 @@ export async function poll<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_0
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+// ---------------------------------------------------------------------------
+// Cluster harness: real nats-server / redis-server / mariadbd and each service as its own process.
+
+
+export interface ClusterHarness {
+  nats: DevServer;
+  redis: DevServer;
+  mysql: DevServer;
+  /** The environment every service gets (extraEnv of `start` is added on top). */
+  env: NodeJS.ProcessEnv;
+  /** Gateway base URL, e.g. http://127.0.0.1:41234. */
+  url: string;
+  workspaceRoot: string;
+  /** Every output line of every service, prefixed `[name#instance] `. */
+  logs: string[];
+  /** Live and exited processes by `name#instance`. */
+  procs: Map<string, ServiceProcess>;
+  /** Starts one more service process (not waiting for it). */
+  start(name: ServiceName, instance: number, extraEnv?: NodeJS.ProcessEnv): ServiceProcess;
+  /** Starts an orchestrator and waits until its worker takes jobs. */
+  startOrchestrator(instance: number, extraEnv?: NodeJS.ProcessEnv): Promise<ServiceProcess>;
+  /** Resolves once a log line after index `from` matches re. */
+  waitLog(re: RegExp, from?: number, timeoutMs?: number): Promise<string>;
+  /** Log lines of one process (`name#instance`). */
+  linesOf(key: string): string[];
+  /** SIGTERMs every process, stops the servers, removes the workspaces. */
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  /** Added to the default service environment (LOG_LEVEL info, scripted model allowed...). */
+  env?: NodeJS.ProcessEnv;
+  /** Orchestrator instances started at boot (default 1). */
+  orchestrators?: number;
+}
+
+/**
+ * Boots the servers and tool-runner #1, orchestrator #1..n and gateway #1, and
+ * resolves once the gateway answers /ok and every orchestrator and the
+ * tool-runner have logged that they serve.
+ */
+export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHarness> {
+  const [nats, redis, mysql] = await Promise.all([startNats({ jetstream: true }), startRedis(), startMariaDb()]);
+  const workspaceRoot = mkdtempSync(path.join(tmpdir(), 'agentloop-e2e-ws-'));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NATS_URL: nats.url,
+    REDIS_URL: redis.url,
+    MYSQL_URL: mysql.url,
+    WORKSPACE_ROOT: workspaceRoot,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ALLOW_SCRIPTED_MODEL: 'true',
+    ...opts.env,
+  };
+  const logs: string[] = [];
+  const procs = new Map<string, ServiceProcess>();
+  const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) =>
+    poll(async () => logs.slice(from).find((l) => re.test(l)), timeoutMs, 100);
+  const start = (name: ServiceName, instance: number, extraEnv: NodeJS.ProcessEnv = {}) => {
+    const key = `${name}#${instance}`;
+    const p = startService(name, { env: { ...env, ...extraEnv }, instance, fromSource: true, onLine: (l) => logs.push(`[${key}] ${l}`) });
+    procs.set(key, p);
+    return p;
+  };
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const startOrchestrator = async (instance: number, extraEnv: NodeJS.ProcessEnv = {}) => {
+    const from = logs.length;
+    const p = start('orchestrator', instance, extraEnv);
+    await waitLog(new RegExp(`^${escape(`[orchestrator#${instance}]`)}.*orchestrator started`), from, 90_000);
+    return p;
+  };
+  const harness: ClusterHarness = {
+    nats,
+    redis,
+    mysql,
+    env,
+    url: `http://127.0.0.1:${port}`,
+    workspaceRoot,
+    logs,
+    procs,
+    start,
+    startOrchestrator,
+    waitLog,
+    linesOf: (key) => logs.filter((l) => l.startsWith(`[${key}] `)),
+    async stop() {
+      await Promise.all([...procs.values()].map((p) => p.kill('SIGTERM')));
+      // E2E_LOG_DIR=/some/dir keeps every service's output for a post-mortem.
+      if (process.env.E2E_LOG_DIR) writeFileSync(path.join(process.env.E2E_LOG_DIR, `cluster-${port}.log`), logs.join('\n'));
+      await Promise.all([nats, redis, mysql].map((s) => s.stop()));
+      rmSync(workspaceRoot, { recursive: true, force: true });
+    },
+  };
+  try {
+    start('tool-runner', 1);
+    const orchestrators = Array.from({ length: opts.orchestrators ?? 1 }, (_, i) => startOrchestrator(i + 1));
+    start('gateway', 1);
+    await poll(async () => ((await fetch(`${harness.url}/ok`).catch(() => undefined))?.ok ? true : undefined), 90_000);
+    await Promise.all(orchestrators);
+    await waitLog(/tool-runner serving/, 0, 90_000);
+  } catch (err) {
+    await harness.stop().catch(() => undefined);
+    throw err;
+  }
+  return harness;
+}
+
+/** Calls fn until it resolves (transient failures while a server restarts), up to timeoutMs. */
+export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+}
+

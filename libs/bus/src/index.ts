@@ -14,6 +14,7 @@ export {
 } from './types.js';
 export { RemoteError, encodeErrorHeader, decodeErrorHeader } from './errors.js';
 export { subjectMatches } from './subject.js';
+export { ORCHESTRATOR_SUBJECTS } from './subjects.js';
 export { MemoryBus, type MemoryBusOptions } from './memory-bus.js';
 export { NatsBus, connectNatsBus, type NatsBusOptions, type ConnectNatsBusOptions } from './nats-bus.js';
 export { MemoryRunEventStream, type MemoryRunEventStreamOptions } from './memory-events.js';

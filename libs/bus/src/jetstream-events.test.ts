@@ -17,6 +17,14 @@ afterAll(async () => {
   await server?.stop();
 });
 
+async function poll(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 runEventStreamContract('JetStreamRunEventStream', () => createJetStreamRunEventStream({ nc }));
 
 describe('JetStreamRunEventStream', () => {
@@ -35,6 +43,31 @@ describe('JetStreamRunEventStream', () => {
     const info = await (await jetstreamManager(nc)).streams.info('RUN_EVENTS_UPD');
     expect(info.config.max_age).toBe(nanos(2 * 60 * 60 * 1000));
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('keeps a live subscription going across a nats-server restart and publishes through it', async () => {
+    const own = await startNats({ jetstream: true });
+    const bus = await connectNatsBus({ url: own.url, name: 'events-live-restart' });
+    const s = await createJetStreamRunEventStream({ bus });
+    try {
+      const first = await s.publish('run-live', 't', 'values', { n: 1 });
+      const seen: string[] = [];
+      const reader = (async () => {
+        for await (const e of s.subscribe('run-live', { signal: AbortSignal.timeout(30_000) })) seen.push(`${e.event}:${e.id}`);
+      })();
+      await poll(() => seen.length === 1);
+      const restarted = own.restart();
+      // Published while the server is down or still starting: retried until JetStream acks it.
+      const second = s.publish('run-live', 't', 'values', { n: 2 });
+      await restarted;
+      const end = await s.publish('run-live', 't', 'end', null);
+      await reader;
+      expect(seen).toEqual([`values:${first}`, `values:${await second}`, `end:${end}`]);
+    } finally {
+      await s.close();
+      await bus.close();
+      await own.stop();
+    }
   });
 
   it('shares the connection of a NatsBus and keeps events across a nats-server restart', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
 import { create, fromBinary, toBinary, RunEventSchema } from '@agentloop/proto';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
@@ -15,6 +16,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
+import { connectionState, type ConnectionState } from './connection-state.js';
 import type { NatsBus } from './nats-bus.js';
 import { assertRunId, END_EVENT } from './run-id.js';
 import type { RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
@@ -24,10 +26,32 @@ export const RUN_EVENTS_SUBJECT_PREFIX = 'agentloop.events';
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** JetStream's default duplicate window; it may not exceed max age. */
 const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+/** One publish try; a lost ack is retried with the same message id until publishTimeoutMs. */
+const PUBLISH_TRY_MS = 5_000;
+const RESUBSCRIBE_WAIT_MS = 30_000;
+const RESUBSCRIBE_ATTEMPTS = 30;
+const RESUBSCRIBE_PAUSE_MS = 100;
+const LOST: unique symbol = Symbol('connection lost');
+
+/** Resolves after ms, or early when the signal aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 export interface JetStreamRunEventStreamOptions {
   /** Drop events older than this (default 24 h). */
   maxAgeMs?: number;
+  /** How long one publish keeps retrying through a reconnect or a server restart (default 30 s). */
+  publishTimeoutMs?: number;
   /** Stream name (default RUN_EVENTS; tests may isolate themselves with another). */
   streamName?: string;
   /** Subject prefix (default `agentloop.events`); events go to `<prefix>.<run_id>`. */
@@ -51,6 +75,8 @@ export class JetStreamRunEventStream implements RunEventStream {
   private readonly prefix: string;
   private readonly maxAgeMs: number;
   private readonly logger: Logger;
+  private readonly conn: ConnectionState;
+  private readonly publishTimeoutMs: number;
   private readonly active = new Set<ConsumerMessages>();
   /** Publisher-side per-run counter for RunEvent.seq (informational; ids come from JetStream). */
   private readonly runSeq = new Map<string, number>();
@@ -64,6 +90,8 @@ export class JetStreamRunEventStream implements RunEventStream {
     this.prefix = opts.subjectPrefix ?? RUN_EVENTS_SUBJECT_PREFIX;
     this.maxAgeMs = opts.maxAgeMs ?? DAY_MS;
     this.logger = opts.logger ?? silentLogger();
+    this.publishTimeoutMs = opts.publishTimeoutMs ?? 30_000;
+    this.conn = connectionState(nc);
     this.js = jetstream(nc);
     this.jsm = jetstreamManager(nc);
     this.jsm.catch(() => undefined);
@@ -131,50 +159,93 @@ export class JetStreamRunEventStream implements RunEventStream {
       tsMs: BigInt(Date.now()),
       seq: BigInt(seq),
     });
-    try {
-      const ack = await this.js.publish(subject, toBinary(RunEventSchema, msg));
-      return ack.seq;
-    } catch (err) {
-      throw this.unavailable(`publish the "${event}" event of run ${runId}`, err);
+    const payload = toBinary(RunEventSchema, msg);
+    // One message id per event: JetStream drops a repeat within its duplicate window, so the
+    // publish can be retried when its ack is lost to a reconnect or a server restart.
+    const msgID = randomUUID();
+    const deadline = Date.now() + this.publishTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (!this.conn.connected && !(await this.conn.whenConnected(deadline))) {
+        throw this.unavailable(`publish the "${event}" event of run ${runId}`, new Error('the NATS connection is down'));
+      }
+      const epoch = this.conn.epoch;
+      const lost = this.conn.lostAfter(epoch);
+      try {
+        const sent = this.js.publish(subject, payload, { msgID, timeout: Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now())) });
+        sent.catch(() => undefined); // abandoned when the connection drops first
+        const ack = await Promise.race([sent, lost.promise.then((): typeof LOST => LOST)]);
+        if (ack !== LOST) return ack.seq;
+        if (Date.now() >= deadline) throw new Error('the NATS connection dropped');
+      } catch (err) {
+        // Timeouts, "no responders" and "JetStream not ready" are what a server restart looks like.
+        if (Date.now() >= deadline || this.closed) throw this.unavailable(`publish the "${event}" event of run ${runId}`, err);
+        this.logger.debug({ err: errorMessage(err), attempt, subject }, 'run event publish failed; retrying');
+        await sleep(Math.min(1_000, 50 * 2 ** attempt));
+      } finally {
+        lost.cancel();
+      }
     }
   }
 
   async *subscribe(runId: string, opts: RunEventSubscribeOptions = {}): AsyncGenerator<StoredRunEvent> {
     const subject = this.subjectOf(runId);
     const { signal } = opts;
-    if (signal?.aborted || this.closed) return;
-    let consumer;
-    try {
-      consumer = await this.js.consumers.get(this.stream, {
-        filter_subjects: subject,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: (opts.afterId ?? 0) + 1,
-      });
-    } catch (err) {
-      throw this.unavailable(`read the events of run ${runId}`, err);
-    }
-    const messages = await consumer.consume();
-    this.active.add(messages);
-    const onAbort = () => messages.stop();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      if (signal?.aborted) return;
-      for await (const m of messages) {
-        let ev;
-        try {
-          ev = fromBinary(RunEventSchema, m.data);
-        } catch (err) {
-          this.logger.warn({ err, seq: m.seq, subject }, 'undecodable run event skipped');
-          continue;
-        }
-        yield { id: m.seq, runId: ev.runId, event: ev.event, dataJson: ev.dataJson, tsMs: Number(ev.tsMs) };
-        if (ev.event === END_EVENT || signal?.aborted) return;
+    let after = opts.afterId ?? 0;
+    let failures = 0;
+    // An ordered consumer from the next unseen sequence; when the connection drops (a server
+    // restart loses the consumer, and nats.js may wait long before noticing) or the consumer
+    // fails, a new one resumes exactly after the last event delivered.
+    while (!signal?.aborted && !this.closed) {
+      let messages: ConsumerMessages;
+      let consumer;
+      try {
+        if (!(await this.conn.whenConnected(Date.now() + RESUBSCRIBE_WAIT_MS))) throw new Error('the NATS connection is down');
+        consumer = await this.js.consumers.get(this.stream, {
+          filter_subjects: subject,
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: after + 1,
+        });
+        messages = await consumer.consume();
+      } catch (err) {
+        // After a restart JetStream answers "not ready"/no responders for a moment: retry for a while.
+        if (++failures > RESUBSCRIBE_ATTEMPTS || this.closed) throw this.unavailable(`read the events of run ${runId}`, err);
+        this.logger.debug({ err: errorMessage(err), subject, attempt: failures }, 'run event consumer not created; retrying');
+        await sleep(Math.min(1_000, 50 * 2 ** failures), signal);
+        continue;
       }
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      this.active.delete(messages);
-      messages.stop();
-      consumer.delete().catch(() => undefined);
+      this.active.add(messages);
+      const onAbort = () => messages.stop();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const lost = this.conn.lostAfter(this.conn.epoch);
+      void lost.promise.then(() => messages.stop());
+      try {
+        if (signal?.aborted) return;
+        for await (const m of messages) {
+          failures = 0;
+          let ev;
+          after = m.seq;
+          try {
+            ev = fromBinary(RunEventSchema, m.data);
+          } catch (err) {
+            this.logger.warn({ err, seq: m.seq, subject }, 'undecodable run event skipped');
+            continue;
+          }
+          yield { id: m.seq, runId: ev.runId, event: ev.event, dataJson: ev.dataJson, tsMs: Number(ev.tsMs) };
+          if (ev.event === END_EVENT || signal?.aborted) return;
+        }
+      } catch (err) {
+        if (this.closed || signal?.aborted) return;
+        this.logger.debug({ err: errorMessage(err), subject }, 'run event consumer failed; resuming');
+      } finally {
+        lost.cancel();
+        signal?.removeEventListener('abort', onAbort);
+        this.active.delete(messages);
+        messages.stop();
+        consumer.delete().catch(() => undefined);
+      }
+      if (this.closed || signal?.aborted) return;
+      // The consumer ended without `end` (connection lost, consumer gone): start a new one after `after`.
+      await sleep(RESUBSCRIBE_PAUSE_MS, signal);
     }
   }
 

@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNatsBus, type NatsBus } from './nats-bus.js';
 import { busContract } from './testing/index.js';
+import { Headers } from './types.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -53,6 +54,32 @@ describe('NatsBus', () => {
       // The server-side subscription is re-sent on reconnect; flushing it makes the order deterministic.
       await serverBus.connection.flush();
       expect(dec((await client.request('agentloop.restart.echo', enc('after'), { timeoutMs: 2_000 })).data)).toBe('after');
+    } finally {
+      await Promise.allSettled([serverBus.close(), client.close()]);
+      await own.stop();
+    }
+  });
+
+  it('answers a keyed request made while nats-server restarts, once the server and the responder are back', async () => {
+    const own = await startNats({ jetstream: false });
+    const serverBus = await connectNatsBus({ url: own.url, name: 'restart-keyed-server' });
+    const client = await connectNatsBus({ url: own.url, name: 'restart-keyed-client' });
+    try {
+      let calls = 0;
+      await serverBus.serve('agentloop.restart.keyed', { queue: 'restart-keyed' }, async (m) => {
+        calls++;
+        return m.data;
+      });
+      const down = (async () => {
+        for await (const s of client.connection.status()) if (s.type === 'disconnect') return;
+      })();
+      const restarted = own.restart();
+      await down;
+      // Sent while the connection is down: nats.js would drop it on reconnect; the bus waits and sends it then.
+      const reply = client.request('agentloop.restart.keyed', enc('during'), { timeoutMs: 15_000, headers: { [Headers.idempotencyKey]: 'k1' } });
+      await restarted;
+      expect(dec((await reply).data)).toBe('during');
+      expect(calls).toBe(1);
     } finally {
       await Promise.allSettled([serverBus.close(), client.close()]);
       await own.stop();

@@ -4,6 +4,7 @@ import {
   UnavailableError,
   errorMessage,
   silentLogger,
+  sleep,
   type Logger,
 } from '@agentloop/core';
 import {
@@ -16,6 +17,7 @@ import {
   type Subscription as NatsSubscription,
 } from '@nats-io/transport-node';
 import { Svcm, type Service, type ServiceMsg } from '@nats-io/services';
+import { connectionState, type ConnectionState } from './connection-state.js';
 import { decodeErrorHeader, RemoteError } from './errors.js';
 import { InFlight, invokeHandler } from './handler.js';
 import { assertTimeout, assertValidSubject, requestDeadline } from './subject.js';
@@ -103,6 +105,7 @@ export class NatsBus implements Bus {
   private readonly subs = new Set<NatsSubscription>();
   private readonly inflight = new InFlight();
   private readonly ownsConnection: boolean;
+  private readonly state: ConnectionState;
   private closed = false;
 
   constructor(
@@ -113,6 +116,7 @@ export class NatsBus implements Bus {
     this.logger = opts.logger ?? silentLogger();
     this.ownsConnection = opts.ownsConnection ?? true;
     this.svcm = new Svcm(connection as unknown as SvcmConnection);
+    this.state = connectionState(connection);
   }
 
   async request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
@@ -122,14 +126,45 @@ export class NatsBus implements Bus {
     const rec: Record<string, string> = { ...opts.headers };
     const deadline = requestDeadline(opts.timeoutMs, rec[Headers.deadline]);
     rec[Headers.deadline] = String(deadline);
+    const headers = recordToHeaders(rec);
+    // A request with an idempotency key may be sent again when the connection drops before its
+    // reply: the server side answers a repeated key from its record instead of running it twice.
+    const resendable = rec[Headers.idempotencyKey] !== undefined;
+    const conn = this.state;
     let reply: Msg;
-    try {
-      reply = await this.connection.request(subject, data, {
-        timeout: Math.max(1, deadline - Date.now()),
-        headers: recordToHeaders(rec),
-      });
-    } catch (err) {
-      throw mapRequestError(err, subject, opts.timeoutMs);
+    for (;;) {
+      // nats.js drops what is written while it reconnects: wait for the connection instead.
+      if (!conn.connected && !(await conn.whenConnected(deadline))) {
+        throw conn.closed
+          ? new UnavailableError(`Request to ${subject} failed: the NATS connection is closed`)
+          : new TimeoutError(`No reply from ${subject} within ${opts.timeoutMs} ms (the NATS connection is down)`);
+      }
+      const epoch = conn.epoch;
+      // (A client that throws synchronously, e.g. closed, rejects this promise instead.)
+      const sent = Promise.resolve().then(() => this.connection.request(subject, data, { timeout: Math.max(1, deadline - Date.now()), headers }));
+      const lost = resendable ? conn.lostAfter(epoch) : undefined;
+      try {
+        const r = await (lost ? Promise.race([sent, lost.promise.then((): typeof LOST => LOST)]) : sent);
+        if (r === LOST) {
+          sent.catch(() => undefined);
+          if (Date.now() < deadline) continue;
+          throw new TimeoutError(`No reply from ${subject} within ${opts.timeoutMs} ms (the NATS connection dropped)`);
+        }
+        reply = r;
+        break;
+      } catch (err) {
+        if (err instanceof TimeoutError) throw err;
+        // Nobody received it (no responders): right after a reconnect the services are still
+        // re-subscribing, so asking again until the deadline is safe and usually answered.
+        if (isNoResponders(err) && conn.sinceReconnect < RESUBSCRIBE_GRACE_MS && Date.now() + RESUBSCRIBE_POLL_MS < deadline) {
+          await sleep(RESUBSCRIBE_POLL_MS);
+          continue;
+        }
+        if (resendable && conn.epoch !== epoch && Date.now() < deadline) continue;
+        throw mapRequestError(err, subject, opts.timeoutMs);
+      } finally {
+        lost?.cancel();
+      }
     }
     const h = reply.headers;
     const errHeader = h?.get(Headers.error);
@@ -277,6 +312,16 @@ export class NatsBus implements Bus {
   private assertOpen(): void {
     if (this.closed) throw new UnavailableError('The bus is closed');
   }
+}
+
+const LOST: unique symbol = Symbol('connection lost');
+/** How long after a reconnect a "no responders" answer is taken for services still re-subscribing. */
+const RESUBSCRIBE_GRACE_MS = 10_000;
+const RESUBSCRIBE_POLL_MS = 100;
+
+function isNoResponders(err: unknown): boolean {
+  const e = err as { isNoResponders?: () => boolean } | undefined;
+  return typeof e?.isNoResponders === 'function' && e.isNoResponders();
 }
 
 function mapRequestError(err: unknown, subject: string, timeoutMs: number): Error {

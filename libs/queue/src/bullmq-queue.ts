@@ -3,6 +3,7 @@ import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agen
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  ReleaseJobError,
   UnrecoverableJobError,
   type EnqueueOptions,
   type EnqueueResult,
@@ -146,8 +147,8 @@ class BullMqWorker implements QueueWorker {
         try {
           await handler(view, signal ?? neverAborted);
         } catch (err) {
-          if (this.aborting && signal?.aborted) {
-            // Shutting down: hand the job straight back instead of counting a failed attempt.
+          if (err instanceof ReleaseJobError || (this.aborting && signal?.aborted)) {
+            // Released by its handler, or shutting down: hand the job straight back instead of counting a failed attempt.
             await job.moveToWait(token);
             throw new WaitingError();
           }

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UnrecoverableJobError, type Job, type JobQueue, type JobState, type QueueWorker } from './types.js';
+import { ReleaseJobError, UnrecoverableJobError, type Job, type JobQueue, type JobState, type QueueWorker } from './types.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -208,6 +208,30 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       await closing;
       expect(aborted).toBe(false);
       expect(await q.getState('graceful')).toBe('completed');
+    });
+
+    it('hands a job back without counting an attempt when its handler throws ReleaseJobError while the worker closes', async () => {
+      const q = await queue();
+      const started = deferred();
+      const release = deferred();
+      const w = await q.process(
+        async () => {
+          started.resolve();
+          await release.promise;
+          throw new ReleaseJobError('draining');
+        },
+        { concurrency: 1 },
+      );
+      await q.enqueue(enc('x'), { jobId: 'released', attempts: 1 });
+      await started.promise;
+      const closing = w.close(30_000);
+      release.resolve();
+      await closing;
+      expect(await q.getState('released')).toBe('waiting');
+      const next: Job[] = [];
+      workers.push(await q.process(async (job) => void next.push(job), { concurrency: 1 }));
+      await until('released completed', stateIs(q, 'released', 'completed'));
+      expect(next.map((j) => j.attemptsMade)).toEqual([0]);
     });
 
     it('close(graceMs) aborts the signal of a job that outlives the grace period and hands the job back', async () => {

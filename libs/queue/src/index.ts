@@ -1,5 +1,6 @@
 export {
   UnrecoverableJobError,
+  ReleaseJobError,
   type EnqueueOptions,
   type EnqueueResult,
   type Job,

@@ -1,5 +1,6 @@
 import { UnavailableError, silentLogger, type Logger } from '@agentloop/core';
 import {
+  ReleaseJobError,
   UnrecoverableJobError,
   type EnqueueOptions,
   type EnqueueResult,
@@ -213,7 +214,7 @@ class MemoryWorker implements QueueWorker {
         await this.handler(view, ac.signal);
         outcome = { ok: true };
       } catch (err) {
-        outcome = ac.signal.aborted && this.closing ? { requeue: true } : { ok: false, err };
+        outcome = err instanceof ReleaseJobError || (ac.signal.aborted && this.closing) ? { requeue: true } : { ok: false, err };
       }
       this.active.delete(entry);
       this.queue.settle(job, run, outcome);

@@ -61,3 +61,12 @@ export interface JobQueue {
 export class UnrecoverableJobError extends Error {
   override name = 'UnrecoverableJobError';
 }
+
+/**
+ * Thrown by a handler to hand its job back to the queue without counting an attempt: another
+ * worker takes it at once. A worker draining for shutdown uses it to stop a job at a safe point
+ * (e.g. a run after its current step) instead of waiting for the job to end.
+ */
+export class ReleaseJobError extends Error {
+  override name = 'ReleaseJobError';
+}

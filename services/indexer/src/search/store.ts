@@ -63,7 +63,7 @@ export class IndexStore {
    */
   async open(pathId: string, hash: string, build: () => Promise<IndexFile>): Promise<OpenedIndex> {
     const key = sha256(pathId);
-    await this.releasePrevious(key, pathId, hash);
+    const unchanged = await this.releasePrevious(key, pathId, hash);
     let built = false;
     let index = this.cache.get(hash);
     if (index) {
@@ -82,7 +82,8 @@ export class IndexStore {
       }
       this.remember(hash, index);
     }
-    await this.addReference(key, pathId, hash);
+    // Same path, same content as last time: the reference and path record are already there.
+    if (!unchanged || built) await this.addReference(key, pathId, hash);
     return { index, built };
   }
 
@@ -112,14 +113,17 @@ export class IndexStore {
     return removed;
   }
 
-  private async releasePrevious(key: string, pathId: string, hash: string): Promise<void> {
+  /** Drops the path's reference to its previous content's index; true when the content is unchanged. */
+  private async releasePrevious(key: string, pathId: string, hash: string): Promise<boolean> {
     let previous: { path?: string; hash?: string } | undefined;
     try {
       previous = JSON.parse(await fs.readFile(this.pathRecord(key), 'utf8')) as { path?: string; hash?: string };
     } catch {
-      return;
+      return false;
     }
-    if (!previous.hash || previous.hash === hash || previous.path !== pathId || !/^[0-9a-f]{64}$/.test(previous.hash)) return;
+    if (previous.path !== pathId) return false;
+    if (previous.hash === hash) return true;
+    if (!previous.hash || !/^[0-9a-f]{64}$/.test(previous.hash)) return false;
     const old = previous.hash;
     await fs.rm(path.join(this.refsDir(old), key), { force: true });
     const left = await fs.readdir(this.refsDir(old)).catch(() => [] as string[]);
@@ -127,6 +131,7 @@ export class IndexStore {
       await this.remove(old);
       this.opts.logger.info({ old_hash: old.slice(0, 12), new_hash: hash.slice(0, 12) }, 'orphan index removed (file content replaced)');
     }
+    return false;
   }
 
   private async addReference(key: string, pathId: string, hash: string): Promise<void> {
