@@ -86,6 +86,36 @@ describe('NatsBus', () => {
     }
   });
 
+  it('sends a keyed request again when the connection drops before its reply, and answers with the second reply', async () => {
+    const own = await startNats({ jetstream: false });
+    const serverBus = await connectNatsBus({ url: own.url, name: 'resend-server' });
+    const client = await connectNatsBus({ url: own.url, name: 'resend-client' });
+    try {
+      let calls = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await serverBus.serve('agentloop.restart.resend', { queue: 'restart-resend' }, async (m) => {
+        calls++;
+        if (calls === 1) await gate; // the first reply is written while the connection is down: lost
+        return enc(`${dec(m.data)}#${calls}`);
+      });
+      const reply = client.request('agentloop.restart.resend', enc('call'), { timeoutMs: 15_000, headers: { [Headers.idempotencyKey]: 'k2' } });
+      while (calls === 0) await new Promise((r) => setTimeout(r, 10));
+      const down = (async () => {
+        for await (const s of serverBus.connection.status()) if (s.type === 'disconnect') return;
+      })();
+      const restarted = own.restart();
+      await down;
+      release();
+      await restarted;
+      expect(dec((await reply).data)).toBe('call#2');
+      expect(calls).toBe(2);
+    } finally {
+      await Promise.allSettled([serverBus.close(), client.close()]);
+      await own.stop();
+    }
+  });
+
   it('fails to connect with an UnavailableError naming the URL', async () => {
     await expect(connectNatsBus({ url: 'nats://127.0.0.1:1', name: 'nope' })).rejects.toThrow(
       /Cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/,

@@ -129,7 +129,7 @@ export class NatsBus implements Bus {
     const headers = recordToHeaders(rec);
     // A request with an idempotency key may be sent again when the connection drops before its
     // reply: the server side answers a repeated key from its record instead of running it twice.
-    const resendable = rec[Headers.idempotencyKey] !== undefined;
+    const resendable = opts.idempotent ?? rec[Headers.idempotencyKey] !== undefined;
     const conn = this.state;
     let reply: Msg;
     for (;;) {

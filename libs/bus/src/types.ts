@@ -29,6 +29,13 @@ export interface RequestOptions {
   /** Time to wait for the reply; also written as the deadline header. */
   timeoutMs: number;
   headers?: Record<string, string>;
+  /**
+   * The request may be sent again when the connection drops before its reply (NATS: the reply,
+   * or the request itself, may be lost in a reconnect). Default: true when the request carries
+   * an `agentloop-idempotency-key` header (the server answers a repeated key from its record),
+   * false otherwise. Set it for requests that are safe to repeat anyway (reads, ensure/delete).
+   */
+  idempotent?: boolean;
 }
 
 export interface HandlerContext {
