@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
@@ -93,5 +94,23 @@ describe('embedded mode, end to end', () => {
     const tool = values.messages.find((m) => m.type === 'tool')!;
     expect(tool.content).toMatch(/^Error: Path outside workspace/);
     expect(values.messages.at(-1)!.content).toBe('I cannot read that.');
+  });
+
+  it('deletes a thread with its runs, checkpoints and workspace', async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'x' }] }, config: scripted(HELLO_TURNS) });
+    const ws = path.join(dataDir, 'workspaces', 'default', thread.thread_id);
+    const db = new Database(path.join(dataDir, 'checkpoints.sqlite'), { readonly: true });
+    const count = () => (db.prepare('select count(*) as n from checkpoints where thread_id = ?').get(`default:${thread.thread_id}`) as { n: number }).n;
+    try {
+      expect(existsSync(ws)).toBe(true);
+      expect(count()).toBeGreaterThan(0);
+      await client.threads.delete(thread.thread_id);
+      expect(existsSync(ws)).toBe(false);
+      expect(count()).toBe(0);
+      await expect(client.threads.get(thread.thread_id)).rejects.toThrow(/404|not found/i);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -13,7 +13,7 @@ import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
-import { createGatewayApp, loadGatewayConfig, startWebhookWorker } from '@agentloop/gateway';
+import { createGatewayApp, loadGatewayConfig, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
   /** Environment to read configuration from (defaults to process.env). */
@@ -81,7 +81,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await orchestrator.start();
   const gatewayLogger = loggerFor('gateway');
   const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig });
-  const app = await createGatewayApp({ store, runs, events, logger: gatewayLogger, config: gatewayConfig });
+  // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
+  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;

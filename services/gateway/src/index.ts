@@ -14,3 +14,4 @@ export {
 } from './webhooks.js';
 export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
+export { withThreadResourceDeletion } from './thread-deletion.js';

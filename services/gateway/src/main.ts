@@ -2,14 +2,14 @@
  * Gateway process (cluster mode): the HTTP API on MySQL records, BullMQ
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
-import { ConfigError, UnavailableError, createLogger, runMain } from '@agentloop/core';
-import { connectNatsBus, createJetStreamRunEventStream, Headers, ORCHESTRATOR_SUBJECTS, type Bus } from '@agentloop/bus';
-import { create, fromBinary, toBinary, WorkspaceRequest_Action, WorkspaceRequestSchema, WorkspaceResponseSchema } from '@agentloop/proto';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
-import { createMysqlStore, type Store } from '@agentloop/store';
+import { createMysqlStore } from '@agentloop/store';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
 import { startWebhookWorker } from './webhooks.js';
+import { withThreadResourceDeletion } from './thread-deletion.js';
 
 await runMain('gateway', async () => {
   const config = loadGatewayConfig();
@@ -43,29 +43,3 @@ await runMain('gateway', async () => {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 });
-
-/**
- * The store, except that `deleteThread` first asks an orchestrator (over the bus) to delete the
- * thread's checkpoints and workspace: the gateway cannot load LangGraph or reach the workspace
- * volume. When no orchestrator answers, the deletion fails (503) and the records stay, so a retry
- * deletes everything rather than leaving orphaned checkpoints.
- */
-function withThreadResourceDeletion(store: Store, bus: Bus): Store {
-  const deleteThread = async (tenantId: string, threadId: string): Promise<boolean> => {
-    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.DELETE });
-    const reply = await bus.request(ORCHESTRATOR_SUBJECTS.deleteThread, toBinary(WorkspaceRequestSchema, req), {
-      timeoutMs: 30_000,
-      headers: { [Headers.tenant]: tenantId },
-    });
-    const res = fromBinary(WorkspaceResponseSchema, reply.data);
-    if (res.error) throw new UnavailableError(`Could not delete the checkpoints and workspace of thread ${threadId}: ${res.error.message}`);
-    return store.deleteThread(tenantId, threadId);
-  };
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === 'deleteThread') return deleteThread;
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
