@@ -12,6 +12,7 @@ import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
+import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { createGatewayApp, loadGatewayConfig, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -50,6 +51,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const gatewayConfig = loadGatewayConfig(env);
   const orchestratorConfig = loadOrchestratorConfig(env);
   const toolConfig = loadToolRunnerConfig(env);
+  const indexerConfig = loadIndexerConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
@@ -64,8 +66,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await store.migrate();
   const checkpointer = SqliteSaver.fromConnString(path.join(dataDir, 'checkpoints.sqlite'));
 
-  const toolRunner = createToolRunner({ bus, logger: loggerFor('tool-runner'), config: toolConfig });
+  const toolRunner = createToolRunner({ bus, logger: loggerFor('tool-runner'), config: toolConfig, useIndexer: true });
   await toolRunner.start();
+  const indexer = createIndexer({ bus, logger: loggerFor('indexer'), config: indexerConfig });
+  await indexer.start();
   const orchestrator = createOrchestrator({
     bus,
     store,
@@ -99,6 +103,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await orchestrator.stop();
       await webhookWorker.close(5_000);
       await toolRunner.stop();
+      await indexer.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
       await store.close();
       checkpointer.db.close();

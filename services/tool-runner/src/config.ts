@@ -16,6 +16,8 @@ export const ToolRunnerEnv = z
     SKILLS_ROOT: z.string().min(1).optional(),
     /** Registers debug_sleep and debug_fail (end-to-end tests). */
     TOOLS_ENABLE_DEBUG: envBool(false),
+    /** Deadline of one request to the indexer (document read/search). */
+    INDEXER_TIMEOUT_MS: envInt(120_000, 100, 3_600_000),
     /** read_file returns text files smaller than this in full (seed 001: 100 KB). */
     TEXT_FILE_MAX_BYTES: envInt(102_400, 1, 1_073_741_824),
     /** ...and the first this-many bytes of larger ones (seed 001: 50 KB). */

@@ -17,7 +17,7 @@ await runMain('tool-runner', async () => {
   // A bad tools.yaml stops the process before it touches the network (start() reads it again).
   await readToolsConfig(config.TOOLS_CONFIG);
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'tool-runner', logger });
-  const runner = createToolRunner({ bus, logger, config });
+  const runner = createToolRunner({ bus, logger, config, useIndexer: true });
   await runner.start();
 
   let stopping = false;

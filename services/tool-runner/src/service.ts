@@ -12,6 +12,7 @@ import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
 import { builtinTools } from './tools/index.js';
+import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
 import type { DocumentReader } from './tools/read-file.js';
 import { WorkspaceManager } from './workspace.js';
 import { ReplayLog } from './replay-log.js';
@@ -40,6 +41,8 @@ export interface ToolRunnerDeps {
   config: ToolRunnerConfig;
   /** Handles documents in read_file (the indexer, in a later issue). */
   documentReaders?: readonly DocumentReader[];
+  /** Read documents and offer search_file through the indexer service (agentloop.indexer.*). */
+  useIndexer?: boolean;
   /** Resolver of http_fetch (tests inject one). Default: dns.lookup. */
   httpLookup?: HostLookup;
 }
@@ -63,16 +66,19 @@ export interface ToolRunner {
   readonly replica: string;
 }
 
-export function createToolRunner({ bus, logger: baseLogger, config, documentReaders, httpLookup }: ToolRunnerDeps): ToolRunner {
+export function createToolRunner({ bus, logger: baseLogger, config, documentReaders, httpLookup, useIndexer }: ToolRunnerDeps): ToolRunner {
   const logger = baseLogger.child({ component: 'tool-runner' });
   const registry = new ToolRegistry();
+  // Documents (PDF, DOCX, XLSX, PPTX) and search_file are served by the indexer service over the bus.
+  const indexer = useIndexer ? { bus, timeoutMs: config.INDEXER_TIMEOUT_MS } : undefined;
+  const readers = [...(documentReaders ?? []), ...(indexer ? [indexerDocumentReader(indexer)] : [])];
   for (const tool of builtinTools({
     textFileMaxBytes: config.TEXT_FILE_MAX_BYTES,
     textPreviewBytes: config.TEXT_PREVIEW_BYTES,
     writeMaxBytes: config.WRITE_MAX_BYTES,
     findMaxResults: config.FIND_MAX_RESULTS,
     enableDebug: config.TOOLS_ENABLE_DEBUG,
-    ...(documentReaders ? { documentReaders } : {}),
+    ...(readers.length > 0 ? { documentReaders: readers } : {}),
     httpFetch: {
       allow: config.HTTP_FETCH_ALLOW,
       maxBytes: config.HTTP_FETCH_MAX_BYTES,
@@ -82,6 +88,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
   })) {
     registry.register(tool);
   }
+  if (indexer) registry.register(createSearchFileTool(indexer));
   const workspaces = new WorkspaceManager({
     root: config.WORKSPACE_ROOT,
     skillRoots: config.SKILLS_ROOT ? [config.SKILLS_ROOT] : [],
