@@ -24,7 +24,9 @@ describe('ExtractorPool', () => {
   });
 
   it('stops a job past its timeout and serves the next one on a fresh worker', async () => {
-    const err = await pool.run(job(), undefined, 1).then(
+    // A 3,000-page document cannot be extracted within 1 ms, however fast the machine.
+    const heavy = { ...job(), bytes: buildPdf(Array.from({ length: 3000 }, (_, i) => `page ${i} of a long document`)) };
+    const err = await pool.run(heavy, undefined, 1).then(
       () => undefined,
       (e: unknown) => e,
     );
