@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
-import { parseAllowList } from './net/addresses.js';
+import { parseAllowList } from '@agentloop/net';
 
 /** Environment of the tool-runner, validated once at boot. */
 export const ToolRunnerEnv = z

@@ -1,7 +1,7 @@
 import { AgentLoopError, type Logger } from '@agentloop/core';
 import { ToolDisabledError, ToolError, ToolTimeoutError, UnknownToolError } from './errors.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './registry.js';
-import type { Workspace, WorkspaceManager } from './workspace.js';
+import type { Workspace, WorkspaceManager } from '@agentloop/workspace';
 
 export interface ExecuteInput {
   tenantId: string;

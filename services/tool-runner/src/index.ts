@@ -38,10 +38,10 @@ export {
   type HostLookup,
   type VettedTarget,
 } from './tools/http-fetch.js';
-export { internalAddressReason, parseAllowList, isAllowed, type AllowEntry } from './net/addresses.js';
+export { internalAddressReason, parseAllowList, isAllowed, type AllowEntry } from '@agentloop/net';
 export { ToolExecutor, type ExecuteInput, type ExecuteOptions, type ToolResult, type ToolFailure } from './executor.js';
-export { WorkspaceManager, Workspace, validateWorkspaceId, WORKSPACE_ID_PATTERN, type WorkspaceMetadata } from './workspace.js';
-export { resolveWorkspacePath, isWithin, WRITABLE_DIRS, WORKSPACE_DIRS, type ResolvedPath, type ResolveOptions, type PathAccess } from './paths.js';
+export { WorkspaceManager, Workspace, validateWorkspaceId, WORKSPACE_ID_PATTERN, type WorkspaceMetadata } from '@agentloop/workspace';
+export { resolveWorkspacePath, isWithin, WRITABLE_DIRS, WORKSPACE_DIRS, type ResolvedPath, type ResolveOptions, type PathAccess } from '@agentloop/workspace';
 export {
   ToolError,
   PathOutsideWorkspaceError,

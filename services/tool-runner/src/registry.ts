@@ -3,7 +3,7 @@ import type { Logger } from '@agentloop/core';
 import { create, ToolMetadataSchema, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
 import { ToolArgumentsError } from './errors.js';
 import { EMPTY_TOOLS_CONFIG, TOOL_NAME_PATTERN, type ToolSettings, type ToolsConfig } from './tools-config.js';
-import type { Workspace } from './workspace.js';
+import type { Workspace } from '@agentloop/workspace';
 
 /** Descriptive data of a tool (seed 000 §2.4), sent with its spec. tools.yaml may override it. */
 export interface ToolMetadata {

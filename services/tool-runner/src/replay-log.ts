@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { WorkspaceManager } from './workspace.js';
+import type { WorkspaceManager } from '@agentloop/workspace';
 
 /** The reply a tool gave, kept so the same call is answered, not run, again. */
 export interface ReplayReply {

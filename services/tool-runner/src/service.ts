@@ -14,7 +14,7 @@ import type { HostLookup } from './tools/http-fetch.js';
 import { builtinTools } from './tools/index.js';
 import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
 import type { DocumentReader } from './tools/read-file.js';
-import { WorkspaceManager } from './workspace.js';
+import { WorkspaceManager } from '@agentloop/workspace';
 import { ReplayLog } from './replay-log.js';
 
 export const TOOL_SUBJECTS = {

@@ -10,7 +10,7 @@ import {
   WorkspaceResponseSchema,
   type WorkspaceResponse,
 } from '@agentloop/proto';
-import type { WorkspaceManager } from '../workspace.js';
+import type { WorkspaceManager } from '@agentloop/workspace';
 
 /**
  * `agentloop.tools.workspace`: ENSURE creates the thread's workspace (and lists

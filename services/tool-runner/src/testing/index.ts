@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { silentLogger, type Logger } from '@agentloop/core';
 import { loadToolRunnerConfig, type ToolRunnerConfig } from '../config.js';
@@ -7,16 +5,13 @@ import { ToolExecutor, type ToolResult } from '../executor.js';
 import { ToolRegistry } from '../registry.js';
 import { builtinTools } from '../tools/index.js';
 import type { DocumentReader } from '../tools/read-file.js';
-import { WorkspaceManager, type Workspace } from '../workspace.js';
+import { WorkspaceManager, createTempDir as createTempDirIn, type TempDir, type Workspace } from '@agentloop/workspace';
+
+export { type TempDir } from '@agentloop/workspace';
 
 /** A temporary folder removed on dispose. */
-export interface TempDir extends AsyncDisposable {
-  path: string;
-}
-
-export async function createTempDir(prefix = 'agentloop-tools-'): Promise<TempDir> {
-  const dir = await mkdtemp(path.join(tmpdir(), prefix));
-  return { path: dir, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
+export function createTempDir(prefix = 'agentloop-tools-'): Promise<TempDir> {
+  return createTempDirIn(prefix);
 }
 
 export interface ToolHarnessOptions {

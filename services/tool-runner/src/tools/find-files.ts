@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { FileNotFoundError, ToolError, displayPath } from '../errors.js';
-import { mapFsError } from '../paths.js';
+import { mapFsError } from '@agentloop/workspace';
 import { defineTool, type ToolDefinition } from '../registry.js';
 import { childPrefix, formatUtc, shownDir } from './format.js';
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllowList } from '../net/addresses.js';
+import { parseAllowList } from '@agentloop/net';
 import { createToolHarness, type ToolHarness } from '../testing/index.js';
 import { createHttpFetchTool, vetUrl, type HostLookup, type HttpFetchOptions } from './http-fetch.js';
 

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { internalAddressReason, isAllowed, normalizeHost, type AllowEntry } from '../net/addresses.js';
+import { internalAddressReason, isAllowed, normalizeHost, type AllowEntry } from '@agentloop/net';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { FileNotFoundError, ToolError } from '../errors.js';
-import { mapFsError } from '../paths.js';
+import { mapFsError } from '@agentloop/workspace';
 import { defineTool } from '../registry.js';
 import { childPrefix, shownDir } from './format.js';
 

@@ -2,7 +2,7 @@ import { constants, promises as fs, type promises } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, WorkspacePermissionError } from '../errors.js';
-import { mapFsError } from '../paths.js';
+import { mapFsError } from '@agentloop/workspace';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const WriteFileArgs = z.object({

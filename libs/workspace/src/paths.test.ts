@@ -2,9 +2,9 @@ import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '@agentloop/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PathOutsideWorkspaceError, ToolError, WorkspacePermissionError } from './errors.js';
+import { PathOutsideWorkspaceError, WorkspaceError, WorkspacePermissionError } from './errors.js';
 import { resolveWorkspacePath } from './paths.js';
-import { createTempDir, type TempDir } from './testing/index.js';
+import { createTempDir, type TempDir } from './temp-dir.js';
 import { WorkspaceManager, type Workspace } from './workspace.js';
 
 let tmp: TempDir;
@@ -59,7 +59,7 @@ describe('resolveWorkspacePath: traversal', () => {
   });
 
   it('refuses a NUL byte and shows it escaped', async () => {
-    await expect(read('uploads/a.txt\0.png')).rejects.toThrow(ToolError);
+    await expect(read('uploads/a.txt\0.png')).rejects.toThrow(WorkspaceError);
     await expect(read('uploads/a.txt\0.png')).rejects.toThrow('Invalid path: uploads/a.txt\\x00.png contains a NUL byte');
   });
 

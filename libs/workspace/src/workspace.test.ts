@@ -2,8 +2,8 @@ import { mkdir, readFile, readdir, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '@agentloop/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolError } from './errors.js';
-import { createTempDir, type TempDir } from './testing/index.js';
+import { WorkspaceError } from './errors.js';
+import { createTempDir, type TempDir } from './temp-dir.js';
 import { WorkspaceManager, validateWorkspaceId, type WorkspaceMetadata } from './workspace.js';
 
 let tmp: TempDir;
@@ -25,7 +25,7 @@ describe('validateWorkspaceId', () => {
   });
 
   it.each(['', '..', '../x', 'a/b', 'a\\b', '.hidden', '-flag', 'a..b', 'x'.repeat(129), 'a\0b', ' a', 'é'])('rejects %j', (id) => {
-    expect(() => validateWorkspaceId('thread_id', id)).toThrow(ToolError);
+    expect(() => validateWorkspaceId('thread_id', id)).toThrow(WorkspaceError);
   });
 
   it('names the field in the message', () => {

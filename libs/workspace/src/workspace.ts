@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '@agentloop/core';
-import { ToolError, WorkspacePermissionError, displayPath } from './errors.js';
+import { WorkspaceError, WorkspacePermissionError, displayPath } from './errors.js';
 import { WORKSPACE_DIRS, errnoCode, resolveWorkspacePath, type ResolveOptions, type ResolvedPath } from './paths.js';
 
 /**
@@ -13,7 +13,7 @@ export const WORKSPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export function validateWorkspaceId(kind: 'tenant_id' | 'thread_id', id: string): void {
   if (!WORKSPACE_ID_PATTERN.test(id) || id.includes('..')) {
     const shown = id === '' ? '(empty)' : `"${displayPath(id.length > 140 ? `${id.slice(0, 140)}…` : id)}"`;
-    throw new ToolError(
+    throw new WorkspaceError(
       'INVALID_ARGUMENT',
       `Invalid ${kind} ${shown}: expected 1-128 characters from A-Z a-z 0-9 _ . : - starting with a letter or digit, without ".."`,
     );

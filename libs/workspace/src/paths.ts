@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FileNotFoundError, PathOutsideWorkspaceError, ToolError, WorkspacePermissionError, displayPath } from './errors.js';
+import { FileNotFoundError, PathOutsideWorkspaceError, WorkspaceError, WorkspacePermissionError, displayPath } from './errors.js';
 
 /** Top-level workspace folders a tool may write to (seed 001 §1.3). */
 export const WRITABLE_DIRS = ['outputs', 'temp', 'uploads'] as const;
@@ -56,7 +56,7 @@ export function isWithin(parent: string, child: string): boolean {
  */
 export async function resolveWorkspacePath(workspaceRoot: string, input: string, opts: ResolveOptions): Promise<ResolvedPath> {
   if (input.includes('\0')) {
-    throw new ToolError('INVALID_ARGUMENT', `Invalid path: ${displayPath(input)} contains a NUL byte`);
+    throw new WorkspaceError('INVALID_ARGUMENT', `Invalid path: ${displayPath(input)} contains a NUL byte`);
   }
   const raw = input === '' ? '.' : input;
   const logical = path.isAbsolute(raw) ? path.resolve(raw) : path.resolve(workspaceRoot, raw);
@@ -147,16 +147,16 @@ export function mapFsError(err: unknown, relative: string): unknown {
     case 'EROFS':
       return new WorkspacePermissionError(`${shown} is not accessible`);
     case 'ELOOP':
-      return new ToolError('INVALID_ARGUMENT', `Cannot follow symbolic link: ${shown} is a link loop or was replaced by a link`);
+      return new WorkspaceError('INVALID_ARGUMENT', `Cannot follow symbolic link: ${shown} is a link loop or was replaced by a link`);
     case 'EISDIR':
-      return new ToolError('INVALID_ARGUMENT', `${shown} is a directory`);
+      return new WorkspaceError('INVALID_ARGUMENT', `${shown} is a directory`);
     case 'ENOTDIR':
-      return new ToolError('INVALID_ARGUMENT', `Not a directory: a parent of ${shown} is a file`);
+      return new WorkspaceError('INVALID_ARGUMENT', `Not a directory: a parent of ${shown} is a file`);
     case 'ENAMETOOLONG':
-      return new ToolError('INVALID_ARGUMENT', `Path too long: ${shown}`);
+      return new WorkspaceError('INVALID_ARGUMENT', `Path too long: ${shown}`);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new ToolError('UNAVAILABLE', `No space left to write ${shown}`);
+      return new WorkspaceError('UNAVAILABLE', `No space left to write ${shown}`);
     default:
       return err;
   }
