@@ -13,6 +13,8 @@ export {
   type ToolEffect,
   type ToolEffectKey,
   type ToolEffectState,
+  type UploadRecord,
+  type NewUpload,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';

@@ -149,10 +149,41 @@ function toolEffects(dialect: SqlDialectName): Migration {
   };
 }
 
+/** 0003: files uploaded to a thread, pending until the next run announces them. */
+function threadUploads(dialect: SqlDialectName): Migration {
+  const t = columnTypes(dialect);
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('thread_uploads')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('thread_id', t.id, (c) => c.notNull())
+        .addColumn('upload_id', t.id, (c) => c.notNull())
+        .addColumn('path', t.doc, (c) => c.notNull())
+        .addColumn('name', t.doc, (c) => c.notNull())
+        .addColumn('original_name', t.doc, (c) => c.notNull())
+        .addColumn('type', t.short, (c) => c.notNull())
+        .addColumn('mime', t.id, (c) => c.notNull())
+        .addColumn('size', t.millis, (c) => c.notNull())
+        .addColumn('mismatch', t.doc)
+        .addColumn('created_at', t.millis, (c) => c.notNull())
+        .addColumn('run_id', t.id)
+        .addPrimaryKeyConstraint('thread_uploads_pk', ['tenant_id', 'thread_id', 'upload_id'])
+        .$call(tableOptions(dialect))
+        .execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('thread_uploads').ifExists().execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
     '0002_tool_effects': toolEffects(dialect),
+    '0003_thread_uploads': threadUploads(dialect),
   };
 }
 

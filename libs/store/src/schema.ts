@@ -54,10 +54,30 @@ export interface ToolEffectsTable {
   updated_at: number;
 }
 
+export interface ThreadUploadsTable {
+  tenant_id: string;
+  thread_id: string;
+  upload_id: string;
+  /** Workspace-relative path, e.g. "uploads/report.pdf". */
+  path: string;
+  name: string;
+  /** Original file name as the client sent it. */
+  original_name: string;
+  type: string;
+  mime: string;
+  size: number;
+  /** Name/content disagreement, or NULL. */
+  mismatch: string | null;
+  created_at: number;
+  /** The run whose input announced the file; NULL while pending. */
+  run_id: string | null;
+}
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
   tool_effects: ToolEffectsTable;
+  thread_uploads: ThreadUploadsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

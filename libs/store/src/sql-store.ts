@@ -1,7 +1,7 @@
 import { Migrator, sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, InvalidArgumentError, errorMessage, sleep } from '@agentloop/core';
 import { MAX_ID_LENGTH, MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationProvider } from './migrations.js';
-import type { Database, RunsTable, SqlDialectName, ThreadsTable, ToolEffectsTable } from './schema.js';
+import type { Database, RunsTable, SqlDialectName, ThreadsTable, ThreadUploadsTable, ToolEffectsTable } from './schema.js';
 import type {
   JsonObject,
   NewRun,
@@ -16,6 +16,8 @@ import type {
   ToolEffect,
   ToolEffectKey,
   ToolEffectState,
+  NewUpload,
+  UploadRecord,
 } from './types.js';
 
 export interface SqlStoreOptions {
@@ -173,6 +175,65 @@ export class SqlStore implements Store {
     return rows.map(toEffect);
   }
 
+  // -------------------------------------------------------------------------
+  // Uploads
+
+  async addUpload(u: NewUpload): Promise<UploadRecord> {
+    checkId('tenantId', u.tenantId);
+    checkId('threadId', u.threadId);
+    checkId('uploadId', u.uploadId);
+    const row = {
+      tenant_id: u.tenantId,
+      thread_id: u.threadId,
+      upload_id: u.uploadId,
+      path: u.path,
+      name: u.name,
+      original_name: u.originalName,
+      type: u.type,
+      mime: u.mime,
+      size: u.size,
+      mismatch: u.mismatch,
+      created_at: this.now(),
+      run_id: null,
+    };
+    await this.db.insertInto('thread_uploads').values(row).execute();
+    return toUpload(row);
+  }
+
+  async claimUploads(tenantId: string, threadId: string, runId: string): Promise<UploadRecord[]> {
+    checkId('runId', runId);
+    // One UPDATE claims every pending row: concurrent claims by two runs split nothing twice.
+    await this.db
+      .updateTable('thread_uploads')
+      .set({ run_id: runId })
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .where('run_id', 'is', null)
+      .execute();
+    const rows = await this.db
+      .selectFrom('thread_uploads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .where('run_id', '=', runId)
+      .orderBy('created_at')
+      .orderBy('upload_id')
+      .execute();
+    return rows.map(toUpload);
+  }
+
+  async listUploads(tenantId: string, threadId: string): Promise<UploadRecord[]> {
+    const rows = await this.db
+      .selectFrom('thread_uploads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .orderBy('created_at')
+      .orderBy('upload_id')
+      .execute();
+    return rows.map(toUpload);
+  }
+
   private async getToolEffect(tenantId: string, runId: string, toolCallId: string): Promise<ToolEffect | undefined> {
     const row = await this.db
       .selectFrom('tool_effects')
@@ -239,6 +300,7 @@ export class SqlStore implements Store {
   async deleteThread(tenantId: string, threadId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('tool_effects').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
+      await trx.deleteFrom('thread_uploads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       const res = await trx.deleteFrom('threads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
       return res.numDeletedRows > 0n;
@@ -400,6 +462,23 @@ function toEffect(row: Selectable<ToolEffectsTable>): ToolEffect {
     executions: Number(row.executions),
     createdAt: millisToDate(row.created_at),
     updatedAt: millisToDate(row.updated_at),
+  };
+}
+
+function toUpload(row: Selectable<ThreadUploadsTable>): UploadRecord {
+  return {
+    tenantId: row.tenant_id,
+    threadId: row.thread_id,
+    uploadId: row.upload_id,
+    path: row.path,
+    name: row.name,
+    originalName: row.original_name,
+    type: row.type,
+    mime: row.mime,
+    size: Number(row.size),
+    mismatch: row.mismatch,
+    createdAt: millisToDate(row.created_at),
+    runId: row.run_id,
   };
 }
 

@@ -101,6 +101,30 @@ export interface ToolEffectKey {
   toolName: string;
 }
 
+/** A file uploaded to a thread's workspace (seed 001 §3.2). */
+export interface UploadRecord {
+  tenantId: string;
+  threadId: string;
+  uploadId: string;
+  /** Workspace-relative path, e.g. "uploads/report.pdf". */
+  path: string;
+  /** Stored (sanitized) file name. */
+  name: string;
+  /** The name the client sent. */
+  originalName: string;
+  /** Kind (seed 001 §3.1), content-checked. */
+  type: string;
+  mime: string;
+  size: number;
+  /** Set when the extension and the content disagree. */
+  mismatch: string | null;
+  createdAt: Date;
+  /** The run whose input announced the file (seed 001 §3.3); null while pending. */
+  runId: string | null;
+}
+
+export type NewUpload = Omit<UploadRecord, 'createdAt' | 'runId'>;
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -133,6 +157,17 @@ export interface Store {
   /** Records a call's result. Idempotent: a completed entry keeps its first result. */
   completeToolEffect(tenantId: string, runId: string, toolCallId: string, result: { content: string; isError: boolean }): Promise<ToolEffect>;
   listToolEffects(tenantId: string, runId: string): Promise<ToolEffect[]>;
+
+  /** Records an uploaded file as pending: the thread's next run announces it. */
+  addUpload(u: NewUpload): Promise<UploadRecord>;
+  /**
+   * Hands the thread's pending uploads to a run and returns every upload the
+   * run holds, oldest first. Atomic and idempotent: two runs never get the same
+   * upload, and the same run asking again gets the same list.
+   */
+  claimUploads(tenantId: string, threadId: string, runId: string): Promise<UploadRecord[]>;
+  /** Uploads of a thread, oldest first (pending and announced). */
+  listUploads(tenantId: string, threadId: string): Promise<UploadRecord[]>;
 
   close(): Promise<void>;
 }

@@ -12,3 +12,6 @@ export {
 } from './paths.js';
 export { WorkspaceManager, Workspace, validateWorkspaceId, WORKSPACE_ID_PATTERN, type WorkspaceMetadata, type WorkspaceManagerOptions } from './workspace.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
+export { detectFileType, fileTypeOfName, type DetectedFileType } from './file-types.js';
+export { listWorkspaceFiles, type WorkspaceFileEntry, type ListFilesOptions, type FileListing } from './listing.js';
+export { sanitizeFileName, MAX_FILE_NAME_BYTES } from './file-names.js';

@@ -60,7 +60,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -282,6 +282,59 @@ export function storeContract(harness: StoreTestHarness): void {
         await store.claimToolEffect(key(tenantId, threadId, run.runId));
         await store.deleteThread(tenantId, threadId);
         expect(await store.listToolEffects(tenantId, run.runId)).toEqual([]);
+      });
+    });
+
+    describe('uploads', () => {
+      const upload = (tenantId: string, threadId: string, name: string) => ({
+        tenantId,
+        threadId,
+        uploadId: uid('up'),
+        path: `uploads/${name}`,
+        name,
+        originalName: `../${name}`,
+        type: 'pdf',
+        mime: 'application/pdf',
+        size: 1234,
+        mismatch: null,
+      });
+
+      it('a run claims the pending uploads once; the next run gets only newer ones', async () => {
+        const { tenantId, threadId } = await newThread();
+        await store.addUpload(upload(tenantId, threadId, 'a.pdf'));
+        await store.addUpload(upload(tenantId, threadId, '报告.pdf'));
+        const first = await store.claimUploads(tenantId, threadId, 'run-1');
+        expect(first.map((u) => [u.name, u.runId, u.size, u.originalName])).toEqual([
+          ['a.pdf', 'run-1', 1234, '../a.pdf'],
+          ['报告.pdf', 'run-1', 1234, '../报告.pdf'],
+        ]);
+        expect((await store.claimUploads(tenantId, threadId, 'run-1')).map((u) => u.name)).toEqual(['a.pdf', '报告.pdf']);
+        expect(await store.claimUploads(tenantId, threadId, 'run-2')).toEqual([]);
+        await store.addUpload(upload(tenantId, threadId, 'c.xlsx'));
+        expect((await store.claimUploads(tenantId, threadId, 'run-3')).map((u) => u.name)).toEqual(['c.xlsx']);
+        expect((await store.listUploads(tenantId, threadId)).map((u) => u.runId)).toEqual(['run-1', 'run-1', 'run-3']);
+      });
+
+      it('concurrent claims by two runs never hand one upload to both', async () => {
+        const { tenantId, threadId } = await newThread();
+        for (let i = 0; i < 10; i++) await store.addUpload(upload(tenantId, threadId, `f${i}.pdf`));
+        const other = database.open();
+        try {
+          const [x, y] = await Promise.all([store.claimUploads(tenantId, threadId, 'run-x'), other.claimUploads(tenantId, threadId, 'run-y')]);
+          expect(x.length + y.length).toBe(10);
+          expect(new Set([...x, ...y].map((u) => u.uploadId)).size).toBe(10);
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('uploads are scoped by tenant and deleted with the thread', async () => {
+        const a = await newThread();
+        await store.addUpload(upload(a.tenantId, a.threadId, 'secret.pdf'));
+        expect(await store.listUploads('someone-else', a.threadId)).toEqual([]);
+        expect(await store.claimUploads('someone-else', a.threadId, 'run-z')).toEqual([]);
+        await store.deleteThread(a.tenantId, a.threadId);
+        expect(await store.listUploads(a.tenantId, a.threadId)).toEqual([]);
       });
     });
   });
