@@ -3,12 +3,15 @@ import { AgentLoopError, type Logger } from '@agentloop/core';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
+import { WorkspaceManager } from '@agentloop/workspace';
 import { ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
 import { HttpError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
+import { registerFileRoutes } from './routes/files.js';
+import { SkillsConfig } from './skills-config.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
@@ -21,6 +24,8 @@ export interface GatewayDeps {
   events: RunEventStream;
   logger: Logger;
   config: GatewayConfig;
+  /** skills.yaml for upload hints; default: loaded from SKILLS_CONFIG. */
+  skills?: SkillsConfig;
 }
 
 /** Paths served without an API key. */
@@ -83,12 +88,15 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     return reply.status(404).send({ detail: `Not found: ${request.method} ${request.url.split('?')[0]}` });
   });
 
-  const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config });
-  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger };
+  const skills = deps.skills ?? (await SkillsConfig.load(config.SKILLS_CONFIG));
+  const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
+  const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config, skills });
+  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills };
   registerMetaRoutes(app);
   registerAssistantRoutes(app);
   registerThreadRoutes(app, ctx);
   registerRunRoutes(app, ctx);
+  await registerFileRoutes(app, ctx);
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {

@@ -53,6 +53,34 @@ export const GatewayConfig = TransportEnv.extend({
   CORS_ORIGINS: CorsOrigins,
   /** SQLite file for the record store when MYSQL_URL is not set (single-process use). */
   SQLITE_PATH: z.string().min(1).default('agentloop.db'),
+  /** Thread workspaces (`<root>/<tenant>/<thread>/`), the volume the tool-runner and indexer use too. */
+  WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
+  /** Largest file accepted by `POST /threads/{id}/files` (default 100 MiB). */
+  UPLOAD_MAX_FILE_BYTES: envInt(100 * 1024 * 1024, 1, 64 * 1024 * 1024 * 1024),
+  /** Most files in one upload request. */
+  UPLOAD_MAX_FILES: envInt(20, 1, 1000),
+  /**
+   * Public base URL of the API (e.g. https://agents.example.com), used to make
+   * artifact download URLs absolute in webhooks; unset: URLs are relative paths.
+   */
+  PUBLIC_BASE_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      try {
+        const u = new URL(v.trim());
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+        return u.href.replace(/\/+$/, '');
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'expected an absolute http(s) URL, e.g. https://agents.example.com' });
+        return z.NEVER;
+      }
+    }),
+  /** skills.yaml (seed 000 §3.3); upload hints come from its `auto_load_on_file_types`. Unset: config/skills.yaml of this package. */
+  SKILLS_CONFIG: z.string().min(1).optional(),
+  /** Language of the file references added to a message (seed 001 §3.3): en or zh. */
+  PROMPT_LANGUAGE: z.enum(['en', 'zh']).default('en'),
   /** Largest accepted request body. */
   BODY_LIMIT_BYTES: envInt(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   /** Server-side cap on /wait, /join and SSE streams. */

@@ -1,7 +1,9 @@
 import type { Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
+import type { WorkspaceManager } from '@agentloop/workspace';
 import type { GatewayConfig } from './config.js';
 import type { RunService } from './run-service.js';
+import type { SkillsConfig } from './skills-config.js';
 
 /** What route modules share. */
 export interface RouteContext {
@@ -9,6 +11,9 @@ export interface RouteContext {
   runs: RunService;
   config: GatewayConfig;
   logger: Logger;
+  /** Thread workspaces on the shared WORKSPACE_ROOT volume. */
+  workspaces: WorkspaceManager;
+  skills: SkillsConfig;
 }
 
 declare module 'fastify' {

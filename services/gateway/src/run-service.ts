@@ -7,13 +7,17 @@ import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
 import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
+import { SkillsConfig } from './skills-config.js';
+import { appendToLastUserMessage, formatUploadReferences, hasUserMessage } from './uploads.js';
 
 export interface RunServiceDeps {
   store: Store;
   runs: JobQueue;
   events: RunEventStream;
   logger: Logger;
-  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'>;
+  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> & Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE'>>;
+  /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
+  skills?: SkillsConfig;
 }
 
 /** `{error, message}` as LangGraph reports a failed run (`__error__` in /wait, the `error` SSE event). */
@@ -37,6 +41,8 @@ export interface CreatedRun {
   /** Whether the temporary thread is removed when the run ends (stateless runs, on_completion != keep). */
   deleteOnCompletion: boolean;
 }
+
+const NO_SKILLS = SkillsConfig.parse('global: { enabled: false }');
 
 export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.includes(s);
 
@@ -119,6 +125,7 @@ export class RunService {
       predecessors = admitted.inflight;
     }
 
+    const input = stateless ? body.input : await this.announceUploads(tenantId, run, body.input);
     const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
     const payload = toBinary(
       RunJobSchema,
@@ -127,7 +134,7 @@ export class RunService {
         threadId: run.threadId,
         tenantId,
         assistantId,
-        inputJson: body.input === undefined ? '' : JSON.stringify(body.input),
+        inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
         commandJson: body.command ? JSON.stringify(body.command) : '',
         configJson: JSON.stringify(body.config ?? {}),
         metadataJson: JSON.stringify(body.metadata ?? {}),
@@ -144,6 +151,20 @@ export class RunService {
     }
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
+  }
+
+  /**
+   * Files uploaded to the thread since its last run are announced in this
+   * run's user message (seed 001 §3.3). Only a run whose input has a user
+   * message claims them; a resume (command only) leaves them for the next one.
+   */
+  private async announceUploads(tenantId: string, run: RunRecord, input: unknown): Promise<unknown> {
+    if (!hasUserMessage(input)) return input;
+    const uploads = await this.deps.store.claimUploads(tenantId, run.threadId, run.runId);
+    if (uploads.length === 0) return input;
+    const block = formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en');
+    this.log.debug({ run_id: run.runId, files: uploads.length }, 'uploads announced');
+    return appendToLastUserMessage(input, block);
   }
 
   /**

@@ -3,6 +3,7 @@ import { MemoryRunEventStream, type RunEventStream } from '@agentloop/bus';
 import { MemoryQueue, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger, type Logger } from '@agentloop/core';
+import { createTempDir } from '@agentloop/workspace';
 import { createGatewayApp } from '../app.js';
 import { loadGatewayConfig, type GatewayConfig } from '../config.js';
 import { startFakeOrchestrator, type FakeOrchestrator, type FakeOrchestratorOptions } from './fake-orchestrator.js';
@@ -35,7 +36,9 @@ export interface TestGateway extends AsyncDisposable {
  */
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const logger = opts.logger ?? silentLogger();
-  const config = loadGatewayConfig(opts.env ?? {});
+  // Workspaces (uploads) go to a temporary folder unless the test names one.
+  const tmp = opts.env?.WORKSPACE_ROOT === undefined ? await createTempDir('agentloop-gateway-') : undefined;
+  const config = loadGatewayConfig({ ...(tmp ? { WORKSPACE_ROOT: tmp.path } : {}), ...opts.env });
   const store = createSqliteStore({ path: ':memory:' });
   await store.migrate();
   const runs = new MemoryQueue('runs');
@@ -50,6 +53,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     await orchestrator?.close();
     await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
     await store.close();
+    await tmp?.[Symbol.asyncDispose]();
   };
   return { app, store, runs, webhooks, events, config, orchestrator, close, [Symbol.asyncDispose]: close };
 }
