@@ -43,6 +43,26 @@ export const envBool = (def: boolean) =>
 export const envInt = (def: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(def);
 
+/**
+ * Optional absolute http(s) URL without a trailing slash (e.g. PUBLIC_BASE_URL);
+ * unset or empty: undefined.
+ */
+export const envBaseUrl = () =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      try {
+        const u = new URL(v.trim());
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+        return u.href.replace(/\/+$/, '');
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'expected an absolute http(s) URL, e.g. https://agents.example.com' });
+        return z.NEVER;
+      }
+    });
+
 /** Shared transport settings. Empty URL means "not configured". */
 export const TransportEnv = z.object({
   NATS_URL: z.string().optional(),

@@ -9,6 +9,6 @@ export {
   errorMessage,
   type ErrorCode,
 } from './errors.js';
-export { parseConfig, runMain, envBool, envInt, TransportEnv } from './config.js';
+export { parseConfig, runMain, envBool, envInt, envBaseUrl, TransportEnv } from './config.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { newId, isUuid, sleep } from './ids.js';

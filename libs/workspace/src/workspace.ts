@@ -10,7 +10,7 @@ import { WORKSPACE_DIRS, errnoCode, resolveWorkspacePath, type ResolveOptions, t
  */
 export const WORKSPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-export function validateWorkspaceId(kind: 'tenant_id' | 'thread_id', id: string): void {
+export function validateWorkspaceId(kind: 'tenant_id' | 'thread_id' | 'run_id', id: string): void {
   if (!WORKSPACE_ID_PATTERN.test(id) || id.includes('..')) {
     const shown = id === '' ? '(empty)' : `"${displayPath(id.length > 140 ? `${id.slice(0, 140)}…` : id)}"`;
     throw new WorkspaceError(

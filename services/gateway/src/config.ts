@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envInt, parseConfig, TransportEnv } from '@agentloop/core';
 
 /**
  * `AGENTLOOP_API_KEYS="key1:tenantA,key2:tenantB"` → Map(key → tenant).
@@ -63,20 +63,7 @@ export const GatewayConfig = TransportEnv.extend({
    * Public base URL of the API (e.g. https://agents.example.com), used to make
    * artifact download URLs absolute in webhooks; unset: URLs are relative paths.
    */
-  PUBLIC_BASE_URL: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return undefined;
-      try {
-        const u = new URL(v.trim());
-        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-        return u.href.replace(/\/+$/, '');
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'expected an absolute http(s) URL, e.g. https://agents.example.com' });
-        return z.NEVER;
-      }
-    }),
+  PUBLIC_BASE_URL: envBaseUrl(),
   /** skills.yaml (seed 000 §3.3); upload hints come from its `auto_load_on_file_types`. Unset: config/skills.yaml of this package. */
   SKILLS_CONFIG: z.string().min(1).optional(),
   /** Language of the file references added to a message (seed 001 §3.3): en or zh. */

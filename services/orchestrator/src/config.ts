@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBool, envInt, parseConfig } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, parseConfig } from '@agentloop/core';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
@@ -27,6 +27,8 @@ export const OrchestratorEnv = z.object({
   /** Times a run may be taken over after its worker died before it is failed (BullMQ maxStalledCount). */
   RUN_MAX_STALLED: envInt(20, 1, 1000),
   SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
+  /** Public base URL of the API; makes artifact download URLs absolute (else they are paths). */
+  PUBLIC_BASE_URL: envBaseUrl(),
   /** Language of prompts, system reminders and orchestrator messages. */
   PROMPT_LANGUAGE: z.enum(PROMPT_LANGUAGES).default('en'),
   /** Messages of history sent to the model (seed 001 §4.1: default 40, 10–100); state keeps all. */

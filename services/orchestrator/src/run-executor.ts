@@ -36,6 +36,8 @@ export interface RunExecutorDeps {
     durability: 'sync' | 'async' | 'exit';
     /** PROMPT_LANGUAGE (default en). */
     language?: PromptLanguage;
+    /** PUBLIC_BASE_URL: artifact URLs are absolute when set, else paths. */
+    publicBaseUrl?: string | undefined;
     /** MAX_MESSAGE_HISTORY / MESSAGE_HISTORY_STRATEGY (default 40, clean). */
     history?: Partial<HistoryOptions>;
     /** COMPACT_TOKEN_BUDGET; 0 or absent disables automatic compaction. */
@@ -142,7 +144,10 @@ export class RunExecutor {
       }
       resumeInput = decided;
     }
-    await store.updateRun(job.tenantId, job.runId, { status: 'running', startedAt: new Date(), incrementAttempts: true }, ['pending', 'running']);
+    // started_at is the first start: later attempts (crash resume, delegation resume) keep it, so a
+    // run's artifacts are the outputs written since it first started.
+    const startedAt = existing.startedAt ?? new Date();
+    await store.updateRun(job.tenantId, job.runId, { status: 'running', ...(existing.startedAt ? {} : { startedAt }), incrementAttempts: true }, ['pending', 'running']);
     await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
 
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
@@ -164,7 +169,7 @@ export class RunExecutor {
         resolved.provider === 'scripted' ? undefined : { configured: new Set(this.deps.models.configuredSlots()), forSlot: (slot) => this.deps.models.resolve(slot) };
       log.info({ model: resolved.label, provider: resolved.provider, attempt }, resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started');
       const maxLoops = parseMaxLoops(configurable.max_loops ?? config.max_loops, this.deps.config.maxLoopsDefault);
-      await this.deps.tools.ensureWorkspace(job.tenantId, job.workspaceThreadId || job.threadId).catch((err: unknown) => {
+      await this.deps.tools.ensureWorkspace(job.tenantId, job.workspaceThreadId || job.threadId, 10_000, job.runId).catch((err: unknown) => {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
@@ -241,7 +246,7 @@ export class RunExecutor {
       await this.suspend(job, waiting, depth, log);
       return;
     }
-    await this.finish(job, status, values, error, resolved, log);
+    await this.finish(job, status, values, error, resolved, log, startedAt);
   }
 
   /**
@@ -325,8 +330,15 @@ export class RunExecutor {
     error: { error: string; message: string } | undefined,
     resolved: ResolvedModel | undefined,
     log: Logger,
+    startedAt: Date,
   ): Promise<void> {
     const { store, events } = this.deps;
+    if (values) {
+      const artifacts = await this.artifacts(job, startedAt, log);
+      values = { ...values, artifacts };
+      // The stream's last `values` predates the listing: clients following it see the artifacts too.
+      if (artifacts.length > 0) await events.publish(job.runId, job.threadId, 'values', values);
+    }
     if (error) await events.publish(job.runId, job.threadId, 'error', error);
     if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: status === 'success' ? 'idle' : 'error' });
     else await store.updateThread(job.tenantId, job.threadId, { status: status === 'success' ? 'idle' : 'error' });
@@ -334,6 +346,37 @@ export class RunExecutor {
     // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
     const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
     await this.announceEnd(job, status, values, error, resolved ? { provider: resolved.provider, label: resolved.label } : null, run, log);
+  }
+
+  /**
+   * The run's artifacts (seed 003 "The Output Pipeline"): files under outputs/ that are new or
+   * changed since the run first started (the tool-runner compares with what it recorded then;
+   * without that record, by modification time), with a download URL. Best effort: a tool-runner
+   * that does not answer leaves the run without artifacts, never fails it.
+   */
+  private async artifacts(job: RunJob, startedAt: Date, log: Logger): Promise<JsonObject[]> {
+    const workspaceThread = job.workspaceThreadId || job.threadId;
+    try {
+      const { files, truncated } = await this.deps.tools.listFiles(job.tenantId, workspaceThread, {
+        folders: ['outputs'],
+        runId: job.runId,
+        modifiedSinceMs: startedAt.getTime(),
+        maxFiles: 200,
+      });
+      if (truncated) log.warn({ listed: files.length }, 'more than 200 artifacts; the rest are not reported');
+      const base = this.deps.config.publicBaseUrl ?? '';
+      return files.map((f) => ({
+        name: f.name,
+        path: f.path,
+        size: f.size,
+        type: f.type,
+        modified_at: new Date(f.modifiedMs).toISOString(),
+        url: `${base}/threads/${encodeURIComponent(workspaceThread)}/files/${f.path.split('/').map(encodeURIComponent).join('/')}`,
+      }));
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'artifacts not listed');
+      return [];
+    }
   }
 
   /** The model of a finished run's webhook, when its config still resolves. */

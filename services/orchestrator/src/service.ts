@@ -54,6 +54,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       webhookBackoffMs: deps.config.WEBHOOK_BACKOFF_MS,
       durability: deps.durability ?? 'sync',
       language: deps.config.PROMPT_LANGUAGE,
+      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
       history: { maxMessages: deps.config.MAX_MESSAGE_HISTORY, strategy: deps.config.MESSAGE_HISTORY_STRATEGY },
       compactTokenBudget: deps.config.COMPACT_TOKEN_BUDGET,
       agentNames: deps.config.AGENT_NAMES,

@@ -8,6 +8,17 @@ export const TOOL_SUBJECTS = {
   workspace: 'agentloop.tools.workspace',
 } as const;
 
+/** A workspace file as the tool-runner lists it. */
+export interface WorkspaceFileInfo {
+  /** Workspace-relative POSIX path, e.g. "outputs/report.md". */
+  path: string;
+  name: string;
+  size: number;
+  modifiedMs: number;
+  /** Kind by extension (seed 001 §3.1). */
+  type: string;
+}
+
 export interface ToolCallInput {
   tenantId: string;
   threadId: string;
@@ -78,8 +89,9 @@ export class ToolClient {
     return tools;
   }
 
-  async ensureWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000): Promise<void> {
-    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.ENSURE });
+  /** Creates the workspace; with `runId`, the tool-runner also records what outputs/ holds at the run's first start. */
+  async ensureWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000, runId = ''): Promise<void> {
+    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.ENSURE, runId });
     const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: tenantId } });
     const res = fromBinary(WorkspaceResponseSchema, reply.data);
     if (res.error) throw new Error(`Workspace for thread ${threadId} could not be prepared: ${res.error.message}`);
@@ -88,6 +100,33 @@ export class ToolClient {
   async deleteWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000): Promise<void> {
     const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.DELETE });
     await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: tenantId } });
+  }
+
+  /**
+   * Regular files of a workspace's folders modified since a time (a run's
+   * artifacts). Throws when the tool-runner reports an error or does not answer.
+   */
+  async listFiles(
+    tenantId: string,
+    threadId: string,
+    opts: { folders?: readonly string[]; runId?: string; modifiedSinceMs?: number; maxFiles?: number; timeoutMs?: number } = {},
+  ): Promise<{ files: WorkspaceFileInfo[]; truncated: boolean }> {
+    const req = create(WorkspaceRequestSchema, {
+      tenantId,
+      threadId,
+      action: WorkspaceRequest_Action.LIST,
+      folders: [...(opts.folders ?? ['outputs'])],
+      modifiedSinceMs: BigInt(Math.max(0, Math.floor(opts.modifiedSinceMs ?? 0))),
+      maxFiles: opts.maxFiles ?? 0,
+      runId: opts.runId ?? '',
+    });
+    const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: opts.timeoutMs ?? 10_000, headers: { [Headers.tenant]: tenantId } });
+    const res = fromBinary(WorkspaceResponseSchema, reply.data);
+    if (res.error) throw new Error(`Files of thread ${threadId} could not be listed: ${res.error.message}`);
+    return {
+      truncated: res.truncated,
+      files: res.files.map((f) => ({ path: f.path, name: f.name, size: Number(f.size), modifiedMs: Number(f.modifiedMs), type: f.type })),
+    };
   }
 
   /** Whether a tool declared itself idempotent in its metadata (unknown tools: false, the safe answer). */

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Headers, type BusMessage, type HandlerContext } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
@@ -183,6 +183,31 @@ describe('workspace handler', () => {
     expect(res.error).toBeUndefined();
     const root = (await h.workspaces.init()).root;
     await expect(stat(path.join(root, 'tenant-a', 'thread-9'))).rejects.toThrow();
+  });
+
+  it('LIST reports the files of outputs/ modified since a time, without links or dot-files', async () => {
+    const listReq = (fields: Partial<{ folders: string[]; modifiedSinceMs: bigint; maxFiles: number }>) =>
+      workspaceHandler(h.workspaces, silentLogger())(
+        msg('agentloop.tools.workspace', toBinary(WorkspaceRequestSchema, create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-9', action: WorkspaceRequest_Action.LIST, ...fields }))),
+        ctx(),
+      ).then((b) => fromBinary(WorkspaceResponseSchema, b));
+    const ws = await h.workspaces.ensure('tenant-a', 'thread-9');
+    await writeFile(path.join(ws.root, 'outputs', 'old.md'), 'old');
+    const past = new Date(Date.now() - 3_600_000);
+    await utimes(path.join(ws.root, 'outputs', 'old.md'), past, past);
+    const since = Date.now() - 60_000;
+    await writeFile(path.join(ws.root, 'outputs', 'report.md'), '# report');
+    await writeFile(path.join(ws.root, 'outputs', '.hidden'), 'x');
+    await symlink('/etc/passwd', path.join(ws.root, 'outputs', 'passwd'));
+    await writeFile(path.join(ws.root, 'uploads', 'in.txt'), 'in');
+
+    const res = await listReq({ modifiedSinceMs: BigInt(since) });
+    expect(res.error).toBeUndefined();
+    expect(res.files.map((f) => [f.path, f.name, Number(f.size), f.type])).toEqual([['outputs/report.md', 'report.md', 8, 'markdown']]);
+    expect((await listReq({})).files.map((f) => f.path)).toEqual(['outputs/old.md', 'outputs/report.md']);
+    expect((await listReq({ folders: ['uploads', 'outputs'], maxFiles: 1 })).truncated).toBe(true);
+    const bad = await listReq({ folders: ['../..'] });
+    expect(bad.error?.code).toBe('INVALID_ARGUMENT');
   });
 
   it('replies INVALID_ARGUMENT for a missing action or a bad id', async () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/tools.proto.
  */
 export const file_agentloop_v1_tools: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCK3AQoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbiJGCgZBY3Rpb24SFgoSQUNUSU9OX1VOU1BFQ0lGSUVEEAASEQoNQUNUSU9OX0VOU1VSRRABEhEKDUFDVElPTl9ERUxFVEUQAiJIChFXb3Jrc3BhY2VSZXNwb25zZRIPCgdlbnRyaWVzGAEgAygJEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yIjwKElJlbG9hZFRvb2xzUmVxdWVzdBIWCg5vcmlnaW5fcmVwbGljYRgBIAEoCRIOCgZyZWFzb24YAiABKAkiMwoRU2tpcHBlZFRvb2xNb2R1bGUSDgoGc291cmNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKrAQoTUmVsb2FkVG9vbHNSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SDwoHc2tpcHBlZBgCIAEoDRI4Cg9za2lwcGVkX21vZHVsZXMYAyADKAsyHy5hZ2VudGxvb3AudjEuU2tpcHBlZFRvb2xNb2R1bGUSFAoMY29uZmlnX2Vycm9yGAQgASgJEhIKCnJlZ2lzdGVyZWQYBSADKAkSDwoHcmVwbGljYRgGIAEoCTLQAgoKVG9vbFJ1bm5lchJMCglMaXN0VG9vbHMSHi5hZ2VudGxvb3AudjEuTGlzdFRvb2xzUmVxdWVzdBofLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXNwb25zZRJSCgtFeGVjdXRlVG9vbBIgLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGxvb3AudjEuRXhlY3V0ZVRvb2xSZXNwb25zZRJMCglXb3Jrc3BhY2USHi5hZ2VudGxvb3AudjEuV29ya3NwYWNlUmVxdWVzdBofLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXNwb25zZRJSCgtSZWxvYWRUb29scxIgLmFnZW50bG9vcC52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGxvb3AudjEuUmVsb2FkVG9vbHNSZXNwb25zZWIGcHJvdG8z", [file_agentloop_v1_common]);
+  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCKXAgoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbhIPCgdmb2xkZXJzGAQgAygJEhkKEW1vZGlmaWVkX3NpbmNlX21zGAUgASgDEhEKCW1heF9maWxlcxgGIAEoDRIOCgZydW5faWQYByABKAkiVwoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9FTlNVUkUQARIRCg1BQ1RJT05fREVMRVRFEAISDwoLQUNUSU9OX0xJU1QQAyJcCg1Xb3Jrc3BhY2VGaWxlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzaXplGAMgASgDEhMKC21vZGlmaWVkX21zGAQgASgDEgwKBHR5cGUYBSABKAkiogEKEVdvcmtzcGFjZVJlc3BvbnNlEg8KB2VudHJpZXMYASADKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISKgoFZmlsZXMYAyADKAsyGy5hZ2VudGxvb3AudjEuV29ya3NwYWNlRmlsZRIRCgl0cnVuY2F0ZWQYBCABKAgSGQoRY29tcGFyZWRfdG9fc3RhcnQYBSABKAgiPAoSUmVsb2FkVG9vbHNSZXF1ZXN0EhYKDm9yaWdpbl9yZXBsaWNhGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIzChFTa2lwcGVkVG9vbE1vZHVsZRIOCgZzb3VyY2UYASABKAkSDgoGcmVhc29uGAIgASgJIqsBChNSZWxvYWRUb29sc1Jlc3BvbnNlEg4KBmxvYWRlZBgBIAEoDRIPCgdza2lwcGVkGAIgASgNEjgKD3NraXBwZWRfbW9kdWxlcxgDIAMoCzIfLmFnZW50bG9vcC52MS5Ta2lwcGVkVG9vbE1vZHVsZRIUCgxjb25maWdfZXJyb3IYBCABKAkSEgoKcmVnaXN0ZXJlZBgFIAMoCRIPCgdyZXBsaWNhGAYgASgJMtACCgpUb29sUnVubmVyEkwKCUxpc3RUb29scxIeLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLkxpc3RUb29sc1Jlc3BvbnNlElIKC0V4ZWN1dGVUb29sEiAuYWdlbnRsb29wLnYxLkV4ZWN1dGVUb29sUmVxdWVzdBohLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlc3BvbnNlEkwKCVdvcmtzcGFjZRIeLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlc3BvbnNlElIKC1JlbG9hZFRvb2xzEiAuYWdlbnRsb29wLnYxLlJlbG9hZFRvb2xzUmVxdWVzdBohLmFnZW50bG9vcC52MS5SZWxvYWRUb29sc1Jlc3BvbnNlYgZwcm90bzM", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.ToolMetadata
@@ -290,6 +290,37 @@ export type WorkspaceRequest = Message<"agentloop.v1.WorkspaceRequest"> & {
    * @generated from field: agentloop.v1.WorkspaceRequest.Action action = 3;
    */
   action: WorkspaceRequest_Action;
+
+  /**
+   * LIST: top-level folders to walk (default: outputs).
+   *
+   * @generated from field: repeated string folders = 4;
+   */
+  folders: string[];
+
+  /**
+   * LIST: only files modified at or after this time (ms since the epoch); 0: all.
+   *
+   * @generated from field: int64 modified_since_ms = 5;
+   */
+  modifiedSinceMs: bigint;
+
+  /**
+   * LIST: at most this many files (0: the tool-runner's default, 1000).
+   *
+   * @generated from field: uint32 max_files = 6;
+   */
+  maxFiles: number;
+
+  /**
+   * ENSURE: the run starting in this workspace; the tool-runner records what
+   * outputs/ holds at its first start (once per run). LIST: report only the
+   * files that are new or changed since that record (clock-free); without a
+   * record, modified_since_ms applies.
+   *
+   * @generated from field: string run_id = 7;
+   */
+  runId: string;
 };
 
 /**
@@ -317,6 +348,14 @@ export enum WorkspaceRequest_Action {
    * @generated from enum value: ACTION_DELETE = 2;
    */
   DELETE = 2,
+
+  /**
+   * Regular files under `folders` (symlinks and dot-files skipped), e.g. the
+   * run's artifacts in outputs/. Does not create the workspace.
+   *
+   * @generated from enum value: ACTION_LIST = 3;
+   */
+  LIST = 3,
 }
 
 /**
@@ -324,6 +363,49 @@ export enum WorkspaceRequest_Action {
  */
 export const WorkspaceRequest_ActionSchema: GenEnum<WorkspaceRequest_Action> = /*@__PURE__*/
   enumDesc(file_agentloop_v1_tools, 6, 0);
+
+/**
+ * A file of a workspace, named by its workspace-relative path (never a host path).
+ *
+ * @generated from message agentloop.v1.WorkspaceFile
+ */
+export type WorkspaceFile = Message<"agentloop.v1.WorkspaceFile"> & {
+  /**
+   * POSIX path relative to the workspace, e.g. "outputs/report.md".
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: int64 size = 3;
+   */
+  size: bigint;
+
+  /**
+   * @generated from field: int64 modified_ms = 4;
+   */
+  modifiedMs: bigint;
+
+  /**
+   * Kind by extension (seed 001 §3.1): pdf, document, spreadsheet, markdown, ...
+   *
+   * @generated from field: string type = 5;
+   */
+  type: string;
+};
+
+/**
+ * Describes the message agentloop.v1.WorkspaceFile.
+ * Use `create(WorkspaceFileSchema)` to create a new message.
+ */
+export const WorkspaceFileSchema: GenMessage<WorkspaceFile> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 7);
 
 /**
  * @generated from message agentloop.v1.WorkspaceResponse
@@ -340,6 +422,27 @@ export type WorkspaceResponse = Message<"agentloop.v1.WorkspaceResponse"> & {
    * @generated from field: agentloop.v1.Error error = 2;
    */
   error?: Error | undefined;
+
+  /**
+   * LIST: the files found, sorted by path.
+   *
+   * @generated from field: repeated agentloop.v1.WorkspaceFile files = 3;
+   */
+  files: WorkspaceFile[];
+
+  /**
+   * LIST: more files than max_files matched.
+   *
+   * @generated from field: bool truncated = 4;
+   */
+  truncated: boolean;
+
+  /**
+   * LIST with run_id: whether the run's start record was found (else the time filter was used).
+   *
+   * @generated from field: bool compared_to_start = 5;
+   */
+  comparedToStart: boolean;
 };
 
 /**
@@ -347,7 +450,7 @@ export type WorkspaceResponse = Message<"agentloop.v1.WorkspaceResponse"> & {
  * Use `create(WorkspaceResponseSchema)` to create a new message.
  */
 export const WorkspaceResponseSchema: GenMessage<WorkspaceResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 7);
+  messageDesc(file_agentloop_v1_tools, 8);
 
 /**
  * Re-scans the tool directories and re-reads tools.yaml without a restart.
@@ -376,7 +479,7 @@ export type ReloadToolsRequest = Message<"agentloop.v1.ReloadToolsRequest"> & {
  * Use `create(ReloadToolsRequestSchema)` to create a new message.
  */
 export const ReloadToolsRequestSchema: GenMessage<ReloadToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 8);
+  messageDesc(file_agentloop_v1_tools, 9);
 
 /**
  * @generated from message agentloop.v1.SkippedToolModule
@@ -401,7 +504,7 @@ export type SkippedToolModule = Message<"agentloop.v1.SkippedToolModule"> & {
  * Use `create(SkippedToolModuleSchema)` to create a new message.
  */
 export const SkippedToolModuleSchema: GenMessage<SkippedToolModule> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 9);
+  messageDesc(file_agentloop_v1_tools, 10);
 
 /**
  * @generated from message agentloop.v1.ReloadToolsResponse
@@ -451,7 +554,7 @@ export type ReloadToolsResponse = Message<"agentloop.v1.ReloadToolsResponse"> & 
  * Use `create(ReloadToolsResponseSchema)` to create a new message.
  */
 export const ReloadToolsResponseSchema: GenMessage<ReloadToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 10);
+  messageDesc(file_agentloop_v1_tools, 11);
 
 /**
  * Served by tool-runner on NATS:

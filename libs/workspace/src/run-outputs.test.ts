@@ -1,0 +1,52 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { filesChangedSinceRunStart, recordRunStart, RUN_RECORDS_DIR } from './run-outputs.js';
+import { createTempDir, type TempDir } from './temp-dir.js';
+
+let tmp: TempDir;
+let ws: string;
+beforeEach(async () => {
+  tmp = await createTempDir('agentloop-runout-');
+  ws = tmp.path;
+  await mkdir(path.join(ws, 'outputs'), { recursive: true });
+});
+afterEach(async () => {
+  await tmp[Symbol.asyncDispose]();
+});
+
+describe('run start records', () => {
+  it('reports files created or changed after the run started, whatever the clocks say', async () => {
+    await writeFile(path.join(ws, 'outputs', 'kept.md'), 'same');
+    await writeFile(path.join(ws, 'outputs', 'edited.md'), 'v1');
+    expect(await recordRunStart(ws, 'run-1', ['outputs'])).toBe(true);
+    await writeFile(path.join(ws, 'outputs', 'edited.md'), 'v2 longer');
+    await writeFile(path.join(ws, 'outputs', 'new.md'), 'new');
+    const changed = await filesChangedSinceRunStart(ws, 'run-1', ['outputs']);
+    expect(changed?.files.map((f) => f.path)).toEqual(['outputs/edited.md', 'outputs/new.md']);
+  });
+
+  it('keeps the first record of a run (a resumed run does not forget what it wrote before)', async () => {
+    expect(await recordRunStart(ws, 'run-1', ['outputs'])).toBe(true);
+    await writeFile(path.join(ws, 'outputs', 'before-crash.md'), 'x');
+    expect(await recordRunStart(ws, 'run-1', ['outputs'])).toBe(false);
+    expect((await filesChangedSinceRunStart(ws, 'run-1', ['outputs']))?.files.map((f) => f.name)).toEqual(['before-crash.md']);
+  });
+
+  it('concurrent first starts leave one record', async () => {
+    const results = await Promise.all([1, 2, 3, 4].map(() => recordRunStart(ws, 'run-x', ['outputs'])));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await readdir(path.join(ws, RUN_RECORDS_DIR))).toEqual(['run-x.json']);
+  });
+
+  it('a run without a record gets undefined, and run ids cannot name other files', async () => {
+    expect(await filesChangedSinceRunStart(ws, 'never-started', ['outputs'])).toBeUndefined();
+    await expect(recordRunStart(ws, '../../evil', ['outputs'])).rejects.toThrow('invalid run id');
+  });
+
+  it('truncates to maxFiles', async () => {
+    await recordRunStart(ws, 'run-1', ['outputs']);
+    for (const n of ['a', 'b', 'c']) await writeFile(path.join(ws, 'outputs', `${n}.txt`), n);
+    expect(await filesChangedSinceRunStart(ws, 'run-1', ['outputs'], { maxFiles: 2 })).toMatchObject({ truncated: true, files: [{ name: 'a.txt' }, { name: 'b.txt' }] });
+  });
+});

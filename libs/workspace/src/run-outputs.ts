@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { listWorkspaceFiles, type FileListing, type WorkspaceFileEntry } from './listing.js';
+import { errnoCode } from './paths.js';
+import { WORKSPACE_ID_PATTERN } from './workspace.js';
+
+/** Folder (hidden, at the workspace root) holding one start record per run. */
+export const RUN_RECORDS_DIR = '.runs';
+/** Start records older than this are pruned when a new one is written. */
+const RECORD_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
+interface StartRecord {
+  run_id: string;
+  created_at: string;
+  /** path → [size, mtime ms] of every file that existed at the run's first start. */
+  files: Record<string, [number, number]>;
+}
+
+function recordPath(workspaceRoot: string, runId: string): string {
+  if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
+  return path.join(workspaceRoot, RUN_RECORDS_DIR, `${runId}.json`);
+}
+
+/**
+ * Records what `folders` hold when a run first starts in a workspace, so its
+ * artifacts can later be told apart without comparing clocks of different
+ * machines. Written once per run (O_EXCL): a resumed run keeps its first record.
+ * Returns whether this call wrote it.
+ */
+export async function recordRunStart(workspaceRoot: string, runId: string, folders: readonly string[]): Promise<boolean> {
+  const file = recordPath(workspaceRoot, runId);
+  const dir = path.dirname(file);
+  await fs.mkdir(dir, { recursive: true });
+  if ((await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
+  try {
+    await fs.access(file);
+    return false;
+  } catch {
+    /* not recorded yet */
+  }
+  const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
+  const record: StartRecord = { run_id: runId, created_at: new Date().toISOString(), files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])) };
+  // Written to a temp name and linked into place: readers never see half a record, and the first writer wins.
+  const temp = `${file}.${randomUUID()}.tmp`;
+  await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });
+  try {
+    await fs.link(temp, file);
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    await fs.rm(temp, { force: true });
+  }
+  await pruneRecords(dir);
+  return true;
+}
+
+async function pruneRecords(dir: string): Promise<void> {
+  const cutoff = Date.now() - RECORD_MAX_AGE_MS;
+  for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    const p = path.join(dir, name);
+    const st = await fs.lstat(p).catch(() => undefined);
+    if (st && st.mtimeMs < cutoff) await fs.rm(p, { force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * Files of `folders` that are new or changed (size or mtime) since the run's
+ * start record, or undefined when the run has no record.
+ */
+export async function filesChangedSinceRunStart(
+  workspaceRoot: string,
+  runId: string,
+  folders: readonly string[],
+  opts: { maxFiles?: number } = {},
+): Promise<FileListing | undefined> {
+  let record: StartRecord;
+  try {
+    record = JSON.parse(await fs.readFile(recordPath(workspaceRoot, runId), 'utf8')) as StartRecord;
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT' || err instanceof SyntaxError) return undefined;
+    throw err;
+  }
+  const maxFiles = opts.maxFiles ?? 1000;
+  const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
+  const changed: WorkspaceFileEntry[] = files.filter((f) => {
+    const before = record.files[f.path];
+    return before === undefined || before[0] !== f.size || before[1] !== f.modifiedMs;
+  });
+  return { files: changed.slice(0, maxFiles), truncated: changed.length > maxFiles };
+}
