@@ -243,10 +243,10 @@ describe('todo tools', () => {
     expect(read).toMatchObject({ ok: true, summary: { pending: 0, in_progress: 1, completed: 1, total: 2 } });
   });
 
-  it('offers todo_write and todo_read to the model alongside the bus tools, without delegate_task', async () => {
+  it('offers todo_write, todo_read and ask_human to the model alongside the bus tools, without delegate_task', async () => {
     const h = harness();
     const { model } = await h.run('r1', 'hi', [{ content: 'ok' }]);
-    expect(model.bound[0]).toEqual(['todo_write', 'todo_read', 'echo', 'boom']);
+    expect(model.bound[0]).toEqual(['todo_write', 'todo_read', 'ask_human', 'echo', 'boom']);
   });
 });
 

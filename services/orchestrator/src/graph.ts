@@ -2,7 +2,7 @@ import { Annotation, Command, END, interrupt, MessagesAnnotation, REMOVE_ALL_MES
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { AIMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import type { Logger } from '@agentloop/core';
+import { errorMessage, type Logger } from '@agentloop/core';
 import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from './models/registry.js';
 import { ScriptedChatModel } from './models/scripted.js';
@@ -23,7 +23,8 @@ import {
   type DelegationResume,
 } from './delegation.js';
 import type { TodoItem } from './todos.js';
-import { DELEGATE_TASK_SPEC, isLocalTool, runLocalTool, TODO_READ_SPEC, TODO_WRITE_SPEC } from './local-tools.js';
+import { ASK_HUMAN_SPEC, DELEGATE_TASK_SPEC, isLocalTool, runLocalTool, TODO_READ_SPEC, TODO_WRITE_SPEC } from './local-tools.js';
+import { parseApprovalAnswer, type ApprovalClient, type ApprovalVerdict, type HumanDecision } from './approval-client.js';
 import { classifyMentions, DEFAULT_AGENT_NAMES, mentionsOf } from './mentions.js';
 import { parseHistoryOptions, selectHistory, type HistoryOptions } from './history.js';
 import {
@@ -41,6 +42,21 @@ import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf
 
 import { MAX_LOOPS_DEFAULT } from './limits.js';
 export { MAX_LOOPS_DEFAULT, MAX_LOOPS_MIN, MAX_LOOPS_MAX } from './limits.js';
+
+/** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
+export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
+  action: ApprovalVerdict['action'] | 'unavailable';
+  tool: string;
+  /** Set once decided: by a human (approved/rejected), by the rules (denied), or not obtainable. */
+  decision?: HumanDecision | 'unavailable' | 'not_recorded';
+  by?: string;
+  comment?: string;
+}
+
+/** `type` of the interrupt value a tool approval raises. */
+export const TOOL_APPROVAL_INTERRUPT = 'tool_approval';
+/** `type` of the interrupt value ask_human raises. */
+export const USER_INPUT_INTERRUPT = 'user_input_request';
 
 /** Why the finalize node was forced; null when the model finished by itself. */
 export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | null;
@@ -63,6 +79,8 @@ export const AgentState = Annotation.Root({
   allowed_tools: replace<string[]>(() => []),
   /** The user's model slot preference (seed 001 §1.7); run config `model_pref` overrides it. */
   model_pref: replace<string | null>(() => null),
+  /** Approval verdicts and decisions for the tool calls of the latest AI message, by tool call id. */
+  approvals: replace<Record<string, ApprovalEntry>>(() => ({})),
   /** Tokens of every model call on this thread; updates are deltas. */
   token_usage: Annotation<TokenUsage>({ reducer: threadUsageReducer, default: () => ({ ...ZERO_USAGE }) }),
   /** Tokens and model calls of the current run; an update from a new run starts over. */
@@ -95,6 +113,8 @@ export interface RunContext {
   depth?: number;
   /** Thread whose workspace tool calls use: the parent's for a delegated agent. Default: `threadId`. */
   workspaceThreadId?: string;
+  /** A stateless run: its thread is deleted when it ends, so it cannot be resumed (no ask_human). */
+  ephemeral?: boolean;
   /** The run's `config` as submitted: delegated agents inherit it (see `childConfig`). */
   runConfig?: JsonObject;
 }
@@ -122,6 +142,11 @@ export interface AgentGraphDeps {
    * suspends the graph with an interrupt until the children answer. Absent: delegate_task answers "not available".
    */
   delegation?: DelegationLimits;
+  /**
+   * Tool approval (seed 001 Part 7): every bus tool call is checked first; a call that needs a
+   * human suspends the run until it is approved or rejected. Absent: no checks (APPROVAL_MODE=off).
+   */
+  approvals?: Pick<ApprovalClient, 'check' | 'record'>;
 }
 
 function ctxOf(deps: AgentGraphDeps, config: LangGraphRunnableConfig): RunContext {
@@ -270,7 +295,8 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
         ctx.logger.warn({ err }, 'tool list unavailable; calling the model with the orchestrator tools only');
         return [] as ToolSpec[];
       });
-    const local = [TODO_WRITE_SPEC, TODO_READ_SPEC];
+    // ask_human needs someone to resume the run: not for delegated agents nor stateless (ephemeral) runs.
+    const local = [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])];
     const known = new Set([...listed, ...local].map((s) => s.name));
     const mentions = classifyMentions(mentioned, { tools: known, skills: deps.skillNames?.() ?? new Set(), agents: agentNames });
     const missing = mentions.tools.filter((n) => !known.has(n));
@@ -328,13 +354,127 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
   };
 
-  const route = (state: AgentStateType): 'tools' | 'finalize' => {
+  const route = (state: AgentStateType): 'tools' | 'approve' | 'finalize' => {
     const ai = lastAi(state.messages);
     const hasCalls = (ai?.tool_calls?.length ?? 0) > 0;
     if (!hasCalls) return 'finalize';
     if (state.loops >= state.max_loops) return 'finalize';
     if (detectRepeatedToolCall(state.messages)) return 'finalize';
-    return 'tools';
+    return deps.approvals && (ai?.tool_calls ?? []).some((tc) => !isLocalTool(tc.name)) ? 'approve' : 'tools';
+  };
+
+  const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; args: unknown }, subagent: boolean) => ({
+    tenantId: ctx.tenantId,
+    threadId: ctx.threadId,
+    runId: ctx.runId,
+    toolCallId: tc.id ?? '',
+    toolName: tc.name,
+    args: tc.args,
+    subagent,
+  });
+
+  /**
+   * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
+   * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
+   * deny are recorded in the audit trail. Then: await_approval when a human must decide, else tools.
+   */
+  const approve = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const subagent = state.parent_context !== null;
+    const calls = (lastAi(state.messages)?.tool_calls ?? []).filter((tc) => !isLocalTool(tc.name));
+    const approvals: Record<string, ApprovalEntry> = {};
+    await Promise.all(
+      calls.map(async (tc) => {
+        const id = tc.id ?? '';
+        const call = approvalCall(ctx, tc, subagent);
+        let entry: ApprovalEntry;
+        try {
+          entry = { ...(await deps.approvals!.check(call)), tool: tc.name };
+        } catch (err) {
+          ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
+          approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
+          return;
+        }
+        if (entry.action === 'deny' || (entry.action === 'require_approval' && subagent)) {
+          entry.decision = 'denied';
+          entry.by = 'rules';
+          await deps.approvals!.record(call, { ...entry, action: entry.action }, 'denied', 'rules', subagent && entry.action === 'require_approval' ? 'delegated agent: no human to ask' : '').catch((err: unknown) =>
+            ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'),
+          );
+        }
+        if (entry.action !== 'allow') ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
+        approvals[id] = entry;
+      }),
+    );
+    const waiting = Object.values(approvals).some((a) => a.action === 'require_approval' && a.decision === undefined);
+    return new Command({ update: { approvals }, goto: waiting ? 'await_approval' : 'tools' });
+  };
+
+  /**
+   * Suspends the run (one interrupt per call, in order) until a human approves or rejects each call
+   * that needs it; an unrecognized answer asks again. Decisions go to the audit trail before any call
+   * runs: an approval that cannot be recorded does not run the call. Re-executed from the top on
+   * resume: LangGraph replays the earlier answers to the earlier interrupts.
+   */
+  const awaitApproval = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const calls = lastAi(state.messages)?.tool_calls ?? [];
+    const approvals = { ...state.approvals };
+    const decided: string[] = [];
+    for (const tc of calls) {
+      const id = tc.id ?? '';
+      const a = approvals[id];
+      if (!a || a.action !== 'require_approval' || a.decision !== undefined) continue;
+      const request = {
+        type: TOOL_APPROVAL_INTERRUPT,
+        tool_call_id: id,
+        tool: tc.name,
+        args: tc.args,
+        reason: a.reason,
+        risk_level: a.risk_level,
+        rule: a.rule,
+        options: ['approve', 'reject'],
+      };
+      let answer = parseApprovalAnswer(interrupt(request));
+      while (!answer) answer = parseApprovalAnswer(interrupt({ ...request, error: texts.approval.badAnswer }));
+      approvals[id] = { ...a, decision: answer.decision, by: answer.by, comment: answer.comment };
+      decided.push(id);
+    }
+    for (const id of decided) {
+      const a = approvals[id]!;
+      const tc = calls.find((c) => (c.id ?? '') === id)!;
+      try {
+        await deps.approvals!.record(approvalCall(ctx, tc, false), { ...a, action: 'require_approval' }, a.decision as HumanDecision, a.by || `tenant:${ctx.tenantId}`, a.comment ?? '');
+      } catch (err) {
+        ctx.logger.error({ tool: a.tool, tool_call_id: id, err: errorMessage(err) }, 'approval decision not recorded');
+        if (a.decision === 'approved') approvals[id] = { ...a, decision: 'not_recorded' };
+      }
+      ctx.logger.info({ tool: a.tool, tool_call_id: id, decision: approvals[id]!.decision, by: a.by || undefined }, 'tool call decided');
+    }
+    return { approvals };
+  };
+
+  /** The ToolMessage standing for a call that the approval step stopped, or null to run it. */
+  const approvalBlock = (state: AgentStateType, tc: { id?: string; name: string }): ToolMessage | null => {
+    if (!deps.approvals) return null;
+    const id = tc.id ?? '';
+    const a = state.approvals[id];
+    const block = (content: string) => new ToolMessage({ content, tool_call_id: id, name: tc.name, status: 'error' });
+    if (!a) return block(texts.approval.unavailable(tc.name, 'the call was never checked'));
+    switch (a.decision) {
+      case undefined:
+        return a.action === 'allow' ? null : block(texts.approval.unavailable(tc.name, 'no decision was made'));
+      case 'approved':
+        return null;
+      case 'rejected':
+        return block(texts.approval.rejected(a.reason, a.comment ?? ''));
+      case 'denied':
+        return block(a.action === 'require_approval' ? texts.approval.subagent(tc.name, a.reason) : texts.approval.denied(tc.name, a.reason));
+      case 'not_recorded':
+        return block(texts.approval.notRecorded(tc.name));
+      case 'unavailable':
+        return block(texts.approval.unavailable(tc.name, a.reason));
+    }
   };
 
   const tools = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
@@ -346,6 +486,11 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const results: Array<ToolMessage | null> = await Promise.all(
       calls.map(async (tc) => {
         if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list (delegate_task: the delegate node)
+        const blocked = approvalBlock(state, tc);
+        if (blocked) {
+          ctx.logger.info({ tool: tc.name, tool_call_id: tc.id, decision: state.approvals[tc.id ?? '']?.decision ?? 'unchecked' }, 'tool call not run');
+          return blocked;
+        }
         const id = tc.id ?? '';
         const started = Date.now();
         const call = {
@@ -377,6 +522,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     calls.forEach((tc, i) => {
       if (!isLocalTool(tc.name)) return;
       if (tc.name === 'delegate_task' && deps.delegation) return; // answered by the delegate node
+      if (tc.name === 'ask_human') return; // answered by the human node
       const r = runLocalTool({ id: tc.id ?? '', name: tc.name, args: tc.args }, todos, language);
       if (r.todos) {
         todos = r.todos;
@@ -390,16 +536,60 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   };
 
   /** delegate_task calls of the last AI message that have no ToolMessage yet. */
-  const pendingDelegateCalls = (messages: BaseMessage[]) => {
+  const pendingDelegateCalls = (messages: BaseMessage[]) => pendingCalls(messages, 'delegate_task');
+
+  /** Calls of a tool in the last AI message that have no ToolMessage yet. */
+  const pendingCalls = (messages: BaseMessage[], name: string) => {
     let i = messages.length - 1;
     const answered = new Set<string>();
     for (; i >= 0 && ToolMessage.isInstance(messages[i]); i--) answered.add((messages[i] as ToolMessage).tool_call_id);
     const ai = messages[i];
     if (!ai || !AIMessage.isInstance(ai)) return [];
-    return (ai.tool_calls ?? []).filter((tc) => tc.name === 'delegate_task' && !answered.has(tc.id ?? ''));
+    return (ai.tool_calls ?? []).filter((tc) => tc.name === name && !answered.has(tc.id ?? ''));
   };
 
-  const afterTools = (state: AgentStateType): 'delegate' | 'agent' => (deps.delegation && pendingDelegateCalls(state.messages).length > 0 ? 'delegate' : 'agent');
+  const afterTools = (state: AgentStateType): 'delegate' | 'human' | 'agent' =>
+    deps.delegation && pendingDelegateCalls(state.messages).length > 0 ? 'delegate' : afterDelegate(state);
+  const afterDelegate = (state: AgentStateType): 'human' | 'agent' => (pendingCalls(state.messages, 'ask_human').length > 0 ? 'human' : 'agent');
+
+  /**
+   * Seed 001 §7.2: each pending ask_human call suspends the run with a `user_input_request`
+   * interrupt; the resume value (a string, or {answer}) becomes the call's ToolMessage.
+   */
+  const human = (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const out: ToolMessage[] = [];
+    const reply = (id: string, content: string, ok: boolean) => out.push(new ToolMessage({ content, tool_call_id: id, name: 'ask_human', status: ok ? 'success' : 'error' }));
+    for (const tc of pendingCalls(state.messages, 'ask_human')) {
+      const id = tc.id ?? '';
+      if (state.parent_context !== null || ctx.ephemeral) {
+        reply(id, texts.askHuman.subagent, false);
+        continue;
+      }
+      const args = (tc.args ?? {}) as Record<string, unknown>;
+      const question = typeof args.question === 'string' ? args.question.trim() : '';
+      if (question === '') {
+        reply(id, texts.askHuman.invalid('"question" must be a non-empty string'), false);
+        continue;
+      }
+      const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+      const dflt = text(args.default);
+      const raw = interrupt({
+        type: USER_INPUT_INTERRUPT,
+        tool_call_id: id,
+        question,
+        context: text(args.context) ?? '',
+        default: dflt ?? null,
+        required: args.required !== false,
+      });
+      const obj = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+      const given = typeof raw === 'string' ? raw : text(obj?.answer) ?? text(obj?.response) ?? text(obj?.args) ?? (raw === undefined || raw === null ? '' : JSON.stringify(raw));
+      const answer = given.trim() === '' ? (dflt ?? '') : given;
+      ctx.logger.info({ tool_call_id: id, answered: answer !== '' }, 'ask_human answered');
+      reply(id, answer === '' ? texts.askHuman.noAnswer : answer, true);
+    }
+    return { messages: out };
+  };
 
   /**
    * Seed 001 Part 5. Validates the step's delegate_task calls, then suspends the graph
@@ -476,14 +666,19 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   return new StateGraph(AgentState)
     .addNode('compact', compact)
     .addNode('agent', agent)
+    .addNode('approve', approve, { ends: ['await_approval', 'tools'] })
+    .addNode('await_approval', awaitApproval)
     .addNode('tools', tools)
     .addNode('delegate', delegate)
+    .addNode('human', human)
     .addNode('finalize', finalize)
     .addConditionalEdges(START, start, ['compact', 'agent'])
     .addEdge('compact', END)
-    .addConditionalEdges('agent', route, ['tools', 'finalize'])
-    .addConditionalEdges('tools', afterTools, ['delegate', 'agent'])
-    .addEdge('delegate', 'agent')
+    .addConditionalEdges('agent', route, ['tools', 'approve', 'finalize'])
+    .addEdge('await_approval', 'tools')
+    .addConditionalEdges('tools', afterTools, ['delegate', 'human', 'agent'])
+    .addConditionalEdges('delegate', afterDelegate, ['human', 'agent'])
+    .addEdge('human', 'agent')
     .addEdge('finalize', END)
     .compile({ checkpointer: deps.checkpointer });
 }

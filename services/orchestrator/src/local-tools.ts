@@ -7,7 +7,7 @@ import { TODO_PRIORITIES, TODO_STATUSES, todoSummary, validateTodos, type TodoIt
  * Tools the orchestrator runs itself because they change graph state, not
  * files: they are intercepted in the tools node before the bus.
  */
-export const LOCAL_TOOL_NAMES = ['todo_write', 'todo_read', 'delegate_task'] as const;
+export const LOCAL_TOOL_NAMES = ['todo_write', 'todo_read', 'delegate_task', 'ask_human'] as const;
 export type LocalToolName = (typeof LOCAL_TOOL_NAMES)[number];
 
 export const isLocalTool = (name: string): name is LocalToolName => (LOCAL_TOOL_NAMES as readonly string[]).includes(name);
@@ -76,6 +76,30 @@ export const DELEGATE_TASK_SPEC: ToolSpec = spec(
   false,
 );
 
+/**
+ * Seed 001 §7.2. Offered to top-level runs; answered by the graph's human node, which suspends
+ * the run (a LangGraph interrupt of type "user_input_request") until the user replies.
+ */
+export const ASK_HUMAN_SPEC: ToolSpec = spec(
+  'ask_human',
+  [
+    'Ask the user for information you need to continue: a missing detail, a choice between options, or a confirmation.',
+    'The run pauses until the user answers; the answer is this tool\'s result. Ask one clear, concise question per call.',
+  ].join('\n'),
+  {
+    type: 'object',
+    properties: {
+      question: { type: 'string', description: 'The question to ask the user (clear and concise).' },
+      context: { type: 'string', description: 'Additional context that helps the user answer.' },
+      default: { type: 'string', description: 'Answer used when the user replies with nothing.' },
+      required: { type: 'boolean', default: true, description: 'Whether an answer is required.' },
+    },
+    required: ['question'],
+  },
+  'Asking you a question',
+  false,
+);
+
 /** The outcome of a local tool call: its ToolMessage, and the new todo list when it changed. */
 export interface LocalToolResult {
   message: ToolMessage;
@@ -105,5 +129,8 @@ export function runLocalTool(
       return { message: msg(JSON.stringify({ ok: true, todos, summary: todoSummary(todos) }), true) };
     case 'delegate_task':
       return { message: msg(t.delegateUnavailable, false) };
+    case 'ask_human':
+      // Normally answered by the human node; reaching here means the graph has none.
+      return { message: msg(t.askHuman.invalid('ask_human is not available in this deployment'), false) };
   }
 }

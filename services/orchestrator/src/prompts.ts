@@ -151,6 +151,20 @@ export interface PromptTexts {
     taskTooLong(max: number): string;
     badMaxLoops(min: number, max: number, got: unknown): string;
   };
+  /** Tool approval (seed 001 Part 7): the only trace of a decision the model sees is the cancel message. */
+  approval: {
+    rejected(reason: string, comment: string): string;
+    denied(tool: string, reason: string): string;
+    unavailable(tool: string, detail: string): string;
+    notRecorded(tool: string): string;
+    subagent(tool: string, reason: string): string;
+    badAnswer: string;
+  };
+  askHuman: {
+    subagent: string;
+    invalid(detail: string): string;
+    noAnswer: string;
+  };
   summarySection(summary: string): string;
   summarizerSystem: string;
   summarizerRequest(transcript: string): string;
@@ -214,6 +228,19 @@ const EN: PromptTexts = {
     taskTooLong: (max) => `"task" is longer than ${max} characters`,
     badMaxLoops: (min, max, got) => `"max_loops" must be an integer between ${min} and ${max}, got ${JSON.stringify(got)}`,
   },
+  approval: {
+    rejected: (reason, comment) => `Operation cancelled by the user: ${reason}${comment ? ` (${comment})` : ''}. Do not retry it; continue another way or ask the user.`,
+    denied: (tool, reason) => `Error: ${tool} was not run: the approval policy denies it (${reason}).`,
+    unavailable: (tool, detail) => `Error: ${tool} was not run: no approval decision could be obtained (${detail}).`,
+    notRecorded: (tool) => `Error: ${tool} was not run: the approval could not be recorded in the audit trail; ask the user to approve it again later.`,
+    subagent: (tool, reason) => `Error: ${tool} was not run: it needs a human's approval (${reason}), which a delegated agent cannot ask for. Report this back instead.`,
+    badAnswer: 'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}).',
+  },
+  askHuman: {
+    subagent: 'Error: ask_human is not available to delegated agents: report what is missing in your final answer instead.',
+    invalid: (detail) => `Error: invalid ask_human call: ${detail}`,
+    noAnswer: '(the user gave no answer)',
+  },
   summarySection: (summary) => `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
   summarizerSystem:
     'You summarize a conversation between a user and an AI assistant that works with tools. ' +
@@ -274,6 +301,19 @@ const ZH: PromptTexts = {
     taskRequired: '"task" 必须是描述子任务的非空字符串',
     taskTooLong: (max) => `"task" 超过 ${max} 个字符`,
     badMaxLoops: (min, max, got) => `"max_loops" 必须是 ${min} 到 ${max} 之间的整数，收到 ${JSON.stringify(got)}`,
+  },
+  approval: {
+    rejected: (reason, comment) => `操作已取消（用户拒绝）：${reason}${comment ? `（${comment}）` : ''}。请不要重试，换一种方式继续或询问用户。`,
+    denied: (tool, reason) => `Error: ${tool} 未执行：审批策略禁止该操作（${reason}）。`,
+    unavailable: (tool, detail) => `Error: ${tool} 未执行：无法获得审批结果（${detail}）。`,
+    notRecorded: (tool) => `Error: ${tool} 未执行：审批结果无法写入审计记录；请稍后让用户重新批准。`,
+    subagent: (tool, reason) => `Error: ${tool} 未执行：该操作需要人工审批（${reason}），子代理无法请求审批。请在最终答复中说明。`,
+    badAnswer: '无法识别的答复：请回复 "approve"（批准）或 "reject"（拒绝）。',
+  },
+  askHuman: {
+    subagent: 'Error: 子代理不能使用 ask_human：请在最终答复中说明缺少的信息。',
+    invalid: (detail) => `Error: ask_human 调用无效：${detail}`,
+    noAnswer: '（用户没有回答）',
   },
   summarySection: (summary) => `<conversation_summary>\n之前对话的摘要（较早的消息已被压缩）：\n${summary}\n</conversation_summary>`,
   summarizerSystem:

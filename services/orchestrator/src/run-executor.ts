@@ -12,6 +12,7 @@ import type { PromptLanguage } from './prompts.js';
 import type { HistoryOptions } from './history.js';
 import { parseModelPref } from './routing.js';
 import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
+import type { ApprovalClient } from './approval-client.js';
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
@@ -24,6 +25,8 @@ export interface RunExecutorDeps {
   /** The `runs` queue: delegated agents' runs and their parents' resumes are enqueued on it. Without it, delegate_task is unavailable. */
   runs?: JobQueue;
   tools: ToolClient;
+  /** Tool approval (APPROVAL_MODE=required); absent: tool calls are not checked. */
+  approvals?: Pick<ApprovalClient, 'check' | 'record'>;
   models: ModelRegistry;
   checkpointer: BaseCheckpointSaver;
   logger: Logger;
@@ -97,6 +100,7 @@ export class RunExecutor {
       ...(deps.config.history ? { history: deps.config.history } : {}),
       ...(deps.config.compactTokenBudget !== undefined ? { compactTokenBudget: deps.config.compactTokenBudget } : {}),
       ...(deps.config.agentNames ? { agentNames: deps.config.agentNames } : {}),
+      ...(deps.approvals ? { approvals: deps.approvals } : {}),
     });
   }
 
@@ -157,6 +161,7 @@ export class RunExecutor {
     let values: JsonObject | null = null;
     let resolved: ResolvedModel | undefined;
     let waiting: DelegationRequest | undefined;
+    let interrupted = false;
     const depth = job.delegation?.depth ?? 0;
 
     try {
@@ -184,6 +189,7 @@ export class RunExecutor {
         signal,
         depth,
         ...(job.workspaceThreadId ? { workspaceThreadId: job.workspaceThreadId } : {}),
+        ephemeral: job.ephemeral,
         runConfig: config,
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
@@ -191,8 +197,8 @@ export class RunExecutor {
       const stream = await this.graph.stream(input, {
         ...cpConfig,
         streamMode: ['values', 'updates'],
-        // agent → tools → delegate is three steps per loop.
-        recursionLimit: maxLoops * 3 + 10,
+        // agent → approve → await_approval → tools → delegate → human: at most six steps per loop.
+        recursionLimit: maxLoops * 6 + 10,
         signal,
         durability: this.deps.config.durability,
       });
@@ -207,6 +213,14 @@ export class RunExecutor {
       const final = await this.graph.getState(cpConfig);
       values = toJsonValue(publicValues(final.values as JsonObject, job.runId)) as JsonObject;
       waiting = pendingDelegation(final);
+      // Waiting for a human (tool approval, ask_human): the run ends, the thread is `interrupted`,
+      // and the values carry `__interrupt__` as LangGraph Platform reports it; a `command.resume` continues.
+      const pendingInterrupts = humanInterrupts(final);
+      if (!waiting && pendingInterrupts.length > 0) {
+        interrupted = true;
+        values = { ...values, __interrupt__: pendingInterrupts } as JsonObject;
+        log.info({ interrupts: pendingInterrupts.map((i) => (i.value as { type?: unknown } | null)?.type) }, 'run waits for a human');
+      }
     } catch (err) {
       if (timeout.aborted) {
         status = 'timeout';
@@ -246,7 +260,7 @@ export class RunExecutor {
       await this.suspend(job, waiting, depth, log);
       return;
     }
-    await this.finish(job, status, values, error, resolved, log, startedAt);
+    await this.finish(job, status, values, error, resolved, log, startedAt, interrupted);
   }
 
   /**
@@ -331,17 +345,19 @@ export class RunExecutor {
     resolved: ResolvedModel | undefined,
     log: Logger,
     startedAt: Date,
+    interrupted = false,
   ): Promise<void> {
     const { store, events } = this.deps;
     if (values) {
       const artifacts = await this.artifacts(job, startedAt, log);
       values = { ...values, artifacts };
-      // The stream's last `values` predates the listing: clients following it see the artifacts too.
-      if (artifacts.length > 0) await events.publish(job.runId, job.threadId, 'values', values);
+      // The stream's last `values` predates the listing and the interrupt: clients following it see them too.
+      if (artifacts.length > 0 || interrupted) await events.publish(job.runId, job.threadId, 'values', values);
     }
     if (error) await events.publish(job.runId, job.threadId, 'error', error);
-    if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: status === 'success' ? 'idle' : 'error' });
-    else await store.updateThread(job.tenantId, job.threadId, { status: status === 'success' ? 'idle' : 'error' });
+    const threadStatus = status !== 'success' ? 'error' : interrupted ? 'interrupted' : 'idle';
+    if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: threadStatus });
+    else await store.updateThread(job.tenantId, job.threadId, { status: threadStatus });
     await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
     // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
     const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
@@ -458,6 +474,15 @@ export function publicValues(v: JsonObject | undefined, runId: string): JsonObje
       thread: (token_usage as JsonObject | undefined) ?? { ...ZERO_USAGE },
     },
   } as JsonObject;
+}
+
+/** Interrupts of a graph state that wait for a human (every one but a delegation), as `__interrupt__` lists them. */
+export function humanInterrupts(snapshot: { tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> }): Array<{ id?: string; value: unknown }> {
+  const out: Array<{ id?: string; value: unknown }> = [];
+  for (const t of snapshot.tasks ?? []) {
+    for (const i of t.interrupts ?? []) if (!isDelegationRequest(i.value)) out.push({ ...(i.id ? { id: i.id } : {}), value: toJsonValue(i.value) });
+  }
+  return out;
 }
 
 /** An `updates` chunk that only reports the delegate node's interrupt. */

@@ -5,6 +5,7 @@ import type { Store } from '@agentloop/store';
 import type { Logger } from '@agentloop/core';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
+import { ApprovalClient } from './approval-client.js';
 import { ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
@@ -44,6 +45,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
     webhooks: deps.webhooks,
     runs: deps.runs,
     tools,
+    ...(deps.config.APPROVAL_MODE === 'required' ? { approvals: new ApprovalClient(deps.bus, { timeoutMs: deps.config.APPROVAL_TIMEOUT_MS }) } : {}),
     models,
     checkpointer: deps.checkpointer,
     logger: log,

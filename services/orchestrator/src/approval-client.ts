@@ -1,0 +1,170 @@
+import {
+  ApprovalAction,
+  CheckApprovalRequestSchema,
+  CheckApprovalResponseSchema,
+  DecisionKind,
+  RecordDecisionRequestSchema,
+  RecordDecisionResponseSchema,
+  RiskLevel,
+  create,
+  fromBinary,
+  toBinary,
+} from '@agentloop/proto';
+import { Headers, type Bus } from '@agentloop/bus';
+import { errorMessage } from '@agentloop/core';
+
+export const APPROVAL_CLIENT_SUBJECTS = {
+  check: 'agentloop.approval.check',
+  record: 'agentloop.approval.record',
+} as const;
+
+export type ApprovalActionName = 'allow' | 'require_approval' | 'deny';
+export type RiskLevelName = 'low' | 'medium' | 'high' | 'critical' | 'unspecified';
+
+/** The rules' verdict on one tool call. */
+export interface ApprovalVerdict {
+  action: ApprovalActionName;
+  reason: string;
+  risk_level: RiskLevelName;
+  rule: string;
+}
+
+export type HumanDecision = 'approved' | 'rejected' | 'denied';
+
+export interface ApprovalCall {
+  tenantId: string;
+  threadId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  subagent?: boolean;
+}
+
+const ACTIONS: Record<number, ApprovalActionName | undefined> = {
+  [ApprovalAction.ALLOW]: 'allow',
+  [ApprovalAction.REQUIRE_APPROVAL]: 'require_approval',
+  [ApprovalAction.DENY]: 'deny',
+};
+const RISKS: Record<number, RiskLevelName> = {
+  [RiskLevel.UNSPECIFIED]: 'unspecified',
+  [RiskLevel.LOW]: 'low',
+  [RiskLevel.MEDIUM]: 'medium',
+  [RiskLevel.HIGH]: 'high',
+  [RiskLevel.CRITICAL]: 'critical',
+};
+const RISK_WIRE: Record<RiskLevelName, RiskLevel> = {
+  unspecified: RiskLevel.UNSPECIFIED,
+  low: RiskLevel.LOW,
+  medium: RiskLevel.MEDIUM,
+  high: RiskLevel.HIGH,
+  critical: RiskLevel.CRITICAL,
+};
+const DECISIONS: Record<HumanDecision, DecisionKind> = {
+  approved: DecisionKind.APPROVED,
+  rejected: DecisionKind.REJECTED,
+  denied: DecisionKind.DENIED,
+};
+
+/** The approval service could not give a verdict (absent, timed out, or it failed). */
+export class ApprovalUnavailableError extends Error {
+  override name = 'ApprovalUnavailableError';
+}
+
+/**
+ * The orchestrator's side of `agentloop.approval.*` (seed 001 Part 7). Fail
+ * closed: when no verdict can be obtained the caller must not run the tool.
+ */
+export class ApprovalClient {
+  constructor(
+    private readonly bus: Bus,
+    private readonly opts: { timeoutMs?: number } = {},
+  ) {}
+
+  async check(call: ApprovalCall): Promise<ApprovalVerdict> {
+    const req = create(CheckApprovalRequestSchema, {
+      tenantId: call.tenantId,
+      threadId: call.threadId,
+      runId: call.runId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      argsJson: JSON.stringify(call.args ?? {}),
+      subagent: call.subagent ?? false,
+    });
+    let res;
+    try {
+      const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, req), {
+        timeoutMs: this.opts.timeoutMs ?? 5_000,
+        headers: { [Headers.tenant]: call.tenantId },
+      });
+      res = fromBinary(CheckApprovalResponseSchema, reply.data);
+    } catch (err) {
+      throw new ApprovalUnavailableError(`the approval service did not answer (${errorMessage(err)})`, { cause: err });
+    }
+    if (res.error) throw new ApprovalUnavailableError(`the approval service failed: ${res.error.message}`);
+    const action = ACTIONS[res.action];
+    if (!action) throw new ApprovalUnavailableError(`the approval service gave no action for ${call.toolName}`);
+    return { action, reason: res.reason, risk_level: RISKS[res.riskLevel] ?? 'unspecified', rule: res.rule };
+  }
+
+  /** Appends a decision to the tenant's audit trail (idempotent per run and tool call). */
+  async record(call: ApprovalCall, verdict: ApprovalVerdict, decision: HumanDecision, decidedBy: string, comment = ''): Promise<void> {
+    const req = create(RecordDecisionRequestSchema, {
+      tenantId: call.tenantId,
+      threadId: call.threadId,
+      runId: call.runId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      argsJson: JSON.stringify(call.args ?? {}),
+      decision: DECISIONS[decision],
+      reason: verdict.reason,
+      rule: verdict.rule,
+      riskLevel: RISK_WIRE[verdict.risk_level],
+      decidedBy,
+      comment,
+    });
+    const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.record, toBinary(RecordDecisionRequestSchema, req), {
+      timeoutMs: this.opts.timeoutMs ?? 5_000,
+      headers: { [Headers.tenant]: call.tenantId },
+    });
+    const res = fromBinary(RecordDecisionResponseSchema, reply.data);
+    if (res.error) throw new Error(`approval decision not recorded: ${res.error.message}`);
+  }
+}
+
+/** A human's answer to a tool approval interrupt. */
+export interface ParsedApprovalAnswer {
+  decision: 'approved' | 'rejected';
+  by: string;
+  comment: string;
+}
+
+const YES = new Set(['approve', 'approved', 'yes', 'y', 'allow', 'ok', 'accept', 'accepted', '批准', '同意', '是']);
+const NO = new Set(['reject', 'rejected', 'no', 'n', 'deny', 'denied', 'decline', '拒绝', '否']);
+
+/**
+ * Reads a resume value: "approve" / "reject" (and common synonyms), true/false,
+ * or `{decision|action|type: "approve"|"reject", by?, comment?|reason?}` — the
+ * last also in agent-inbox form `{type: "accept"|"ignore"|"response", args?}`.
+ * Anything else is undefined (the question is asked again).
+ */
+export function parseApprovalAnswer(value: unknown): ParsedApprovalAnswer | undefined {
+  const word = (v: unknown): 'approved' | 'rejected' | undefined => {
+    if (v === true) return 'approved';
+    if (v === false) return 'rejected';
+    if (typeof v !== 'string') return undefined;
+    const s = v.trim().toLowerCase();
+    if (YES.has(s)) return 'approved';
+    if (NO.has(s) || s === 'ignore') return 'rejected';
+    return undefined;
+  };
+  const direct = word(value);
+  if (direct) return { decision: direct, by: '', comment: '' };
+  const first = Array.isArray(value) && value.length === 1 ? value[0] : value;
+  if (!first || typeof first !== 'object') return undefined;
+  const o = first as Record<string, unknown>;
+  const decision = word(o.decision) ?? word(o.action) ?? word(o.type) ?? word(o.approved);
+  if (!decision) return undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 2000) : '');
+  return { decision, by: text(o.by) || text(o.decided_by) || text(o.user), comment: text(o.comment) || text(o.reason) || text(o.args) };
+}
