@@ -86,7 +86,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const gatewayLogger = loggerFor('gateway');
   const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig });
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
-  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig });
+  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;

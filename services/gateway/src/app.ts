@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AgentLoopError, type Logger } from '@agentloop/core';
-import type { RunEventStream } from '@agentloop/bus';
+import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import { WorkspaceManager } from '@agentloop/workspace';
@@ -9,6 +9,7 @@ import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
 import { HttpError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
+import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
 import { registerFileRoutes } from './routes/files.js';
 import { SkillsConfig } from './skills-config.js';
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   events: RunEventStream;
   logger: Logger;
   config: GatewayConfig;
+  /** The bus to the services the gateway asks directly (approval audit trail); without it those routes answer 503. */
+  bus?: Bus;
   /** skills.yaml for upload hints; default: loaded from SKILLS_CONFIG. */
   skills?: SkillsConfig;
 }
@@ -97,6 +100,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerThreadRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
+  registerApprovalRoutes(app, deps.bus);
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {

@@ -25,7 +25,7 @@ await runMain('gateway', async () => {
   const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
 
-  const app = await createGatewayApp({ store, runs, events, logger, config });
+  const app = await createGatewayApp({ store, runs, events, logger, config, bus });
   const hooks = await startWebhookWorker({ webhooks, logger, config });
   await app.listen({ port: config.PORT, host: config.HOST });
 

@@ -68,6 +68,21 @@ export interface ApiThreadState {
   interrupts: unknown[];
 }
 
+/**
+ * Interrupts the thread's last run stopped at, waiting for a human (tool approval, ask_human):
+ * the orchestrator stores them under `__interrupt__` in the values, as `runs.wait` reports them.
+ */
+export function pendingInterrupts(values: JsonObject | null): Array<{ id?: string; value: unknown }> {
+  const list = values?.__interrupt__;
+  return Array.isArray(list) ? (list as Array<{ id?: string; value: unknown }>) : [];
+}
+
+/** The node a pending interrupt belongs to (LangGraph reports interrupts per task). */
+function interruptNode(i: { value: unknown }): string {
+  const type = (i.value as { type?: unknown } | null)?.type;
+  return type === 'user_input_request' ? 'human' : 'await_approval';
+}
+
 export function toApiThread(t: ThreadRecord): ApiThread {
   const updated = t.updatedAt.toISOString();
   return {
@@ -78,8 +93,14 @@ export function toApiThread(t: ThreadRecord): ApiThread {
     metadata: t.metadata,
     status: t.status,
     values: t.values,
-    interrupts: {},
+    interrupts: t.status === 'interrupted' ? interruptsByTask(t) : {},
   };
+}
+
+function interruptsByTask(t: ThreadRecord): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const i of pendingInterrupts(t.values)) (out[`${t.threadId}:${interruptNode(i)}`] ??= []).push(i);
+  return out;
 }
 
 export function toApiRun(r: RunRecord): ApiRun {
@@ -98,15 +119,17 @@ export function toApiRun(r: RunRecord): ApiRun {
 
 /** The thread's latest state, built from the values the orchestrator wrote at the end of its last run. */
 export function toApiThreadState(t: ThreadRecord): ApiThreadState {
+  const interrupts = t.status === 'interrupted' ? pendingInterrupts(t.values) : [];
+  const nodes = [...new Set(interrupts.map(interruptNode))];
   return {
     values: t.values ?? {},
-    next: [],
-    tasks: [],
+    next: nodes,
+    tasks: nodes.map((name) => ({ id: `${t.threadId}:${name}`, name, path: ['__pregel_pull', name], error: null, interrupts: interrupts.filter((i) => interruptNode(i) === name), checkpoint: null, state: null, result: null })),
     checkpoint: { thread_id: t.threadId, checkpoint_ns: '', checkpoint_id: null },
     metadata: t.metadata,
     created_at: t.updatedAt.toISOString(),
     parent_checkpoint: null,
-    interrupts: [],
+    interrupts,
   };
 }
 

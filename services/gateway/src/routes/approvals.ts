@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { Headers, type Bus } from '@agentloop/bus';
+import { UnavailableError, errorMessage } from '@agentloop/core';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  DecisionKind,
+  ListAuditRequestSchema,
+  ListAuditResponseSchema,
+  RiskLevel,
+  VerifyAuditRequestSchema,
+  VerifyAuditResponseSchema,
+  type AuditEntry,
+} from '@agentloop/proto';
+import { parseRequest } from '../validation.js';
+
+export const APPROVAL_AUDIT_SUBJECTS = {
+  audit: 'agentloop.approval.audit',
+  verify: 'agentloop.approval.verify',
+} as const;
+
+const AuditQuery = z.object({
+  run_id: z.string().max(128).optional(),
+  thread_id: z.string().max(128).optional(),
+  after_seq: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+const DECISIONS: Record<number, string> = {
+  [DecisionKind.APPROVED]: 'approved',
+  [DecisionKind.REJECTED]: 'rejected',
+  [DecisionKind.DENIED]: 'denied',
+};
+const RISKS: Record<number, string> = {
+  [RiskLevel.LOW]: 'low',
+  [RiskLevel.MEDIUM]: 'medium',
+  [RiskLevel.HIGH]: 'high',
+  [RiskLevel.CRITICAL]: 'critical',
+};
+
+function toApiEntry(e: AuditEntry): Record<string, unknown> {
+  return {
+    seq: Number(e.seq),
+    thread_id: e.threadId,
+    run_id: e.runId,
+    tool_call_id: e.toolCallId,
+    tool: e.toolName,
+    args_sha256: e.argsSha256,
+    decision: DECISIONS[e.decision] ?? 'unspecified',
+    reason: e.reason,
+    rule: e.rule,
+    risk_level: RISKS[e.riskLevel] ?? 'unspecified',
+    decided_by: e.decidedBy,
+    comment: e.comment,
+    created_at: new Date(Number(e.createdAtMs)).toISOString(),
+    prev_hash: e.prevHash,
+    hash: e.hash,
+  };
+}
+
+/**
+ * The tenant's tool approval audit trail (seed 001 Part 7; hash-chained by the
+ * approval service): `GET /approvals/audit` lists entries oldest first
+ * (filters run_id, thread_id, after_seq, limit); `GET /approvals/audit/verify`
+ * recomputes the chain. Tenant-scoped by the API key.
+ */
+export function registerApprovalRoutes(app: FastifyInstance, bus: Bus | undefined): void {
+  const ask = async (subject: string, data: Uint8Array, tenantId: string): Promise<Uint8Array> => {
+    if (!bus) throw new UnavailableError('The approval audit trail is not available: this gateway has no bus to the approval service.');
+    try {
+      return (await bus.request(subject, data, { timeoutMs: 10_000, headers: { [Headers.tenant]: tenantId } })).data;
+    } catch (err) {
+      throw new UnavailableError(`The approval service did not answer: ${errorMessage(err)}`, { cause: err });
+    }
+  };
+
+  app.get('/approvals/audit', async (request) => {
+    const q = parseRequest(AuditQuery, request.query, 'query');
+    const req = create(ListAuditRequestSchema, {
+      tenantId: request.tenantId,
+      runId: q.run_id ?? '',
+      threadId: q.thread_id ?? '',
+      afterSeq: BigInt(q.after_seq ?? 0),
+      limit: q.limit ?? 100,
+    });
+    const res = fromBinary(ListAuditResponseSchema, await ask(APPROVAL_AUDIT_SUBJECTS.audit, toBinary(ListAuditRequestSchema, req), request.tenantId));
+    if (res.error) throw new UnavailableError(`The approval service failed: ${res.error.message}`);
+    return { entries: res.entries.map(toApiEntry) };
+  });
+
+  app.get('/approvals/audit/verify', async (request) => {
+    const req = create(VerifyAuditRequestSchema, { tenantId: request.tenantId });
+    const res = fromBinary(VerifyAuditResponseSchema, await ask(APPROVAL_AUDIT_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, req), request.tenantId));
+    if (res.error) throw new UnavailableError(`The approval service failed: ${res.error.message}`);
+    return { ok: res.ok, entries: Number(res.entries), first_bad_seq: Number(res.firstBadSeq) || null, detail: res.detail };
+  });
+}
