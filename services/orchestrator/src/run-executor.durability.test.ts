@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySaver } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { create, RunJobSchema, type RunJob } from '@agentloop/proto';
+import { create, RunJobSchema, toBinary, type RunJob } from '@agentloop/proto';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue, ReleaseJobError } from '@agentloop/queue';
 import { createSqliteStore, type Store } from '@agentloop/store';
 import { UnavailableError, silentLogger } from '@agentloop/core';
 import { isTransientInfraError, RunExecutor } from './run-executor.js';
+import { runJobHandler } from './handlers/run-job.js';
 import { ModelRegistry } from './models/registry.js';
 import { ToolClient } from './tool-client.js';
 import { RunInputError } from './errors.js';
@@ -119,6 +120,55 @@ describe('RunExecutor durability', () => {
     const run = await store.getRun('t1', RUN);
     expect(run?.status).toBe('error');
     expect(run?.error).toMatch(/Connection lost/);
+  });
+
+  it('a job that fails before the run starts, on its last attempt, ends the run as error and announces it', async () => {
+    const { executor, job } = await setup([{ content: 'done' }]);
+    const real = store;
+    let failures = 1;
+    // The store is unreachable when the job starts (getRun throws), then comes back.
+    const flaky = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'getRun' && failures > 0) {
+          return async () => {
+            failures--;
+            throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    store = flaky;
+    const exec = executor();
+    store = real;
+    const handler = runJobHandler(exec, silentLogger());
+    const payload = toBinary(RunJobSchema, job);
+    await expect(handler({ id: RUN, payload, attemptsMade: 2, attempts: 3 }, never)).rejects.toThrow(/ECONNREFUSED/);
+    const run = await real.getRun('t1', RUN);
+    expect(run?.status).toBe('error');
+    expect(run?.error).toMatch(/could not be executed: connect ECONNREFUSED/);
+    expect(await webhooks.getState(RUN)).toBe('waiting');
+    const seen: string[] = [];
+    for await (const e of events.subscribe(RUN, { signal: AbortSignal.timeout(1_000) })) seen.push(e.event);
+    expect(seen).toEqual(['error', 'end']);
+  });
+
+  it('an earlier attempt that fails is left for the queue to retry (the run is not abandoned)', async () => {
+    const { executor, job } = await setup([{ content: 'done' }]);
+    const broken = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'getRun') return async () => Promise.reject(Object.assign(new Error('Connection is closed.'), { code: 'ECONNRESET' }));
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const real = store;
+    store = broken;
+    const exec2 = executor();
+    store = real;
+    await expect(runJobHandler(exec2, silentLogger())({ id: RUN, payload: toBinary(RunJobSchema, job), attemptsMade: 0, attempts: 3 }, never)).rejects.toThrow();
+    expect((await real.getRun('t1', RUN))?.status).toBe('pending');
   });
 
   it('announces the end and enqueues the webhook on a retry when an earlier attempt recorded the outcome but could not announce it', async () => {

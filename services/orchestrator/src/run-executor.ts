@@ -264,6 +264,21 @@ export class RunExecutor {
   }
 
   /**
+   * The job failed for good without the run recording an outcome (e.g. the store or the event
+   * stream was unreachable before the run could start, on its last attempt): record the run as
+   * failed and announce it — `end`, webhook, and a delegated run's parent, which would otherwise
+   * stay suspended. Best effort; a run that already ended is left alone.
+   */
+  async abandon(job: RunJob, cause: unknown): Promise<void> {
+    const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
+    const existing = await this.deps.store.getRun(job.tenantId, job.runId);
+    if (!existing || TERMINAL_RUN_STATUSES.includes(existing.status)) return;
+    const error = { error: 'Error', message: `The run could not be executed: ${errorMessage(cause)}` };
+    log.error({ err: error.message }, 'run abandoned after its last attempt');
+    await this.finish(job, 'error', null, error, undefined, log, existing.startedAt ?? new Date());
+  }
+
+  /**
    * The graph is suspended on delegated agents: start them and end this job, so the run holds
    * no worker slot while they work. The run stays `running` (thread `busy`); the last child to
    * finish enqueues its resume. A failure here fails the job, and its retry re-raises the interrupt.

@@ -1,7 +1,7 @@
 import { fromBinary, RunJobSchema } from '@agentloop/proto';
 import type { Job } from '@agentloop/queue';
-import { UnrecoverableJobError } from '@agentloop/queue';
-import { silentLogger, type Logger } from '@agentloop/core';
+import { ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
+import { errorMessage, silentLogger, type Logger } from '@agentloop/core';
 import type { RunExecutor } from '../run-executor.js';
 
 /**
@@ -24,6 +24,13 @@ export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogg
     logger.debug({ ...fields, active }, 'job started');
     try {
       await executor.execute(decoded, job.attemptsMade, signal, job.attempts);
+    } catch (err) {
+      // The queue will not try again: make sure the run does not stay `running` forever.
+      const last = job.attemptsMade + 1 >= job.attempts;
+      if (last && !signal.aborted && !(err instanceof ReleaseJobError)) {
+        await executor.abandon(decoded, err).catch((e: unknown) => logger.error({ ...fields, err: errorMessage(e) }, 'could not record the abandoned run'));
+      }
+      throw err;
     } finally {
       active--;
       logger.debug({ ...fields, active }, 'job ended');
