@@ -2,6 +2,7 @@ import { TimeoutError } from '@agentloop/core';
 import type { Logger } from '@agentloop/core';
 import { encodeErrorHeader } from './errors.js';
 import { parseDeadline } from './subject.js';
+import { tracedHandle } from './tracing.js';
 import { Headers, type BusMessage, type RequestHandler } from './types.js';
 
 /** What a handler invocation produced: a payload, an encoded error, or nothing (deadline already passed). */
@@ -13,7 +14,11 @@ export type HandlerOutcome = { ok: true; data: Uint8Array } | { ok: false; error
  * passed is not handled at all, and one that ends after it is not answered
  * (its caller has given up).
  */
-export async function invokeHandler(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
+export function invokeHandler(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
+  return tracedHandle(msg, () => invokeUntraced(handler, msg, logger), (out) => (out && !out.ok ? new Error(out.errorHeader.slice(0, 500)) : undefined));
+}
+
+async function invokeUntraced(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
   const deadline = parseDeadline(msg.headers[Headers.deadline]);
   const ac = new AbortController();
   // Past the deadline the caller has given up: a late reply would only race its timeout.

@@ -1,3 +1,4 @@
+import { tracedRequest } from './tracing.js';
 import { InvalidArgumentError, TimeoutError, UnavailableError, silentLogger, type Logger } from '@agentloop/core';
 import { decodeErrorHeader } from './errors.js';
 import { copyBytes, InFlight, invokeHandler, type HandlerOutcome } from './handler.js';
@@ -88,7 +89,11 @@ export class MemoryBus implements Bus {
     return new MemoryBus({ logger: opts.logger ?? this.logger, peerOf: this });
   }
 
-  async request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
+    return tracedRequest('memory', subject, opts, (o) => this.send(subject, data, o));
+  }
+
+  private async send(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
     this.assertOpen();
     assertValidSubject(subject, { wildcards: false });
     assertTimeout(opts.timeoutMs);

@@ -1,3 +1,4 @@
+import { tracedRequest } from './tracing.js';
 import {
   InvalidArgumentError,
   TimeoutError,
@@ -119,7 +120,11 @@ export class NatsBus implements Bus {
     this.state = connectionState(connection);
   }
 
-  async request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
+    return tracedRequest('nats', subject, opts, (o) => this.send(subject, data, o));
+  }
+
+  private async send(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
     this.assertOpen();
     assertValidSubject(subject, { wildcards: false });
     assertTimeout(opts.timeoutMs);

@@ -1,0 +1,65 @@
+import { SpanKind, extractTraceContext, failSpan, injectTraceContext, instruments, withSpan } from '@agentloop/telemetry';
+import { Headers, type BusMessage, type RequestOptions } from './types.js';
+
+export type MessagingSystem = 'nats' | 'memory';
+
+/** Error code of a failed request for metrics (bounded set: the error class name or its code). */
+function outcomeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)) return code;
+  return err instanceof Error ? err.name : 'Error';
+}
+
+/**
+ * A bus request as a CLIENT span (`<subject> request`), with the trace context
+ * injected into the request's headers so the handler's span joins the trace.
+ * A `traceparent` header given by the caller is the parent when no span is active.
+ */
+export async function tracedRequest(
+  system: MessagingSystem,
+  subject: string,
+  opts: RequestOptions,
+  send: (opts: RequestOptions) => Promise<BusMessage>,
+): Promise<BusMessage> {
+  const started = performance.now();
+  const given = opts.headers?.[Headers.traceparent];
+  let outcome = 'ok';
+  try {
+    return await withSpan(
+      `${subject} request`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'messaging.system': system, 'messaging.destination.name': subject, 'messaging.operation.type': 'send' },
+        ...(given ? { parent: extractTraceContext(given) } : {}),
+      },
+      async () => send({ ...opts, headers: injectTraceContext({ ...opts.headers }) }),
+    );
+  } catch (err) {
+    outcome = outcomeOf(err);
+    throw err;
+  } finally {
+    instruments().busRequestDuration.record((performance.now() - started) / 1000, { 'messaging.system': system, 'messaging.destination.name': subject, outcome });
+  }
+}
+
+/**
+ * Runs a handler invocation as a SERVER span (`<subject> process`) whose parent
+ * is the trace context of the request's headers. `failed` tells whether the
+ * outcome was an error reply.
+ */
+export async function tracedHandle<T>(msg: BusMessage, fn: () => Promise<T>, failed: (out: T) => unknown): Promise<T> {
+  return withSpan(
+    `${msg.subject} process`,
+    {
+      kind: SpanKind.SERVER,
+      parent: extractTraceContext(msg.headers),
+      attributes: { 'messaging.destination.name': msg.subject, 'messaging.operation.type': 'process', ...(msg.headers[Headers.tenant] ? { 'agentloop.tenant': msg.headers[Headers.tenant] } : {}) },
+    },
+    async (span) => {
+      const out = await fn();
+      const err = failed(out);
+      if (err) failSpan(span, err);
+      return out;
+    },
+  );
+}

@@ -1,0 +1,26 @@
+/**
+ * OpenTelemetry for AgentLoop: `initTelemetry` (SDK from the standard OTEL_*
+ * environment: OTLP/console traces, OTLP/Prometheus metrics) and the helpers
+ * instrumented code uses (`withSpan`, trace-context propagation, the shared
+ * metric instruments). Without initTelemetry everything is a no-op.
+ */
+export { initTelemetry, type Telemetry, type TelemetryOptions } from './sdk.js';
+export {
+  withSpan,
+  failSpan,
+  tracer,
+  injectTraceContext,
+  extractTraceContext,
+  currentTraceparent,
+  instruments,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  trace,
+  type AgentLoopInstruments,
+  type SpanOptions,
+  type Span,
+  type Attributes,
+  type Context,
+} from './instruments.js';
+export { startTestTelemetry, type TestTelemetry, type ReadableSpan } from './testing.js';

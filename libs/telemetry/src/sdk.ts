@@ -1,0 +1,133 @@
+import os from 'node:os';
+import { metrics, propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ConfigError, type Logger } from '@agentloop/core';
+
+export interface TelemetryOptions {
+  /** service.name (OTEL_SERVICE_NAME overrides it). */
+  serviceName: string;
+  serviceVersion?: string;
+  /** Environment to read the OTEL_* settings from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Extra span exporter (tests: an InMemorySpanExporter), exported synchronously. */
+  spanExporter?: SpanExporter;
+  /** Extra metric reader (tests). */
+  metricReader?: IMetricReader;
+}
+
+export interface Telemetry {
+  /** Whether traces are exported anywhere. */
+  readonly tracing: boolean;
+  /** Whether metrics are exported or served. */
+  readonly metrics: boolean;
+  /** Port of the Prometheus scrape endpoint when OTEL_METRICS_EXPORTER=prometheus. */
+  readonly prometheusPort: number | undefined;
+  /** Flushes and stops the exporters; the global providers fall back to no-ops. */
+  shutdown(): Promise<void>;
+}
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
+
+/**
+ * Starts OpenTelemetry for a process, from the standard environment:
+ * - traces: `OTEL_TRACES_EXPORTER` = otlp | console | none (default otlp when
+ *   `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, else none);
+ *   sampling `OTEL_TRACES_SAMPLER_ARG` (ratio, parent-based; default 1);
+ * - metrics: `OTEL_METRICS_EXPORTER` = otlp | prometheus | none (default otlp when an OTLP endpoint
+ *   is set, else none); Prometheus on `OTEL_EXPORTER_PROMETHEUS_PORT` (default 9464) at /metrics;
+ *   OTLP export every `OTEL_METRIC_EXPORT_INTERVAL` ms (default 60000).
+ * With nothing configured the API stays a no-op: instrumented code costs next to nothing.
+ * W3C trace context is the propagator, so `traceparent` headers link the services.
+ */
+export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> {
+  const env = opts.env ?? process.env;
+  const endpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const traceExporters = env.OTEL_TRACES_EXPORTER ? list(env.OTEL_TRACES_EXPORTER) : endpoint ? ['otlp'] : [];
+  const metricsEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  const metricExporters = env.OTEL_METRICS_EXPORTER ? list(env.OTEL_METRICS_EXPORTER) : metricsEndpoint ? ['otlp'] : [];
+  for (const e of traceExporters) if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_TRACES_EXPORTER: "${e}" is not one of otlp, console, none`);
+  for (const e of metricExporters) if (!['otlp', 'prometheus', 'none'].includes(e)) throw new ConfigError(`OTEL_METRICS_EXPORTER: "${e}" is not one of otlp, prometheus, none`);
+  const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
+
+  const resource = resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || opts.serviceName,
+    ...(opts.serviceVersion ? { [ATTR_SERVICE_VERSION]: opts.serviceVersion } : {}),
+    'service.namespace': 'agentloop',
+    'service.instance.id': `${os.hostname()}:${process.pid}`,
+  });
+
+  const processors: SpanProcessor[] = [];
+  for (const e of traceExporters) {
+    if (e === 'otlp') processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+    if (e === 'console') processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
+  }
+  if (opts.spanExporter) processors.push(new SimpleSpanProcessor(opts.spanExporter));
+  let tracerProvider: NodeTracerProvider | undefined;
+  if (processors.length > 0) {
+    tracerProvider = new NodeTracerProvider({ resource, spanProcessors: processors, sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }) });
+    tracerProvider.register({ propagator: new W3CTraceContextPropagator() });
+  } else {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  }
+
+  const readers: IMetricReader[] = [];
+  let prometheusPort: number | undefined;
+  for (const e of metricExporters) {
+    if (e === 'otlp') {
+      const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
+      readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000 }));
+    }
+    if (e === 'prometheus') {
+      const port = Number(env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: expected a port, got "${env.OTEL_EXPORTER_PROMETHEUS_PORT}"`);
+      const exporter = await new Promise<PrometheusExporter>((resolve, reject) => {
+        const ex: PrometheusExporter = new PrometheusExporter({ port, host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', preventServerStart: false }, (err) => (err ? reject(err) : resolve(ex)));
+      });
+      prometheusPort = port;
+      readers.push(exporter);
+    }
+  }
+  if (opts.metricReader) readers.push(opts.metricReader);
+  let meterProvider: MeterProvider | undefined;
+  if (readers.length > 0) {
+    meterProvider = new MeterProvider({ resource, readers });
+    metrics.setGlobalMeterProvider(meterProvider);
+  }
+  opts.logger?.info({ traces: traceExporters.filter((e) => e !== 'none'), metrics: metricExporters.filter((e) => e !== 'none'), prometheus_port: prometheusPort }, 'telemetry');
+
+  let down = false;
+  return {
+    tracing: tracerProvider !== undefined,
+    metrics: meterProvider !== undefined,
+    prometheusPort,
+    async shutdown() {
+      if (down) return;
+      down = true;
+      await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
+      trace.disable();
+      metrics.disable();
+    },
+  };
+}
