@@ -1,3 +1,4 @@
+import { currentTraceparent } from '@agentloop/telemetry';
 import { createHash } from 'node:crypto';
 import { clone, create, DelegationSchema, RunJobSchema, toBinary, type Delegation, type RunJob } from '@agentloop/proto';
 import type { JobQueue } from '@agentloop/queue';
@@ -255,6 +256,8 @@ export class DelegationCoordinator {
         runId: child.run_id,
         threadId: child.thread_id,
         tenantId: parent.tenantId,
+        // The child's spans join the parent run's trace.
+        traceparent: currentTraceparent() || parent.traceparent,
         assistantId: parent.assistantId,
         inputJson: JSON.stringify(input),
         configJson: JSON.stringify(child.config),

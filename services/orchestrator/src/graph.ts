@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { AIMessage, RemoveMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { errorMessage, type Logger } from '@agentloop/core';
+import { instruments, SpanKind, SpanStatusCode, withSpan } from '@agentloop/telemetry';
 import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from './models/registry.js';
 import { ScriptedChatModel } from './models/scripted.js';
@@ -337,7 +338,27 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const resolved = pick(ctx, decision);
     const base = resolved.model;
     const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
-    const response = await model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+    const modelStarted = performance.now();
+    const response = await withSpan(`model ${resolved.label}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason } }, async (span) => {
+      const r = await model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+      const u = (r as AIMessage).usage_metadata;
+      if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
+      return r;
+    }).catch((err: unknown) => {
+      instruments().modelCalls.add(1, { 'gen_ai.request.model': resolved.label, outcome: 'error' });
+      throw err;
+    });
+    {
+      const metrics = instruments();
+      const attrs = { 'gen_ai.request.model': resolved.label };
+      metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
+      metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
+      const u = (response as AIMessage).usage_metadata;
+      if (u) {
+        metrics.tokens.add(u.input_tokens, { ...attrs, kind: 'input' });
+        metrics.tokens.add(u.output_tokens, { ...attrs, kind: 'output' });
+      }
+    }
     // Bound models return chunks; store a plain AIMessage in history.
     const r = response as AIMessage;
     const ai = new AIMessage({
@@ -402,6 +423,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
             ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'),
           );
         }
+        instruments().approvals.add(1, { verdict: entry.action, 'agentloop.tool': tc.name });
         if (entry.action !== 'allow') ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
         approvals[id] = entry;
       }),
@@ -440,8 +462,10 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
       approvals[id] = { ...a, decision: answer.decision, by: answer.by, comment: answer.comment };
       decided.push(id);
     }
+    // Past the last interrupt: this execution of the node completes, so each decision is counted once.
     for (const id of decided) {
       const a = approvals[id]!;
+      instruments().approvals.add(1, { verdict: a.decision ?? 'unknown', 'agentloop.tool': a.tool });
       const tc = calls.find((c) => (c.id ?? '') === id)!;
       try {
         await deps.approvals!.record(approvalCall(ctx, tc, false), { ...a, action: 'require_approval' }, a.decision as HumanDecision, a.by || `tenant:${ctx.tenantId}`, a.comment ?? '');
@@ -504,15 +528,23 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
           subagent,
           ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
         };
-        const res = deps.ledger
-          ? await executeWithLedger(
-              deps.ledger,
-              { ...call, idempotent: deps.tools.isIdempotent?.(tc.name) ?? false },
-              (c) => deps.tools.execute(c),
-              deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
-              deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
-            )
-          : await deps.tools.execute(call);
+        const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
+          const r = deps.ledger
+            ? await executeWithLedger(
+                deps.ledger,
+                { ...call, idempotent: deps.tools.isIdempotent?.(tc.name) ?? false },
+                (c) => deps.tools.execute(c),
+                deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+                deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+              )
+            : await deps.tools.execute(call);
+          if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
+          return r;
+        });
+        const metrics = instruments();
+        const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
+        metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
+        metrics.toolCallDuration.record((Date.now() - started) / 1000, { 'agentloop.tool': tc.name, outcome });
         ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
         return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
       }),

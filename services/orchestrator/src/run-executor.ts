@@ -13,6 +13,7 @@ import type { HistoryOptions } from './history.js';
 import { parseModelPref } from './routing.js';
 import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
 import type { ApprovalClient } from './approval-client.js';
+import { extractTraceContext, instruments, SpanKind, SpanStatusCode, withSpan, type Span } from '@agentloop/telemetry';
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
@@ -119,7 +120,20 @@ export class RunExecutor {
    * unreachable, e.g. while a server restarts) is rethrown so the queue tries again later and the
    * run resumes from its checkpoint — except on the last attempt, where the run ends as `error`.
    */
-  async execute(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts = Number.POSITIVE_INFINITY): Promise<void> {
+  execute(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts = Number.POSITIVE_INFINITY): Promise<void> {
+    // One span per execution, in the trace of the request that created the run (or of the parent run).
+    return withSpan(
+      'agentloop.run',
+      {
+        kind: SpanKind.CONSUMER,
+        parent: extractTraceContext(job.traceparent),
+        attributes: { 'agentloop.run_id': job.runId, 'agentloop.thread_id': job.threadId, 'agentloop.tenant': job.tenantId, 'agentloop.attempt': attempt, 'agentloop.delegated': !!job.delegation },
+      },
+      (span) => this.executeRun(job, attempt, workerSignal, attempts, span),
+    );
+  }
+
+  private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span): Promise<void> {
     const { store, events } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
     const existing = await store.getRun(job.tenantId, job.runId);
@@ -154,6 +168,37 @@ export class RunExecutor {
     await store.updateRun(job.tenantId, job.runId, { status: 'running', ...(existing.startedAt ? {} : { startedAt }), incrementAttempts: true }, ['pending', 'running']);
     await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
 
+    const metrics = instruments();
+    const runStarted = performance.now();
+    metrics.runsStarted.add(1);
+    metrics.runsActive.add(1);
+    let outcome = 'handed_back';
+    try {
+      outcome = await this.runGraph(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput }, log, span);
+    } finally {
+      metrics.runsActive.add(-1);
+      metrics.runDuration.record((performance.now() - runStarted) / 1000, { outcome });
+      span.setAttribute('agentloop.outcome', outcome);
+    }
+  }
+
+  /** The graph part of a run; returns how this execution ended (a run status, `suspended`, or `interrupted`). */
+  private async runGraph(
+    job: RunJob,
+    run: {
+      attempt: number;
+      attempts: number;
+      workerSignal: AbortSignal;
+      existing: RunRecord;
+      startedAt: Date;
+      cpConfig: { configurable: Record<string, unknown> };
+      resumeInput: GraphInput | undefined;
+    },
+    log: Logger,
+    span: Span,
+  ): Promise<string> {
+    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput } = run;
+    const { events } = this.deps;
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
     const signal = AbortSignal.any([timeout, workerSignal]);
     let status: RunStatusName = 'success';
@@ -256,11 +301,15 @@ export class RunExecutor {
       this.contexts.delete(job.runId);
     }
 
+    if (resolved) span.setAttribute('agentloop.model', resolved.label);
     if (status === 'success' && waiting) {
       await this.suspend(job, waiting, depth, log);
-      return;
+      return 'suspended';
     }
     await this.finish(job, status, values, error, resolved, log, startedAt, interrupted);
+    instruments().runsFinished.add(1, { status: interrupted ? 'interrupted' : status });
+    if (status !== 'success' && error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    return interrupted ? 'interrupted' : status;
   }
 
   /**
