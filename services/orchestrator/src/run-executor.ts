@@ -134,7 +134,7 @@ export class RunExecutor {
   }
 
   private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span): Promise<void> {
-    const { store, events } = this.deps;
+    const { store } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
     const existing = await store.getRun(job.tenantId, job.runId);
     if (!existing) {
