@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
@@ -57,6 +58,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
   const logger = loggerFor('agentloop');
   logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
+  // One OpenTelemetry SDK for the whole process, per the OTEL_* environment (no-op when none is set).
+  const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
 
   const bus = new MemoryBus();
   const events = new MemoryRunEventStream();
@@ -108,6 +111,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await store.close();
       checkpointer.db.close();
       await bus.close();
+      await telemetry.shutdown();
     },
   };
 }

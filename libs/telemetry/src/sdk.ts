@@ -126,8 +126,9 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
       if (down) return;
       down = true;
       await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
-      trace.disable();
-      metrics.disable();
+      // Only what this instance registered: another instance (a test's) keeps its providers.
+      if (tracerProvider) trace.disable();
+      if (meterProvider) metrics.disable();
     },
   };
 }

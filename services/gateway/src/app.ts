@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AgentLoopError, type Logger } from '@agentloop/core';
+import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
@@ -62,6 +63,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   });
 
   app.decorateRequest('tenantId', '');
+  const spans = new WeakMap<FastifyRequest, { span: Span; started: number }>();
 
   if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
 
@@ -71,8 +73,27 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     request.tenantId = auth.authenticate(request.headers);
   });
 
+  // Each request is a SERVER span (continuing the client's `traceparent`), active for the rest of its
+  // lifecycle so the runs it enqueues carry its trace context to the orchestrator.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const parent = extractTraceContext(request.headers as Record<string, string | undefined>);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const span = tracer().startSpan(`${request.method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0] ?? '' } }, parent);
+    spans.set(request, { span, started: performance.now() });
+    context.with(trace.setSpan(parent, span), done);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, tenant: request.tenantId || undefined }, 'request');
+    const entry = spans.get(request);
+    if (!entry) return;
+    spans.delete(request);
+    const attrs = { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? 'unmatched', 'http.response.status_code': reply.statusCode };
+    entry.span.setAttributes(attrs);
+    if (request.tenantId) entry.span.setAttribute('agentloop.tenant', request.tenantId);
+    if (reply.statusCode >= 500) entry.span.setStatus({ code: SpanStatusCode.ERROR });
+    entry.span.end();
+    instruments().httpRequestDuration.record((performance.now() - entry.started) / 1000, attrs);
   });
 
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {

@@ -3,6 +3,7 @@
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -14,6 +15,8 @@ import { withThreadResourceDeletion } from './thread-deletion.js';
 await runMain('gateway', async () => {
   const config = loadGatewayConfig();
   const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+  // Traces and metrics per the OTEL_* environment (no-op when none is set).
+  const telemetry = await initTelemetry({ serviceName: 'gateway', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the gateway service (use `npm start` for the embedded mode)');
   }
@@ -38,6 +41,7 @@ await runMain('gateway', async () => {
     await hooks.close(10_000);
     await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close()]);
     await bus.close();
+    await telemetry.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

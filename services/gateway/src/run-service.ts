@@ -3,6 +3,7 @@ import type { RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store } from '@agentloop/store';
 import { errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
+import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
@@ -141,6 +142,8 @@ export class RunService {
         webhookUrl: body.webhook ?? '',
         streamMode: streamModes,
         ephemeral: stateless,
+        // The orchestrator's run span joins the trace of the request that created the run.
+        traceparent: currentTraceparent(),
       }),
     );
 

@@ -4,12 +4,15 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
 import { loadIndexerConfig } from './config.js';
 import { createIndexer } from './service.js';
 
 await runMain('indexer', async () => {
   const config = loadIndexerConfig();
   const logger = createLogger({ service: 'indexer', level: config.LOG_LEVEL });
+  // Traces and metrics per the OTEL_* environment (no-op when none is set).
+  const telemetry = await initTelemetry({ serviceName: 'indexer', logger });
   if (!config.NATS_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the indexer service (use `npm start` for the embedded mode)');
   }
@@ -24,6 +27,7 @@ await runMain('indexer', async () => {
     logger.info({ signal }, 'shutting down');
     await indexer.stop();
     await bus.close();
+    await telemetry.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -3,6 +3,7 @@
  * agent loop with MySQL checkpoints and calls tools over NATS.
  */
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -13,6 +14,8 @@ import { createOrchestrator } from './service.js';
 await runMain('orchestrator', async () => {
   const config = loadOrchestratorConfig();
   const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL });
+  // Traces and metrics per the OTEL_* environment (no-op when none is set).
+  const telemetry = await initTelemetry({ serviceName: 'orchestrator', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the orchestrator service (use `npm start` for the embedded mode)');
   }
@@ -35,6 +38,7 @@ await runMain('orchestrator', async () => {
     await orchestrator.stop();
     await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
     await bus.close();
+    await telemetry.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

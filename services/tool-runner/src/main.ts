@@ -4,6 +4,7 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
 import { loadToolRunnerConfig } from './config.js';
 import { createToolRunner } from './service.js';
 import { readToolsConfig } from './tool-loader.js';
@@ -11,6 +12,8 @@ import { readToolsConfig } from './tool-loader.js';
 await runMain('tool-runner', async () => {
   const config = loadToolRunnerConfig();
   const logger = createLogger({ service: 'tool-runner', level: config.LOG_LEVEL });
+  // Traces and metrics per the OTEL_* environment (no-op when none is set).
+  const telemetry = await initTelemetry({ serviceName: 'tool-runner', logger });
   if (!config.NATS_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the tool-runner service (use `npm start` for the embedded mode)');
   }
@@ -27,6 +30,7 @@ await runMain('tool-runner', async () => {
     logger.info({ signal }, 'shutting down');
     await runner.stop();
     await bus.close();
+    await telemetry.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
