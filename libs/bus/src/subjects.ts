@@ -8,4 +8,9 @@ export const ORCHESTRATOR_SUBJECTS = {
    * WorkspaceRequest {tenant_id, thread_id, action: ACTION_DELETE}; reply: WorkspaceResponse.
    */
   deleteThread: 'agentloop.orchestrator.threads.delete',
+  /**
+   * Broadcast (publish/subscribe, no queue group): proto CancelRun. The orchestrator executing the
+   * run aborts it; the others ignore it. The run record is already `interrupted` when this is sent.
+   */
+  cancelRun: 'agentloop.orchestrator.runs.cancel',
 } as const;

@@ -36,6 +36,8 @@ export {
   RunEventSchema,
   WebhookJobSchema,
   RunOutcomeSchema,
+  CancelRunSchema,
+  type CancelRun,
   RunStatus,
   type RunJob,
   type Delegation,

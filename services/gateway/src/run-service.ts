@@ -1,5 +1,5 @@
-import { create, RunJobSchema, toBinary } from '@agentloop/proto';
-import type { RunEventStream, StoredRunEvent } from '@agentloop/bus';
+import { CancelRunSchema, create, RunJobSchema, toBinary } from '@agentloop/proto';
+import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store } from '@agentloop/store';
 import { errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
@@ -16,6 +16,8 @@ export interface RunServiceDeps {
   runs: JobQueue;
   events: RunEventStream;
   logger: Logger;
+  /** Where cancels are broadcast to the orchestrators; without it a running run is only marked. */
+  bus?: Bus;
   config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> & Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE'>>;
   /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
   skills?: SkillsConfig;
@@ -154,6 +156,39 @@ export class RunService {
     }
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
+  }
+
+  /**
+   * Cancels a run (LangGraph `POST /threads/{id}/runs/{run_id}/cancel`, action interrupt): the
+   * record becomes `interrupted` first — the source of truth every worker checks — then the
+   * orchestrators are told, and the one executing the run aborts it where it is (its checkpoints
+   * stay; the thread stays usable). A run that had not started never will. Delegated children of
+   * the run are cancelled too. Returns the run as recorded afterwards (a finished run: unchanged).
+   */
+  async cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
+    const { store, events } = this.deps;
+    if (isTerminal(run.status)) return run;
+    const marked = await store.updateRun(tenantId, run.runId, { status: 'interrupted', endedAt: new Date(), error: null }, ['pending', 'running']);
+    const now = (await store.getRun(tenantId, run.runId)) ?? run;
+    if (!marked) return now;
+    this.log.info({ run_id: run.runId, thread_id: run.threadId, was: run.status }, 'run cancelled');
+    if (this.deps.bus) {
+      const msg = create(CancelRunSchema, { tenantId, threadId: run.threadId, runId: run.runId, reason });
+      await this.deps.bus.publish(ORCHESTRATOR_SUBJECTS.cancelRun, toBinary(CancelRunSchema, msg)).catch((err: unknown) =>
+        this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'),
+      );
+    }
+    // Waiters and streams end now; the worker (if any) announces again when it stops, which is harmless.
+    await events.publish(run.runId, run.threadId, 'end', null).catch((err: unknown) => this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'end of a cancelled run not published'));
+    if ((await this.inflightRuns(tenantId, run.threadId)).length === 0) await store.updateThread(tenantId, run.threadId, { status: 'idle' });
+    // Delegated agents the run started (each on its own thread, metadata parent_run_id).
+    const childThreads = await store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });
+    for (const t of childThreads) {
+      for (const child of await store.listRuns(tenantId, t.threadId, { limit: 100 })) {
+        if (child.metadata.parent_run_id === run.runId && !isTerminal(child.status)) await this.cancel(tenantId, child, `parent run ${run.runId} cancelled`);
+      }
+    }
+    return now;
   }
 
   /**

@@ -74,6 +74,8 @@ type GraphInput = Parameters<AgentGraph['stream']>[0];
 export class RunExecutor {
   private readonly graph: AgentGraph;
   private readonly contexts = new Map<string, RunContext>();
+  /** Cancel switches of the runs executing here, by run id. */
+  private readonly cancels = new Map<string, AbortController>();
   /** Set by drain(): every run stops at its next checkpoint and is handed back to the queue. */
   private draining = false;
   private readonly delegation: DelegationCoordinator | undefined;
@@ -165,8 +167,40 @@ export class RunExecutor {
     // started_at is the first start: later attempts (crash resume, delegation resume) keep it, so a
     // run's artifacts are the outputs written since it first started.
     const startedAt = existing.startedAt ?? new Date();
-    await store.updateRun(job.tenantId, job.runId, { status: 'running', ...(existing.startedAt ? {} : { startedAt }), incrementAttempts: true }, ['pending', 'running']);
-    await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
+    // Listen for a cancel before taking the run: a cancel recorded from now on either stops the
+    // update below (the run is no longer pending/running) or reaches this controller.
+    const cancel = new AbortController();
+    this.cancels.set(job.runId, cancel);
+    try {
+      const taken = await store.updateRun(job.tenantId, job.runId, { status: 'running', ...(existing.startedAt ? {} : { startedAt }), incrementAttempts: true }, ['pending', 'running']);
+      if (!taken) {
+        const now = await store.getRun(job.tenantId, job.runId);
+        if (now && TERMINAL_RUN_STATUSES.includes(now.status)) {
+          log.info({ status: now.status }, 'run ended (cancelled) before it started; announcing its end');
+          const thread = await store.getThread(job.tenantId, job.threadId);
+          await this.announceEnd(job, now.status, thread?.values ?? null, undefined, this.modelOf(job), now, log);
+          return;
+        }
+      }
+      await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
+      await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal }, log, span);
+    } finally {
+      if (this.cancels.get(job.runId) === cancel) this.cancels.delete(job.runId);
+    }
+  }
+
+  /**
+   * Aborts a run this executor is executing (a client cancelled it; the record already says
+   * `interrupted`). Returns false when the run is not executing here.
+   */
+  cancel(runId: string, reason = 'cancelled'): boolean {
+    const c = this.cancels.get(runId);
+    if (!c) return false;
+    c.abort(new RunCancelledError(reason));
+    return true;
+  }
+
+  private async executeTaken(job: RunJob, run: Parameters<RunExecutor['runGraph']>[1], log: Logger, span: Span): Promise<void> {
 
     const metrics = instruments();
     const runStarted = performance.now();
@@ -174,7 +208,7 @@ export class RunExecutor {
     metrics.runsActive.add(1);
     let outcome = 'handed_back';
     try {
-      outcome = await this.runGraph(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput }, log, span);
+      outcome = await this.runGraph(job, run, log, span);
     } finally {
       metrics.runsActive.add(-1);
       metrics.runDuration.record((performance.now() - runStarted) / 1000, { outcome });
@@ -193,14 +227,16 @@ export class RunExecutor {
       startedAt: Date;
       cpConfig: { configurable: Record<string, unknown> };
       resumeInput: GraphInput | undefined;
+      /** Aborted when a client cancels the run. */
+      cancel: AbortSignal;
     },
     log: Logger,
     span: Span,
   ): Promise<string> {
-    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput } = run;
+    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel } = run;
     const { events } = this.deps;
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
-    const signal = AbortSignal.any([timeout, workerSignal]);
+    const signal = AbortSignal.any([timeout, workerSignal, cancel]);
     let status: RunStatusName = 'success';
     let error: { error: string; message: string } | undefined;
     let values: JsonObject | null = null;
@@ -267,7 +303,11 @@ export class RunExecutor {
         log.info({ interrupts: pendingInterrupts.map((i) => (i.value as { type?: unknown } | null)?.type) }, 'run waits for a human');
       }
     } catch (err) {
-      if (timeout.aborted) {
+      if (cancel.aborted) {
+        // The client cancelled (the record is already `interrupted`): stop where the run is.
+        status = 'interrupted';
+        log.info({ reason: errorMessage(cancel.reason) }, 'run cancelled');
+      } else if (timeout.aborted) {
         status = 'timeout';
         error = { error: 'TimeoutError', message: `The run exceeded its time limit of ${Number(job.timeoutMs) || this.deps.config.runTimeoutMs} ms.` };
       } else if (workerSignal.aborted) {
@@ -290,7 +330,7 @@ export class RunExecutor {
         status = 'error';
         error = { error: err instanceof Error ? err.name : 'Error', message: errorMessage(err) };
       }
-      log.error({ err: error }, 'run failed');
+      if (status !== 'interrupted') log.error({ err: error }, 'run failed');
       try {
         const state = await this.graph.getState(cpConfig);
         values = toJsonValue(publicValues(state.values as JsonObject, job.runId)) as JsonObject;
@@ -419,10 +459,20 @@ export class RunExecutor {
       if (artifacts.length > 0 || interrupted) await events.publish(job.runId, job.threadId, 'values', values);
     }
     if (error) await events.publish(job.runId, job.threadId, 'error', error);
-    const threadStatus = status !== 'success' ? 'error' : interrupted ? 'interrupted' : 'idle';
+    // A cancelled run leaves its thread usable (idle), like a finished one.
+    const threadStatus = status === 'interrupted' ? 'idle' : status !== 'success' ? 'error' : interrupted ? 'interrupted' : 'idle';
     if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: threadStatus });
     else await store.updateThread(job.tenantId, job.threadId, { status: threadStatus });
-    await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
+    const recorded = await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
+    if (!recorded) {
+      // The record ended first (a cancel): announce what it says, so events, webhook and record agree.
+      const now = await store.getRun(job.tenantId, job.runId);
+      if (now && TERMINAL_RUN_STATUSES.includes(now.status) && now.status !== status) {
+        log.info({ ran_to: status, recorded: now.status }, 'run record ended first; announcing the recorded status');
+        status = now.status;
+        error = undefined;
+      }
+    }
     // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
     const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
     await this.announceEnd(job, status, values, error, resolved ? { provider: resolved.provider, label: resolved.label } : null, run, log);
@@ -538,6 +588,11 @@ export function publicValues(v: JsonObject | undefined, runId: string): JsonObje
       thread: (token_usage as JsonObject | undefined) ?? { ...ZERO_USAGE },
     },
   } as JsonObject;
+}
+
+/** Abort reason of a run a client cancelled. */
+export class RunCancelledError extends Error {
+  override name = 'RunCancelledError';
 }
 
 /** Interrupts of a graph state that wait for a human (every one but a delegation), as `__interrupt__` lists them. */

@@ -2,7 +2,8 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { JobQueue, QueueWorker } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
-import type { Logger } from '@agentloop/core';
+import { errorMessage, type Logger } from '@agentloop/core';
+import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
 import { ApprovalClient } from './approval-client.js';
@@ -70,6 +71,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   });
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
+  let cancels: Subscription | undefined;
   return {
     async start() {
       threadDeletes = await deps.bus.serve(
@@ -77,6 +79,15 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         { queue: 'orchestrator', description: 'AgentLoop orchestrator: thread checkpoints' },
         deleteThreadHandler({ checkpointer: deps.checkpointer, tools, logger: log }),
       );
+      // Every replica hears every cancel; the one executing the run aborts it.
+      cancels = await deps.bus.subscribe(ORCHESTRATOR_SUBJECTS.cancelRun, async (msg) => {
+        try {
+          const c = fromBinary(CancelRunSchema, msg.data);
+          if (executor.cancel(c.runId, c.reason || 'cancelled by the client')) log.info({ run_id: c.runId, tenant: c.tenantId }, 'cancelling run');
+        } catch (err) {
+          log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
+        }
+      });
       worker = await deps.runs.process(runJobHandler(executor, log), {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
@@ -90,6 +101,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       executor.drain();
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);
+      await cancels?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');
     },
   };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RunRecord } from '@agentloop/store';
 import { errorMessage } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
-import { HttpError, notFound } from '../errors.js';
+import { HttpError, invalid, notFound } from '../errors.js';
 import type { CreatedRun } from '../run-service.js';
 import { normalizeStreamModes, RunCreateBody, StreamModeSchema, wantsEvent } from '../run-schema.js';
 import { toApiRun } from '../serialize.js';
@@ -23,6 +23,11 @@ const JoinStreamQuery = z.object({
   cancel_on_disconnect: z.string().optional(),
   namespace: z.unknown().optional(),
   checkpoint_id: z.string().optional(),
+});
+
+const CancelQuery = z.object({
+  wait: z.enum(['0', '1', 'true', 'false']).optional(),
+  action: z.enum(['interrupt', 'rollback']).optional(),
 });
 
 const runPath = (run: RunRecord): string => `/threads/${run.threadId}/runs/${run.runId}`;
@@ -170,6 +175,23 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
     );
     await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false });
+  });
+
+  // Cancel (LangGraph: ?wait=0|1&action=interrupt|rollback). The run stops where it is and keeps its
+  // checkpoints; rollback (deleting what the run wrote) is not supported and says so.
+  app.post('/threads/:thread_id/runs/:run_id/cancel', async (request, reply) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    const q = parseRequest(CancelQuery, request.query, 'query');
+    if (q.action === 'rollback') {
+      throw invalid('query.action', 'rollback is not supported by this deployment: use "interrupt" (the run stops and keeps what it has done), then delete the thread if you want it gone');
+    }
+    const run = await requireRun(request.tenantId, thread_id, run_id);
+    const after = await runs.cancel(request.tenantId, run);
+    if (after.status !== 'interrupted') {
+      throw new HttpError(409, 'CONFLICT', `Run ${run_id} already finished with status ${after.status}; there is nothing to cancel.`);
+    }
+    if (q.wait === '1' || q.wait === 'true') return reply.code(200).send(toApiRun(after));
+    return reply.code(202).send(toApiRun(after));
   });
 
   // --- delegated agents' runs (seed 001 Part 5) ------------------------------

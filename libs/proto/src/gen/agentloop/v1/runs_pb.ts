@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/runs.proto.
  */
 export const file_agentloop_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudGxvb3AvdjEvcnVucy5wcm90bxIMYWdlbnRsb29wLnYxIvkCCgZSdW5Kb2ISDgoGcnVuX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCgl0ZW5hbnRfaWQYAyABKAkSFAoMYXNzaXN0YW50X2lkGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSFAoMY29tbWFuZF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhUKDW1ldGFkYXRhX2pzb24YCCABKAkSEwoLd2ViaG9va191cmwYCSABKAkSEwoLc3RyZWFtX21vZGUYCiADKAkSEgoKdGltZW91dF9tcxgLIAEoAxIRCgllcGhlbWVyYWwYDCABKAgSGwoTd29ya3NwYWNlX3RocmVhZF9pZBgNIAEoCRIsCgpkZWxlZ2F0aW9uGA4gASgLMhguYWdlbnRsb29wLnYxLkRlbGVnYXRpb24SHAoUcmVzdW1lX2RlbGVnYXRpb25faWQYDyABKAkSEwoLdHJhY2VwYXJlbnQYECABKAkiwgEKCkRlbGVnYXRpb24SFQoNcGFyZW50X3J1bl9pZBgBIAEoCRIYChBwYXJlbnRfdGhyZWFkX2lkGAIgASgJEhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIVCg1kZWxlZ2F0aW9uX2lkGAQgASgJEh0KFXNpYmxpbmdfdG9vbF9jYWxsX2lkcxgFIAMoCRINCgVkZXB0aBgGIAEoBRIoCgpwYXJlbnRfam9iGAcgASgLMhQuYWdlbnRsb29wLnYxLlJ1bkpvYiJrCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEg0KBWV2ZW50GAMgASgJEhEKCWRhdGFfanNvbhgEIAEoCRINCgV0c19tcxgFIAEoAxILCgNzZXEYBiABKAMiowEKCldlYmhvb2tKb2ISEwoLZGVsaXZlcnlfaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIRCgl0aHJlYWRfaWQYBCABKAkSEQoJdGVuYW50X2lkGAUgASgJEicKBnN0YXR1cxgGIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSFAoMcGF5bG9hZF9qc29uGAcgASgJIn4KClJ1bk91dGNvbWUSDgoGcnVuX2lkGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSEwoLdmFsdWVzX2pzb24YAyABKAkSIgoFZXJyb3IYBCABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IquQEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSUlVOX1NUQVRVU19QRU5ESU5HEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISFgoSUlVOX1NUQVRVU19TVUNDRVNTEAMSFAoQUlVOX1NUQVRVU19FUlJPUhAEEhYKElJVTl9TVEFUVVNfVElNRU9VVBAFEhoKFlJVTl9TVEFUVVNfSU5URVJSVVBURUQQBmIGcHJvdG8z", [file_agentloop_v1_common]);
+  fileDesc("ChdhZ2VudGxvb3AvdjEvcnVucy5wcm90bxIMYWdlbnRsb29wLnYxIvkCCgZSdW5Kb2ISDgoGcnVuX2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIRCgl0ZW5hbnRfaWQYAyABKAkSFAoMYXNzaXN0YW50X2lkGAQgASgJEhIKCmlucHV0X2pzb24YBSABKAkSFAoMY29tbWFuZF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhUKDW1ldGFkYXRhX2pzb24YCCABKAkSEwoLd2ViaG9va191cmwYCSABKAkSEwoLc3RyZWFtX21vZGUYCiADKAkSEgoKdGltZW91dF9tcxgLIAEoAxIRCgllcGhlbWVyYWwYDCABKAgSGwoTd29ya3NwYWNlX3RocmVhZF9pZBgNIAEoCRIsCgpkZWxlZ2F0aW9uGA4gASgLMhguYWdlbnRsb29wLnYxLkRlbGVnYXRpb24SHAoUcmVzdW1lX2RlbGVnYXRpb25faWQYDyABKAkSEwoLdHJhY2VwYXJlbnQYECABKAkiwgEKCkRlbGVnYXRpb24SFQoNcGFyZW50X3J1bl9pZBgBIAEoCRIYChBwYXJlbnRfdGhyZWFkX2lkGAIgASgJEhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIVCg1kZWxlZ2F0aW9uX2lkGAQgASgJEh0KFXNpYmxpbmdfdG9vbF9jYWxsX2lkcxgFIAMoCRINCgVkZXB0aBgGIAEoBRIoCgpwYXJlbnRfam9iGAcgASgLMhQuYWdlbnRsb29wLnYxLlJ1bkpvYiJrCghSdW5FdmVudBIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEg0KBWV2ZW50GAMgASgJEhEKCWRhdGFfanNvbhgEIAEoCRINCgV0c19tcxgFIAEoAxILCgNzZXEYBiABKAMiowEKCldlYmhvb2tKb2ISEwoLZGVsaXZlcnlfaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIRCgl0aHJlYWRfaWQYBCABKAkSEQoJdGVuYW50X2lkGAUgASgJEicKBnN0YXR1cxgGIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSFAoMcGF5bG9hZF9qc29uGAcgASgJIn4KClJ1bk91dGNvbWUSDgoGcnVuX2lkGAEgASgJEicKBnN0YXR1cxgCIAEoDjIXLmFnZW50bG9vcC52MS5SdW5TdGF0dXMSEwoLdmFsdWVzX2pzb24YAyABKAkSIgoFZXJyb3IYBCABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IiUQoJQ2FuY2VsUnVuEhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEg4KBnJlYXNvbhgEIAEoCSq5AQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJSVU5fU1RBVFVTX1BFTkRJTkcQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIWChJSVU5fU1RBVFVTX1NVQ0NFU1MQAxIUChBSVU5fU1RBVFVTX0VSUk9SEAQSFgoSUlVOX1NUQVRVU19USU1FT1VUEAUSGgoWUlVOX1NUQVRVU19JTlRFUlJVUFRFRBAGYgZwcm90bzM", [file_agentloop_v1_common]);
 
 /**
  * A run handed from the gateway to the orchestrator through the BullMQ
@@ -329,6 +329,44 @@ export type RunOutcome = Message<"agentloop.v1.RunOutcome"> & {
  */
 export const RunOutcomeSchema: GenMessage<RunOutcome> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_runs, 4);
+
+/**
+ * Published (no reply, every orchestrator receives it) on
+ * `agentloop.orchestrator.runs.cancel` after the gateway has recorded a run as
+ * `interrupted`: the orchestrator executing it aborts it at once.
+ *
+ * @generated from message agentloop.v1.CancelRun
+ */
+export type CancelRun = Message<"agentloop.v1.CancelRun"> & {
+  /**
+   * @generated from field: string tenant_id = 1;
+   */
+  tenantId: string;
+
+  /**
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * Free text for the logs (e.g. "client cancel").
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CancelRun.
+ * Use `create(CancelRunSchema)` to create a new message.
+ */
+export const CancelRunSchema: GenMessage<CancelRun> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_runs, 5);
 
 /**
  * @generated from enum agentloop.v1.RunStatus

@@ -1,0 +1,92 @@
+/**
+ * Cancelling runs (LangGraph `POST /threads/{id}/runs/{run_id}/cancel`), embedded and as a
+ * cluster: a running run stops where it is (the orchestrator executing it hears the cancel over
+ * the bus), a queued run never starts, and the thread stays usable.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@langchain/langgraph-sdk';
+import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
+import { poll, scripted, startCluster, type ClusterHarness } from './helpers.js';
+
+type Msg = { type: string; content: string };
+
+async function cancelJourney(baseUrl: string): Promise<void> {
+  const client = new Client({ apiUrl: baseUrl });
+  const thread = await client.threads.create();
+  // A model call that would take a minute.
+  const slow = await client.runs.create(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'take your time' }] },
+    config: scripted([{ content: 'too late', delay_ms: 60_000 }]),
+  });
+  // A second run queued behind it.
+  const queued = await client.runs.create(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'queued message' }] },
+    multitaskStrategy: 'enqueue',
+    config: scripted([{ content: 'queued answer' }]),
+  });
+  await poll(async () => ((await client.runs.get(thread.thread_id, slow.run_id)).status === 'running' ? true : undefined), 30_000, 50);
+
+  // Cancel the queued one first: it must never run.
+  await client.runs.cancel(thread.thread_id, queued.run_id);
+  expect((await client.runs.get(thread.thread_id, queued.run_id)).status).toBe('interrupted');
+
+  const started = Date.now();
+  await client.runs.cancel(thread.thread_id, slow.run_id, true);
+  await client.runs.join(thread.thread_id, slow.run_id);
+  expect(Date.now() - started).toBeLessThan(30_000);
+  expect((await client.runs.get(thread.thread_id, slow.run_id)).status).toBe('interrupted');
+  await poll(async () => ((await client.threads.get(thread.thread_id)).status === 'idle' ? true : undefined), 30_000, 100);
+
+  // The thread goes on; neither cancelled run left an answer, and the queued input never ran.
+  const values = (await client.runs.wait(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'now quick' }] },
+    config: scripted([{ content: 'quick answer' }]),
+  })) as { messages: Msg[] };
+  const contents = values.messages.map((m) => m.content);
+  expect(contents.at(-1)).toBe('quick answer');
+  expect(contents).not.toContain('too late');
+  expect(contents).not.toContain('queued message');
+  expect((await client.runs.get(thread.thread_id, queued.run_id)).status).toBe('interrupted');
+
+  // A finished run cannot be cancelled; rollback is refused with a reason.
+  const done = (await client.runs.list(thread.thread_id)).find((r) => r.status === 'success')!;
+  const res = await fetch(`${baseUrl}/threads/${thread.thread_id}/runs/${done.run_id}/cancel`, { method: 'POST' });
+  expect(res.status).toBe(409);
+  const rollback = await fetch(`${baseUrl}/threads/${thread.thread_id}/runs/${done.run_id}/cancel?action=rollback`, { method: 'POST' });
+  expect(rollback.status).toBe(422);
+}
+
+describe('cancel (embedded)', () => {
+  let server: EmbeddedServer;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-cancel-'));
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('stops a running run, keeps a queued one from starting, and the thread goes on', async () => {
+    await cancelJourney(server.url);
+  });
+});
+
+describe('cancel (cluster: the cancel crosses NATS to the orchestrator process)', () => {
+  let cluster: ClusterHarness;
+  beforeAll(async () => {
+    cluster = await startCluster();
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('stops a running run, keeps a queued one from starting, and the thread goes on', async () => {
+    await cancelJourney(cluster.url);
+    expect(cluster.logs.some((l) => l.includes('cancelling run'))).toBe(true);
+  }, 120_000);
+});
