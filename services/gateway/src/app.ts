@@ -1,3 +1,5 @@
+import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AgentLoopError, type Logger } from '@agentloop/core';
 import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
@@ -28,6 +30,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   /** The bus to the services the gateway asks directly (approval audit trail); without it those routes answer 503. */
   bus?: Bus;
+  /** Redis for the rate-limit counters shared by every gateway replica (cluster); absent: in-process counters. */
+  rateLimitRedis?: Redis;
   /** skills.yaml for upload hints; default: loaded from SKILLS_CONFIG. */
   skills?: SkillsConfig;
 }
@@ -82,6 +86,22 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     spans.set(request, { span, started: performance.now() });
     context.with(trace.setSpan(parent, span), done);
   });
+
+  if (config.RATE_LIMIT_MAX > 0) {
+    // Per tenant (after authentication), so one tenant cannot starve the others; /ok is exempt.
+    await app.register(rateLimit, {
+      hook: 'preHandler',
+      max: (request) => config.TENANT_RATE_LIMITS.get(request.tenantId) ?? config.RATE_LIMIT_MAX,
+      timeWindow: config.RATE_LIMIT_WINDOW_MS,
+      keyGenerator: (request) => `tenant:${request.tenantId || request.ip}`,
+      allowList: (request) => PUBLIC_PATHS.has(request.url.split('?')[0] ?? ''),
+      nameSpace: 'agentloop-ratelimit:',
+      skipOnError: true,
+      ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis } : {}),
+      errorResponseBuilder: (request, ctx) =>
+        new HttpError(429, 'UNAVAILABLE', `Rate limit exceeded for tenant ${request.tenantId || 'anonymous'}: at most ${ctx.max} requests per ${Math.round(ctx.ttl / 1000) || 1} s window; retry after ${ctx.after}.`),
+    });
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, tenant: request.tenantId || undefined }, 'request');

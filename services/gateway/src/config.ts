@@ -68,6 +68,28 @@ export const GatewayConfig = TransportEnv.extend({
   SKILLS_CONFIG: z.string().min(1).optional(),
   /** Language of the file references added to a message (seed 001 §3.3): en or zh. */
   PROMPT_LANGUAGE: z.enum(['en', 'zh']).default('en'),
+  /**
+   * Requests per tenant per RATE_LIMIT_WINDOW_MS (429 beyond, with Retry-After), counted in Redis
+   * across gateway replicas in a cluster. 0 (the default) disables; k8s/config.yaml sets 1200.
+   */
+  RATE_LIMIT_MAX: envInt(0, 0, 10_000_000),
+  RATE_LIMIT_WINDOW_MS: envInt(60_000, 1000, 24 * 60 * 60 * 1000),
+  /** Per-tenant overrides of RATE_LIMIT_MAX: `acme=5000,globex=100`. */
+  TENANT_RATE_LIMITS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const out = new Map<string, number>();
+      for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
+        if (!m) {
+          ctx.addIssue({ code: 'custom', message: `"${item}" is not tenant=max (e.g. acme=5000)` });
+          return z.NEVER;
+        }
+        out.set(m[1]!, Number(m[2]));
+      }
+      return out;
+    }),
   /** Largest accepted request body. */
   BODY_LIMIT_BYTES: envInt(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   /** Server-side cap on /wait, /join and SSE streams. */

@@ -7,6 +7,7 @@ import { initTelemetry } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
+import { Redis } from 'ioredis';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
 import { startWebhookWorker } from './webhooks.js';
@@ -28,7 +29,10 @@ await runMain('gateway', async () => {
   const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
 
-  const app = await createGatewayApp({ store, runs, events, logger, config, bus });
+  // Rate-limit counters shared by every gateway replica.
+  const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  rateLimitRedis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error (requests are not limited meanwhile)'));
+  const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis });
   const hooks = await startWebhookWorker({ webhooks, logger, config });
   await app.listen({ port: config.PORT, host: config.HOST });
 
@@ -40,6 +44,7 @@ await runMain('gateway', async () => {
     await app.close();
     await hooks.close(10_000);
     await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close()]);
+    rateLimitRedis.disconnect();
     await bus.close();
     await telemetry.shutdown();
     process.exit(0);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import { MemoryRunEventStream, type RunEventStream } from '@agentloop/bus';
 import { MemoryQueue, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore, type Store } from '@agentloop/store';
@@ -16,6 +17,8 @@ export interface TestGatewayOptions {
   logger?: Logger;
   /** The run event stream to use (default: a new MemoryRunEventStream). */
   events?: RunEventStream;
+  /** Redis for shared rate-limit counters. */
+  rateLimitRedis?: Redis;
 }
 
 export interface TestGateway extends AsyncDisposable {
@@ -46,7 +49,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const events = opts.events ?? new MemoryRunEventStream();
   const orchestrator =
     opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
-  const app = await createGatewayApp({ store, runs, events, logger, config });
+  const app = await createGatewayApp({ store, runs, events, logger, config, ...(opts.rateLimitRedis ? { rateLimitRedis: opts.rateLimitRedis } : {}) });
   await app.ready();
   const close = async () => {
     await app.close();
