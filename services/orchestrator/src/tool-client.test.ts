@@ -2,54 +2,51 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBus } from '@agentloop/bus';
 import {
   create,
-  fromBinary,
-  toBinary,
   ExecuteToolRequestSchema,
   ExecuteToolResponseSchema,
-  ListToolsRequestSchema,
+  fromBinary,
   ListToolsResponseSchema,
+  ToolMetadataSchema,
   ToolSpecSchema,
-  type ExecuteToolRequest,
-  type ListToolsRequest,
+  toBinary,
 } from '@agentloop/proto';
-import { ToolClient, TOOL_SUBJECTS } from './tool-client.js';
+import { SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 
-/** A tool-runner stand-in on the in-memory bus that records the requests it receives. */
-async function peer() {
-  const bus = new MemoryBus();
-  const lists: ListToolsRequest[] = [];
-  const executes: ExecuteToolRequest[] = [];
-  await bus.serve(TOOL_SUBJECTS.list, { queue: 'tool-runner' }, async (msg) => {
-    lists.push(fromBinary(ListToolsRequestSchema, msg.data));
-    return toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: [create(ToolSpecSchema, { name: 'echo' })] }));
+const spec = (name: string) => create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{}', metadata: create(ToolMetadataSchema, {}) });
+const call = (name: string) => ({ tenantId: 't', threadId: 'th', runId: 'r', toolCallId: `c-${name}`, name, args: {} });
+
+async function provider(bus: MemoryBus, listSubject: string, executeSubject: string, names: string[], tag: string) {
+  await bus.serve(listSubject, { queue: tag }, async () => toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: names.map(spec) })));
+  await bus.serve(executeSubject, { queue: tag }, async (msg) => {
+    const req = fromBinary(ExecuteToolRequestSchema, msg.data);
+    return toBinary(ExecuteToolResponseSchema, create(ExecuteToolResponseSchema, { content: `${tag} ran ${req.toolName}` }));
   });
-  await bus.serve(TOOL_SUBJECTS.execute, { queue: 'tool-runner' }, async (msg) => {
-    executes.push(fromBinary(ExecuteToolRequestSchema, msg.data));
-    return toBinary(ExecuteToolResponseSchema, create(ExecuteToolResponseSchema, { content: 'ok' }));
-  });
-  return { client: new ToolClient(bus.peer(), { callTimeoutMs: 5_000 }), lists, executes };
 }
 
-describe('ToolClient', () => {
-  it('asks for the visible tool set with the allowed, mentioned and sub-agent fields', async () => {
-    const p = await peer();
-    const tools = await p.client.listTools('t1', { mentioned: ['web', 'echo', 'web'], allowed: ['b', 'a'], subagent: true });
-    expect(tools.map((t) => t.name)).toEqual(['echo']);
-    expect(p.lists[0]).toMatchObject({ tenantId: 't1', mentioned: ['echo', 'web'], allowed: ['a', 'b'], subagent: true, visible: true });
+describe('ToolClient with several providers', () => {
+  it('merges the lists (first provider wins a name) and sends each call to the provider that offered it', async () => {
+    const bus = new MemoryBus();
+    await provider(bus, 'agentloop.tools.list', 'agentloop.tools.execute', ['read_file', 'skill'], 'runner');
+    await provider(bus, 'agentloop.skills.tools.list', 'agentloop.skills.tools.execute', ['skill', 'run_skill_script'], 'skills');
+    const client = new ToolClient(bus, { callTimeoutMs: 1000, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] });
+    expect((await client.listTools('t')).map((t) => t.name)).toEqual(['read_file', 'skill', 'run_skill_script']);
+    expect((await client.execute(call('read_file'))).content).toBe('runner ran read_file');
+    expect((await client.execute(call('skill'))).content).toBe('runner ran skill');
+    expect((await client.execute(call('run_skill_script'))).content).toBe('skills ran run_skill_script');
+    // A provider without a replay log is never asked for a recorded outcome (it would run the call).
+    expect(await client.recordedOutcome(call('run_skill_script'))).toBeUndefined();
+    await bus.close();
   });
 
-  it('caches the list per visibility, not across different mentions', async () => {
-    const p = await peer();
-    await p.client.listTools('t1', { mentioned: ['a'] });
-    await p.client.listTools('t1', { mentioned: ['a'] });
-    await p.client.listTools('t1', { mentioned: ['b'] });
-    expect(p.lists.map((r) => r.mentioned)).toEqual([['a'], ['b']]);
-  });
-
-  it('marks a call of a mentioned tool as on demand and passes the sub-agent flag', async () => {
-    const p = await peer();
-    const res = await p.client.execute({ tenantId: 't1', threadId: 'th', runId: 'r', toolCallId: 'c1', name: 'web', args: { q: 1 }, onDemand: true, subagent: true });
-    expect(res).toEqual({ content: 'ok', isError: false });
-    expect(p.executes[0]).toMatchObject({ toolName: 'web', argsJson: '{"q":1}', onDemand: true, subagent: true });
+  it('an optional provider that is absent only removes its tools; the required one failing is an error', async () => {
+    const bus = new MemoryBus();
+    await provider(bus, 'agentloop.tools.list', 'agentloop.tools.execute', ['read_file'], 'runner');
+    const client = new ToolClient(bus, { callTimeoutMs: 1000, listTimeoutMs: 200, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] });
+    expect((await client.listTools('t')).map((t) => t.name)).toEqual(['read_file']);
+    const alone = new MemoryBus();
+    await provider(alone, 'agentloop.skills.tools.list', 'agentloop.skills.tools.execute', ['skill'], 'skills');
+    await expect(new ToolClient(alone, { callTimeoutMs: 1000, listTimeoutMs: 200, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] }).listTools('t')).rejects.toThrow();
+    await bus.close();
+    await alone.close();
   });
 });

@@ -8,6 +8,29 @@ export const TOOL_SUBJECTS = {
   workspace: 'agentloop.tools.workspace',
 } as const;
 
+/**
+ * A service that offers tools over the tool protocol (ListTools / ExecuteTool): the tool-runner,
+ * and beside it the skill sandbox (`skill`, `run_skill_script`) — later the MCP broker.
+ */
+export interface ToolProvider {
+  name: string;
+  listSubject: string;
+  executeSubject: string;
+  /** Answers replay-only / re-execute requests from its replay log (only the tool-runner does). */
+  replays: boolean;
+  /** The model still works when this provider is absent (its tools are just not offered). */
+  optional: boolean;
+}
+
+export const TOOL_RUNNER_PROVIDER: ToolProvider = { name: 'tool-runner', listSubject: TOOL_SUBJECTS.list, executeSubject: TOOL_SUBJECTS.execute, replays: true, optional: false };
+export const SKILLS_PROVIDER: ToolProvider = {
+  name: 'skill-sandbox',
+  listSubject: 'agentloop.skills.tools.list',
+  executeSubject: 'agentloop.skills.tools.execute',
+  replays: false,
+  optional: true,
+};
+
 /** A workspace file as the tool-runner lists it. */
 export interface WorkspaceFileInfo {
   /** Workspace-relative POSIX path, e.g. "outputs/report.md". */
@@ -60,11 +83,16 @@ export class ToolClient {
   /** Short-lived list cache per tenant and visibility; bounded so it cannot grow without limit. */
   private readonly cache = new Map<string, { at: number; tools: ToolSpec[] }>();
   private readonly idempotent = new Map<string, boolean>();
+  /** Which provider offered each tool name in the latest listings. */
+  private readonly owner = new Map<string, ToolProvider>();
+  private readonly providers: readonly ToolProvider[];
 
   constructor(
     private readonly bus: Bus,
-    private readonly opts: { callTimeoutMs: number; listTimeoutMs?: number; listCacheMs?: number },
-  ) {}
+    private readonly opts: { callTimeoutMs: number; listTimeoutMs?: number; listCacheMs?: number; providers?: readonly ToolProvider[] },
+  ) {
+    this.providers = opts.providers ?? [TOOL_RUNNER_PROVIDER];
+  }
 
   /**
    * The tools visible to the model (seed 000 §2.6): the tool-runner's
@@ -78,11 +106,27 @@ export class ToolClient {
     const key = JSON.stringify([tenantId, request.allowed, request.mentioned, request.subagent]);
     const hit = this.cache.get(key);
     if (hit && now - hit.at < (this.opts.listCacheMs ?? 5_000)) return hit.tools;
-    const reply = await this.bus.request(TOOL_SUBJECTS.list, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, request.wire)), {
-      timeoutMs: this.opts.listTimeoutMs ?? 5_000,
-      headers: { [Headers.tenant]: tenantId },
+    // Every provider is asked in parallel; the first one listing a name owns it. An optional
+    // provider that does not answer only means its tools are not offered this time.
+    const body = toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, request.wire));
+    const replies = await Promise.allSettled(
+      this.providers.map((p) => this.bus.request(p.listSubject, body, { timeoutMs: this.opts.listTimeoutMs ?? 5_000, headers: { [Headers.tenant]: tenantId } })),
+    );
+    const tools: ToolSpec[] = [];
+    const seen = new Set<string>();
+    replies.forEach((r, i) => {
+      const provider = this.providers[i]!;
+      if (r.status === 'rejected') {
+        if (!provider.optional) throw r.reason;
+        return;
+      }
+      for (const t of fromBinary(ListToolsResponseSchema, r.value.data).tools) {
+        if (seen.has(t.name)) continue;
+        seen.add(t.name);
+        tools.push(t);
+        this.owner.set(t.name, provider);
+      }
     });
-    const tools = fromBinary(ListToolsResponseSchema, reply.data).tools;
     for (const t of tools) this.idempotent.set(t.name, t.metadata?.idempotent === true);
     if (this.cache.size >= 256) this.cache.clear();
     this.cache.set(key, { at: now, tools });
@@ -141,6 +185,8 @@ export class ToolClient {
    * mid-way, or no tool-runner answers).
    */
   async recordedOutcome(call: ToolCallInput): Promise<ToolCallResult | 'not-executed' | undefined> {
+    // Only a provider with a replay log can tell; asking another would run the call.
+    if (!this.providerOf(call.name).replays) return undefined;
     const res = await this.execute(call, undefined, { [Headers.replayOnly]: '1' });
     if (res.errorCode === 'NOT_EXECUTED') return 'not-executed';
     if (res.errorCode === 'IN_PROGRESS' || res.errorCode === 'TIMEOUT' || res.errorCode === 'UNAVAILABLE' || res.errorCode === 'INTERNAL') return undefined;
@@ -149,10 +195,16 @@ export class ToolClient {
 
   /** Runs an idempotent call again although an earlier attempt started it. */
   reexecute(call: ToolCallInput): Promise<ToolCallResult> {
-    return this.execute(call, undefined, { [Headers.reexecute]: '1' });
+    return this.execute(call, undefined, this.providerOf(call.name).replays ? { [Headers.reexecute]: '1' } : {});
+  }
+
+  /** The provider of a tool (from the latest listings); unknown names go to the first provider. */
+  providerOf(name: string): ToolProvider {
+    return this.owner.get(name) ?? this.providers[0]!;
   }
 
   async execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
+    const provider = this.providerOf(call.name);
     const req = create(ExecuteToolRequestSchema, {
       tenantId: call.tenantId,
       // The wire's thread_id names the workspace; the ledger keeps the caller's own thread.
@@ -171,7 +223,7 @@ export class ToolClient {
     };
     if (traceparent) headers[Headers.traceparent] = traceparent;
     try {
-      const reply = await this.bus.request(TOOL_SUBJECTS.execute, toBinary(ExecuteToolRequestSchema, req), {
+      const reply = await this.bus.request(provider.executeSubject, toBinary(ExecuteToolRequestSchema, req), {
         timeoutMs: this.opts.callTimeoutMs,
         headers,
       });
@@ -184,13 +236,13 @@ export class ToolClient {
     } catch (err) {
       if (err instanceof TimeoutError) {
         return {
-          content: `Error: Tool ${call.name} did not answer within ${this.opts.callTimeoutMs} ms (the tool-runner may have crashed or be overloaded). Its effect, if any, is unknown.`,
+          content: `Error: Tool ${call.name} did not answer within ${this.opts.callTimeoutMs} ms (the ${provider.name} may have crashed or be overloaded). Its effect, if any, is unknown.`,
           isError: true,
           errorCode: 'TIMEOUT',
         };
       }
       if (err instanceof UnavailableError) {
-        return { content: `Error: No tool-runner is available to run ${call.name}; try again later.`, isError: true, errorCode: 'UNAVAILABLE' };
+        return { content: `Error: No ${provider.name} is available to run ${call.name}; try again later.`, isError: true, errorCode: 'UNAVAILABLE' };
       }
       return { content: `Error: Tool ${call.name} failed: ${errorMessage(err)}`, isError: true, errorCode: 'INTERNAL' };
     }
