@@ -7,7 +7,7 @@ import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
 import { ApprovalClient } from './approval-client.js';
-import { SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
+import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
@@ -39,8 +39,8 @@ export interface Orchestrator {
 export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const log = deps.logger.child({ component: 'orchestrator' });
   const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
-  // Tools come from the tool-runner and, when it runs, the skill sandbox (`skill`, `run_skill_script`).
-  const tools = new ToolClient(deps.bus, { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] });
+  // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
+  const tools = new ToolClient(deps.bus, { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] });
   const executor = new RunExecutor({
     store: deps.store,
     events: deps.events,

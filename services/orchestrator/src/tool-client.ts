@@ -30,6 +30,13 @@ export const SKILLS_PROVIDER: ToolProvider = {
   replays: false,
   optional: true,
 };
+export const MCP_PROVIDER: ToolProvider = {
+  name: 'mcp-broker',
+  listSubject: 'agentloop.mcp.tools.list',
+  executeSubject: 'agentloop.mcp.tools.execute',
+  replays: false,
+  optional: true,
+};
 
 /** A workspace file as the tool-runner lists it. */
 export interface WorkspaceFileInfo {
