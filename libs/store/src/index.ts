@@ -15,6 +15,8 @@ export {
   type ToolEffectState,
   type UploadRecord,
   type NewUpload,
+  type AuditEntry,
+  type NewAuditEntry,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';
@@ -22,3 +24,4 @@ export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';
 export { createStore, type CreateStoreOptions } from './create-store.js';
 export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';
 export type { SqlDialectName } from './schema.js';
+export { auditEntryHash, verifyAuditChain, AUDIT_GENESIS_HASH } from './audit-hash.js';

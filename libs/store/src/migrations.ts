@@ -179,11 +179,56 @@ function threadUploads(dialect: SqlDialectName): Migration {
   };
 }
 
+/** 0004: the tool approval audit trail, hash-chained per tenant. */
+function approvalAudit(dialect: SqlDialectName): Migration {
+  const t = columnTypes(dialect);
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('approval_audit')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('seq', t.millis, (c) => c.notNull())
+        .addColumn('thread_id', t.id, (c) => c.notNull())
+        .addColumn('run_id', t.id, (c) => c.notNull())
+        .addColumn('tool_call_id', t.id, (c) => c.notNull())
+        .addColumn('tool_name', t.id, (c) => c.notNull())
+        .addColumn('args_sha256', t.short === 'text' ? 'text' : 'varchar(64)', (c) => c.notNull())
+        .addColumn('decision', t.short, (c) => c.notNull())
+        .addColumn('reason', t.doc, (c) => c.notNull())
+        .addColumn('rule', t.doc, (c) => c.notNull())
+        .addColumn('risk_level', t.short, (c) => c.notNull())
+        .addColumn('decided_by', t.doc, (c) => c.notNull())
+        .addColumn('comment', t.doc, (c) => c.notNull())
+        .addColumn('created_at', t.millis, (c) => c.notNull())
+        .addColumn('prev_hash', t.short === 'text' ? 'text' : 'varchar(64)', (c) => c.notNull())
+        .addColumn('hash', t.short === 'text' ? 'text' : 'varchar(64)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('approval_audit_pk', ['tenant_id', 'seq'])
+        .addUniqueConstraint('approval_audit_call_uq', ['tenant_id', 'run_id', 'tool_call_id'])
+        .$call(tableOptions(dialect))
+        .execute();
+      await db.schema
+        .createTable('approval_audit_heads')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull().primaryKey())
+        .addColumn('seq', t.millis, (c) => c.notNull())
+        .addColumn('hash', t.short === 'text' ? 'text' : 'varchar(64)', (c) => c.notNull())
+        .$call(tableOptions(dialect))
+        .execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('approval_audit_heads').ifExists().execute();
+      await db.schema.dropTable('approval_audit').ifExists().execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
     '0002_tool_effects': toolEffects(dialect),
     '0003_thread_uploads': threadUploads(dialect),
+    '0004_approval_audit': approvalAudit(dialect),
   };
 }
 

@@ -73,11 +73,39 @@ export interface ThreadUploadsTable {
   run_id: string | null;
 }
 
+export interface ApprovalAuditTable {
+  tenant_id: string;
+  seq: number;
+  thread_id: string;
+  run_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  args_sha256: string;
+  decision: string;
+  reason: string;
+  rule: string;
+  risk_level: string;
+  decided_by: string;
+  comment: string;
+  created_at: number;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The last entry of each tenant's audit chain; its row is locked while an entry is appended. */
+export interface ApprovalAuditHeadsTable {
+  tenant_id: string;
+  seq: number;
+  hash: string;
+}
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
   tool_effects: ToolEffectsTable;
   thread_uploads: ThreadUploadsTable;
+  approval_audit: ApprovalAuditTable;
+  approval_audit_heads: ApprovalAuditHeadsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -1,7 +1,8 @@
 import { Migrator, sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, InvalidArgumentError, errorMessage, sleep } from '@agentloop/core';
 import { MAX_ID_LENGTH, MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationProvider } from './migrations.js';
-import type { Database, RunsTable, SqlDialectName, ThreadsTable, ThreadUploadsTable, ToolEffectsTable } from './schema.js';
+import type { ApprovalAuditTable, Database, RunsTable, SqlDialectName, ThreadsTable, ThreadUploadsTable, ToolEffectsTable } from './schema.js';
+import { AUDIT_GENESIS_HASH, auditEntryHash } from './audit-hash.js';
 import type {
   JsonObject,
   NewRun,
@@ -18,6 +19,8 @@ import type {
   ToolEffectState,
   NewUpload,
   UploadRecord,
+  AuditEntry,
+  NewAuditEntry,
 } from './types.js';
 
 export interface SqlStoreOptions {
@@ -173,6 +176,116 @@ export class SqlStore implements Store {
       .orderBy('tool_call_id')
       .execute();
     return rows.map(toEffect);
+  }
+
+  // -------------------------------------------------------------------------
+  // Approval audit trail
+
+  async appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }> {
+    checkId('tenantId', e.tenantId);
+    const head0 = { tenant_id: e.tenantId, seq: 0, hash: AUDIT_GENESIS_HASH };
+    if (this.dialect === 'mysql') {
+      // The head row exists before any append locks it (created outside the transaction: inserting it
+      // inside would take gap locks that deadlock concurrent first appends).
+      await this.db.insertInto('approval_audit_heads').ignore().values(head0).execute();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.db.transaction().execute((trx) => this.appendLocked(trx, e, true));
+        } catch (err) {
+          // Deadlock or lock wait timeout: the transaction was rolled back; try again.
+          const errno = (err as { errno?: number }).errno;
+          if ((errno === 1213 || errno === 1205) && attempt < 10) {
+            await sleep(5 + Math.random() * 20 * attempt);
+            continue;
+          }
+          throw err;
+        }
+      }
+    }
+    // SQLite: BEGIN IMMEDIATE takes the write lock up front (waiting up to busy_timeout), so appends
+    // from several connections to one file queue instead of failing on a lock upgrade.
+    // better-sqlite3 is synchronous: a busy timeout would block this whole process while another
+    // connection of the same process holds the lock, so the wait is done asynchronously instead.
+    return this.db.connection().execute(async (conn) => {
+      const deadline = Date.now() + 30_000;
+      const saved = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn)).rows[0]?.timeout ?? 5000;
+      await sql.raw('pragma busy_timeout = 0').execute(conn);
+      try {
+        for (;;) {
+          try {
+            await sql`begin immediate`.execute(conn);
+            break;
+          } catch (err) {
+            if (!isSqliteBusy(err) || Date.now() > deadline) throw err;
+            await sleep(2 + Math.random() * 10);
+          }
+        }
+      } finally {
+        await sql.raw(`pragma busy_timeout = ${Math.max(0, Math.floor(Number(saved)))}`).execute(conn);
+      }
+      try {
+        await conn.insertInto('approval_audit_heads').values(head0).onConflict((oc) => oc.column('tenant_id').doNothing()).execute();
+        const out = await this.appendLocked(conn, e, false);
+        await sql`commit`.execute(conn);
+        return out;
+      } catch (err) {
+        await sql`rollback`.execute(conn).catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  private async appendLocked(db: Kysely<Database>, e: NewAuditEntry, forUpdate: boolean): Promise<{ entry: AuditEntry; duplicate: boolean }> {
+    let q = db.selectFrom('approval_audit_heads').selectAll().where('tenant_id', '=', e.tenantId);
+    if (forUpdate) q = q.forUpdate();
+    const head = await q.executeTakeFirstOrThrow();
+    const existing = await db
+      .selectFrom('approval_audit')
+      .selectAll()
+      .where('tenant_id', '=', e.tenantId)
+      .where('run_id', '=', e.runId)
+      .where('tool_call_id', '=', e.toolCallId)
+      .executeTakeFirst();
+    if (existing) return { entry: toAudit(existing), duplicate: true };
+    const entry: AuditEntry = { ...e, seq: Number(head.seq) + 1, createdAtMs: this.now(), prevHash: head.hash, hash: '' };
+    entry.hash = auditEntryHash(entry);
+    await db
+      .insertInto('approval_audit')
+      .values({
+        tenant_id: entry.tenantId,
+        seq: entry.seq,
+        thread_id: entry.threadId,
+        run_id: entry.runId,
+        tool_call_id: entry.toolCallId,
+        tool_name: entry.toolName,
+        args_sha256: entry.argsSha256,
+        decision: entry.decision,
+        reason: entry.reason,
+        rule: entry.rule,
+        risk_level: entry.riskLevel,
+        decided_by: entry.decidedBy,
+        comment: entry.comment,
+        created_at: entry.createdAtMs,
+        prev_hash: entry.prevHash,
+        hash: entry.hash,
+      })
+      .execute();
+    await db.updateTable('approval_audit_heads').set({ seq: entry.seq, hash: entry.hash }).where('tenant_id', '=', e.tenantId).execute();
+    return { entry, duplicate: false };
+  }
+
+  async listAuditEntries(tenantId: string, filter: { runId?: string; threadId?: string; afterSeq?: number; limit?: number } = {}): Promise<AuditEntry[]> {
+    const rows = await this.db
+      .selectFrom('approval_audit')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('seq', '>', Math.max(0, Math.floor(filter.afterSeq ?? 0)))
+      .$if(filter.runId !== undefined && filter.runId !== '', (q) => q.where('run_id', '=', filter.runId as string))
+      .$if(filter.threadId !== undefined && filter.threadId !== '', (q) => q.where('thread_id', '=', filter.threadId as string))
+      .orderBy('seq')
+      .limit(Math.min(10_000, Math.max(1, Math.floor(filter.limit ?? 100))))
+      .execute();
+    return rows.map(toAudit);
   }
 
   // -------------------------------------------------------------------------
@@ -462,6 +575,27 @@ function toEffect(row: Selectable<ToolEffectsTable>): ToolEffect {
     executions: Number(row.executions),
     createdAt: millisToDate(row.created_at),
     updatedAt: millisToDate(row.updated_at),
+  };
+}
+
+function toAudit(row: Selectable<ApprovalAuditTable>): AuditEntry {
+  return {
+    tenantId: row.tenant_id,
+    seq: Number(row.seq),
+    threadId: row.thread_id,
+    runId: row.run_id,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    argsSha256: row.args_sha256,
+    decision: row.decision,
+    reason: row.reason,
+    rule: row.rule,
+    riskLevel: row.risk_level,
+    decidedBy: row.decided_by,
+    comment: row.comment,
+    createdAtMs: Number(row.created_at),
+    prevHash: row.prev_hash,
+    hash: row.hash,
   };
 }
 

@@ -125,6 +125,30 @@ export interface UploadRecord {
 
 export type NewUpload = Omit<UploadRecord, 'createdAt' | 'runId'>;
 
+/** One entry of a tenant's tool approval audit trail (hash-chained; see `auditEntryHash`). */
+export interface AuditEntry {
+  tenantId: string;
+  /** 1, 2, 3… per tenant, without gaps. */
+  seq: number;
+  threadId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  argsSha256: string;
+  /** approved | rejected | denied */
+  decision: string;
+  reason: string;
+  rule: string;
+  riskLevel: string;
+  decidedBy: string;
+  comment: string;
+  createdAtMs: number;
+  prevHash: string;
+  hash: string;
+}
+
+export type NewAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash'>;
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -168,6 +192,14 @@ export interface Store {
   claimUploads(tenantId: string, threadId: string, runId: string): Promise<UploadRecord[]>;
   /** Uploads of a thread, oldest first (pending and announced). */
   listUploads(tenantId: string, threadId: string): Promise<UploadRecord[]>;
+
+  /**
+   * Appends to the tenant's audit chain, serialized per tenant across processes. Recording the same
+   * (tenant, run, tool call) again returns the first entry with duplicate=true.
+   */
+  appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }>;
+  /** Entries oldest first, after `afterSeq`, optionally of one run or thread. */
+  listAuditEntries(tenantId: string, filter?: { runId?: string; threadId?: string; afterSeq?: number; limit?: number }): Promise<AuditEntry[]>;
 
   close(): Promise<void>;
 }

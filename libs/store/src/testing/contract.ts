@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { MIGRATION_TABLE } from '../migrations.js';
-import type { Store } from '../types.js';
+import type { NewAuditEntry, Store } from '../types.js';
+import { AUDIT_GENESIS_HASH, verifyAuditChain } from '../audit-hash.js';
 
 export interface StoreTestDatabase {
   /** A new store over this database (call several times for concurrent clients). */
@@ -60,7 +61,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -335,6 +336,66 @@ export function storeContract(harness: StoreTestHarness): void {
         expect(await store.claimUploads('someone-else', a.threadId, 'run-z')).toEqual([]);
         await store.deleteThread(a.tenantId, a.threadId);
         expect(await store.listUploads(a.tenantId, a.threadId)).toEqual([]);
+      });
+    });
+
+    describe('approval audit trail', () => {
+      const entry = (tenantId: string, n: number, extra: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
+        tenantId,
+        threadId: 'th-1',
+        runId: 'run-1',
+        toolCallId: `call-${n}`,
+        toolName: 'http_fetch',
+        argsSha256: 'a'.repeat(64),
+        decision: 'approved',
+        reason: 'api call',
+        rule: 'tool:http_fetch:medium_risk',
+        riskLevel: 'medium',
+        decidedBy: 'alice',
+        comment: '',
+        ...extra,
+      });
+
+      it('chains entries per tenant (seq 1.., prev_hash links) and records a call once', async () => {
+        const tenant = uid('audit');
+        const a = await store.appendAuditEntry(entry(tenant, 1));
+        const b = await store.appendAuditEntry(entry(tenant, 2, { decision: 'rejected', runId: 'run-2' }));
+        expect([a.entry.seq, b.entry.seq]).toEqual([1, 2]);
+        expect(a.entry.prevHash).toBe(AUDIT_GENESIS_HASH);
+        expect(b.entry.prevHash).toBe(a.entry.hash);
+        const again = await store.appendAuditEntry(entry(tenant, 1, { decision: 'rejected' }));
+        expect(again).toMatchObject({ duplicate: true, entry: { seq: 1, decision: 'approved' } });
+        const all = await store.listAuditEntries(tenant);
+        expect(all.map((e) => e.seq)).toEqual([1, 2]);
+        expect(verifyAuditChain(all)).toBeUndefined();
+        expect((await store.listAuditEntries(tenant, { runId: 'run-2' })).map((e) => e.seq)).toEqual([2]);
+        expect((await store.listAuditEntries(tenant, { afterSeq: 1 })).map((e) => e.seq)).toEqual([2]);
+        expect(await store.listAuditEntries(uid('other'))).toEqual([]);
+      });
+
+      it('concurrent appends from several clients keep one gapless chain', async () => {
+        const tenant = uid('audit');
+        const clients = [store, database.open(), database.open()];
+        try {
+          await Promise.all(Array.from({ length: 21 }, (_, i) => clients[i % 3]!.appendAuditEntry(entry(tenant, i))));
+          const all = await store.listAuditEntries(tenant, { limit: 100 });
+          expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+          expect(verifyAuditChain(all)).toBeUndefined();
+        } finally {
+          await Promise.all(clients.slice(1).map((c) => c.close()));
+        }
+      });
+
+      it('verification finds an edited or a deleted entry', async () => {
+        const tenant = uid('audit');
+        for (let i = 1; i <= 4; i++) await store.appendAuditEntry(entry(tenant, i));
+        const db = (store as SqlStore).db;
+        await db.updateTable('approval_audit').set({ reason: 'nothing to see' }).where('tenant_id', '=', tenant).where('seq', '=', 2).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(tenant))).toEqual({ seq: 2, detail: 'entry 2 was altered (its content does not match its hash)' });
+        const other = uid('audit');
+        for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(other, i));
+        await db.deleteFrom('approval_audit').where('tenant_id', '=', other).where('seq', '=', 2).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(other))).toEqual({ seq: 2, detail: 'entry 2 is missing (found 3 next)' });
       });
     });
   });
