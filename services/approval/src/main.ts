@@ -1,0 +1,38 @@
+/**
+ * Approval process (cluster mode): serves agentloop.approval.* on NATS with the
+ * audit trail in MySQL. The embedded mode runs createApprovalService() in-process.
+ */
+import { connectNatsBus } from '@agentloop/bus';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { createMysqlStore } from '@agentloop/store';
+import { initTelemetry } from '@agentloop/telemetry';
+import { loadApprovalConfig } from './config.js';
+import { createApprovalService } from './service.js';
+
+await runMain('approval', async () => {
+  const config = loadApprovalConfig();
+  const logger = createLogger({ service: 'approval', level: config.LOG_LEVEL });
+  const telemetry = await initTelemetry({ serviceName: 'approval', logger });
+  if (!config.NATS_URL || !config.MYSQL_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL and MYSQL_URL are required for the approval service (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'approval', logger });
+  const store = createMysqlStore({ url: config.MYSQL_URL });
+  await store.migrate();
+  const service = await createApprovalService({ bus, store, logger, config });
+  await service.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await service.stop();
+    await bus.close();
+    await store.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});
