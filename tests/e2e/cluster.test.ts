@@ -55,12 +55,14 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
       WEBHOOK_BACKOFF_MS: '100',
     };
     start('tool-runner', 1);
+    start('approval', 1);
     start('orchestrator', 1);
     start('gateway', 1);
     client = new Client({ apiUrl: `http://127.0.0.1:${port}` });
     await poll(async () => ((await fetch(`http://127.0.0.1:${port}/ok`).catch(() => undefined))?.ok ? true : undefined), 90_000);
     await waitLog(/"service":"orchestrator".*orchestrator started/);
     await waitLog(/tool-runner serving/);
+    await waitLog(/approval serving/);
   }, 180_000);
 
   afterAll(async () => {

@@ -51,6 +51,8 @@ describe('fault suite: orchestrators killed mid-run', () => {
       RUN_STALLED_INTERVAL_MS: '1000',
       TOOL_CALL_TIMEOUT_MS: '10000',
       RUN_ATTEMPTS: '20',
+      // This suite kills orchestrators; tool approval has its own tests (hitl.test.ts).
+      APPROVAL_MODE: 'off',
     };
     start('tool-runner', 1);
     start('orchestrator', 1);

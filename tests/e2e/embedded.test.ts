@@ -89,7 +89,7 @@ describe('embedded mode, end to end', () => {
     const thread = await client.threads.create();
     const values = (await client.runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'read a missing file' }] },
-      config: scripted([{ tool_calls: [{ name: 'read_file', args: { file_path: '../../etc/passwd' } }] }, { content: 'I cannot read that.' }]),
+      config: scripted([{ tool_calls: [{ name: 'read_file', args: { file_path: '../../other-tenant/notes.txt' } }] }, { content: 'I cannot read that.' }]),
     })) as { messages: Array<{ type: string; content: string }> };
     const tool = values.messages.find((m) => m.type === 'tool')!;
     expect(tool.content).toMatch(/^Error: Path outside workspace/);

@@ -98,7 +98,7 @@ export interface ClusterHarness {
   waitLog(re: RegExp, from?: number, timeoutMs?: number): Promise<string>;
   /** Log lines of one process (`name#instance`). */
   linesOf(key: string): string[];
-  /** SIGTERMs every process, stops the servers, removes the workspaces. */
+  /** SIGTERMs every process, stops the servers, removes the workspaces. (tool-runner, approval, orchestrators and gateway are started.) */
   stop(): Promise<void>;
 }
 
@@ -171,11 +171,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
   };
   try {
     start('tool-runner', 1);
+    start('approval', 1);
     const orchestrators = Array.from({ length: opts.orchestrators ?? 1 }, (_, i) => startOrchestrator(i + 1));
     start('gateway', 1);
     await poll(async () => ((await fetch(`${harness.url}/ok`).catch(() => undefined))?.ok ? true : undefined), 90_000);
     await Promise.all(orchestrators);
     await waitLog(/tool-runner serving/, 0, 90_000);
+    await waitLog(/approval serving/, 0, 90_000);
   } catch (err) {
     await harness.stop().catch(() => undefined);
     throw err;

@@ -34,6 +34,7 @@ env.ALLOW_SCRIPTED_MODEL ??= 'true';
 const replicas: Record<ServiceName, number> = {
   'tool-runner': Number(env.TOOL_RUNNER_REPLICAS ?? 1),
   indexer: Number(env.INDEXER_REPLICAS ?? 1),
+  approval: Number(env.APPROVAL_REPLICAS ?? 1),
   orchestrator: Number(env.ORCHESTRATOR_REPLICAS ?? 1),
   gateway: 1,
 };
@@ -58,7 +59,7 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   // Gateway first (stop accepting), then workers, then tools.
-  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer'] as const) {
+  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer', 'approval'] as const) {
     await Promise.all([...procs.values()].filter((p) => p.name === name).map((p) => p.kill('SIGTERM')));
   }
   await Promise.all(started.map((s) => s.stop()));

@@ -14,6 +14,7 @@ import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
+import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { createGatewayApp, loadGatewayConfig, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -53,6 +54,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const orchestratorConfig = loadOrchestratorConfig(env);
   const toolConfig = loadToolRunnerConfig(env);
   const indexerConfig = loadIndexerConfig(env);
+  const approvalConfig = loadApprovalConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
@@ -73,6 +75,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await toolRunner.start();
   const indexer = createIndexer({ bus, logger: loggerFor('indexer'), config: indexerConfig });
   await indexer.start();
+  const approval = await createApprovalService({ bus, store, logger: loggerFor('approval'), config: approvalConfig });
+  await approval.start();
   const orchestrator = createOrchestrator({
     bus,
     store,
@@ -107,6 +111,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await webhookWorker.close(5_000);
       await toolRunner.stop();
       await indexer.stop();
+      await approval.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
       await store.close();
       checkpointer.db.close();

@@ -17,7 +17,7 @@ export const OrchestratorEnv = z.object({
    * Tool approval (seed 001 Part 7): `required` checks every tool call with the approval service
    * and does not run a call it cannot get a verdict for (fail closed); `off` skips the checks.
    */
-  APPROVAL_MODE: z.enum(['required', 'off']).default('off'),
+  APPROVAL_MODE: z.enum(['required', 'off']).default('required'),
   APPROVAL_TIMEOUT_MS: envInt(5_000, 100, 600_000),
   /** Wall-clock limit of a whole run; it ends as `timeout`. */
   RUN_TIMEOUT_MS: envInt(900_000, 1_000, 86_400_000),
