@@ -129,6 +129,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     ALLOW_SCRIPTED_MODEL: 'true',
+    // The tests' webhook receivers listen on loopback: allowed explicitly, as an operator would.
+    WEBHOOK_ALLOW: '127.0.0.1',
     ...opts.env,
   };
   const logs: string[] = [];

@@ -42,6 +42,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     WORKSPACE_ROOT: path.join(dataDir, 'workspaces'),
     SQLITE_PATH: path.join(dataDir, 'agentloop.sqlite'),
     ALLOW_SCRIPTED_MODEL: 'true',
+    // A laptop's own webhook receiver; a cluster allows no internal address unless configured.
+    WEBHOOK_ALLOW: '127.0.0.0/8,::1,localhost',
     ...baseEnv,
     ...(opts.port !== undefined ? { PORT: String(opts.port) } : {}),
   };

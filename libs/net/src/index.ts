@@ -1,1 +1,2 @@
 export * from './addresses.js';
+export * from './guard.js';

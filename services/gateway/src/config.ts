@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envBaseUrl, envInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { parseAllowList } from '@agentloop/net';
 
 /**
  * `AGENTLOOP_API_KEYS="key1:tenantA,key2:tenantB"` → Map(key → tenant).
@@ -109,6 +110,22 @@ export const GatewayConfig = TransportEnv.extend({
   WEBHOOK_SECRET: optionalString,
   WEBHOOK_TIMEOUT_MS: envInt(10_000, 1, 10 * 60 * 1000),
   WEBHOOK_CONCURRENCY: envInt(4, 1, 256),
+  /**
+   * Exceptions to the webhook SSRF guard, same syntax as HTTP_FETCH_ALLOW (`cidr|ip|[ipv6]|host`, each
+   * with an optional `:port`). Webhooks reach public addresses only unless listed here. Embedded mode
+   * defaults to loopback (a laptop's own receiver).
+   */
+  WEBHOOK_ALLOW: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseAllowList(v ?? '');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message.replace('HTTP_FETCH_ALLOW', 'WEBHOOK_ALLOW') });
+        return z.NEVER;
+      }
+    }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -8,6 +8,8 @@ import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
 import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
+import { staticUrlRefusal } from '@agentloop/net';
+import { WEBHOOK_WORDING } from './webhooks.js';
 import { SkillsConfig } from './skills-config.js';
 import { appendToLastUserMessage, formatUploadReferences, hasUserMessage } from './uploads.js';
 
@@ -18,7 +20,7 @@ export interface RunServiceDeps {
   logger: Logger;
   /** Where cancels are broadcast to the orchestrators; without it a running run is only marked. */
   bus?: Bus;
-  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> & Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE'>>;
+  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> & Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE' | 'WEBHOOK_ALLOW'>>;
   /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
   skills?: SkillsConfig;
 }
@@ -83,6 +85,11 @@ export class RunService {
     const strategy = body.multitask_strategy ?? 'reject';
     if (strategy !== 'reject' && strategy !== 'enqueue') {
       throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject" or "enqueue"`);
+    }
+    if (body.webhook) {
+      // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
+      const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
+      if (refused) throw invalid('body.webhook', refused);
     }
     const streamModes = normalizeStreamModes(body.stream_mode);
     const stateless = threadId === undefined;

@@ -4,7 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { create, toBinary, WebhookJobSchema, RunStatus } from '@agentloop/proto';
 import { MemoryQueue, UnrecoverableJobError } from '@agentloop/queue';
 import { silentLogger } from '@agentloop/core';
+import { parseAllowList } from '@agentloop/net';
 import { deliverWebhook, signWebhook, startWebhookWorker, verifyWebhookSignature } from './webhooks.js';
+
+/** The test receivers listen on 127.0.0.1: allowed explicitly, as an operator would. */
+const LOOPBACK = parseAllowList('127.0.0.1');
 
 const SECRET = 'whsec_' + Buffer.from('a-very-secret-key-of-32-bytes!!!').toString('base64');
 
@@ -102,7 +106,7 @@ describe('deliverWebhook', () => {
     receiver = new Receiver();
     const url = await receiver.start();
     const job = hookJob(url);
-    await deliverWebhook(job, { secret: SECRET, timeoutMs: 5000 });
+    await deliverWebhook(job, { secret: SECRET, timeoutMs: 5000, allow: LOOPBACK });
     const got = receiver.received[0]!;
     expect(got.body).toBe(job.payloadJson);
     expect(got.headers['content-type']).toBe('application/json');
@@ -113,14 +117,14 @@ describe('deliverWebhook', () => {
   it('sends no signature header when no secret is configured', async () => {
     receiver = new Receiver();
     const url = await receiver.start();
-    await deliverWebhook(hookJob(url), { timeoutMs: 5000 });
+    await deliverWebhook(hookJob(url), { timeoutMs: 5000, allow: LOOPBACK });
     expect(receiver.received[0]!.headers['webhook-signature']).toBeUndefined();
   });
 
   it('throws a retryable error on a 500', async () => {
     receiver = new Receiver([500]);
     const url = await receiver.start();
-    const err = await deliverWebhook(hookJob(url), { timeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await deliverWebhook(hookJob(url), { timeoutMs: 5000, allow: LOOPBACK }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(UnrecoverableJobError);
   });
@@ -128,13 +132,13 @@ describe('deliverWebhook', () => {
   it('throws UnrecoverableJobError on a 400', async () => {
     receiver = new Receiver([400]);
     const url = await receiver.start();
-    await expect(deliverWebhook(hookJob(url), { timeoutMs: 5000 })).rejects.toBeInstanceOf(UnrecoverableJobError);
+    await expect(deliverWebhook(hookJob(url), { timeoutMs: 5000, allow: LOOPBACK })).rejects.toBeInstanceOf(UnrecoverableJobError);
   });
 
   it('treats 429 as retryable', async () => {
     receiver = new Receiver([429]);
     const url = await receiver.start();
-    const err = await deliverWebhook(hookJob(url), { timeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await deliverWebhook(hookJob(url), { timeoutMs: 5000, allow: LOOPBACK }).catch((e: unknown) => e);
     expect(err).not.toBeInstanceOf(UnrecoverableJobError);
   });
 });
@@ -153,7 +157,7 @@ describe('startWebhookWorker', () => {
   it('retries after a 500, then delivers exactly once per delivery id with a stable webhook-id', async () => {
     receiver = new Receiver([500]);
     const url = await receiver.start();
-    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: 5000 } });
+    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK } });
     const job = hookJob(url);
     await queue.enqueue(toBinary(WebhookJobSchema, job), { jobId: job.deliveryId, attempts: 3, backoffMs: 10 });
     // The orchestrator enqueueing the same delivery again (a retried run) is a no-op.
@@ -170,7 +174,7 @@ describe('startWebhookWorker', () => {
   it('does not retry a delivery the receiver rejected with 400', async () => {
     receiver = new Receiver([400]);
     const url = await receiver.start();
-    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000 } });
+    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK } });
     const job = hookJob(url);
     await queue.enqueue(toBinary(WebhookJobSchema, job), { jobId: job.deliveryId, attempts: 5, backoffMs: 10 });
     await waitForState(queue, job.deliveryId, 'failed');
@@ -186,3 +190,83 @@ async function waitForState(queue: MemoryQueue, jobId: string, state: string): P
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('webhook SSRF guard', () => {
+  let receiver: Receiver;
+  afterEach(async () => receiver?.stop());
+
+  const refused = async (url: string, opts: Parameters<typeof deliverWebhook>[1] = { timeoutMs: 2000 }) => {
+    const err = await deliverWebhook(hookJob(url), opts).catch((e: unknown) => e);
+    expect(err, url).toBeInstanceOf(UnrecoverableJobError);
+    return (err as Error).message;
+  };
+
+  it.each([
+    ['http://127.0.0.1:9/hook', 'loopback'],
+    ['http://localhost:9/hook', 'loopback'],
+    ['http://[::1]:9/hook', 'loopback'],
+    ['http://[::ffff:127.0.0.1]:9/hook', 'loopback'],
+    ['http://169.254.169.254/latest/meta-data/', 'link-local / cloud metadata'],
+    ['http://2130706433:9/hook', 'loopback'],
+    ['http://0177.0.0.1:9/hook', 'loopback'],
+    ['http://10.0.0.5/hook', 'private'],
+    ['http://[fd00::1]/hook', 'unique local'],
+  ])('refuses %s without sending anything (not retried)', async (url, label) => {
+    expect(await refused(url)).toContain(label);
+  });
+
+  it('refuses a host name that resolves to an internal address, and credentials in the URL', async () => {
+    const lookup = async () => [{ address: '192.168.1.20', family: 4 }];
+    expect(await refused('https://hooks.example.com/x', { timeoutMs: 2000, lookup })).toContain('hooks.example.com resolves to 192.168.1.20');
+    expect(await refused('https://user:pw@hooks.example.com/x', { timeoutMs: 2000, lookup })).toContain('credentials in the URL');
+    expect(await refused('ftp://hooks.example.com/x')).toContain('only http and https');
+  });
+
+  it('connects to the address it vetted: a rebinding resolver cannot redirect the delivery', async () => {
+    receiver = new Receiver();
+    const url = new URL(await receiver.start());
+    let calls = 0;
+    // First answer: the allowed receiver; any later answer: somewhere internal and not allowed.
+    const lookup = async () => (calls++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.9.9.9', family: 4 }]);
+    const allow = parseAllowList(`rebind.test:${url.port}`);
+    await deliverWebhook(hookJob(`http://rebind.test:${url.port}/hook`), { timeoutMs: 5000, allow, lookup });
+    expect(calls).toBe(1);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('does not follow a redirect (to an internal address or anywhere)', async () => {
+    receiver = new Receiver([302]);
+    const url = await receiver.start();
+    const err = await deliverWebhook(hookJob(url), { timeoutMs: 5000, allow: LOOPBACK }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnrecoverableJobError);
+    expect((err as Error).message).toContain('redirects are not followed');
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('an allow entry with a port only opens that port', async () => {
+    receiver = new Receiver();
+    const url = new URL(await receiver.start());
+    await deliverWebhook(hookJob(url.href), { timeoutMs: 5000, allow: parseAllowList(`127.0.0.1:${url.port}`) });
+    expect(receiver.received).toHaveLength(1);
+    expect(await refused(`http://127.0.0.1:${Number(url.port) === 65535 ? 1 : Number(url.port) + 1}/hook`, { timeoutMs: 2000, allow: parseAllowList(`127.0.0.1:${url.port}`) })).toContain('loopback');
+  });
+});
+
+describe('webhook URLs at submission', () => {
+  it('refuses internal IP literals and bad schemes with 422 naming body.webhook; host names are checked at delivery', async () => {
+    const { startTestGateway } = await import('./testing/index.js');
+    const gw = await startTestGateway({ orchestrator: false });
+    try {
+      const thread = (await gw.app.inject({ method: 'POST', url: '/threads', payload: {} })).json() as { thread_id: string };
+      const submit = (webhook: string) =>
+        gw.app.inject({ method: 'POST', url: `/threads/${thread.thread_id}/runs`, payload: { assistant_id: 'agent', input: { messages: [] }, webhook, multitask_strategy: 'enqueue' } });
+      const meta = await submit('http://169.254.169.254/latest/meta-data/');
+      expect(meta.statusCode).toBe(422);
+      expect((meta.json() as { errors: { path: string; message: string }[] }).errors[0]).toMatchObject({ path: 'body.webhook', message: expect.stringContaining('link-local / cloud metadata') });
+      expect((await submit('http://[::1]:8080/x')).statusCode).toBe(422);
+      expect((await submit('https://hooks.example.com/agentloop')).statusCode).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+});

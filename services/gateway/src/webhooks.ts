@@ -1,4 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { pinnedLookup, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { fromBinary, WebhookJobSchema, type WebhookJob } from '@agentloop/proto';
 import { UnrecoverableJobError, type Job, type JobQueue, type QueueWorker } from '@agentloop/queue';
 import { errorMessage, type Logger } from '@agentloop/core';
@@ -15,10 +18,13 @@ export interface WebhookWorkerOptions {
   /** The `webhooks` queue the orchestrator fills (job id = delivery id). */
   webhooks: JobQueue;
   logger: Logger;
-  config: Pick<GatewayConfig, 'WEBHOOK_SECRET' | 'WEBHOOK_TIMEOUT_MS'> & Partial<Pick<GatewayConfig, 'WEBHOOK_CONCURRENCY'>>;
-  /** HTTP client (tests may pass one); defaults to the global fetch. */
-  fetch?: typeof fetch;
+  config: Pick<GatewayConfig, 'WEBHOOK_SECRET' | 'WEBHOOK_TIMEOUT_MS'> & Partial<Pick<GatewayConfig, 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_ALLOW'>>;
+  /** Resolver for the SSRF guard (tests). */
+  lookup?: HostLookup;
 }
+
+/** How the SSRF guard words webhook refusals. */
+export const WEBHOOK_WORDING = { what: 'deliver a webhook to', policy: 'Webhooks reach public addresses only; an operator can allow more with WEBHOOK_ALLOW.' } as const;
 
 /** Key bytes of a secret: `whsec_<base64>` as Standard Webhooks defines it, any other string as UTF-8. */
 export function webhookSecretKey(secret: string): Buffer {
@@ -89,21 +95,23 @@ const RETRYABLE_4XX = new Set([408, 425, 429]);
  */
 export async function deliverWebhook(
   job: WebhookJob,
-  opts: { secret?: string | undefined; timeoutMs: number; signal?: AbortSignal; fetch?: typeof fetch; nowSec?: number },
+  opts: { secret?: string | undefined; timeoutMs: number; signal?: AbortSignal; nowSec?: number; allow?: readonly AllowEntry[]; lookup?: HostLookup },
 ): Promise<number> {
-  let url: URL;
+  // SSRF guard at every attempt: the name is resolved now and the connection pinned to the vetted
+  // address, so a DNS answer that changed since submission (rebinding) cannot reach inside.
+  let target: VettedTarget;
   try {
-    url = new URL(job.url);
-  } catch {
-    throw new UnrecoverableJobError(`webhook URL is not valid: ${JSON.stringify(job.url)}`);
+    target = await vetUrl(job.url, { allow: opts.allow ?? [], ...(opts.lookup ? { lookup: opts.lookup } : {}) }, WEBHOOK_WORDING);
+  } catch (err) {
+    if (err instanceof UrlRefusedError && err.code === 'NOT_FOUND') throw new WebhookDeliveryError(err.message, { cause: err });
+    throw new UnrecoverableJobError(err instanceof Error ? err.message : String(err));
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UnrecoverableJobError(`webhook URL must be http(s): ${url.protocol}`);
-  }
+  const { url } = target;
   const timestamp = opts.nowSec ?? Math.floor(Date.now() / 1000);
   const body = job.payloadJson;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
     'user-agent': 'agentloop-webhooks/1',
     'webhook-id': job.deliveryId,
     'webhook-timestamp': String(timestamp),
@@ -111,19 +119,46 @@ export async function deliverWebhook(
   if (opts.secret) headers['webhook-signature'] = signWebhook(opts.secret, job.deliveryId, timestamp, body);
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-  let res: Response;
+  let status: number;
   try {
-    res = await (opts.fetch ?? fetch)(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+    status = await postPinned(target, headers, body, signal);
   } catch (err) {
     const why = timeout.aborted ? `no response within ${opts.timeoutMs} ms` : errorMessage(err);
     throw new WebhookDeliveryError(`POST ${url.origin}${url.pathname} failed: ${why}`, { cause: err });
   }
-  // The body is not used; drain it so the connection can be reused.
-  await res.arrayBuffer().catch(() => undefined);
-  if (res.status >= 200 && res.status < 300) return res.status;
-  const msg = `POST ${url.origin}${url.pathname} answered HTTP ${res.status}`;
-  if (res.status >= 400 && res.status < 500 && !RETRYABLE_4XX.has(res.status)) throw new UnrecoverableJobError(`${msg} (not retried)`);
+  if (status >= 200 && status < 300) return status;
+  const msg = `POST ${url.origin}${url.pathname} answered HTTP ${status}`;
+  // Redirects are not followed: the receiver's URL is the one the client gave.
+  if (status >= 300 && status < 400) throw new UnrecoverableJobError(`${msg}; redirects are not followed (not retried)`);
+  if (status >= 400 && status < 500 && !RETRYABLE_4XX.has(status)) throw new UnrecoverableJobError(`${msg} (not retried)`);
   throw new WebhookDeliveryError(msg);
+}
+
+/** POST on a fresh connection to the vetted address; resolves with the status (the body is drained). */
+function postPinned(target: VettedTarget, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
+  const mod = target.url.protocol === 'https:' ? https : http;
+  return new Promise<number>((resolve, reject) => {
+    const req = mod.request(
+      {
+        protocol: target.url.protocol,
+        hostname: target.host,
+        port: target.port,
+        path: `${target.url.pathname}${target.url.search}`,
+        method: 'POST',
+        headers,
+        lookup: pinnedLookup(target),
+        agent: false,
+        signal,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /**
@@ -154,7 +189,8 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
         secret: opts.config.WEBHOOK_SECRET,
         timeoutMs: opts.config.WEBHOOK_TIMEOUT_MS,
         signal,
-        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        allow: opts.config.WEBHOOK_ALLOW ?? [],
+        ...(opts.lookup ? { lookup: opts.lookup } : {}),
       });
       log.info({ ...fields, status }, 'webhook delivered');
     } catch (err) {

@@ -26,7 +26,7 @@ describe('POST /threads/{id}/runs', () => {
         config: { configurable: { model: 'reasoning', other: [1] } },
         metadata: { source: 'test' },
         stream_mode: 'updates',
-        webhook: 'http://127.0.0.1:9/hook',
+        webhook: 'https://hooks.example.com/hook',
         interrupt_before: ['tools'],
       },
     });

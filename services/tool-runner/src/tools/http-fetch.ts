@@ -1,12 +1,10 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { internalAddressReason, isAllowed, normalizeHost, type AllowEntry } from '@agentloop/net';
+import { pinnedLookup, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -21,10 +19,7 @@ export const HttpFetchArgs = z.object({
 });
 export type HttpFetchArgs = z.infer<typeof HttpFetchArgs>;
 
-/** Resolves a host name to every address it has (dns.lookup with all: true). */
-export type HostLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
-
-export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+export { systemLookup, type HostLookup, type VettedTarget };
 
 export interface HttpFetchOptions {
   /** Exceptions to the internal-address guard (HTTP_FETCH_ALLOW). */
@@ -46,75 +41,17 @@ const FORBIDDEN_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', '
 /** Credentials not forwarded to another origin on a redirect. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
 
-/** A URL that passed the guard, with the address the connection is pinned to. */
-export interface VettedTarget {
-  url: URL;
-  /** Host name (or IP literal, without brackets) as written in the URL. */
-  host: string;
-  port: number;
-  address: string;
-  family: 4 | 6;
-}
-
 /**
- * The SSRF guard for one hop: http(s) only, no credentials in the URL, and
- * every address the host resolves to must be public — or covered by an
- * allow entry for this host/address and port. Throws a ToolError saying why.
+ * The SSRF guard for one hop (see `vetUrl` in @agentloop/net), with http_fetch's wording; a refusal
+ * is a ToolError the model reads.
  */
 export async function vetUrl(raw: string | URL, opts: Pick<HttpFetchOptions, 'allow' | 'lookup'>, what = 'fetch'): Promise<VettedTarget> {
-  let url: URL;
   try {
-    url = typeof raw === 'string' ? new URL(raw) : raw;
-  } catch {
-    throw new ToolError('INVALID_ARGUMENT', `Invalid URL: ${String(raw)}`);
+    return await vetTarget(raw, { allow: opts.allow, ...(opts.lookup ? { lookup: opts.lookup } : {}) }, { what, policy: 'http_fetch only reaches public addresses.' });
+  } catch (err) {
+    if (err instanceof UrlRefusedError) throw new ToolError(err.code, err.message);
+    throw err;
   }
-  const shown = url.href;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ToolError('INVALID_ARGUMENT', `Refused to ${what} ${shown}: only http and https URLs are supported`);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new ToolError('INVALID_ARGUMENT', `Refused to ${what} ${shown}: credentials in the URL are not supported; send an Authorization header instead`);
-  }
-  // The WHATWG parser has already turned 2130706433, 0177.0.0.1 and 0x7f.1 into 127.0.0.1.
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  let addresses: readonly { address: string; family: number }[];
-  if (isIP(host) !== 0) {
-    addresses = [{ address: host, family: isIP(host) }];
-  } else if (isLocalhostName(host)) {
-    // RFC 6761: these names are the host itself, whatever a resolver says.
-    addresses = [
-      { address: '127.0.0.1', family: 4 },
-      { address: '::1', family: 6 },
-    ];
-  } else {
-    try {
-      addresses = await (opts.lookup ?? systemLookup)(host);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException | undefined)?.code;
-      throw new ToolError('NOT_FOUND', `Could not resolve host ${host}${code ? ` (${code})` : ''}`);
-    }
-    if (addresses.length === 0) throw new ToolError('NOT_FOUND', `Could not resolve host ${host}`);
-  }
-  // Every address must pass: a name that mixes public and internal addresses is refused outright.
-  for (const a of addresses) {
-    if (isIP(a.address) === 0) throw new ToolError('NOT_FOUND', `Could not resolve host ${host}: resolver returned "${a.address}"`);
-    const reason = internalAddressReason(a.address);
-    if (reason && !isAllowed(opts.allow, host, a.address, port)) {
-      const via = a.address === host ? host : `${host} resolves to ${a.address}, which`;
-      throw new ToolError(
-        'PERMISSION_DENIED',
-        `Refused to ${what} ${shown}: ${via} is an internal address (${reason}). http_fetch only reaches public addresses.`,
-      );
-    }
-  }
-  const first = addresses[0]!;
-  return { url, host, port, address: first.address, family: isIP(first.address) === 6 ? 6 : 4 };
-}
-
-function isLocalhostName(host: string): boolean {
-  const h = normalizeHost(host);
-  return h === 'localhost' || h.endsWith('.localhost');
 }
 
 interface HopResult {
@@ -222,10 +159,7 @@ function withoutCredentials(h: Record<string, string>): Record<string, string> {
  * rebound between the check and the connect. TLS still verifies the name.
  */
 function request(target: VettedTarget, method: HttpFetchMethod, headers: Record<string, string>, body: string | undefined, limit: number, signal: AbortSignal): Promise<HopResult> {
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
+  const pinned = pinnedLookup(target);
   const mod = target.url.protocol === 'https:' ? https : http;
   return new Promise<HopResult>((resolve, reject) => {
     const req = mod.request(
