@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
+import * as grpc from '@grpc/grpc-js';
+import { AgentLoopGrpcClient } from '@agentloop/gateway';
 import { poll, scripted, startCluster, type ClusterHarness } from './helpers.js';
 
 type Msg = { type: string; content: string };
@@ -89,4 +91,35 @@ describe('cancel (cluster: the cancel crosses NATS to the orchestrator process)'
     await cancelJourney(cluster.url);
     expect(cluster.logs.some((l) => l.includes('cancelling run'))).toBe(true);
   }, 120_000);
+
+  it('serves the same runs over gRPC (the gateway process, api.proto): wait, stream, and cancel', async () => {
+    const client = new AgentLoopGrpcClient(cluster.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+    const unary = <T>(method: string, req: object) =>
+      new Promise<T>((resolve, reject) => client[method]!.call(client, req, new grpc.Metadata(), (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    try {
+      const thread = await unary<{ threadId: string }>('createThread', {});
+      const result = await unary<{ run: { status: string }; valuesJson: string }>('waitRun', {
+        threadId: thread.threadId,
+        inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'hi over grpc' }] }),
+        configJson: JSON.stringify(scripted([{ tool_calls: [{ name: 'now', args: {} }] }, { content: 'hello from the cluster' }])),
+      });
+      expect(result.run.status).toBe('success');
+      expect((JSON.parse(result.valuesJson) as { messages: Msg[] }).messages.at(-1)!.content).toBe('hello from the cluster');
+      const events = await new Promise<Array<{ event: string }>>((resolve, reject) => {
+        const out: Array<{ event: string }> = [];
+        const call = client.streamRun!.call(client, {
+          threadId: thread.threadId,
+          inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'again' }] }),
+          configJson: JSON.stringify(scripted([{ content: 'streamed' }])),
+        }, new grpc.Metadata()) as grpc.ClientReadableStream<{ event: string }>;
+        call.on('data', (e: { event: string }) => out.push(e));
+        call.on('end', () => resolve(out));
+        call.on('error', reject);
+      });
+      expect(events[0]!.event).toBe('metadata');
+      expect(events.at(-1)!.event).toBe('end');
+    } finally {
+      client.close();
+    }
+  }, 60_000);
 });

@@ -46,6 +46,7 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
       MYSQL_URL: mysql.url,
       WORKSPACE_ROOT: workspaceRoot,
       PORT: String(port),
+      GRPC_PORT: String(await freePort()),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       ALLOW_SCRIPTED_MODEL: 'true',

@@ -53,6 +53,7 @@ describe('fault suite: orchestrators killed mid-run', () => {
       RUN_ATTEMPTS: '20',
       // This suite kills orchestrators; tool approval has its own tests (hitl.test.ts).
       APPROVAL_MODE: 'off',
+      GRPC_ENABLED: 'false',
     };
     start('tool-runner', 1);
     start('orchestrator', 1);

@@ -85,6 +85,8 @@ export interface ClusterHarness {
   env: NodeJS.ProcessEnv;
   /** Gateway base URL, e.g. http://127.0.0.1:41234. */
   url: string;
+  /** Gateway gRPC address, e.g. 127.0.0.1:41235. */
+  grpcAddress: string;
   workspaceRoot: string;
   /** Every output line of every service, prefixed `[name#instance] `. */
   logs: string[];
@@ -126,6 +128,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
     MYSQL_URL: mysql.url,
     WORKSPACE_ROOT: workspaceRoot,
     PORT: String(port),
+    GRPC_PORT: String(await freePort()),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     ALLOW_SCRIPTED_MODEL: 'true',
@@ -156,6 +159,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
     mysql,
     env,
     url: `http://127.0.0.1:${port}`,
+    grpcAddress: `127.0.0.1:${env.GRPC_PORT}`,
     workspaceRoot,
     logs,
     procs,

@@ -16,7 +16,7 @@ import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
-import { createGatewayApp, loadGatewayConfig, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
+import { createGatewayApp, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
   /** Environment to read configuration from (defaults to process.env). */
@@ -29,6 +29,8 @@ export interface EmbeddedOptions {
 export interface EmbeddedServer {
   /** Base URL, e.g. http://127.0.0.1:2024 */
   url: string;
+  /** Port of the gRPC API (undefined when GRPC_ENABLED=false). */
+  grpcPort: number | undefined;
   port: number;
   close(): Promise<void>;
 }
@@ -45,7 +47,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     // A laptop's own webhook receiver; a cluster allows no internal address unless configured.
     WEBHOOK_ALLOW: '127.0.0.0/8,::1,localhost',
     ...baseEnv,
-    ...(opts.port !== undefined ? { PORT: String(opts.port) } : {}),
+    ...(opts.port !== undefined ? { PORT: String(opts.port), GRPC_PORT: baseEnv.GRPC_PORT ?? '0' } : {}),
   };
   // Transport URLs mean cluster mode; embedded ignores them on purpose.
   delete env.NATS_URL;
@@ -97,6 +99,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
   const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
+  const grpcServer = gatewayConfig.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: gatewayConfig.HOST, port: gatewayConfig.GRPC_PORT, logger: gatewayLogger }) : undefined;
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   logger.info({ url }, 'AgentLoop is listening');
@@ -104,10 +107,12 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let closed = false;
   return {
     url,
+    grpcPort: grpcServer?.port,
     port,
     async close() {
       if (closed) return;
       closed = true;
+      await grpcServer?.close();
       await app.close();
       await orchestrator.stop();
       await webhookWorker.close(5_000);

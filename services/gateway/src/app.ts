@@ -136,6 +136,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
   const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config, skills, ...(deps.bus ? { bus: deps.bus } : {}) });
   const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills };
+  app.decorate('agentloop', { ...ctx, auth });
   registerMetaRoutes(app);
   registerAssistantRoutes(app);
   registerThreadRoutes(app, ctx);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBaseUrl, envInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, parseConfig, TransportEnv } from '@agentloop/core';
 import { parseAllowList } from '@agentloop/net';
 
 /**
@@ -91,6 +91,9 @@ export const GatewayConfig = TransportEnv.extend({
       }
       return out;
     }),
+  /** The gRPC API (api.proto): port (0 = any free port) and switch. */
+  GRPC_PORT: envInt(50051, 0, 65535),
+  GRPC_ENABLED: envBool(true),
   /** Largest accepted request body. */
   BODY_LIMIT_BYTES: envInt(10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
   /** Server-side cap on /wait, /join and SSE streams. */

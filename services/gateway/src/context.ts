@@ -17,6 +17,10 @@ export interface RouteContext {
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the gRPC API shares with the HTTP routes (set by createGatewayApp). */
+    agentloop: import('./grpc.js').GrpcContext;
+  }
   interface FastifyRequest {
     /** The tenant the request's API key maps to ("default" when auth is off). */
     tenantId: string;

@@ -15,3 +15,4 @@ export {
 export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
 export { withThreadResourceDeletion } from './thread-deletion.js';
+export { startGrpcServer, AgentLoopGrpcClient, AGENTLOOP_GRPC_DEFINITION, type GrpcServer, type GrpcContext } from './grpc.js';

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
 import { startWebhookWorker } from './webhooks.js';
+import { startGrpcServer } from './grpc.js';
 import { withThreadResourceDeletion } from './thread-deletion.js';
 
 await runMain('gateway', async () => {
@@ -35,12 +36,14 @@ await runMain('gateway', async () => {
   const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis });
   const hooks = await startWebhookWorker({ webhooks, logger, config });
   await app.listen({ port: config.PORT, host: config.HOST });
+  const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    await grpcServer?.close();
     await app.close();
     await hooks.close(10_000);
     await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close()]);
