@@ -106,3 +106,16 @@ export {
   type JoinRunRequest,
   type GetRunRequest,
 } from './gen/agentloop/v1/api_pb.js';
+export {
+  SkillSandbox,
+  SkillInfoSchema,
+  ListSkillsRequestSchema,
+  ListSkillsResponseSchema,
+  LoadSkillRequestSchema,
+  LoadSkillResponseSchema,
+  type SkillInfo,
+  type ListSkillsRequest,
+  type ListSkillsResponse,
+  type LoadSkillRequest,
+  type LoadSkillResponse,
+} from './gen/agentloop/v1/skills_pb.js';

@@ -1,0 +1,33 @@
+/**
+ * Skill sandbox process (cluster mode): serves agentloop.skills.* on NATS.
+ * The embedded mode runs createSkillSandbox() in-process instead.
+ */
+import { connectNatsBus } from '@agentloop/bus';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
+import { createSkillSandbox, loadSkillSandboxConfig } from './service.js';
+
+await runMain('skill-sandbox', async () => {
+  const config = loadSkillSandboxConfig();
+  const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL });
+  const telemetry = await initTelemetry({ serviceName: 'skill-sandbox', logger });
+  if (!config.NATS_URL) {
+    throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the skill sandbox (use `npm start` for the embedded mode)');
+  }
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'skill-sandbox', logger });
+  const sandbox = createSkillSandbox({ bus, logger, config });
+  await sandbox.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await sandbox.stop();
+    await bus.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});
