@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { startMariaDb, startNats, startRedis, type DevServer } from '@agentloop/devservers';
 import { SERVICES, startService, type ServiceName, type ServiceProcess } from './supervisor.js';
+import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
 
 const env = { ...process.env };
 const started: DevServer[] = [];
@@ -29,12 +30,14 @@ await ensure('nats-server', 'NATS_URL', () => startNats({ jetstream: true }));
 await ensure('redis-server', 'REDIS_URL', () => startRedis());
 await ensure('mariadb', 'MYSQL_URL', () => startMariaDb());
 env.WORKSPACE_ROOT ??= path.join(dataDir, 'workspaces');
+env.SKILLS_ROOT ??= DEFAULT_SKILLS_ROOT;
 env.ALLOW_SCRIPTED_MODEL ??= 'true';
 
 const replicas: Record<ServiceName, number> = {
   'tool-runner': Number(env.TOOL_RUNNER_REPLICAS ?? 1),
   indexer: Number(env.INDEXER_REPLICAS ?? 1),
   approval: Number(env.APPROVAL_REPLICAS ?? 1),
+  'skill-sandbox': Number(env.SKILL_SANDBOX_REPLICAS ?? 1),
   orchestrator: Number(env.ORCHESTRATOR_REPLICAS ?? 1),
   gateway: 1,
 };
@@ -59,7 +62,7 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   // Gateway first (stop accepting), then workers, then tools.
-  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer', 'approval'] as const) {
+  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer', 'approval', 'skill-sandbox'] as const) {
     await Promise.all([...procs.values()].filter((p) => p.name === name).map((p) => p.kill('SIGTERM')));
   }
   await Promise.all(started.map((s) => s.stop()));

@@ -15,6 +15,7 @@ import { createSqliteStore } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
+import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { createGatewayApp, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -46,6 +47,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     ALLOW_SCRIPTED_MODEL: 'true',
     // A laptop's own webhook receiver; a cluster allows no internal address unless configured.
     WEBHOOK_ALLOW: '127.0.0.0/8,::1,localhost',
+    // The project's skills; the tool-runner and indexer read skills/<id> links into it.
+    SKILLS_ROOT: DEFAULT_SKILLS_ROOT,
     ...baseEnv,
     ...(opts.port !== undefined ? { PORT: String(opts.port), GRPC_PORT: baseEnv.GRPC_PORT ?? '0' } : {}),
   };
@@ -59,6 +62,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const toolConfig = loadToolRunnerConfig(env);
   const indexerConfig = loadIndexerConfig(env);
   const approvalConfig = loadApprovalConfig(env);
+  const skillsConfig = loadSkillSandboxConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
@@ -81,6 +85,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await indexer.start();
   const approval = await createApprovalService({ bus, store, logger: loggerFor('approval'), config: approvalConfig });
   await approval.start();
+  const skillSandbox = createSkillSandbox({ bus, logger: loggerFor('skill-sandbox'), config: skillsConfig });
+  await skillSandbox.start();
   const orchestrator = createOrchestrator({
     bus,
     store,
@@ -119,6 +125,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await toolRunner.stop();
       await indexer.stop();
       await approval.stop();
+      await skillSandbox.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
       await store.close();
       checkpointer.db.close();

@@ -277,11 +277,22 @@ describe('@mentions', () => {
     expect(h.tools.calls).toHaveLength(0);
   });
 
-  it('classifies a skill mention with the skill names it is given', async () => {
-    const h = harness({ skillNames: () => new Set(['pdf']) });
+  it('classifies a skill mention with the tenant\'s skills and loads the skill into the workspace first', async () => {
+    const loaded: string[] = [];
+    const h = harness({
+      skills: {
+        names: async () => new Set(['pdf']),
+        load: async (tenant: string, thread: string, id: string) => {
+          loaded.push(`${tenant}/${thread}/${id}`);
+          return `skills/${id}/SKILL.md`;
+        },
+      },
+    });
     const { model } = await h.run('r1', 'convert with @pdf', [{ content: 'ok' }]);
     expect(h.systemOf(model.calls[0]!)).toContain('skills/pdf/SKILL.md');
     expect(model.bound[0]).not.toContain('delegate_task');
+    expect(loaded).toHaveLength(1);
+    expect(loaded[0]).toMatch(/\/pdf$/);
   });
 
   it('writes prompt and reminders in Chinese when the language is zh', async () => {

@@ -8,6 +8,7 @@ import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from './models/registry.js';
 import { ScriptedChatModel } from './models/scripted.js';
 import type { ToolClient } from './tool-client.js';
+import type { SkillsClient } from './skills-client.js';
 import type { JsonObject, Store } from '@agentloop/store';
 import { executeWithLedger } from './effect-ledger.js';
 import { basePrompt, buildSystemPrompt, mentionReminders, promptTexts, todoReminder, type PromptLanguage } from './prompts.js';
@@ -136,8 +137,8 @@ export interface AgentGraphDeps {
   compactTokenBudget?: number;
   /** Agent names an @mention may address (`AGENT_NAMES`). Default ["general"]. */
   agentNames?: readonly string[];
-  /** Skill names an @mention may address. None exist yet; the skill registry will provide them. */
-  skillNames?: () => ReadonlySet<string>;
+  /** Skills an @mention may address (from the skill sandbox), and loading one into the workspace. */
+  skills?: Pick<SkillsClient, 'names' | 'load'>;
   /**
    * Delegated agents (seed 001 Part 5): when given, delegate_task calls go to the `delegate` node, which
    * suspends the graph with an interrupt until the children answer. Absent: delegate_task answers "not available".
@@ -299,7 +300,12 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     // ask_human needs someone to resume the run: not for delegated agents nor stateless (ephemeral) runs.
     const local = [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])];
     const known = new Set([...listed, ...local].map((s) => s.name));
-    const mentions = classifyMentions(mentioned, { tools: known, skills: deps.skillNames?.() ?? new Set(), agents: agentNames });
+    const skillNames = mentioned.length > 0 && deps.skills ? await deps.skills.names(ctx.tenantId) : new Set<string>();
+    const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: agentNames });
+    // A mentioned skill is linked into the workspace so the reminder's skills/<id>/SKILL.md is there to read.
+    for (const id of mentions.skills) {
+      await deps.skills?.load(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, id).catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, '@mentioned skill not loaded'));
+    }
     const missing = mentions.tools.filter((n) => !known.has(n));
     if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
     // delegate_task is offered when an agent is @mentioned (seed 001 §2.5) and this run may still delegate.

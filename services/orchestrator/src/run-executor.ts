@@ -13,6 +13,7 @@ import type { HistoryOptions } from './history.js';
 import { parseModelPref } from './routing.js';
 import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
 import type { ApprovalClient } from './approval-client.js';
+import type { SkillsClient } from './skills-client.js';
 import { extractTraceContext, instruments, SpanKind, SpanStatusCode, withSpan, type Span } from '@agentloop/telemetry';
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
@@ -26,6 +27,8 @@ export interface RunExecutorDeps {
   /** The `runs` queue: delegated agents' runs and their parents' resumes are enqueued on it. Without it, delegate_task is unavailable. */
   runs?: JobQueue;
   tools: ToolClient;
+  /** Skills for @mentions (the skill sandbox). */
+  skills?: Pick<SkillsClient, 'names' | 'load'>;
   /** Tool approval (APPROVAL_MODE=required); absent: tool calls are not checked. */
   approvals?: Pick<ApprovalClient, 'check' | 'record'>;
   models: ModelRegistry;
@@ -104,6 +107,7 @@ export class RunExecutor {
       ...(deps.config.compactTokenBudget !== undefined ? { compactTokenBudget: deps.config.compactTokenBudget } : {}),
       ...(deps.config.agentNames ? { agentNames: deps.config.agentNames } : {}),
       ...(deps.approvals ? { approvals: deps.approvals } : {}),
+      ...(deps.skills ? { skills: deps.skills } : {}),
     });
   }
 

@@ -7,6 +7,7 @@ import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
 import { ApprovalClient } from './approval-client.js';
+import { SkillsClient } from './skills-client.js';
 import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
@@ -47,6 +48,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
     webhooks: deps.webhooks,
     runs: deps.runs,
     tools,
+    skills: new SkillsClient(deps.bus),
     ...(deps.config.APPROVAL_MODE === 'required' ? { approvals: new ApprovalClient(deps.bus, { timeoutMs: deps.config.APPROVAL_TIMEOUT_MS }) } : {}),
     models,
     checkpointer: deps.checkpointer,
