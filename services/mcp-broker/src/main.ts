@@ -1,0 +1,31 @@
+/**
+ * MCP broker process (cluster mode): serves agentloop.mcp.* on NATS.
+ * The embedded mode runs createMcpBroker() in-process instead.
+ */
+import { connectNatsBus } from '@agentloop/bus';
+import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { initTelemetry } from '@agentloop/telemetry';
+import { loadMcpBrokerConfig } from './config.js';
+import { createMcpBroker } from './service.js';
+
+await runMain('mcp-broker', async () => {
+  const config = loadMcpBrokerConfig();
+  const logger = createLogger({ service: 'mcp-broker', level: config.LOG_LEVEL });
+  const telemetry = await initTelemetry({ serviceName: 'mcp-broker', logger });
+  if (!config.NATS_URL) throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the MCP broker (use `npm start` for the embedded mode)');
+  const bus = await connectNatsBus({ url: config.NATS_URL, name: 'mcp-broker', logger });
+  const broker = await createMcpBroker({ bus, logger, config });
+  await broker.start();
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await broker.stop();
+    await bus.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+});
