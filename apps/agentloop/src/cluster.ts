@@ -38,6 +38,7 @@ const replicas: Record<ServiceName, number> = {
   indexer: Number(env.INDEXER_REPLICAS ?? 1),
   approval: Number(env.APPROVAL_REPLICAS ?? 1),
   'skill-sandbox': Number(env.SKILL_SANDBOX_REPLICAS ?? 1),
+  'mcp-broker': Number(env.MCP_BROKER_REPLICAS ?? 1),
   orchestrator: Number(env.ORCHESTRATOR_REPLICAS ?? 1),
   gateway: 1,
 };
@@ -62,7 +63,7 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   // Gateway first (stop accepting), then workers, then tools.
-  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer', 'approval', 'skill-sandbox'] as const) {
+  for (const name of ['gateway', 'orchestrator', 'tool-runner', 'indexer', 'approval', 'skill-sandbox', 'mcp-broker'] as const) {
     await Promise.all([...procs.values()].filter((p) => p.name === name).map((p) => p.kill('SIGTERM')));
   }
   await Promise.all(started.map((s) => s.stop()));

@@ -16,6 +16,7 @@ import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
+import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { createGatewayApp, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -63,6 +64,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const indexerConfig = loadIndexerConfig(env);
   const approvalConfig = loadApprovalConfig(env);
   const skillsConfig = loadSkillSandboxConfig(env);
+  const mcpConfig = loadMcpBrokerConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
@@ -87,6 +89,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await approval.start();
   const skillSandbox = createSkillSandbox({ bus, logger: loggerFor('skill-sandbox'), config: skillsConfig });
   await skillSandbox.start();
+  const mcpBroker = await createMcpBroker({ bus, logger: loggerFor('mcp-broker'), config: mcpConfig });
+  await mcpBroker.start();
   const orchestrator = createOrchestrator({
     bus,
     store,
@@ -126,6 +130,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await indexer.stop();
       await approval.stop();
       await skillSandbox.stop();
+      await mcpBroker.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
       await store.close();
       checkpointer.db.close();

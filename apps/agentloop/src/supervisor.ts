@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 
-export const SERVICES = ['tool-runner', 'indexer', 'approval', 'skill-sandbox', 'orchestrator', 'gateway'] as const;
+export const SERVICES = ['tool-runner', 'indexer', 'approval', 'skill-sandbox', 'mcp-broker', 'orchestrator', 'gateway'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
