@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
 
 /**
  * Address policy of http_fetch (SSRF guard). An address is "internal" when it
@@ -140,7 +141,15 @@ export type AllowEntry =
  * Parses HTTP_FETCH_ALLOW: comma-separated `cidr|ip|[ipv6]|host` each with an
  * optional `:port`. Throws an Error naming the bad entry.
  */
-export function parseAllowList(text: string): AllowEntry[] {
+export function parseAllowList(text: string, variable = 'HTTP_FETCH_ALLOW'): AllowEntry[] {
+  try {
+    return parseAllowListRaw(text);
+  } catch (err) {
+    throw new Error((err as Error).message.replace('HTTP_FETCH_ALLOW', variable));
+  }
+}
+
+function parseAllowListRaw(text: string): AllowEntry[] {
   return text
     .split(',')
     .map((e) => e.trim())
@@ -209,3 +218,17 @@ export function isAllowed(entries: readonly AllowEntry[], host: string, address:
     return false;
   });
 }
+
+/** An environment variable holding an allow list (`HTTP_FETCH_ALLOW`, `WEBHOOK_ALLOW`), for zod configs. */
+export const envAllowList = (variable: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseAllowList(v ?? '', variable);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+        return z.NEVER;
+      }
+    });

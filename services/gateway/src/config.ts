@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envBaseUrl, envBool, envInt, parseConfig, TransportEnv } from '@agentloop/core';
-import { parseAllowList } from '@agentloop/net';
+import { envAllowList } from '@agentloop/net';
 
 /**
  * `AGENTLOOP_API_KEYS="key1:tenantA,key2:tenantB"` → Map(key → tenant).
@@ -118,17 +118,7 @@ export const GatewayConfig = TransportEnv.extend({
    * with an optional `:port`). Webhooks reach public addresses only unless listed here. Embedded mode
    * defaults to loopback (a laptop's own receiver).
    */
-  WEBHOOK_ALLOW: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      try {
-        return parseAllowList(v ?? '');
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message.replace('HTTP_FETCH_ALLOW', 'WEBHOOK_ALLOW') });
-        return z.NEVER;
-      }
-    }),
+  WEBHOOK_ALLOW: envAllowList('WEBHOOK_ALLOW'),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
-import { parseAllowList } from '@agentloop/net';
+import { envAllowList } from '@agentloop/net';
 
 /** Environment of the tool-runner, validated once at boot. */
 export const ToolRunnerEnv = z
@@ -47,17 +47,7 @@ export const ToolRunnerEnv = z
      * (`api.internal`), each optionally with `:port` (`127.0.0.1:8080`,
      * `[fd00::1]:443`, `10.0.0.0/8:443`).
      */
-    HTTP_FETCH_ALLOW: z
-      .string()
-      .optional()
-      .transform((v, ctx) => {
-        try {
-          return parseAllowList(v ?? '');
-        } catch (err) {
-          ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
-          return z.NEVER;
-        }
-      }),
+    HTTP_FETCH_ALLOW: envAllowList('HTTP_FETCH_ALLOW'),
     /** http_fetch: largest response body read (decoded bytes); the rest is cut with a note. */
     HTTP_FETCH_MAX_BYTES: envInt(1024 * 1024, 1, 1_073_741_824),
     /** http_fetch: budget of one fetch, redirects included. */
