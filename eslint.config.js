@@ -14,8 +14,8 @@ export default tseslint.config(
     },
   },
   {
-    // Tests, benchmarks and CLIs may print.
-    files: ['**/*.test.ts', 'tests/**', 'bench/**', 'scripts/**', 'apps/**'],
+    // Tests, benchmarks, CLIs and skill scripts (stdout is their interface) may print.
+    files: ['**/*.test.ts', 'tests/**', 'bench/**', 'scripts/**', 'apps/**', 'skills/**'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
 );
