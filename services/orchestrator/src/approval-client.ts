@@ -96,6 +96,8 @@ export class ApprovalClient {
       const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, req), {
         timeoutMs: this.opts.timeoutMs ?? 5_000,
         headers: { [Headers.tenant]: call.tenantId },
+        // A verdict has no side effect: resend it when the connection drops (e.g. a NATS restart).
+        idempotent: true,
       });
       res = fromBinary(CheckApprovalResponseSchema, reply.data);
     } catch (err) {
@@ -126,6 +128,8 @@ export class ApprovalClient {
     const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.record, toBinary(RecordDecisionRequestSchema, req), {
       timeoutMs: this.opts.timeoutMs ?? 5_000,
       headers: { [Headers.tenant]: call.tenantId },
+      // Recording is deduplicated per (run, tool call): safe to resend.
+      idempotent: true,
     });
     const res = fromBinary(RecordDecisionResponseSchema, reply.data);
     if (res.error) throw new Error(`approval decision not recorded: ${res.error.message}`);
