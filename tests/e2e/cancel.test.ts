@@ -53,6 +53,20 @@ async function cancelJourney(baseUrl: string): Promise<void> {
   expect(contents).not.toContain('queued message');
   expect((await client.runs.get(thread.thread_id, queued.run_id)).status).toBe('interrupted');
 
+  // multitask_strategy "interrupt": a new run stops the one in progress and runs.
+  const busy = await client.runs.create(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'another slow one' }] },
+    config: scripted([{ content: 'never', delay_ms: 60_000 }]),
+  });
+  await poll(async () => ((await client.runs.get(thread.thread_id, busy.run_id)).status === 'running' ? true : undefined), 30_000, 50);
+  const replacing = (await client.runs.wait(thread.thread_id, 'agent', {
+    input: { messages: [{ role: 'user', content: 'replace it' }] },
+    multitaskStrategy: 'interrupt',
+    config: scripted([{ content: 'replaced' }]),
+  })) as { messages: Msg[] };
+  expect(replacing.messages.at(-1)!.content).toBe('replaced');
+  expect((await client.runs.get(thread.thread_id, busy.run_id)).status).toBe('interrupted');
+
   // A finished run cannot be cancelled; rollback is refused with a reason.
   const done = (await client.runs.list(thread.thread_id)).find((r) => r.status === 'success')!;
   const res = await fetch(`${baseUrl}/threads/${thread.thread_id}/runs/${done.run_id}/cancel`, { method: 'POST' });

@@ -83,8 +83,8 @@ export class RunService {
       throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
     }
     const strategy = body.multitask_strategy ?? 'reject';
-    if (strategy !== 'reject' && strategy !== 'enqueue') {
-      throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject" or "enqueue"`);
+    if (strategy !== 'reject' && strategy !== 'enqueue' && strategy !== 'interrupt') {
+      throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject", "enqueue" or "interrupt"`);
     }
     if (body.webhook) {
       // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
@@ -121,11 +121,17 @@ export class RunService {
           }
           await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
         }
-        const inflight = await this.inflightRuns(tenantId, threadId);
+        let inflight = await this.inflightRuns(tenantId, threadId);
         if (inflight.length > 0 && strategy === 'reject') {
           throw conflict(
-            `Thread ${threadId} already has a ${inflight[0]?.status} run (${inflight[0]?.runId}). Wait for it to finish, or send "multitask_strategy": "enqueue".`,
+            `Thread ${threadId} already has a ${inflight[0]?.status} run (${inflight[0]?.runId}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
           );
+        }
+        if (inflight.length > 0 && strategy === 'interrupt') {
+          // LangGraph's "interrupt": the runs in progress stop where they are (they keep their
+          // checkpoints), then the new run starts on the thread.
+          for (const r of inflight) await this.cancel(tenantId, r, 'interrupted by a new run (multitask_strategy interrupt)');
+          inflight = [];
         }
         const created = (await store.createRun(newRun(threadId))).run;
         await store.updateThread(tenantId, threadId, { status: 'busy' });
