@@ -223,12 +223,32 @@ function approvalAudit(dialect: SqlDialectName): Migration {
   };
 }
 
+/** 0005: counting a tenant's active runs (admission quotas) without scanning its history. */
+function runsTenantStatusIndex(dialect: SqlDialectName): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await createIndexOnce(() =>
+        db.schema
+          .createIndex('runs_tenant_status_idx')
+          .$call((b) => (dialect === 'sqlite' ? b.ifNotExists() : b))
+          .on('runs')
+          .columns(['tenant_id', 'status'])
+          .execute(),
+      );
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropIndex('runs_tenant_status_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
     '0002_tool_effects': toolEffects(dialect),
     '0003_thread_uploads': threadUploads(dialect),
     '0004_approval_audit': approvalAudit(dialect),
+    '0005_runs_tenant_status': runsTenantStatusIndex(dialect),
   };
 }
 

@@ -524,6 +524,16 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
+  async countActiveRuns(tenantId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('status', 'in', ['pending', 'running'])
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean> {
     if (onlyFrom !== undefined && onlyFrom.length === 0) return false;
     const res = await this.db

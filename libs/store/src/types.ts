@@ -164,6 +164,8 @@ export interface Store {
   createRun(r: NewRun): Promise<{ run: RunRecord; created: boolean }>;
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;
+  /** Runs of the tenant that are pending or running (admission quotas). */
+  countActiveRuns(tenantId: string): Promise<number>;
   /**
    * Applies a patch. When `onlyFrom` is given the update happens only if the
    * current status is one of them; returns whether a row changed.

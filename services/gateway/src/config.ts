@@ -46,6 +46,25 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v));
 
+/** `acme=5000,globex=100` → Map(tenant → number). */
+function tenantNumbers(variable: string) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const out = new Map<string, number>();
+      for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
+        if (!m) {
+          ctx.addIssue({ code: 'custom', message: `${variable}: "${item}" is not tenant=number (e.g. acme=5000)` });
+          return z.NEVER;
+        }
+        out.set(m[1]!, Number(m[2]));
+      }
+      return out;
+    });
+}
+
 export const GatewayConfig = TransportEnv.extend({
   PORT: envInt(2024, 0, 65535),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -75,22 +94,12 @@ export const GatewayConfig = TransportEnv.extend({
    */
   RATE_LIMIT_MAX: envInt(0, 0, 10_000_000),
   RATE_LIMIT_WINDOW_MS: envInt(60_000, 1000, 24 * 60 * 60 * 1000),
+  /** Runs a tenant may have pending or running at once (429 beyond); 0 = unlimited. */
+  TENANT_MAX_ACTIVE_RUNS: envInt(0, 0, 1_000_000),
+  /** Per-tenant overrides of TENANT_MAX_ACTIVE_RUNS: `acme=200,globex=10`. */
+  TENANT_RUN_QUOTAS: tenantNumbers('TENANT_RUN_QUOTAS'),
   /** Per-tenant overrides of RATE_LIMIT_MAX: `acme=5000,globex=100`. */
-  TENANT_RATE_LIMITS: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      const out = new Map<string, number>();
-      for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
-        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
-        if (!m) {
-          ctx.addIssue({ code: 'custom', message: `"${item}" is not tenant=max (e.g. acme=5000)` });
-          return z.NEVER;
-        }
-        out.set(m[1]!, Number(m[2]));
-      }
-      return out;
-    }),
+  TENANT_RATE_LIMITS: tenantNumbers('TENANT_RATE_LIMITS'),
   /** The gRPC API (api.proto): port (0 = any free port) and switch. */
   GRPC_PORT: envInt(50051, 0, 65535),
   GRPC_ENABLED: envBool(true),

@@ -5,7 +5,7 @@ import { TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusN
 import { errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
-import { conflict, invalid, notFound } from './errors.js';
+import { conflict, HttpError, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
 import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
@@ -20,7 +20,8 @@ export interface RunServiceDeps {
   logger: Logger;
   /** Where cancels are broadcast to the orchestrators; without it a running run is only marked. */
   bus?: Bus;
-  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> & Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE' | 'WEBHOOK_ALLOW'>>;
+  config: Pick<GatewayConfig, 'RUN_ATTEMPTS' | 'RUN_BACKOFF_MS' | 'RUN_WAIT_MAX_MS' | 'SSE_REPLAY_IDLE_MS'> &
+    Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE' | 'WEBHOOK_ALLOW' | 'TENANT_MAX_ACTIVE_RUNS' | 'TENANT_RUN_QUOTAS'>>;
   /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
   skills?: SkillsConfig;
 }
@@ -92,6 +93,7 @@ export class RunService {
       if (refused) throw invalid('body.webhook', refused);
     }
     const streamModes = normalizeStreamModes(body.stream_mode);
+    await this.checkQuota(tenantId);
     const stateless = threadId === undefined;
     const runId = newId();
     const newRun = (tid: string) => ({
@@ -169,6 +171,20 @@ export class RunService {
     }
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
+  }
+
+  /**
+   * Admission quota: the tenant's pending and running runs (TENANT_MAX_ACTIVE_RUNS, per-tenant
+   * TENANT_RUN_QUOTAS). Counted from the records, so it holds across gateway replicas (two
+   * admissions racing on the last slot may both pass).
+   */
+  private async checkQuota(tenantId: string): Promise<void> {
+    const limit = this.deps.config.TENANT_RUN_QUOTAS?.get(tenantId) ?? this.deps.config.TENANT_MAX_ACTIVE_RUNS ?? 0;
+    if (limit <= 0) return;
+    const active = await this.deps.store.countActiveRuns(tenantId);
+    if (active >= limit) {
+      throw new HttpError(429, 'UNAVAILABLE', `Tenant ${tenantId} has ${active} runs pending or running, at its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`);
+    }
   }
 
   /**

@@ -61,7 +61,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -231,6 +231,17 @@ export function storeContract(harness: StoreTestHarness): void {
         await store.updateRun(tenantId, ids[1]!, { status: 'success' });
         expect((await store.listRuns(tenantId, threadId, { status: 'success' })).map((r) => r.runId)).toEqual([ids[1]]);
       });
+    });
+
+    it('counts a tenant\'s pending and running runs only', async () => {
+      const { tenantId, threadId } = await newThread();
+      const a = (await newRun(tenantId, threadId)).run;
+      const b = (await newRun(tenantId, threadId)).run;
+      await newRun(tenantId, threadId);
+      await store.updateRun(tenantId, a.runId, { status: 'running' });
+      await store.updateRun(tenantId, b.runId, { status: 'success' });
+      expect(await store.countActiveRuns(tenantId)).toBe(2);
+      expect(await store.countActiveRuns(uid('nobody'))).toBe(0);
     });
 
     describe('effect ledger', () => {
