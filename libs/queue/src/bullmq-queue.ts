@@ -101,6 +101,12 @@ export class BullMqQueue implements JobQueue {
     return w;
   }
 
+  async getPayload(jobId: string): Promise<Uint8Array | undefined> {
+    const job = await this.queue.getJob(jobId);
+    const data = job?.data as StoredData | undefined;
+    return data?.p === undefined ? undefined : new Uint8Array(Buffer.from(data.p, 'base64'));
+  }
+
   async getState(jobId: string): Promise<JobState> {
     const s = await this.queue.getJobState(jobId);
     return STATE[s] ?? 'unknown';

@@ -147,6 +147,13 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       expect(maxActive).toBe(concurrency);
     });
 
+    it('returns the payload of a job it keeps, and undefined for an unknown one', async () => {
+      const q = await queue();
+      await q.enqueue(enc('keep me'), { jobId: 'pl-1', delayMs: 60_000 });
+      expect(new TextDecoder().decode(await q.getPayload('pl-1'))).toBe('keep me');
+      expect(await q.getPayload('pl-never')).toBeUndefined();
+    });
+
     it('reports waiting, delayed, completed, failed and unknown states', async () => {
       const q = await queue();
       expect(await q.getState('never-added')).toBe('unknown');

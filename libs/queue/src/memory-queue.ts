@@ -91,6 +91,12 @@ export class MemoryQueue implements JobQueue {
     return w;
   }
 
+  async getPayload(jobId: string): Promise<Uint8Array | undefined> {
+    this.sweep();
+    const p = this.jobs.get(jobId)?.payload;
+    return p === undefined ? undefined : new Uint8Array(p);
+  }
+
   async getState(jobId: string): Promise<JobState> {
     this.sweep();
     return this.jobs.get(jobId)?.state ?? 'unknown';

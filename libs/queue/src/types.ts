@@ -54,6 +54,8 @@ export interface JobQueue {
   /** Starts a worker. A handler that throws is retried per the job's attempts/backoff, unless it throws UnrecoverableJobError. */
   process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker>;
   getState(jobId: string): Promise<JobState>;
+  /** The payload of a job the queue still keeps (waiting, active, or kept completed/failed); undefined otherwise. */
+  getPayload(jobId: string): Promise<Uint8Array | undefined>;
   close(): Promise<void>;
 }
 

@@ -242,6 +242,25 @@ function runsTenantStatusIndex(dialect: SqlDialectName): Migration {
   };
 }
 
+/** 0006: finding runs left in a status across tenants (the orchestrator's orphan sweeper). */
+function runsStatusUpdatedIndex(dialect: SqlDialectName): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await createIndexOnce(() =>
+        db.schema
+          .createIndex('runs_status_updated_idx')
+          .$call((b) => (dialect === 'sqlite' ? b.ifNotExists() : b))
+          .on('runs')
+          .columns(['status', 'updated_at'])
+          .execute(),
+      );
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropIndex('runs_status_updated_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
@@ -249,6 +268,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0003_thread_uploads': threadUploads(dialect),
     '0004_approval_audit': approvalAudit(dialect),
     '0005_runs_tenant_status': runsTenantStatusIndex(dialect),
+    '0006_runs_status_updated': runsStatusUpdatedIndex(dialect),
   };
 }
 

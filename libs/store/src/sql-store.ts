@@ -524,6 +524,18 @@ export class SqlStore implements Store {
     return rows.map(toRun);
   }
 
+  async listRunsInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]> {
+    const rows = await this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('status', '=', status)
+      .where('updated_at', '<', updatedBefore.getTime())
+      .orderBy('updated_at')
+      .limit(Math.max(1, Math.floor(limit)))
+      .execute();
+    return rows.map(toRun);
+  }
+
   async countActiveRuns(tenantId: string): Promise<number> {
     const row = await this.db
       .selectFrom('runs')

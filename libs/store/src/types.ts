@@ -166,6 +166,8 @@ export interface Store {
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;
   /** Runs of the tenant that are pending or running (admission quotas). */
   countActiveRuns(tenantId: string): Promise<number>;
+  /** Runs of every tenant in a status whose record has not changed since `updatedBefore`, oldest first (operations). */
+  listRunsInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]>;
   /**
    * Applies a patch. When `onlyFrom` is given the update happens only if the
    * current status is one of them; returns whether a row changed.

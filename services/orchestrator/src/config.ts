@@ -33,6 +33,9 @@ export const OrchestratorEnv = z.object({
   /** Times a run may be taken over after its worker died before it is failed (BullMQ maxStalledCount). */
   RUN_MAX_STALLED: envInt(20, 1, 1000),
   SHUTDOWN_GRACE_MS: envInt(20_000, 0, 600_000),
+  /** How often to look for runs whose queue job failed outside our handler, and how old such a run must be (0 disables). */
+  RUN_SWEEP_INTERVAL_MS: envInt(60_000, 0, 86_400_000),
+  RUN_SWEEP_AFTER_MS: envInt(60_000, 1_000, 86_400_000),
   /** Public base URL of the API; makes artifact download URLs absolute (else they are paths). */
   PUBLIC_BASE_URL: envBaseUrl(),
   /** Language of prompts, system reminders and orchestrator messages. */

@@ -3,11 +3,12 @@ import { MemorySaver } from '@langchain/langgraph';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { create, RunJobSchema, toBinary, type RunJob } from '@agentloop/proto';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
-import { MemoryQueue, ReleaseJobError } from '@agentloop/queue';
+import { MemoryQueue, ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
 import { createSqliteStore, type Store } from '@agentloop/store';
 import { UnavailableError, silentLogger } from '@agentloop/core';
 import { isTransientInfraError, RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
+import { sweepOrphanedRuns } from './sweeper.js';
 import { ModelRegistry } from './models/registry.js';
 import { ToolClient } from './tool-client.js';
 import { RunInputError } from './errors.js';
@@ -169,6 +170,30 @@ describe('RunExecutor durability', () => {
     store = real;
     await expect(runJobHandler(exec2, silentLogger())({ id: RUN, payload: toBinary(RunJobSchema, job), attemptsMade: 0, attempts: 3 }, never)).rejects.toThrow();
     expect((await real.getRun('t1', RUN))?.status).toBe('pending');
+  });
+
+  it('the sweeper ends a running run whose queue job failed outside the handler (and leaves live ones alone)', async () => {
+    const { executor, job } = await setup([{ content: 'done' }]);
+    await store.updateRun('t1', RUN, { status: 'running', startedAt: new Date() });
+    const runsQueue = new MemoryQueue('runs');
+    try {
+      await runsQueue.enqueue(toBinary(RunJobSchema, job), { jobId: RUN, attempts: 1 });
+      // The queue gives up on the job without our handler recording anything (as BullMQ does past maxStalledCount).
+      const worker = await runsQueue.process(async () => {
+        throw new UnrecoverableJobError('stalled too many times');
+      }, { concurrency: 1 });
+      for (let i = 0; i < 200 && (await runsQueue.getState(RUN)) !== 'failed'; i++) await new Promise((r) => setTimeout(r, 5));
+      await worker.close();
+      await new Promise((r) => setTimeout(r, 5));
+      const ended = await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 });
+      expect(ended).toEqual([RUN]);
+      expect(await store.getRun('t1', RUN)).toMatchObject({ status: 'error', error: expect.stringContaining('its job failed in the queue') });
+      expect(await webhooks.getState(RUN)).toBe('waiting');
+      // A second sweep finds nothing left to do.
+      expect(await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 })).toEqual([]);
+    } finally {
+      await runsQueue.close();
+    }
   });
 
   it('announces the end and enqueues the webhook on a retry when an earlier attempt recorded the outcome but could not announce it', async () => {

@@ -11,6 +11,7 @@ import { SkillsClient } from './skills-client.js';
 import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
+import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
 
 export interface OrchestratorDeps {
@@ -75,6 +76,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   return {
     async start() {
       threadDeletes = await deps.bus.serve(
@@ -97,10 +99,19 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,
         maxStalledCount: deps.config.RUN_MAX_STALLED,
       });
+      if (deps.config.RUN_SWEEP_INTERVAL_MS > 0) {
+        sweeper = setInterval(() => {
+          void sweepOrphanedRuns({ store: deps.store, runs: deps.runs, executor, logger: log, olderThanMs: deps.config.RUN_SWEEP_AFTER_MS }).catch((err: unknown) =>
+            log.warn({ err: errorMessage(err) }, 'orphaned-run sweep failed'),
+          );
+        }, deps.config.RUN_SWEEP_INTERVAL_MS);
+        sweeper.unref();
+      }
       log.info({ concurrency: deps.config.RUN_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
     },
     async stop() {
       // In-flight steps finish and are checkpointed; their runs are then handed back for another worker.
+      clearInterval(sweeper);
       executor.drain();
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);

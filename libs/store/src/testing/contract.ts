@@ -61,7 +61,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -231,6 +231,19 @@ export function storeContract(harness: StoreTestHarness): void {
         await store.updateRun(tenantId, ids[1]!, { status: 'success' });
         expect((await store.listRuns(tenantId, threadId, { status: 'success' })).map((r) => r.runId)).toEqual([ids[1]]);
       });
+    });
+
+    it('lists runs left in a status across tenants, oldest first', async () => {
+      const a = await newThread();
+      const b = await newThread();
+      const ra = (await newRun(a.tenantId, a.threadId)).run;
+      const rb = (await newRun(b.tenantId, b.threadId)).run;
+      await store.updateRun(a.tenantId, ra.runId, { status: 'running' });
+      await store.updateRun(b.tenantId, rb.runId, { status: 'running' });
+      const found = await store.listRunsInStatus('running', new Date(Date.now() + 60_000), 1000);
+      const ids = found.map((r) => r.runId);
+      expect(ids).toEqual(expect.arrayContaining([ra.runId, rb.runId]));
+      expect(await store.listRunsInStatus('running', new Date(0), 10)).toEqual([]);
     });
 
     it('counts a tenant\'s pending and running runs only', async () => {
