@@ -65,6 +65,14 @@ describe('embedded mode, end to end', () => {
       expect(verifyWebhookSignature(SECRET, d.headers as Record<string, string>, d.body)).toBe(true);
       const final = await client.runs.get(thread.thread_id, run.run_id);
       expect(final.status).toBe('success');
+      // The delivery log: the 500, then the delivery.
+      const log = (await (await fetch(`${server.url}/runs/${run.run_id}/webhook`)).json()) as { delivery_id: string; url: string; attempts: Array<{ attempt: number; outcome: string; status_code: number | null }> };
+      expect(log.delivery_id).toBe(run.run_id);
+      expect(log.url).toBe(receiver.url);
+      expect(log.attempts.map((a) => [a.attempt, a.outcome, a.status_code])).toEqual([
+        [1, 'retry', 500],
+        [2, 'delivered', 204],
+      ]);
     } finally {
       await receiver.close();
     }

@@ -105,7 +105,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   });
   await orchestrator.start();
   const gatewayLogger = loggerFor('gateway');
-  const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig });
+  const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store });
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
   const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });

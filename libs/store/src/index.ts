@@ -17,6 +17,7 @@ export {
   type NewUpload,
   type AuditEntry,
   type NewAuditEntry,
+  type WebhookAttempt,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';

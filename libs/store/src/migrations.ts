@@ -261,6 +261,33 @@ function runsStatusUpdatedIndex(dialect: SqlDialectName): Migration {
   };
 }
 
+/** 0007: the webhook delivery log, one row per attempt. */
+function webhookDeliveries(dialect: SqlDialectName): Migration {
+  const t = columnTypes(dialect);
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('webhook_deliveries')
+        .ifNotExists()
+        .addColumn('tenant_id', t.id, (c) => c.notNull())
+        .addColumn('delivery_id', t.id, (c) => c.notNull())
+        .addColumn('run_id', t.id, (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('at', t.millis, (c) => c.notNull())
+        .addColumn('outcome', t.short, (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('error', t.doc)
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('webhook_deliveries_pk', ['tenant_id', 'delivery_id', 'attempt'])
+        .$call(tableOptions(dialect))
+        .execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('webhook_deliveries').ifExists().execute();
+    },
+  };
+}
+
 export function storeMigrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     '0001_threads_runs': initialSchema(dialect),
@@ -269,6 +296,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0004_approval_audit': approvalAudit(dialect),
     '0005_runs_tenant_status': runsTenantStatusIndex(dialect),
     '0006_runs_status_updated': runsStatusUpdatedIndex(dialect),
+    '0007_webhook_deliveries': webhookDeliveries(dialect),
   };
 }
 

@@ -99,6 +99,18 @@ export interface ApprovalAuditHeadsTable {
   hash: string;
 }
 
+export interface WebhookDeliveriesTable {
+  tenant_id: string;
+  delivery_id: string;
+  run_id: string;
+  attempt: number;
+  at: number;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
@@ -106,6 +118,7 @@ export interface Database {
   thread_uploads: ThreadUploadsTable;
   approval_audit: ApprovalAuditTable;
   approval_audit_heads: ApprovalAuditHeadsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -21,6 +21,7 @@ import type {
   UploadRecord,
   AuditEntry,
   NewAuditEntry,
+  WebhookAttempt,
 } from './types.js';
 
 export interface SqlStoreOptions {
@@ -272,6 +273,42 @@ export class SqlStore implements Store {
       .execute();
     await db.updateTable('approval_audit_heads').set({ seq: entry.seq, hash: entry.hash }).where('tenant_id', '=', e.tenantId).execute();
     return { entry, duplicate: false };
+  }
+
+  async recordWebhookAttempt(a: WebhookAttempt): Promise<void> {
+    try {
+      await this.db
+        .insertInto('webhook_deliveries')
+        .values({
+          tenant_id: a.tenantId,
+          delivery_id: a.deliveryId,
+          run_id: a.runId,
+          attempt: a.attempt,
+          at: a.at.getTime(),
+          outcome: a.outcome,
+          status_code: a.statusCode,
+          error: a.error === null ? null : a.error.slice(0, 4000),
+          duration_ms: Math.max(0, Math.round(a.durationMs)),
+        })
+        .execute();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+
+  async listWebhookAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]> {
+    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('tenant_id', '=', tenantId).where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+    return rows.map((r) => ({
+      tenantId: r.tenant_id,
+      deliveryId: r.delivery_id,
+      runId: r.run_id,
+      attempt: Number(r.attempt),
+      at: millisToDate(r.at),
+      outcome: r.outcome as WebhookAttempt['outcome'],
+      statusCode: r.status_code === null ? null : Number(r.status_code),
+      error: r.error,
+      durationMs: Number(r.duration_ms),
+    }));
   }
 
   async listAuditEntries(tenantId: string, filter: { runId?: string; threadId?: string; afterSeq?: number; limit?: number } = {}): Promise<AuditEntry[]> {

@@ -149,6 +149,21 @@ export interface AuditEntry {
 
 export type NewAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash'>;
 
+/** One attempt to deliver a run's webhook. */
+export interface WebhookAttempt {
+  tenantId: string;
+  deliveryId: string;
+  runId: string;
+  /** 1, 2, 3… */
+  attempt: number;
+  at: Date;
+  /** delivered | retry (will be retried) | failed (final) | refused (SSRF guard) */
+  outcome: 'delivered' | 'retry' | 'failed' | 'refused';
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -202,6 +217,10 @@ export interface Store {
    * (tenant, run, tool call) again returns the first entry with duplicate=true.
    */
   appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }>;
+  /** Logs one webhook delivery attempt (the same attempt twice keeps the first). */
+  recordWebhookAttempt(a: WebhookAttempt): Promise<void>;
+  /** A delivery's attempts, first to last. */
+  listWebhookAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]>;
   /** Entries oldest first, after `afterSeq`, optionally of one run or thread. */
   listAuditEntries(tenantId: string, filter?: { runId?: string; threadId?: string; afterSeq?: number; limit?: number }): Promise<AuditEntry[]>;
 

@@ -4,6 +4,7 @@ import https from 'node:https';
 import { pinnedLookup, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { fromBinary, WebhookJobSchema, type WebhookJob } from '@agentloop/proto';
 import { UnrecoverableJobError, type Job, type JobQueue, type QueueWorker } from '@agentloop/queue';
+import type { Store, WebhookAttempt } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import type { GatewayConfig } from './config.js';
 
@@ -21,6 +22,8 @@ export interface WebhookWorkerOptions {
   config: Pick<GatewayConfig, 'WEBHOOK_SECRET' | 'WEBHOOK_TIMEOUT_MS'> & Partial<Pick<GatewayConfig, 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_ALLOW'>>;
   /** Resolver for the SSRF guard (tests). */
   lookup?: HostLookup;
+  /** Where each attempt is logged (`GET /runs/{id}/webhook`); without it attempts are only logged as lines. */
+  store?: Pick<Store, 'recordWebhookAttempt'>;
 }
 
 /** How the SSRF guard words webhook refusals. */
@@ -184,6 +187,11 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
       attempt: job.attemptsMade + 1,
       attempts: job.attempts,
     };
+    const started = Date.now();
+    const record = (outcome: WebhookAttempt['outcome'], statusCode: number | null, error: string | null) =>
+      opts.store
+        ?.recordWebhookAttempt({ tenantId: hook.tenantId, deliveryId: hook.deliveryId, runId: hook.runId, attempt: job.attemptsMade + 1, at: new Date(started), outcome, statusCode, error, durationMs: Date.now() - started })
+        .catch((err: unknown) => log.warn({ ...fields, err: errorMessage(err) }, 'webhook attempt not logged'));
     try {
       const status = await deliverWebhook(hook, {
         secret: opts.config.WEBHOOK_SECRET,
@@ -193,7 +201,12 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
         ...(opts.lookup ? { lookup: opts.lookup } : {}),
       });
       log.info({ ...fields, status }, 'webhook delivered');
+      await record('delivered', status, null);
     } catch (err) {
+      const code = /answered HTTP (\d{3})/.exec(errorMessage(err))?.[1];
+      const refused = err instanceof UnrecoverableJobError && /^Refused to deliver/.test(err.message);
+      const final = err instanceof UnrecoverableJobError || job.attemptsMade + 1 >= job.attempts;
+      await record(refused ? 'refused' : final ? 'failed' : 'retry', code ? Number(code) : null, errorMessage(err));
       if (err instanceof UnrecoverableJobError) {
         log.error({ ...fields, err: err.message }, 'webhook rejected by the receiver; not retried');
       } else if (job.attemptsMade + 1 >= job.attempts) {

@@ -61,7 +61,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -244,6 +244,21 @@ export function storeContract(harness: StoreTestHarness): void {
       const ids = found.map((r) => r.runId);
       expect(ids).toEqual(expect.arrayContaining([ra.runId, rb.runId]));
       expect(await store.listRunsInStatus('running', new Date(0), 10)).toEqual([]);
+    });
+
+    it('logs webhook attempts per delivery, tenant-scoped, first to last, each once', async () => {
+      const tenantId = uid('hooks');
+      const base = { tenantId, deliveryId: 'd-1', runId: 'd-1', at: new Date(1_700_000_000_000), statusCode: null, error: null, durationMs: 12 };
+      await store.recordWebhookAttempt({ ...base, attempt: 2, outcome: 'delivered', statusCode: 204 });
+      await store.recordWebhookAttempt({ ...base, attempt: 1, outcome: 'retry', statusCode: 500, error: 'answered HTTP 500' });
+      await store.recordWebhookAttempt({ ...base, attempt: 1, outcome: 'failed' });
+      const log = await store.listWebhookAttempts(tenantId, 'd-1');
+      expect(log.map((a) => [a.attempt, a.outcome, a.statusCode, a.error])).toEqual([
+        [1, 'retry', 500, 'answered HTTP 500'],
+        [2, 'delivered', 204, null],
+      ]);
+      expect(log[0]!.at.getTime()).toBe(1_700_000_000_000);
+      expect(await store.listWebhookAttempts(uid('other'), 'd-1')).toEqual([]);
     });
 
     it('counts a tenant\'s pending and running runs only', async () => {

@@ -194,6 +194,19 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     return reply.code(202).send(toApiRun(after));
   });
 
+  // The webhook delivery log of a run: every attempt with its outcome (delivery id = run id).
+  app.get('/runs/:run_id/webhook', async (request) => {
+    const { run_id } = parseRequest(z.object({ run_id: Uuid }), request.params, 'params');
+    const run = await store.getRun(request.tenantId, run_id);
+    if (!run) throw notFound(`Run ${run_id} not found.`);
+    const attempts = await store.listWebhookAttempts(request.tenantId, run_id);
+    return {
+      delivery_id: run_id,
+      url: typeof run.kwargs.webhook === 'string' ? run.kwargs.webhook : null,
+      attempts: attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), outcome: a.outcome, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })),
+    };
+  });
+
   // --- delegated agents' runs (seed 001 Part 5) ------------------------------
 
   // The child runs a run started with delegate_task, oldest first. Each lives on its own thread
