@@ -1,78 +1,141 @@
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, envInt, errorMessage, parseConfig } from '@agentloop/core';
 
+/** The example shipped with the package (every server disabled: a fresh install starts nothing). */
 export const DEFAULT_MCP_CONFIG_PATH = fileURLToPath(new URL('../config/mcp_servers.yaml', import.meta.url));
+
+/** Tool names a model provider accepts (OpenAI and Anthropic share this rule). */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export const McpBrokerEnv = z.object({
   NATS_URL: z.string().optional(),
   LOG_LEVEL: z.string().default('info'),
-  /** mcp_servers.yaml (seed 001 §6.4); default: config/mcp_servers.yaml of this package (every server disabled). */
+  /** mcp_servers.yaml (seed 001 §6.4); default: config/mcp_servers.yaml of this package. */
   MCP_CONFIG: z.string().min(1).optional(),
-  /** Largest tool result passed to the model, in bytes of text. */
+  /** Largest tool result handed to the model, in bytes of UTF-8 text. */
   MCP_MAX_RESULT_BYTES: envInt(100 * 1024, 1024, 16 * 1024 * 1024),
-  /** Default per-call and startup timeouts (a server may set its own `timeout_ms`). */
+  /** Default per-call timeout (a server may set `timeout_ms`); the request deadline shortens it. */
   MCP_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  /** Default connect + initialize + tools/list timeout (a server may set `start_timeout_ms`). */
   MCP_START_TIMEOUT_MS: envInt(30_000, 100, 600_000),
+  /** Stop a server unused for this long (a server may set `idle_timeout_ms`); 0: never. */
+  MCP_IDLE_TIMEOUT_MS: envInt(0, 0, 86_400_000),
 });
-export type McpBrokerConfig = z.infer<typeof McpBrokerEnv>;
+export type McpBrokerEnv = z.infer<typeof McpBrokerEnv>;
+/** The broker's environment configuration (parsed once at boot). */
+export type McpBrokerConfig = McpBrokerEnv;
 
 export function loadMcpBrokerConfig(env: NodeJS.ProcessEnv = process.env): McpBrokerConfig {
   return parseConfig(McpBrokerEnv, env);
 }
 
-const ToolEntry = z
+const nameRule = (what: string) => z.string().regex(TOOL_NAME_PATTERN, `${what} must be 1-64 characters of a-z A-Z 0-9 _ -`);
+
+export const McpToolEntry = z
   .object({
+    /** false: never offered, never callable. */
     enabled: z.boolean().default(true),
+    /** Offered to every run; otherwise only when @mentioned (by exposed name or server id). */
     always_available: z.boolean().default(false),
-    alias: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'alias must be 1-64 characters of a-z A-Z 0-9 _ -').optional(),
-    description: z.string().optional(),
+    /** Exposed name instead of `<server>_<tool>`. */
+    alias: nameRule('alias').optional(),
+    /** Replaces the server's description of the tool. */
+    description: z.string().min(1).optional(),
   })
   .strict();
+export type McpToolEntry = z.infer<typeof McpToolEntry>;
 
-const ServerEntry = z
+export const McpServerEntry = z
   .object({
     enabled: z.boolean().default(true),
     connection_mode: z.enum(['stdio', 'sse', 'http']).default('stdio'),
-    command: z.string().optional(),
+    /** stdio: the program to spawn (looked up on PATH), its arguments and working directory. */
+    command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
+    cwd: z.string().min(1).optional(),
+    /** stdio: the server's whole environment besides PATH; `${VAR}` / `${VAR:-default}` come from the broker's. */
     env: z.record(z.string(), z.string()).default({}),
-    cwd: z.string().optional(),
-    url: z.string().url().optional(),
+    /** sse / http: the endpoint and extra request headers (`${VAR}` expanded, e.g. a bearer token). */
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), 'url must be http(s)')
+      .optional(),
     headers: z.record(z.string(), z.string()).default({}),
     /** Per-call timeout (default MCP_CALL_TIMEOUT_MS). */
     timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
     /** Connect + initialize + tools/list timeout (default MCP_START_TIMEOUT_MS). */
-    start_timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
-    /** Tenants that may use this server (default: all). */
-    tenants: z.array(z.string()).optional(),
-    /** Tools not listed here are offered on @mention only; listed ones per their settings. */
-    tools: z.record(z.string(), ToolEntry).default({}),
-    /** Offer every tool of the server to every run (not only on @mention). */
+    start_timeout_ms: z.number().int().min(100).max(600_000).optional(),
+    /** Stop the server after this long without use (default MCP_IDLE_TIMEOUT_MS; 0: never). */
+    idle_timeout_ms: z.number().int().min(0).max(86_400_000).optional(),
+    /** Tenants that may see and call this server's tools (default: every tenant). */
+    tenants: z.array(z.string().min(1)).optional(),
+    /** Offer every tool of the server to every run (per-tool `always_available` does it for one tool). */
     always_available: z.boolean().default(false),
+    /** Per-tool settings; tools the server has but that are not listed here are offered on @mention. */
+    tools: z.record(z.string(), McpToolEntry).default({}),
   })
   .strict()
   .superRefine((s, ctx) => {
     if (s.connection_mode === 'stdio' && !s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a stdio server needs a command' });
     if (s.connection_mode !== 'stdio' && !s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: `an ${s.connection_mode} server needs a url` });
   });
-export type McpServerEntry = z.infer<typeof ServerEntry>;
+export type McpServerEntry = z.infer<typeof McpServerEntry>;
 
-const McpFile = z
+export const McpFile = z
   .object({
-    global: z.object({ lazy_startup: z.boolean().default(true) }).strict().default({ lazy_startup: true }),
-    servers: z.record(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'server ids are 1-64 characters of a-z A-Z 0-9 _ -'), ServerEntry).nullish().transform((v) => v ?? {}),
+    global: z
+      .object({ lazy_startup: z.boolean().default(true) })
+      .strict()
+      .nullish()
+      .transform((g) => ({ lazy_startup: g?.lazy_startup ?? true })),
+    servers: z
+      .record(nameRule('a server id'), McpServerEntry)
+      .nullish()
+      .transform((v) => v ?? {}),
   })
-  .strict();
+  .strict()
+  .superRefine((f, ctx) => {
+    // An alias names one tool: two tools under one name would make a call ambiguous.
+    const seen = new Map<string, string>();
+    for (const [id, server] of Object.entries(f.servers)) {
+      for (const [tool, t] of Object.entries(server.tools)) {
+        if (!t.alias) continue;
+        const where = `servers.${id}.tools.${tool}.alias`;
+        const first = seen.get(t.alias);
+        if (first) ctx.addIssue({ code: 'custom', path: ['servers', id, 'tools', tool, 'alias'], message: `alias "${t.alias}" is also used by ${first}` });
+        else seen.set(t.alias, where);
+      }
+    }
+  });
 export type McpFile = z.infer<typeof McpFile>;
 
-/** `${VAR}` in env values and headers, from the broker's environment (secrets stay out of the file). */
-export function expandVars(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  return text.replace(/\$\{([A-Z0-9_]+)\}/gi, (_m, name: string) => env[name] ?? '');
+/** Thrown when a `${VAR}` reference names a variable the broker's environment does not set. */
+export class MissingVariableError extends ConfigError {
+  override name = 'MissingVariableError';
+  constructor(readonly variable: string, where: string) {
+    super(`environment variable ${variable} (used in ${where}) is not set`);
+  }
 }
 
+/**
+ * Expands `${VAR}` (and `${VAR:-default}`) from the broker's environment, so secrets stay out of
+ * the file. A reference to an unset variable without a default is an error naming it and `where`.
+ */
+export function expandVars(text: string, env: NodeJS.ProcessEnv = process.env, where = 'mcp_servers.yaml'): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback: string | undefined) => {
+    const value = env[name];
+    if (value !== undefined && value !== '') return value;
+    if (fallback !== undefined) return fallback;
+    if (value === '') return '';
+    throw new MissingVariableError(name, where);
+  });
+}
+
+/** Parses and validates mcp_servers.yaml text; a mistake is a ConfigError naming the file and the key path. */
 export function parseMcpFile(text: string, source = 'mcp_servers.yaml'): McpFile {
   let raw: unknown;
   try {
@@ -81,12 +144,20 @@ export function parseMcpFile(text: string, source = 'mcp_servers.yaml'): McpFile
     throw new ConfigError(`${source} is not valid YAML: ${errorMessage(err)}`);
   }
   const parsed = McpFile.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`${source} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`${source} is invalid:\n${lines.join('\n')}`);
+  }
   return parsed.data;
 }
 
+/**
+ * Reads the MCP configuration: `path` (MCP_CONFIG) must exist; without it the package's default
+ * file is read, and when even that is absent (a trimmed image) no server is configured.
+ */
 export async function loadMcpFile(path: string | undefined): Promise<McpFile> {
   const file = path ?? DEFAULT_MCP_CONFIG_PATH;
+  if (path === undefined && !(await access(file).then(() => true, () => false))) return parseMcpFile('', file);
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -2,112 +2,444 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { expandVars, type McpServerEntry } from './config.js';
+import { McpCallFailedError, McpCallTimeoutError, McpServerUnavailableError } from './errors.js';
+import type { McpTool } from './naming.js';
 
-/** A tool as an MCP server lists it. */
-export interface McpTool {
-  name: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-  annotations?: { idempotentHint?: boolean; readOnlyHint?: boolean };
-}
+const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
+const STDERR_TAIL_BYTES = 2048;
+const MAX_TOOL_PAGES = 100;
+const HEALTH_PING_MAX_MS = 5_000;
 
-interface Connection {
-  client: Client;
-  tools: McpTool[];
-}
-
-/** The environment a stdio server gets: its own `env` entries plus PATH — never the broker's secrets. */
-export function serverEnvironment(entry: McpServerEntry, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+/**
+ * The environment of a stdio server: PATH plus its configured `env` (with `${VAR}` expanded from
+ * the broker's environment) — never the broker's own variables, which hold its secrets. (The SDK's
+ * StdioClientTransport adds its sudo-like safe set as well: HOME, LOGNAME, SHELL, TERM, USER.)
+ */
+export function serverEnvironment(server: string, entry: Pick<McpServerEntry, 'env'>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
-  if (env.HOME) out.HOME = env.HOME;
-  for (const [k, v] of Object.entries(entry.env)) out[k] = expandVars(v, env);
+  for (const [k, v] of Object.entries(entry.env)) out[k] = expandVars(v, env, `servers.${server}.env.${k}`);
   return out;
 }
 
+/** Request headers of a remote server, `${VAR}` expanded. */
+export function serverHeaders(server: string, entry: Pick<McpServerEntry, 'headers'>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return Object.fromEntries(Object.entries(entry.headers).map(([k, v]) => [k, expandVars(v, env, `servers.${server}.headers.${k}`)]));
+}
+
+/** The last bytes a stdio server wrote to stderr: the reason it failed, more often than not. */
+class StderrTail {
+  private text = '';
+  push(chunk: Buffer | string): void {
+    this.text = (this.text + chunk.toString()).slice(-STDERR_TAIL_BYTES);
+  }
+  /** ` (stderr: …)`, or '' when the server wrote nothing. */
+  suffix(): string {
+    const t = this.text.trim().split('\n').slice(-5).join(' | ').slice(-500);
+    return t ? ` (stderr: ${t})` : '';
+  }
+}
+
+/** One live MCP client connection (a spawned process for stdio, a session for sse/http). */
+export class McpConnection {
+  tools: McpTool[] = [];
+  inflight = 0;
+  lastUsed = Date.now();
+  readonly startedAt = Date.now();
+  /** Initialized and listed: a close from now on is a crash unless `closing`. */
+  ready = false;
+  /** Set when the broker closes it on purpose (idle, drop, shutdown): its close is not a crash. */
+  closing = false;
+  /** Pending health check after a timed-out call; calls wait for it before using the connection. */
+  health: Promise<boolean> | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly server: string,
+    readonly client: Client,
+    readonly transport: Transport,
+    readonly stderr: StderrTail,
+  ) {}
+
+  /** The spawned process id (stdio only). */
+  get pid(): number | undefined {
+    return this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined;
+  }
+}
+
+export interface McpPoolOptions {
+  logger: Logger;
+  /** Default connect + initialize + tools/list budget (a server's `start_timeout_ms` wins). */
+  startTimeoutMs: number;
+  /** Default idle shutdown (a server's `idle_timeout_ms` wins); 0: never. */
+  idleTimeoutMs?: number;
+  /** Where `${VAR}` references are looked up (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Restart backoff after repeated failures: base and cap, ms (defaults 1 s and 60 s). */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** A server's tool list became known or changed (started, or it sent tools/list_changed). */
+  onToolsChanged?: (server: string) => void;
+}
+
+export interface McpServerStatus {
+  id: string;
+  mode: McpServerEntry['connection_mode'];
+  state: 'stopped' | 'starting' | 'running' | 'backoff';
+  pid?: number;
+  /** Tools of its latest listing (kept while it is stopped). */
+  tools?: number;
+  failures: number;
+  lastError?: string;
+  /** Epoch ms before which it is not started again. */
+  retryAt?: number;
+}
+
+interface Failure {
+  count: number;
+  retryAt: number;
+  lastError: string;
+}
+
 /**
- * One MCP client connection per server, started on first need (seed 001 §6.2). Concurrent first
- * uses share one start; a connection that closes or fails is dropped and started again on next use,
- * after a backoff when it keeps failing.
+ * One MCP client connection per server per replica (seed 001 §6.1-6.2), started on first need.
+ * Concurrent first uses share one start (one process); a connection that closes, crashes or sends
+ * garbage is dropped and started again on next use, with an exponential backoff after repeated
+ * failures (reported as a clear error meanwhile); a call that times out triggers a ping, and a
+ * server that does not answer it is restarted; an idle server may be stopped.
  */
 export class McpPool {
-  private readonly live = new Map<string, Promise<Connection>>();
-  private readonly failures = new Map<string, { count: number; until: number; message: string }>();
+  private readonly live = new Map<string, Promise<McpConnection>>();
+  private readonly conns = new Map<string, McpConnection>();
+  private readonly known = new Map<string, McpTool[]>();
+  private readonly failures = new Map<string, Failure>();
+  private readonly closing = new Set<Promise<void>>();
+  private stopped = false;
+  private version = 0;
 
   constructor(
     private readonly servers: Readonly<Record<string, McpServerEntry>>,
-    private readonly opts: { logger: Logger; startTimeoutMs: number; env?: NodeJS.ProcessEnv },
+    private readonly opts: McpPoolOptions,
   ) {}
 
-  /** Started servers' ids (for tests and status). */
+  /** Ids of the servers with a live connection (started and not closed). */
   running(): string[] {
-    return [...this.live.keys()];
+    return [...this.conns.keys()].sort();
   }
 
-  get(id: string): Promise<Connection> {
-    const existing = this.live.get(id);
-    if (existing) return existing;
+  /** Bumped whenever a tool list becomes known or changes (catalog cache key). */
+  get toolsVersion(): number {
+    return this.version;
+  }
+
+  /** The latest tool lists, by server (servers that never started are absent). */
+  knownTools(): ReadonlyMap<string, readonly McpTool[]> {
+    return this.known;
+  }
+
+  status(): McpServerStatus[] {
+    return Object.entries(this.servers).map(([id, entry]) => {
+      const conn = this.conns.get(id);
+      const fail = this.failures.get(id);
+      const state: McpServerStatus['state'] = conn ? 'running' : this.live.has(id) ? 'starting' : fail && fail.retryAt > Date.now() ? 'backoff' : 'stopped';
+      const s: McpServerStatus = { id, mode: entry.connection_mode, state, failures: fail?.count ?? 0 };
+      if (conn?.pid !== undefined) s.pid = conn.pid;
+      const tools = this.known.get(id);
+      if (tools) s.tools = tools.length;
+      if (fail) {
+        s.lastError = fail.lastError;
+        if (fail.retryAt > Date.now()) s.retryAt = fail.retryAt;
+      }
+      return s;
+    });
+  }
+
+  /** The server's tools: from its latest listing when known, else by starting it. */
+  async tools(id: string): Promise<McpTool[]> {
+    return this.known.get(id) ?? (await this.connect(id)).tools;
+  }
+
+  /**
+   * The live connection of a server, started if need be. Concurrent callers share one start; a
+   * server in its restart backoff is refused with the last error and when it is tried again.
+   */
+  async connect(id: string): Promise<McpConnection> {
+    if (this.stopped) throw new McpServerUnavailableError(`MCP server ${id} is unavailable: the MCP broker is shutting down`);
     const entry = this.servers[id];
-    if (!entry) return Promise.reject(new Error(`unknown MCP server ${id}`));
+    if (!entry) throw new McpServerUnavailableError(`Unknown MCP server: ${id}`);
+    const existing = this.live.get(id);
+    if (existing) {
+      const conn = this.conns.get(id);
+      if (conn?.health && !(await conn.health)) return this.connect(id); // dropped: start afresh
+      return existing;
+    }
     const fail = this.failures.get(id);
-    if (fail && Date.now() < fail.until) {
-      return Promise.reject(new Error(`MCP server ${id} is unavailable (${fail.message}); retrying in ${Math.ceil((fail.until - Date.now()) / 1000)} s`));
+    if (fail && Date.now() < fail.retryAt) {
+      const secs = Math.ceil((fail.retryAt - Date.now()) / 1000);
+      throw new McpServerUnavailableError(`MCP server ${id} is unavailable (${fail.lastError}); the broker tries to start it again in ${secs} s`);
     }
     const started = this.start(id, entry);
     this.live.set(id, started);
     started.then(
-      () => this.failures.delete(id),
+      (conn) => {
+        if (!conn.closing) this.conns.set(id, conn);
+        else if (this.live.get(id) === started) this.live.delete(id);
+      },
       (err: unknown) => {
-        this.live.delete(id);
-        const count = (this.failures.get(id)?.count ?? 0) + 1;
-        // Immediate retry after the first failure, then exponential backoff up to a minute.
-        const delay = count <= 1 ? 0 : Math.min(60_000, 500 * 2 ** (count - 2));
-        this.failures.set(id, { count, until: Date.now() + delay, message: errorMessage(err) });
+        if (this.live.get(id) === started) this.live.delete(id);
+        this.recordFailure(id, errorMessage(err));
       },
     );
     return started;
   }
 
-  /** Drops a connection (after a crash or transport error); the next use starts the server again. */
-  drop(id: string): void {
-    const c = this.live.get(id);
-    this.live.delete(id);
-    void c?.then((conn) => conn.client.close()).catch(() => undefined);
-  }
-
-  async closeAll(): Promise<void> {
-    const all = [...this.live.values()];
-    this.live.clear();
-    await Promise.allSettled(all.map(async (c) => (await c).client.close()));
-  }
-
-  private async start(id: string, entry: McpServerEntry): Promise<Connection> {
-    const log = this.opts.logger.child({ mcp_server: id });
-    const client = new Client({ name: 'agentloop-mcp-broker', version: '1' });
-    const env = this.opts.env ?? process.env;
-    const headers = Object.fromEntries(Object.entries(entry.headers).map(([k, v]) => [k, expandVars(v, env)]));
-    const transport =
-      entry.connection_mode === 'stdio'
-        ? new StdioClientTransport({ command: entry.command!, args: entry.args, env: serverEnvironment(entry, env), ...(entry.cwd ? { cwd: entry.cwd } : {}), stderr: 'ignore' })
-        : entry.connection_mode === 'sse'
-          ? new SSEClientTransport(new URL(entry.url!), { requestInit: { headers } })
-          : new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers } });
-    log.info({ mode: entry.connection_mode, command: entry.command, url: entry.url }, 'starting MCP server');
-    const timeout = entry.start_timeout_ms ?? this.opts.startTimeoutMs;
+  /**
+   * Calls a tool of a server. Failures come back as McpBrokerErrors worded for the model; the
+   * connection is dropped (restarted on next use) when it closed, crashed, sent a malformed result
+   * or could not be reached, and pinged after a timeout (dropped when the ping fails too).
+   */
+  async callTool(
+    id: string,
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { exposedName: string; timeoutMs: number; deadline?: number; signal?: AbortSignal },
+  ): Promise<unknown> {
+    const conn = await this.connect(id);
+    // A start that took time comes out of the caller's deadline.
+    const budget = opts.deadline === undefined ? opts.timeoutMs : Math.min(opts.timeoutMs, opts.deadline - Date.now());
+    if (budget <= 0) throw new McpCallTimeoutError(opts.exposedName, id, opts.timeoutMs);
+    conn.inflight++;
+    clearTimeout(conn.idleTimer);
+    const reqOpts: { timeout: number; signal?: AbortSignal } = { timeout: budget };
+    if (opts.signal) reqOpts.signal = opts.signal;
     try {
-      await client.connect(transport, { timeout });
-      const { tools } = await client.listTools(undefined, { timeout });
-      client.onclose = () => {
-        log.warn('MCP server connection closed; it restarts on next use');
-        this.live.delete(id);
-      };
-      log.info({ tools: tools.map((t) => t.name) }, 'MCP server started');
-      return { client, tools: tools as McpTool[] };
+      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, reqOpts);
+      // A server that answers is healthy again: forget its earlier failures.
+      this.failures.delete(id);
+      return result;
     } catch (err) {
-      log.warn({ err: errorMessage(err) }, 'MCP server did not start');
-      await client.close().catch(() => undefined);
-      throw new Error(`MCP server ${id} did not start: ${errorMessage(err)}`, { cause: err });
+      throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal);
+    } finally {
+      conn.inflight--;
+      conn.lastUsed = Date.now();
+      this.armIdle(conn);
     }
   }
+
+  /** Closes every connection and refuses new starts (broker shutdown). */
+  async closeAll(): Promise<void> {
+    this.stopped = true;
+    const starting = [...this.live.values()];
+    await Promise.allSettled(starting);
+    for (const conn of [...this.conns.values()]) this.drop(conn, 'the broker is stopping', 'debug');
+    await Promise.allSettled([...this.closing]);
+  }
+
+  /** Closes a connection on purpose; the next use of its server starts it again. */
+  drop(conn: McpConnection, reason: string, level: 'debug' | 'info' | 'warn' = 'warn'): void {
+    if (conn.closing) return;
+    conn.closing = true;
+    clearTimeout(conn.idleTimer);
+    if (this.conns.get(conn.server) === conn) {
+      this.conns.delete(conn.server);
+      this.live.delete(conn.server);
+    }
+    this.opts.logger[level]({ mcp_server: conn.server, pid: conn.pid, reason }, 'stopping MCP server');
+    this.closeQuietly(conn.client);
+  }
+
+  private closeQuietly(client: Client): void {
+    const p = client.close().catch(() => undefined);
+    this.closing.add(p);
+    void p.finally(() => this.closing.delete(p));
+  }
+
+  private recordFailure(id: string, message: string): void {
+    const count = (this.failures.get(id)?.count ?? 0) + 1;
+    // The first failure is retried at once (a one-off crash); repeated ones back off exponentially.
+    const base = this.opts.backoffBaseMs ?? 1_000;
+    const delay = count <= 1 ? 0 : Math.min(this.opts.backoffMaxMs ?? 60_000, base * 2 ** (count - 2));
+    this.failures.set(id, { count, retryAt: Date.now() + delay, lastError: message });
+  }
+
+  private armIdle(conn: McpConnection): void {
+    const idle = this.servers[conn.server]?.idle_timeout_ms ?? this.opts.idleTimeoutMs ?? 0;
+    if (idle <= 0 || conn.inflight > 0 || conn.closing) return;
+    clearTimeout(conn.idleTimer);
+    conn.idleTimer = setTimeout(() => {
+      if (conn.inflight === 0) this.drop(conn, `unused for ${idle} ms`, 'info');
+    }, idle);
+    conn.idleTimer.unref();
+  }
+
+  private transport(id: string, entry: McpServerEntry, stderr: StderrTail): Transport {
+    const env = this.opts.env ?? process.env;
+    switch (entry.connection_mode) {
+      case 'stdio': {
+        const t = new StdioClientTransport({
+          command: entry.command!,
+          args: entry.args,
+          env: serverEnvironment(id, entry, env),
+          ...(entry.cwd ? { cwd: entry.cwd } : {}),
+          stderr: 'pipe',
+        });
+        // Read stderr always: an unread pipe fills up and blocks the server.
+        t.stderr?.on('data', (chunk: Buffer) => {
+          stderr.push(chunk);
+          this.opts.logger.debug({ mcp_server: id, stderr: chunk.toString().trimEnd().slice(0, 1000) }, 'MCP server stderr');
+        });
+        return t;
+      }
+      case 'sse':
+        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+      case 'http':
+        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+    }
+  }
+
+  private async start(id: string, entry: McpServerEntry): Promise<McpConnection> {
+    const log = this.opts.logger.child({ mcp_server: id });
+    const budget = entry.start_timeout_ms ?? this.opts.startTimeoutMs;
+    const deadline = Date.now() + budget;
+    const stderr = new StderrTail();
+    let transport: Transport;
+    try {
+      transport = this.transport(id, entry, stderr);
+    } catch (err) {
+      throw new McpServerUnavailableError(`MCP server ${id} cannot start: ${errorMessage(err)}`, { cause: err });
+    }
+    const client = new Client(CLIENT_INFO, {
+      listChanged: {
+        // The server announced a changed tool list (the closure runs only after `c` exists).
+        tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(c) },
+      },
+    });
+    const c = new McpConnection(id, client, transport, stderr);
+    client.onclose = () => this.closed(c);
+    client.onerror = (err) => log.debug({ err: errorMessage(err) }, 'MCP transport error');
+    log.info({ mode: entry.connection_mode, command: entry.command, args: entry.args, url: entry.url }, 'Starting MCP server');
+    try {
+      await client.connect(transport, { timeout: budget });
+      c.tools = await listAllTools(client, Math.max(1, deadline - Date.now()));
+    } catch (err) {
+      c.closing = true;
+      // Let the last stderr bytes arrive: they usually say why.
+      await new Promise((r) => setImmediate(r));
+      this.closeQuietly(client);
+      const what = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${entry.command}` : errorMessage(err);
+      log.warn({ err: what, stderr: stderr.suffix() || undefined }, 'MCP server did not start');
+      throw new McpServerUnavailableError(`MCP server ${id} did not start: ${what}${stderr.suffix()}`, { cause: err });
+    }
+    if (this.stopped) {
+      c.closing = true;
+      this.closeQuietly(client);
+      throw new McpServerUnavailableError(`MCP server ${id} is unavailable: the MCP broker is shutting down`);
+    }
+    c.ready = true;
+    this.known.set(id, c.tools);
+    this.version++;
+    this.opts.onToolsChanged?.(id);
+    log.info({ mode: entry.connection_mode, pid: c.pid, tools: c.tools.map((t) => t.name) }, 'MCP server started');
+    this.armIdle(c);
+    return c;
+  }
+
+  /** The server announced a changed tool list. */
+  private async refresh(conn: McpConnection): Promise<void> {
+    if (conn.closing) return;
+    try {
+      conn.tools = await listAllTools(conn.client, this.servers[conn.server]?.start_timeout_ms ?? this.opts.startTimeoutMs);
+      this.known.set(conn.server, conn.tools);
+      this.version++;
+      this.opts.onToolsChanged?.(conn.server);
+      this.opts.logger.info({ mcp_server: conn.server, tools: conn.tools.map((t) => t.name) }, 'MCP server tools changed');
+    } catch (err) {
+      this.opts.logger.warn({ mcp_server: conn.server, err: errorMessage(err) }, 'MCP server tools could not be listed again');
+    }
+  }
+
+  /** The transport closed: on purpose (ignored) or because the server exited or the link broke. */
+  private closed(conn: McpConnection): void {
+    clearTimeout(conn.idleTimer);
+    if (this.conns.get(conn.server) === conn) {
+      this.conns.delete(conn.server);
+      this.live.delete(conn.server);
+    }
+    // Closed on purpose, or died while starting (start() reports that failure itself).
+    if (conn.closing || !conn.ready) {
+      conn.closing = true;
+      return;
+    }
+    conn.closing = true;
+    const lived = Date.now() - conn.startedAt;
+    // A server that ran fine for a long while before it died starts its backoff afresh.
+    if (lived > (this.opts.backoffMaxMs ?? 60_000)) this.failures.delete(conn.server);
+    const why = `the server exited or closed the connection${conn.stderr.suffix()}`;
+    this.recordFailure(conn.server, why);
+    this.opts.logger.warn({ mcp_server: conn.server, pid: conn.pid, lived_ms: lived, reason: why }, 'MCP server connection closed; it is restarted on next use');
+  }
+
+  private callFailure(conn: McpConnection, tool: string, err: unknown, timeoutMs: number, signal: AbortSignal | undefined): Error {
+    const id = conn.server;
+    const msg = errorMessage(err).slice(0, 1000);
+    if ((err instanceof McpError && err.code === ErrorCode.RequestTimeout) || signal?.aborted) {
+      this.checkHealth(conn, timeoutMs);
+      return new McpCallTimeoutError(tool, id, timeoutMs, { cause: err });
+    }
+    if (conn.closing || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+      return new McpCallFailedError(`MCP server ${id} closed the connection during the call to ${tool} (it exited or crashed)${conn.stderr.suffix()}; the effect of the call is unknown. The server is started again on the next call.`, {
+        cause: err,
+      });
+    }
+    if (err instanceof McpError) {
+      // The server (or the SDK's output-schema check) refused this call; the connection is fine.
+      return new McpCallFailedError(`MCP server ${id} rejected the call to ${tool}: ${msg}`, { cause: err });
+    }
+    // A result that fails the protocol's schema, or a broken link: start afresh next time.
+    this.drop(conn, `call failed: ${msg}`);
+    const malformed = err !== null && typeof err === 'object' && 'issues' in err;
+    return new McpCallFailedError(
+      malformed
+        ? `MCP server ${id} sent a malformed result for ${tool}: ${msg}. The server is restarted on the next call.`
+        : `MCP server ${id} could not complete the call to ${tool}: ${msg}. The connection is restarted on the next call.`,
+      { cause: err },
+    );
+  }
+
+  /**
+   * After a timed-out call: a server that still answers a ping keeps its connection (the call was
+   * just slow, and the SDK told it to cancel); one that does not is hung and is restarted. Calls
+   * arriving meanwhile wait for the verdict (see connect).
+   */
+  private checkHealth(conn: McpConnection, timeoutMs: number): void {
+    if (conn.health || conn.closing) return;
+    conn.health = conn.client
+      .ping({ timeout: Math.max(100, Math.min(HEALTH_PING_MAX_MS, timeoutMs)) })
+      .then(
+        () => true,
+        () => false,
+      )
+      .then((ok) => {
+        conn.health = undefined;
+        if (!ok) this.drop(conn, 'it did not answer a ping after a timed-out call');
+        return ok;
+      });
+  }
+}
+
+/** Every page of tools/list. */
+async function listAllTools(client: Client, timeoutMs: number): Promise<McpTool[]> {
+  const deadline = Date.now() + timeoutMs;
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const res = await client.listTools(cursor ? { cursor } : undefined, { timeout: Math.max(1, deadline - Date.now()) });
+    tools.push(...(res.tools as McpTool[]));
+    cursor = res.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
 }

@@ -1,154 +1,358 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryBus, connectNatsBus, type Bus } from '@agentloop/bus';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Headers, MemoryBus, type Bus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
-import { startNats } from '@agentloop/devservers';
 import { ExecuteToolRequestSchema, ExecuteToolResponseSchema, ListToolsRequestSchema, ListToolsResponseSchema, create, fromBinary, toBinary } from '@agentloop/proto';
 import { loadMcpBrokerConfig, parseMcpFile } from './config.js';
-import { createMcpBroker, type McpBroker } from './service.js';
+import { MCP_SUBJECTS, createMcpBroker, type McpBroker } from './service.js';
+import { ECHO_SERVER_SCRIPT, MALFORMED_SERVER_SCRIPT, serverCommand, startHttpEchoServer, type HttpMcpServer } from './testing/index.js';
 
-const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
-const server = fileURLToPath(new URL('./testing/echo-server.ts', import.meta.url));
-const tsxArgs = ['--conditions=@agentloop/source', '--import', 'tsx', server];
-
+let dir: string;
+let spawnLog: string;
 let bus: Bus;
 let broker: McpBroker | undefined;
-let httpServer: ChildProcess | undefined;
+let remote: HttpMcpServer | undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'mcp-broker-'));
+  spawnLog = path.join(dir, 'spawns.log');
+});
 afterEach(async () => {
   await broker?.stop();
   await bus?.close();
-  httpServer?.kill('SIGKILL');
+  await remote?.close();
   broker = undefined;
-  httpServer = undefined;
-  delete process.env.AGENTLOOP_TEST_SECRET;
+  remote = undefined;
+  await rm(dir, { recursive: true, force: true });
 });
 
-const yaml = (extra = '') => `
-servers:
-  echo:
-    command: ${JSON.stringify(process.execPath)}
-    args: ${JSON.stringify(tsxArgs)}
-    cwd: ${JSON.stringify(repoRoot)}
-    env: { GREETING: "\${TEST_GREETING}" }
-    start_timeout_ms: 20000
-    tools:
-      echo: { always_available: true, alias: mcp_echo }
-      add: { always_available: true }
-      env: { always_available: true }
-      fail: { always_available: true }
-      crash: { always_available: true }
-      slow: { always_available: true }
-  ondemand:
-    command: ${JSON.stringify(process.execPath)}
-    args: ${JSON.stringify(tsxArgs)}
-    cwd: ${JSON.stringify(repoRoot)}
-    tenants: [acme]
-${extra}`;
+const spawns = async () => (await readFile(spawnLog, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
 
-async function setup(text: string, b: Bus = new MemoryBus(), env: Record<string, string> = {}) {
-  bus = b;
-  broker = await createMcpBroker({ bus, logger: silentLogger(), config: loadMcpBrokerConfig({ MCP_CALL_TIMEOUT_MS: '3000' }), file: parseMcpFile(text), env: { PATH: process.env.PATH, ...env } });
+const echo = serverCommand(ECHO_SERVER_SCRIPT);
+const stdio = (extra = '') => `
+    command: ${JSON.stringify(echo.command)}
+    args: ${JSON.stringify(echo.args)}
+    env: { MCP_TEST_SPAWN_LOG: ${JSON.stringify(spawnLog)} }
+    start_timeout_ms: 30000${extra}`;
+
+/** `echo`: some tools always available (one aliased, one disabled); `ondemand`: acme only, nothing always available. */
+const standard = () => `
+servers:
+  echo:${stdio()}
+    tools:
+      echo: { always_available: true, alias: mcp_echo, description: "Repeat a text" }
+      add: { always_available: true }
+      fail: { always_available: true }
+      env: { enabled: false }
+  ondemand:${stdio()}
+    tenants: [acme]
+`;
+
+async function setup(yaml: string, env: Record<string, string> = {}, configEnv: Record<string, string> = {}) {
+  bus = new MemoryBus();
+  broker = await createMcpBroker({
+    bus,
+    logger: silentLogger(),
+    config: loadMcpBrokerConfig({ MCP_CALL_TIMEOUT_MS: '20000', ...configEnv }),
+    file: parseMcpFile(yaml),
+    env: { PATH: process.env.PATH, ...env },
+  });
   await broker.start();
 }
 
-const list = async (tenantId = 'acme', mentioned: string[] = []) =>
-  fromBinary(ListToolsResponseSchema, (await bus.request('agentloop.mcp.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId, mentioned })), { timeoutMs: 30_000 })).data).tools;
-const call = async (toolName: string, args: object, tenantId = 'acme') =>
-  fromBinary(
-    ExecuteToolResponseSchema,
-    (await bus.request('agentloop.mcp.tools.execute', toBinary(ExecuteToolRequestSchema, create(ExecuteToolRequestSchema, { tenantId, toolName, argsJson: JSON.stringify(args) })), { timeoutMs: 30_000 })).data,
-  );
+async function list(tenantId = 'acme', mentioned: string[] = [], allowed: string[] = []) {
+  const req = create(ListToolsRequestSchema, { tenantId, mentioned, allowed, visible: true });
+  const reply = await bus.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, req), { timeoutMs: 30_000, headers: { [Headers.tenant]: tenantId } });
+  return fromBinary(ListToolsResponseSchema, reply.data);
+}
+const names = async (tenantId = 'acme', mentioned: string[] = []) => (await list(tenantId, mentioned)).tools.map((t) => t.name);
 
-describe('MCP broker (stdio)', () => {
-  it('starts servers lazily, lists tools with aliases and visibility, and calls them', async () => {
-    await setup(yaml(), new MemoryBus(), { TEST_GREETING: 'hi' });
-    expect(broker!.pool.running()).toEqual([]);
-    const names = (await list()).map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['mcp_echo', 'echo_add', 'echo_fail']));
-    // The on-demand server was not started by the listing; mentioning it lists (and starts) it.
+async function call(toolName: string, args: object | string, opts: { tenantId?: string; timeoutMs?: number; headerTenant?: string } = {}) {
+  const tenantId = opts.tenantId ?? 'acme';
+  const req = create(ExecuteToolRequestSchema, { tenantId, toolName, argsJson: typeof args === 'string' ? args : JSON.stringify(args), runId: 'run-1', toolCallId: 'c1' });
+  const reply = await bus.request(MCP_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), {
+    timeoutMs: opts.timeoutMs ?? 30_000,
+    headers: { [Headers.tenant]: opts.headerTenant ?? tenantId },
+  });
+  return fromBinary(ExecuteToolResponseSchema, reply.data);
+}
+
+describe('MCP broker: lazy start and visibility', () => {
+  it('starts nothing at boot, and a listing starts only servers with always-available tools', async () => {
+    await setup(standard());
+    expect(await spawns()).toBe(0);
+    expect(await names()).toEqual(['echo_add', 'echo_fail', 'mcp_echo']);
     expect(broker!.pool.running()).toEqual(['echo']);
-    expect((await list('acme', ['ondemand'])).map((t) => t.name)).toEqual(expect.arrayContaining(['ondemand_echo']));
-    expect((await list('globex', ['ondemand'])).map((t) => t.name)).not.toContain('ondemand_echo');
-    const spec = (await list()).find((t) => t.name === 'mcp_echo')!;
-    expect(spec.description).toBe('[echo] Echo the text');
-    expect(JSON.parse(spec.parametersJsonSchema)).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
-    expect(spec.metadata?.idempotent).toBe(true);
+    expect(await spawns()).toBe(1);
+  });
+
+  it('a listing with only on-demand servers spawns nothing and lists nothing', async () => {
+    await setup(`
+servers:
+  ondemand:${stdio()}
+`);
+    const res = await list();
+    expect(res.tools).toEqual([]);
+    expect(await spawns()).toBe(0);
+  });
+
+  it('mentioning a server id lists its enabled tools; mentioning a tool lists that tool only', async () => {
+    await setup(standard());
+    const all = await names('acme', ['ondemand']);
+    expect(all).toEqual(expect.arrayContaining(['ondemand_echo', 'ondemand_add', 'ondemand_env', 'ondemand_read_file', 'mcp_echo']));
+    await broker!.stop();
+    await setup(standard());
+    const one = await names('acme', ['ondemand_add']);
+    expect(one.filter((n) => n.startsWith('ondemand_'))).toEqual(['ondemand_add']);
+  });
+
+  it('a listing does not wait past its deadline for a slow server, which joins a later listing', async () => {
+    await setup(`
+servers:
+  slowstart:
+    command: ${JSON.stringify(echo.command)}
+    args: ${JSON.stringify(echo.args)}
+    env: { MCP_TEST_START_DELAY_MS: "6000" }
+    tools: { echo: { always_available: true } }
+  echo:${stdio()}
+    tools: { echo: { always_available: true } }
+`);
+    // The slow server cannot be ready within this request's 2 s deadline: it waits 6 s before it answers.
+    const first = await bus.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'acme', visible: true })), { timeoutMs: 2_000 });
+    expect(fromBinary(ListToolsResponseSchema, first.data).tools.map((t) => t.name)).not.toContain('slowstart_echo');
+    await vi.waitFor(async () => expect(await names()).toEqual(['echo_echo', 'slowstart_echo']), { timeout: 30_000, interval: 500 });
+  });
+
+  it('a skill allowing an MCP tool lists it like a mention', async () => {
+    await setup(standard());
+    expect((await list('acme', [], ['ondemand_echo'])).tools.map((t) => t.name)).toContain('ondemand_echo');
+  });
+
+  it('disabled tools are never listed, not even when mentioned, and cannot be called', async () => {
+    await setup(standard());
+    const res = await list('acme', ['echo_env', 'echo']);
+    expect(res.tools.map((t) => t.name)).not.toContain('echo_env');
+    expect(res.tools.map((t) => t.name)).toContain('echo_crash');
+    expect(res.notFound).toEqual(['echo_env']);
+    const out = await call('echo_env', {});
+    expect(out.content).toBe('Error: Tool echo_env is disabled in the MCP configuration');
+    expect(out.error?.code).toBe('NOT_FOUND');
+  });
+
+  it('tenant allowlists hide a server from other tenants, in listings and calls', async () => {
+    await setup(standard());
+    expect(await names('globex', ['ondemand', 'ondemand_echo'])).not.toContain('ondemand_echo');
+    expect((await list('globex', ['ondemand'])).notFound).toEqual(['ondemand']);
+    expect((await call('ondemand_echo', { text: 'x' }, { tenantId: 'globex' })).content).toBe('Error: Unknown tool: ondemand_echo');
+    expect((await call('ondemand_echo', { text: 'x' }, { tenantId: 'acme' })).content).toBe('x');
+  });
+
+  it('describes each tool with its server, its JSON Schema and MCP metadata', async () => {
+    await setup(standard());
+    const tools = (await list('acme', ['echo_picture'])).tools;
+    const echoSpec = tools.find((t) => t.name === 'mcp_echo')!;
+    expect(echoSpec.description).toBe('[echo] Repeat a text');
+    expect(JSON.parse(echoSpec.parametersJsonSchema)).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+    expect(echoSpec.metadata).toMatchObject({ category: 'mcp', tags: ['echo'], idempotent: true, enabled: true });
+    expect(tools.find((t) => t.name === 'echo_add')!.metadata?.idempotent).toBe(false);
+    expect(tools.find((t) => t.name === 'echo_picture')!.metadata?.idempotent).toBe(true);
+    expect(tools.find((t) => t.name === 'echo_add')!.description).toBe('[echo] Add two numbers');
+  });
+
+  it('a name clash is resolved: the alias keeps the name, the generated name gets a hash suffix, both are callable', async () => {
+    await setup(`
+servers:
+  a:${stdio()}
+    tools: { add: { always_available: true, alias: b_echo } }
+  b:${stdio()}
+    tools: { echo: { always_available: true } }
+`);
+    const listed = await names();
+    expect(listed).toHaveLength(2);
+    expect(listed).toContain('b_echo');
+    const hashed = listed.find((n) => n !== 'b_echo')!;
+    expect(hashed).toMatch(/^b_echo_[0-9a-f]{8}$/);
+    expect((await call('b_echo', { a: 1, b: 2 })).content).toBe('3');
+    expect((await call(hashed, { text: 'from b' })).content).toBe('from b');
+  });
+
+  it('tool names are sanitized to the characters models accept', async () => {
+    await setup(`
+servers:
+  echo:${stdio()}
+    tools: { read.file: { always_available: true } }
+`);
+    expect(await names()).toEqual(['echo_read_file']);
+    expect((await call('echo_read_file', {})).content).toBe('dotted');
+  });
+});
+
+describe('MCP broker: calls', () => {
+  it('calls tools and passes results back as text', async () => {
+    await setup(standard());
     expect((await call('mcp_echo', { text: 'ping' })).content).toBe('ping');
-    expect((await call('echo_add', { a: 2, b: 3 })).content).toBe('5');
-    expect((await call('echo_fail', {})).content).toBe('Error: it broke');
+    const add = await call('echo_add', { a: 2, b: 3 });
+    expect(add.content).toBe('5');
+    expect(add.error).toBeUndefined();
+  });
+
+  it('calls a tool of a server no listing has started (another replica listed it)', async () => {
+    await setup(standard());
+    expect(await spawns()).toBe(0);
+    expect((await call('ondemand_add', { a: 40, b: 2 })).content).toBe('42');
+  });
+
+  it('an isError result is an "Error:" content with a TOOL_FAILED error', async () => {
+    await setup(standard());
+    const res = await call('echo_fail', {});
+    expect(res.content).toBe('Error: it broke');
+    expect(res.error).toMatchObject({ code: 'TOOL_FAILED', message: 'it broke' });
+  });
+
+  it('summarizes images and resources, uses structuredContent, and caps long results', async () => {
+    await setup(standard(), {}, { MCP_MAX_RESULT_BYTES: '1024' });
+    expect((await call('echo_picture', {})).content).toBe(
+      'here you go\n[image: image/png, 70 bytes]\n[resource: file:///srv/report.pdf]\n[resource: file:///srv/notes.txt]\nthe notes',
+    );
+    expect((await call('echo_sum', { values: [1, 2, 3] })).content).toBe('{"sum":6}');
+    const big = (await call('echo_big', { bytes: 5000 })).content;
+    expect(big).toContain('[result truncated: 5000 bytes, the first 1024 shown]');
+    expect(big.startsWith('x'.repeat(1024))).toBe(true);
+  });
+
+  it('unknown tools, bad arguments and a tenant mismatch are clear errors', async () => {
+    await setup(standard());
     expect((await call('nope_tool', {})).content).toBe('Error: Unknown tool: nope_tool');
-  }, 60_000);
+    const bad = await call('mcp_echo', '{not json');
+    expect(bad.content).toMatch(/^Error: Invalid arguments for mcp_echo: not valid JSON/);
+    expect(bad.error?.code).toBe('INVALID_ARGUMENT');
+    expect((await call('mcp_echo', '[1]')).content).toBe('Error: Invalid arguments for mcp_echo: expected a JSON object');
+    const rejected = await call('mcp_echo', { text: 42 });
+    expect(rejected.content).toMatch(/^Error: /);
+    const mismatch = await call('mcp_echo', { text: 'x' }, { headerTenant: 'globex' });
+    expect(mismatch.error?.code).toBe('PERMISSION_DENIED');
+  });
 
-  it('gives a stdio server only its configured env (with ${VAR} from the broker) and PATH: no secret leaks', async () => {
-    process.env.AGENTLOOP_TEST_SECRET = 'do-not-leak';
-    await setup(yaml(), new MemoryBus(), { TEST_GREETING: 'hello', AGENTLOOP_TEST_SECRET: 'do-not-leak' });
-    const env = JSON.parse((await call('echo_env', {})).content) as Record<string, string>;
-    expect(env.GREETING).toBe('hello');
-    expect(JSON.stringify(env)).not.toContain('do-not-leak');
-  }, 60_000);
+  it('two concurrent first calls spawn one process', async () => {
+    await setup(standard());
+    const results = await Promise.all([call('mcp_echo', { text: 'a' }), call('echo_add', { a: 1, b: 1 })]);
+    expect(results.map((r) => r.content)).toEqual(['a', '2']);
+    expect(await spawns()).toBe(1);
+  });
 
-  it('a server that crashes mid-call gives an Error and is restarted by the next call; timeouts are errors', async () => {
-    await setup(yaml());
+  it('a server that exits mid-call gives an Error, and the next call restarts it', async () => {
+    await setup(standard());
     expect((await call('mcp_echo', { text: 'before' })).content).toBe('before');
-    expect((await call('echo_crash', {})).content).toMatch(/^Error: MCP tool echo_crash failed/);
+    const crashed = await call('echo_crash', {});
+    expect(crashed.content).toMatch(/^Error: MCP server echo closed the connection during the call to echo_crash/);
+    expect(crashed.error?.code).toBe('TOOL_FAILED');
     expect((await call('mcp_echo', { text: 'after' })).content).toBe('after');
-    expect((await call('echo_slow', { ms: 10_000 })).content).toMatch(/^Error: MCP tool echo_slow failed: .*(timed out|timeout)/i);
-    expect((await call('mcp_echo', { text: 'still here' })).content).toBe('still here');
-  }, 90_000);
+    expect(await spawns()).toBe(2);
+  });
 
-  it('concurrent first calls start one process', async () => {
-    await setup(yaml());
-    const results = await Promise.all([call('mcp_echo', { text: 'a' }), call('mcp_echo', { text: 'b' }), call('echo_add', { a: 1, b: 1 })]);
-    expect(results.map((r) => r.content)).toEqual(['a', 'b', '2']);
-    expect(broker!.pool.running()).toEqual(['echo']);
-  }, 60_000);
+  it('a call outliving timeout_ms is an Error and the server keeps serving', async () => {
+    await setup(`
+servers:
+  echo:${stdio('\n    timeout_ms: 500')}
+`);
+    const res = await call('echo_slow', { ms: 60_000 });
+    expect(res.content).toBe('Error: MCP tool echo_slow (server echo) did not answer within 500 ms; its effect, if any, is unknown');
+    expect(res.error?.code).toBe('TIMEOUT');
+    expect((await call('echo_echo', { text: 'still here' })).content).toBe('still here');
+  });
 
-  it('an unreachable server is a clear error and the broker keeps serving', async () => {
+  it('a call is abandoned in time to answer before the request deadline', async () => {
+    await setup(standard());
+    await call('mcp_echo', { text: 'warm up' });
+    // No timeout_ms and a 20 s default: the 3 s deadline of the request is what ends the call.
+    const res = await call('echo_slow', { ms: 60_000 }, { timeoutMs: 3_000 });
+    expect(res.error?.code).toBe('TIMEOUT');
+    expect(res.content).toMatch(/^Error: MCP tool echo_slow \(server echo\) did not answer within \d+ ms/);
+  });
+
+  it('a malformed response is an Error and the next call restarts the server', async () => {
+    const bad = serverCommand(MALFORMED_SERVER_SCRIPT);
+    await setup(`
+servers:
+  weird:
+    command: ${JSON.stringify(bad.command)}
+    args: ${JSON.stringify(bad.args)}
+    env: { MCP_TEST_SPAWN_LOG: ${JSON.stringify(spawnLog)} }
+`);
+    expect((await call('weird_broken', {})).content).toMatch(/^Error: MCP server weird sent a malformed result for weird_broken/);
+    expect((await call('weird_ok', {})).content).toBe('fine');
+    expect(await spawns()).toBe(2);
+  });
+
+  it('an unreachable server is a clear error and the broker keeps serving the others', async () => {
     await setup(`
 servers:
   gone:
     connection_mode: http
     url: http://127.0.0.1:9/mcp
-    start_timeout_ms: 2000
     always_available: true
+    start_timeout_ms: 5000
+  echo:${stdio()}
+    tools: { echo: { always_available: true } }
 `);
-    expect(await list()).toEqual([]);
-    expect((await call('gone_anything', {})).content).toMatch(/^Error: MCP server gone (did not start|is unavailable)/);
-  }, 60_000);
+    expect(await names()).toEqual(['echo_echo']);
+    const res = await call('gone_anything', {});
+    expect(res.content).toMatch(/^Error: MCP server gone (did not start|is unavailable)/);
+    expect(res.error?.code).toBe('UNAVAILABLE');
+    expect((await call('echo_echo', { text: 'ok' })).content).toBe('ok');
+  });
+
+  it('with lazy_startup false, servers start at boot', async () => {
+    await setup(`
+global: { lazy_startup: false }
+servers:
+  echo:${stdio()}
+`);
+    await vi.waitFor(() => expect(broker!.pool.running()).toEqual(['echo']), { timeout: 30_000 });
+    expect(broker!.status()[0]).toMatchObject({ id: 'echo', state: 'running', tools: expect.any(Number) });
+  });
 });
 
-describe('MCP broker (streamable HTTP, over NATS)', () => {
-  it('calls a remote MCP server through a real NATS bus', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as net.AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
-    httpServer = spawn(process.execPath, [...tsxArgs, '--http', String(port)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => httpServer!.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve()));
-    const nats = await startNats();
-    try {
-      await setup(
-        `
+describe('MCP broker: remote servers', () => {
+  it('uses a streamable HTTP server with a bearer token taken from the environment', async () => {
+    remote = await startHttpEchoServer({ mode: 'http', token: 'tok-123' });
+    await setup(
+      `
 servers:
   remote:
     connection_mode: http
-    url: http://127.0.0.1:${port}/mcp
-    always_available: true
+    url: ${remote.url}
+    headers: { Authorization: "Bearer \${REMOTE_TOKEN}" }
+    tools: { add: { always_available: true, alias: remote_sum } }
 `,
-        await connectNatsBus({ url: nats.url, name: 'mcp-test', logger: silentLogger() }),
-      );
-      expect((await list()).map((t) => t.name)).toEqual(expect.arrayContaining(['remote_echo', 'remote_add']));
-      expect((await call('remote_add', { a: 40, b: 2 })).content).toBe('42');
-    } finally {
-      await broker?.stop();
-      broker = undefined;
-      await bus.close();
-      await nats.stop();
-    }
-  }, 90_000);
-});
+      { REMOTE_TOKEN: 'tok-123' },
+    );
+    expect(await names()).toEqual(['remote_sum']);
+    expect((await call('remote_sum', { a: 40, b: 2 })).content).toBe('42');
+  });
 
+  it('a wrong bearer token is reported as a failed start', async () => {
+    remote = await startHttpEchoServer({ mode: 'http', token: 'tok-123' });
+    await setup(`
+servers:
+  remote:
+    connection_mode: http
+    url: ${remote.url}
+    headers: { Authorization: "Bearer wrong" }
+`);
+    expect((await call('remote_add', { a: 1, b: 1 })).content).toMatch(/^Error: MCP server remote did not start: .*missing or wrong bearer token/);
+  });
+
+  it('uses a legacy SSE server', async () => {
+    remote = await startHttpEchoServer({ mode: 'sse' });
+    await setup(`
+servers:
+  legacy:
+    connection_mode: sse
+    url: ${remote.url}
+`);
+    expect((await call('legacy_echo', { text: 'over sse' })).content).toBe('over sse');
+  });
+});
