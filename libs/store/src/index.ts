@@ -17,6 +17,10 @@ export {
   type NewUpload,
   type AuditEntry,
   type NewAuditEntry,
+  type AuditDecision,
+  type AuditRiskLevel,
+  type AuditHead,
+  type AuditListFilter,
   type WebhookAttempt,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
@@ -25,4 +29,4 @@ export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';
 export { createStore, type CreateStoreOptions } from './create-store.js';
 export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';
 export type { SqlDialectName } from './schema.js';
-export { auditEntryHash, verifyAuditChain, AUDIT_GENESIS_HASH } from './audit-hash.js';
+export { auditEntryHash, verifyAuditChain, AuditChainVerifier, AUDIT_GENESIS_HASH, type AuditChainProblem } from './audit-hash.js';

@@ -19,7 +19,11 @@ import type {
   ToolEffectState,
   NewUpload,
   UploadRecord,
+  AuditDecision,
   AuditEntry,
+  AuditHead,
+  AuditListFilter,
+  AuditRiskLevel,
   NewAuditEntry,
   WebhookAttempt,
 } from './types.js';
@@ -182,8 +186,8 @@ export class SqlStore implements Store {
   // -------------------------------------------------------------------------
   // Approval audit trail
 
-  async appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }> {
-    checkId('tenantId', e.tenantId);
+  async appendAuditEntry(input: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }> {
+    const e = auditInput(input);
     const head0 = { tenant_id: e.tenantId, seq: 0, hash: AUDIT_GENESIS_HASH };
     if (this.dialect === 'mysql') {
       // The head row exists before any append locks it (created outside the transaction: inserting it
@@ -311,7 +315,18 @@ export class SqlStore implements Store {
     }));
   }
 
-  async listAuditEntries(tenantId: string, filter: { runId?: string; threadId?: string; afterSeq?: number; limit?: number } = {}): Promise<AuditEntry[]> {
+  async getAuditEntry(tenantId: string, seq: number): Promise<AuditEntry | undefined> {
+    if (!Number.isSafeInteger(seq) || seq < 1) return undefined;
+    const row = await this.db.selectFrom('approval_audit').selectAll().where('tenant_id', '=', tenantId).where('seq', '=', seq).executeTakeFirst();
+    return row ? toAudit(row) : undefined;
+  }
+
+  async getAuditHead(tenantId: string): Promise<AuditHead | undefined> {
+    const row = await this.db.selectFrom('approval_audit_heads').select(['seq', 'hash']).where('tenant_id', '=', tenantId).executeTakeFirst();
+    return row ? { seq: Number(row.seq), hash: row.hash } : undefined;
+  }
+
+  async listAuditEntries(tenantId: string, filter: AuditListFilter = {}): Promise<AuditEntry[]> {
     const rows = await this.db
       .selectFrom('approval_audit')
       .selectAll()
@@ -637,6 +652,45 @@ function toEffect(row: Selectable<ToolEffectsTable>): ToolEffect {
   };
 }
 
+const AUDIT_DECISIONS: ReadonlySet<string> = new Set<AuditDecision>(['approved', 'rejected', 'denied']);
+const AUDIT_RISK_LEVELS: ReadonlySet<string> = new Set<AuditRiskLevel>(['low', 'medium', 'high', 'critical', 'unspecified']);
+/** Longest free-text field of an audit entry (reason, rule, decided_by, comment), in UTF-16 units. */
+const AUDIT_TEXT_MAX = 16_000;
+
+/**
+ * Validates a new entry and makes its text storable as-is: lone UTF-16
+ * surrogates (which a database would replace, silently changing the hashed
+ * content) become U+FFFD, and long texts are cut without splitting a pair.
+ */
+function auditInput(e: NewAuditEntry): NewAuditEntry {
+  checkId('tenantId', e.tenantId);
+  checkId('threadId', e.threadId);
+  checkId('runId', e.runId);
+  checkId('toolCallId', e.toolCallId);
+  checkId('toolName', wellFormed(e.toolName));
+  if (!/^[0-9a-f]{64}$/.test(e.argsSha256)) throw new InvalidArgumentError('Invalid argsSha256: expected 64 lowercase hex digits');
+  if (!AUDIT_DECISIONS.has(e.decision)) throw new InvalidArgumentError(`Invalid decision ${JSON.stringify(e.decision)}: expected approved, rejected or denied`);
+  if (!AUDIT_RISK_LEVELS.has(e.riskLevel)) throw new InvalidArgumentError(`Invalid riskLevel ${JSON.stringify(e.riskLevel)}: expected low, medium, high, critical or unspecified`);
+  const text = (s: string) => {
+    let out = wellFormed(s);
+    if (out.length > AUDIT_TEXT_MAX) out = out.slice(0, /[\uD800-\uDBFF]/.test(out[AUDIT_TEXT_MAX - 1] ?? '') ? AUDIT_TEXT_MAX - 1 : AUDIT_TEXT_MAX);
+    return out;
+  };
+  return {
+    ...e,
+    toolName: wellFormed(e.toolName),
+    reason: text(e.reason),
+    rule: text(e.rule),
+    decidedBy: text(e.decidedBy),
+    comment: text(e.comment),
+  };
+}
+
+/** The string with lone surrogates replaced by U+FFFD (String.prototype.toWellFormed, before ES2024). */
+function wellFormed(s: string): string {
+  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 function toAudit(row: Selectable<ApprovalAuditTable>): AuditEntry {
   return {
     tenantId: row.tenant_id,
@@ -646,10 +700,10 @@ function toAudit(row: Selectable<ApprovalAuditTable>): AuditEntry {
     toolCallId: row.tool_call_id,
     toolName: row.tool_name,
     argsSha256: row.args_sha256,
-    decision: row.decision,
+    decision: row.decision as AuditDecision,
     reason: row.reason,
     rule: row.rule,
-    riskLevel: row.risk_level,
+    riskLevel: row.risk_level as AuditRiskLevel,
     decidedBy: row.decided_by,
     comment: row.comment,
     createdAtMs: Number(row.created_at),

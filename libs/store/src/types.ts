@@ -125,6 +125,10 @@ export interface UploadRecord {
 
 export type NewUpload = Omit<UploadRecord, 'createdAt' | 'runId'>;
 
+/** How a tool call was decided: by a human (approved / rejected) or by the rules without asking (denied). */
+export type AuditDecision = 'approved' | 'rejected' | 'denied';
+export type AuditRiskLevel = 'low' | 'medium' | 'high' | 'critical' | 'unspecified';
+
 /** One entry of a tenant's tool approval audit trail (hash-chained; see `auditEntryHash`). */
 export interface AuditEntry {
   tenantId: string;
@@ -135,11 +139,10 @@ export interface AuditEntry {
   toolCallId: string;
   toolName: string;
   argsSha256: string;
-  /** approved | rejected | denied */
-  decision: string;
+  decision: AuditDecision;
   reason: string;
   rule: string;
-  riskLevel: string;
+  riskLevel: AuditRiskLevel;
   decidedBy: string;
   comment: string;
   createdAtMs: number;
@@ -148,6 +151,21 @@ export interface AuditEntry {
 }
 
 export type NewAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash'>;
+
+/** The end of a tenant's chain as the store last appended it (kept apart from the entries). */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+export interface AuditListFilter {
+  runId?: string;
+  threadId?: string;
+  /** Entries with seq > afterSeq (default 0). */
+  afterSeq?: number;
+  /** At most this many (default 100, at most 10,000). */
+  limit?: number;
+}
 
 /** One attempt to deliver a run's webhook. */
 export interface WebhookAttempt {
@@ -214,15 +232,20 @@ export interface Store {
 
   /**
    * Appends to the tenant's audit chain, serialized per tenant across processes. Recording the same
-   * (tenant, run, tool call) again returns the first entry with duplicate=true.
+   * (tenant, run, tool call) again returns the first entry with duplicate=true. Ids longer than
+   * MAX_ID_LENGTH, an args_sha256 that is not 64 hex digits, or an unknown decision are refused.
    */
   appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }>;
+  /** Entries oldest first, after `afterSeq`, optionally of one run or thread. */
+  listAuditEntries(tenantId: string, filter?: AuditListFilter): Promise<AuditEntry[]>;
+  /** One entry by its seq. */
+  getAuditEntry(tenantId: string, seq: number): Promise<AuditEntry | undefined>;
+  /** The tenant's chain head (last seq and hash); undefined before the first append. */
+  getAuditHead(tenantId: string): Promise<AuditHead | undefined>;
   /** Logs one webhook delivery attempt (the same attempt twice keeps the first). */
   recordWebhookAttempt(a: WebhookAttempt): Promise<void>;
   /** A delivery's attempts, first to last. */
   listWebhookAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]>;
-  /** Entries oldest first, after `afterSeq`, optionally of one run or thread. */
-  listAuditEntries(tenantId: string, filter?: { runId?: string; threadId?: string; afterSeq?: number; limit?: number }): Promise<AuditEntry[]>;
 
   close(): Promise<void>;
 }

@@ -1,3 +1,18 @@
 export { createApprovalService, APPROVAL_SUBJECTS, APPROVAL_SERVICE, APPROVAL_VERSION, type ApprovalDeps, type ApprovalService } from './service.js';
-export { ApprovalRules, BUILTIN_CHECKERS, MAX_SCANNED_CHARS, type Verdict, type Action, type Risk, type Checker, type RulesFile } from './rules.js';
+export { ApprovalRules, RulesFile, MAX_SCANNED_CHARS, MAX_SCANNED_JSON_CHARS, type Verdict } from './rules.js';
+export {
+  builtinCheckers,
+  httpFetchChecker,
+  writeFileChecker,
+  shellChecker,
+  SAFE_COMMANDS,
+  type Action,
+  type Risk,
+  type Opinion,
+  type Checker,
+  type HttpFetchCheckerOptions,
+} from './checkers.js';
+export { argsSha256, canonicalJson } from './handlers/common.js';
+export { verifyTrail } from './handlers/verify.js';
+export { ApprovalError } from './errors.js';
 export { loadApprovalConfig, ApprovalEnv, DEFAULT_RULES_PATH, type ApprovalConfig } from './config.js';

@@ -3,7 +3,7 @@
  * audit trail in MySQL. The embedded mode runs createApprovalService() in-process.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, errorMessage, runMain } from '@agentloop/core';
 import { createMysqlStore } from '@agentloop/store';
 import { initTelemetry } from '@agentloop/telemetry';
 import { loadApprovalConfig } from './config.js';
@@ -20,7 +20,6 @@ await runMain('approval', async () => {
   const store = createMysqlStore({ url: config.MYSQL_URL });
   await store.migrate();
   const service = await createApprovalService({ bus, store, logger, config });
-  await service.start();
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -35,4 +34,10 @@ await runMain('approval', async () => {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // SIGHUP: read the rules file again; a bad file keeps the rules in force.
+  process.on('SIGHUP', () => {
+    service.reloadRules().catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'approval rules not reloaded; the previous rules stay in force'));
+  });
+  // Handlers first: a signal right after "approval serving" must not find the default action.
+  await service.start();
 });

@@ -2,120 +2,116 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '@agentloop/core';
+import { builtinCheckers, HOST_PATTERN, type Action, type Checker, type Opinion } from './checkers.js';
 
-export type Action = 'allow' | 'require_approval' | 'deny';
-export type Risk = 'low' | 'medium' | 'high' | 'critical' | 'unspecified';
+export type { Action, Checker, Opinion, Risk } from './checkers.js';
 
 /** The verdict on one tool call. */
-export interface Verdict {
-  action: Action;
-  reason: string;
-  risk: Risk;
-  /** Which layer and rule decided: "checker:<tool>", "global:<level>", "tool:<tool>:<level>_risk", "default", "disabled". */
+export interface Verdict extends Opinion {
+  /**
+   * Which layer and rule decided: "checker:<tool>", "global:<level>",
+   * "tool:<tool>:<level>_risk", "default", or "disabled" (approval switched off).
+   */
   rule: string;
 }
 
-const ActionSchema = z.enum(['allow', 'require_approval', 'deny']);
-const LEVELS = ['critical', 'high', 'medium', 'low'] as const;
+/**
+ * Text examined per string value (and per key) of the arguments. JavaScript
+ * regular expressions have no time limit, so a pattern that backtracks badly
+ * could stall the service on a huge argument; bounding the text bounds the work.
+ * Content past this point is not examined by the patterns.
+ */
+export const MAX_SCANNED_CHARS = 64 * 1024;
+/** Layer 3 examines the arguments as JSON, up to this many characters. */
+export const MAX_SCANNED_JSON_CHARS = 4 * MAX_SCANNED_CHARS;
+/** At most this many strings (values and keys) and this nesting depth are examined. */
+const MAX_SCANNED_VALUES = 10_000;
+const MAX_DEPTH = 32;
 
-/** A regular expression from the file, checked when the file is loaded. */
+/** An action; the seed's "prompt" is accepted for require_approval. */
+const ActionSchema = z.preprocess((v) => (v === 'prompt' ? 'require_approval' : v), z.enum(['allow', 'require_approval', 'deny']));
+const LEVELS = ['critical', 'high', 'medium', 'low'] as const;
+type Level = (typeof LEVELS)[number];
+
+/** A regular expression from the file (compiled and checked when the file is loaded). */
 const Pattern = z.string().min(1).max(1000);
 
-const RulesFile = z
+const GlobalLevel = z
+  .object({
+    patterns: z.array(Pattern).default([]),
+    action: ActionSchema.default('require_approval'),
+    reason: z.string().max(500).default(''),
+  })
+  .strict();
+
+const ToolRules = z
+  .object({
+    /** false: this tool's patterns (layer 3) are not applied. */
+    enabled: z.boolean().default(true),
+    patterns: z
+      .object({ high_risk: z.array(Pattern).default([]), medium_risk: z.array(Pattern).default([]), low_risk: z.array(Pattern).default([]) })
+      .strict()
+      .default({ high_risk: [], medium_risk: [], low_risk: [] }),
+    actions: z
+      .object({
+        high_risk: ActionSchema.default('require_approval'),
+        medium_risk: ActionSchema.default('require_approval'),
+        low_risk: ActionSchema.default('allow'),
+      })
+      .strict()
+      .default({ high_risk: 'require_approval', medium_risk: 'require_approval', low_risk: 'allow' }),
+  })
+  .strict();
+
+/** `checkers.<tool>`: true / false, or settings. */
+const CheckerToggle = z.union([z.boolean(), z.object({ enabled: z.boolean().default(true) }).strict()]);
+const HttpFetchChecker = z.union([
+  z.boolean(),
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      high_risk_hosts: z.array(z.string().regex(HOST_PATTERN, 'expected a host name or *.domain')).default([]),
+    })
+    .strict(),
+]);
+
+/** hitl_rules.yaml (seed 001 §7.5). */
+export const RulesFile = z
   .object({
     global: z
       .object({
         enable_approval: z.boolean().default(true),
         default_action: ActionSchema.default('allow'),
         risk_patterns: z
-          .object(
-            Object.fromEntries(
-              LEVELS.map((l) => [
-                l,
-                z.object({ patterns: z.array(Pattern).default([]), action: ActionSchema.default('require_approval'), reason: z.string().default('') }).strict().optional(),
-              ]),
-            ) as Record<(typeof LEVELS)[number], z.ZodOptional<z.ZodObject<{ patterns: z.ZodDefault<z.ZodArray<typeof Pattern>>; action: z.ZodDefault<typeof ActionSchema>; reason: z.ZodDefault<z.ZodString> }>>>,
-          )
+          .object({ critical: GlobalLevel.optional(), high: GlobalLevel.optional(), medium: GlobalLevel.optional(), low: GlobalLevel.optional() })
           .strict()
           .default({}),
       })
       .strict()
       .default({ enable_approval: true, default_action: 'allow', risk_patterns: {} }),
-    /** Built-in tool checkers (layer 1), on by default. */
-    checkers: z.record(z.string(), z.boolean()).default({}),
-    tools: z
-      .record(
-        z.string(),
-        z
-          .object({
-            enabled: z.boolean().default(true),
-            patterns: z
-              .object({ high_risk: z.array(Pattern).default([]), medium_risk: z.array(Pattern).default([]), low_risk: z.array(Pattern).default([]) })
-              .strict()
-              .default({ high_risk: [], medium_risk: [], low_risk: [] }),
-            actions: z
-              .object({ high_risk: ActionSchema.default('require_approval'), medium_risk: ActionSchema.default('require_approval'), low_risk: ActionSchema.default('allow') })
-              .strict()
-              .default({ high_risk: 'require_approval', medium_risk: 'require_approval', low_risk: 'allow' }),
-          })
-          .strict(),
-      )
-      .default({}),
+    /** Layer 1, on by default: `checkers.<tool>: false` switches one off. */
+    checkers: z.object({ http_fetch: HttpFetchChecker.optional() }).catchall(CheckerToggle).default({}),
+    tools: z.record(z.string(), ToolRules).default({}),
   })
   .strict();
 export type RulesFile = z.infer<typeof RulesFile>;
 
-/** A checker's opinion: a verdict, or undefined to let the next layer decide. */
-export type Checker = (args: Record<string, unknown>) => Omit<Verdict, 'rule'> | undefined;
+interface Compiled {
+  re: RegExp;
+  source: string;
+}
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-/** Layer 1: code for tools whose risk depends on their arguments' meaning (seed 001 §7.3). */
-export const BUILTIN_CHECKERS: Record<string, Checker> = {
-  http_fetch: (args) => {
-    const method = str(args.method).toUpperCase() || 'GET';
-    if (method !== 'GET' && method !== 'HEAD') {
-      return { action: 'require_approval', risk: 'medium', reason: `http_fetch ${method} may change data on ${safeHost(str(args.url))}` };
-    }
-    return undefined;
-  },
-  write_file: (args) => {
-    const p = str(args.file_path).replace(/^\.\//, '');
-    if (p.startsWith('uploads/')) return { action: 'require_approval', risk: 'medium', reason: `write_file would overwrite the user's upload ${p}` };
-    return undefined;
-  },
-  run_bash_command: (args) => {
-    const command = str(args.command);
-    const high: Array<[RegExp, string]> = [
-      [/rm\s+-[a-z]*r[a-z]*f|rm\s+-[a-z]*f[a-z]*r/i, 'rm -rf'],
-      [/\bsudo\s+/i, 'sudo'],
-      [/chmod\s+777/i, 'chmod 777'],
-      [/>\s*\/dev\/sd/i, 'write to a disk device'],
-      [/\bdd\s+if=/i, 'dd'],
-    ];
-    for (const [re, label] of high) if (re.test(command)) return { action: 'require_approval', risk: 'high', reason: `High-risk command: ${label}` };
-    const first = command.trim().split(/\s+/)[0] ?? '';
-    if (['ls', 'pwd', 'cat', 'echo', 'date', 'whoami'].includes(first) && !/[;&|`$><]/.test(command)) return { action: 'allow', risk: 'low', reason: 'Safe command' };
-    return { action: 'require_approval', risk: 'medium', reason: 'Command not on the safe list' };
-  },
-};
-BUILTIN_CHECKERS.shell = BUILTIN_CHECKERS.run_bash_command!;
-BUILTIN_CHECKERS.bash = BUILTIN_CHECKERS.run_bash_command!;
-
-function safeHost(url: string): string {
+function compile(source: string, where: string): Compiled {
   try {
-    return new URL(url).host || 'the target';
-  } catch {
-    return 'the target';
+    return { re: new RegExp(source, 'i'), source };
+  } catch (err) {
+    throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(source)}: ${errorMessage(err)}`);
   }
 }
 
-/** Text examined per string value: keeps regex work bounded whatever the arguments hold. */
-export const MAX_SCANNED_CHARS = 64 * 1024;
-
 /** Every string value and key of the arguments (nested), each cut to MAX_SCANNED_CHARS. */
 function strings(v: unknown, out: string[] = [], depth = 0): string[] {
-  if (depth > 32 || out.length > 10_000) return out;
+  if (depth > MAX_DEPTH || out.length >= MAX_SCANNED_VALUES) return out;
   if (typeof v === 'string') out.push(v.slice(0, MAX_SCANNED_CHARS));
   else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
   else if (Array.isArray(v)) for (const x of v) strings(x, out, depth + 1);
@@ -128,28 +124,28 @@ function strings(v: unknown, out: string[] = [], depth = 0): string[] {
   return out;
 }
 
-interface Compiled {
-  re: RegExp;
-  source: string;
-}
+const enabledIn = (setting: boolean | { enabled: boolean } | undefined): boolean => (typeof setting === 'object' ? setting.enabled : setting !== false);
 
-function compile(source: string, where: string): Compiled {
-  try {
-    return { re: new RegExp(source, 'i'), source };
-  } catch (err) {
-    throw new ConfigError(`hitl rules: ${where}: invalid regular expression ${JSON.stringify(source)}: ${errorMessage(err)}`);
-  }
-}
-
-/** The four-layer rules engine of seed 001 §7.4. */
+/**
+ * The four-layer rules engine of seed 001 §7.4; the first layer with an
+ * opinion decides:
+ *  1. tool checkers (code, by tool name),
+ *  2. global risk patterns on every string and key of the arguments (critical → low),
+ *  3. the tool's own patterns on the arguments as JSON (high → low),
+ *  4. `global.default_action`.
+ */
 export class ApprovalRules {
-  private readonly global: Array<{ level: Risk; patterns: Compiled[]; action: Action; reason: string }>;
+  private readonly global: Array<{ level: Level; patterns: Compiled[]; action: Action; reason: string }>;
   private readonly tools: Map<string, { enabled: boolean; levels: Array<{ level: 'high' | 'medium' | 'low'; patterns: Compiled[]; action: Action }> }>;
   private readonly checkers: Map<string, Checker>;
 
+  /**
+   * @param file the validated rules file
+   * @param extraCheckers checkers by tool name, added to (or replacing) the built-in ones
+   */
   constructor(
     readonly file: RulesFile,
-    checkers: Record<string, Checker> = BUILTIN_CHECKERS,
+    extraCheckers: Record<string, Checker> = {},
   ) {
     this.global = LEVELS.flatMap((level) => {
       const r = file.global.risk_patterns[level];
@@ -169,41 +165,62 @@ export class ApprovalRules {
         },
       ]),
     );
-    this.checkers = new Map(Object.entries(checkers).filter(([name]) => file.checkers[name] !== false));
+    const http = file.checkers.http_fetch;
+    const all = { ...builtinCheckers({ httpFetch: { highRiskHosts: typeof http === 'object' ? http.high_risk_hosts : [] } }), ...extraCheckers };
+    this.checkers = new Map(Object.entries(all).filter(([name]) => enabledIn(file.checkers[name])));
   }
 
+  /** `global.enable_approval`. */
   get enabled(): boolean {
     return this.file.global.enable_approval;
   }
 
+  /** Tools with a checker (layer 1). */
+  get checkedTools(): string[] {
+    return [...this.checkers.keys()].sort();
+  }
+
   check(tool: string, args: Record<string, unknown>): Verdict {
-    if (!this.enabled) return { action: 'allow', reason: 'approval disabled', risk: 'unspecified', rule: 'disabled' };
-    // 1. tool checker
+    if (!this.enabled) return { action: 'allow', reason: 'Approval is disabled (global.enable_approval: false)', risk: 'unspecified', rule: 'disabled' };
+
+    // 1. The tool's checker.
     const checker = this.checkers.get(tool);
-    const opinion = checker?.(args);
-    if (opinion) return { ...opinion, rule: `checker:${tool}` };
-    // 2. global risk patterns, on every value
+    if (checker) {
+      let opinion: Opinion | undefined;
+      try {
+        opinion = checker(args);
+      } catch (err) {
+        // A broken checker must not let the call through unexamined.
+        return { action: 'require_approval', risk: 'high', reason: `The ${tool} checker failed (${errorMessage(err)}); a human must decide`, rule: `checker:${tool}` };
+      }
+      if (opinion) return { ...opinion, rule: `checker:${tool}` };
+    }
+
+    // 2. Global risk patterns, on every string and key.
     const values = strings(args);
     for (const g of this.global) {
       for (const p of g.patterns) {
         if (values.some((v) => p.re.test(v))) return { action: g.action, risk: g.level, reason: `${g.reason} (pattern ${p.source})`, rule: `global:${g.level}` };
       }
     }
-    // 3. per-tool patterns, on the arguments as JSON
+
+    // 3. The tool's patterns, on the arguments as JSON.
     const t = this.tools.get(tool);
     if (t?.enabled) {
-      const json = JSON.stringify(args).slice(0, MAX_SCANNED_CHARS * 4);
+      const json = JSON.stringify(args).slice(0, MAX_SCANNED_JSON_CHARS);
       for (const l of t.levels) {
         const hit = l.patterns.find((p) => p.re.test(json));
-        if (hit) return { action: l.action, risk: l.level, reason: `${l.level}-risk pattern ${hit.source} for ${tool}`, rule: `tool:${tool}:${l.level}_risk` };
+        if (hit) return { action: l.action, risk: l.level, reason: `${tool}: ${l.level}-risk pattern ${hit.source}`, rule: `tool:${tool}:${l.level}_risk` };
       }
     }
-    // 4. default
+
+    // 4. The default.
     const action = this.file.global.default_action;
-    return { action, reason: action === 'allow' ? '' : `default action for ${tool}`, risk: 'unspecified', rule: 'default' };
+    return { action, reason: `No rule matched (default action: ${action})`, risk: 'unspecified', rule: 'default' };
   }
 
-  static parse(text: string, source = 'hitl_rules.yaml', checkers?: Record<string, Checker>): ApprovalRules {
+  /** Parses and validates rules text; a problem is a ConfigError naming the file and the setting. */
+  static parse(text: string, source = 'hitl_rules.yaml', extraCheckers?: Record<string, Checker>): ApprovalRules {
     let raw: unknown;
     try {
       raw = parseYaml(text) ?? {};
@@ -214,16 +231,22 @@ export class ApprovalRules {
     if (!parsed.success) {
       throw new ConfigError(`${source} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
     }
-    return new ApprovalRules(parsed.data, checkers);
+    try {
+      return new ApprovalRules(parsed.data, extraCheckers);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ConfigError(`${source}: ${err.message}`);
+      throw err;
+    }
   }
 
-  static async load(path: string, checkers?: Record<string, Checker>): Promise<ApprovalRules> {
+  /** Reads and parses a rules file (HITL_RULES). */
+  static async load(path: string, extraCheckers?: Record<string, Checker>): Promise<ApprovalRules> {
     let text: string;
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
       throw new ConfigError(`HITL_RULES: cannot read ${path}: ${errorMessage(err)}`);
     }
-    return ApprovalRules.parse(text, path, checkers);
+    return ApprovalRules.parse(text, path, extraCheckers);
   }
 }

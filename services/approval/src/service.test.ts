@@ -1,6 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryBus, connectNatsBus, type Bus } from '@agentloop/bus';
-import { silentLogger } from '@agentloop/core';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Headers, MemoryBus } from '@agentloop/bus';
+import { ConfigError, createLogger, silentLogger } from '@agentloop/core';
 import {
   ApprovalAction,
   CheckApprovalRequestSchema,
@@ -16,103 +19,271 @@ import {
   create,
   fromBinary,
   toBinary,
+  type RecordDecisionRequest,
 } from '@agentloop/proto';
-import { createSqliteStore, SqlStore, type Store } from '@agentloop/store';
-import { startNats } from '@agentloop/devservers';
+import { auditEntryHash, createSqliteStore, type SqlStore, type Store } from '@agentloop/store';
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { loadApprovalConfig } from './config.js';
-import { createApprovalService, type ApprovalService } from './service.js';
+import { argsSha256 } from './handlers/common.js';
+import { ApprovalRules } from './rules.js';
+import { APPROVAL_SUBJECTS, createApprovalService, type ApprovalDeps, type ApprovalService } from './service.js';
 
-let bus: Bus;
-let store: Store;
-let svc: ApprovalService;
-
-async function setup(b: Bus = new MemoryBus()) {
-  bus = b;
-  store = createSqliteStore({ path: ':memory:' });
-  await store.migrate();
-  svc = await createApprovalService({ bus, store, logger: silentLogger(), config: loadApprovalConfig({}) });
-  await svc.start();
+interface Harness {
+  bus: MemoryBus;
+  store: Store;
+  svc: ApprovalService;
+  check(fields: MessageInitShape<typeof CheckApprovalRequestSchema>, headers?: Record<string, string>): Promise<ReturnType<typeof decodeCheck>>;
+  record(fields: Partial<Omit<RecordDecisionRequest, '$typeName' | '$unknown'>>): Promise<ReturnType<typeof decodeRecord>>;
+  list(fields: MessageInitShape<typeof ListAuditRequestSchema>): Promise<ReturnType<typeof decodeList>>;
+  verify(tenantId: string): Promise<ReturnType<typeof decodeVerify>>;
 }
 
+const decodeCheck = (b: Uint8Array) => fromBinary(CheckApprovalResponseSchema, b);
+const decodeRecord = (b: Uint8Array) => fromBinary(RecordDecisionResponseSchema, b);
+const decodeList = (b: Uint8Array) => fromBinary(ListAuditResponseSchema, b);
+const decodeVerify = (b: Uint8Array) => fromBinary(VerifyAuditResponseSchema, b);
+
+const open: Harness[] = [];
 afterEach(async () => {
-  await svc?.stop();
-  await bus?.close();
-  await store?.close();
+  for (const h of open.splice(0)) {
+    await h.svc.stop();
+    await h.bus.close();
+    await h.store.close();
+  }
 });
 
-const check = async (fields: Partial<{ tenantId: string; toolName: string; argsJson: string; runId: string }>, headers: Record<string, string> = {}) =>
-  fromBinary(
-    CheckApprovalResponseSchema,
-    (await bus.request('agentloop.approval.check', toBinary(CheckApprovalRequestSchema, create(CheckApprovalRequestSchema, { tenantId: 'acme', runId: 'r1', toolCallId: 'c1', threadId: 't1', ...fields })), { timeoutMs: 2000, headers })).data,
-  );
-
-const record = async (n: number, tenantId = 'acme', decision = DecisionKind.APPROVED) =>
-  fromBinary(
-    RecordDecisionResponseSchema,
-    (
-      await bus.request(
-        'agentloop.approval.record',
-        toBinary(
-          RecordDecisionRequestSchema,
-          create(RecordDecisionRequestSchema, { tenantId, threadId: 't1', runId: 'r1', toolCallId: `c${n}`, toolName: 'http_fetch', argsJson: '{"url":"https://api.x","token":"s3cret"}', decision, reason: 'api call', rule: 'checker:http_fetch', riskLevel: RiskLevel.MEDIUM, decidedBy: 'alice' }),
+async function harness(env: Record<string, string> = {}, extra: Partial<ApprovalDeps> = {}): Promise<Harness> {
+  const bus = new MemoryBus();
+  const store = createSqliteStore({ path: ':memory:' });
+  await store.migrate();
+  const svc = await createApprovalService({ bus, store, logger: silentLogger(), config: loadApprovalConfig(env), ...extra });
+  await svc.start();
+  const req = async (subject: string, data: Uint8Array, headers: Record<string, string> = {}) => (await bus.request(subject, data, { timeoutMs: 5000, headers })).data;
+  const h: Harness = {
+    bus,
+    store,
+    svc,
+    check: async (fields, headers) =>
+      decodeCheck(await req(APPROVAL_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, create(CheckApprovalRequestSchema, { tenantId: 'acme', threadId: 't1', runId: 'r1', toolCallId: 'c1', ...fields })), headers)),
+    record: async (fields) =>
+      decodeRecord(
+        await req(
+          APPROVAL_SUBJECTS.record,
+          toBinary(
+            RecordDecisionRequestSchema,
+            create(RecordDecisionRequestSchema, {
+              tenantId: 'acme',
+              threadId: 't1',
+              runId: 'r1',
+              toolCallId: 'c1',
+              toolName: 'http_fetch',
+              argsJson: '{"url":"https://api.example.com","token":"s3cret"}',
+              decision: DecisionKind.APPROVED,
+              reason: 'http_fetch POST may change data on api.example.com',
+              rule: 'checker:http_fetch',
+              riskLevel: RiskLevel.MEDIUM,
+              decidedBy: 'alice@example.com',
+              ...fields,
+            }),
+          ),
         ),
-        { timeoutMs: 2000 },
-      )
-    ).data,
-  );
+      ),
+    list: async (fields) => decodeList(await req(APPROVAL_SUBJECTS.audit, toBinary(ListAuditRequestSchema, create(ListAuditRequestSchema, fields)))),
+    verify: async (tenantId) => decodeVerify(await req(APPROVAL_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId })))),
+  };
+  open.push(h);
+  return h;
+}
 
-describe('approval service over the bus', () => {
-  beforeEach(async () => {
-    await setup();
+describe('check', () => {
+  it('answers the rules verdict with action, risk level, rule and reason', async () => {
+    const h = await harness();
+    expect(await h.check({ toolName: 'now', argsJson: '{}' })).toMatchObject({ action: ApprovalAction.ALLOW, rule: 'default' });
+    expect(await h.check({ toolName: 'http_fetch', argsJson: '{"url":"https://x.example","method":"DELETE"}' })).toMatchObject({
+      action: ApprovalAction.REQUIRE_APPROVAL,
+      riskLevel: RiskLevel.MEDIUM,
+      rule: 'checker:http_fetch',
+      reason: 'http_fetch DELETE may change data on x.example',
+    });
+    expect(await h.check({ toolName: 'write_file', argsJson: '{"file_path":"outputs/a","content":{"nested":["password: x1"]}}' })).toMatchObject({
+      action: ApprovalAction.REQUIRE_APPROVAL,
+      riskLevel: RiskLevel.CRITICAL,
+      rule: 'global:critical',
+    });
   });
 
-  it('answers verdicts from the rules', async () => {
-    expect(await check({ toolName: 'now', argsJson: '{}' })).toMatchObject({ action: ApprovalAction.ALLOW, rule: 'default' });
-    expect(await check({ toolName: 'http_fetch', argsJson: '{"url":"https://x","method":"DELETE"}' })).toMatchObject({ action: ApprovalAction.REQUIRE_APPROVAL, riskLevel: RiskLevel.MEDIUM, rule: 'checker:http_fetch' });
-    expect(await check({ toolName: 'write_file', argsJson: '{"file_path":"outputs/a","content":"password: x1"}' })).toMatchObject({ action: ApprovalAction.REQUIRE_APPROVAL, riskLevel: RiskLevel.CRITICAL });
+  it('maps a deny verdict to APPROVAL_ACTION_DENY', async () => {
+    const h = await harness({}, { rules: ApprovalRules.parse("global: { risk_patterns: { high: { patterns: ['DROP\\s+TABLE'], action: deny } } }") });
+    expect(await h.check({ toolName: 'sql', argsJson: '{"q":"drop table users"}' })).toMatchObject({ action: ApprovalAction.DENY, riskLevel: RiskLevel.HIGH, rule: 'global:high' });
   });
 
-  it('bad input gets a clear error and the service keeps serving', async () => {
-    expect((await check({ toolName: 'now', argsJson: '{not json' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('args_json is not valid JSON') });
-    expect((await check({ toolName: '', argsJson: '{}' })).error?.message).toBe('tool_name is required');
-    expect((await check({ toolName: 'now', tenantId: 'acme' }, { 'agentloop-tenant': 'globex' })).error?.code).toBe('PERMISSION_DENIED');
-    const garbage = await bus.request('agentloop.approval.check', new Uint8Array([0xff, 0xff, 0xff]), { timeoutMs: 2000 });
-    expect(fromBinary(CheckApprovalResponseSchema, garbage.data).error?.code).toBeDefined();
-    expect((await check({ toolName: 'now', argsJson: '{}' })).action).toBe(ApprovalAction.ALLOW);
+  it('answers allow to everything with APPROVAL_ENABLED=false', async () => {
+    const h = await harness({ APPROVAL_ENABLED: 'false' });
+    expect(await h.check({ toolName: 'run_bash_command', argsJson: '{"command":"sudo rm -rf /"}' })).toMatchObject({ action: ApprovalAction.ALLOW, rule: 'disabled' });
   });
 
-  it('records decisions in a per-tenant chain, keeps only a hash of the arguments, and verifies it', async () => {
-    const a = await record(1);
-    const b = await record(2, 'acme', DecisionKind.REJECTED);
-    expect([Number(a.entry?.seq), Number(b.entry?.seq)]).toEqual([1, 2]);
-    expect(a.entry?.argsSha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(JSON.stringify(a.entry, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('s3cret');
-    expect((await record(1)).duplicate).toBe(true);
-    await record(1, 'globex');
-    const list = fromBinary(ListAuditResponseSchema, (await bus.request('agentloop.approval.audit', toBinary(ListAuditRequestSchema, create(ListAuditRequestSchema, { tenantId: 'acme' })), { timeoutMs: 2000 })).data);
-    expect(list.entries.map((e) => [Number(e.seq), e.decision, e.decidedBy])).toEqual([
-      [1, DecisionKind.APPROVED, 'alice'],
-      [2, DecisionKind.REJECTED, 'alice'],
-    ]);
-    const verify = async () => fromBinary(VerifyAuditResponseSchema, (await bus.request('agentloop.approval.verify', toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId: 'acme' })), { timeoutMs: 2000 })).data);
-    expect(await verify()).toMatchObject({ ok: true, entries: 2n });
-    // Someone edits the trail behind the service's back.
-    await (store as SqlStore).db.updateTable('approval_audit').set({ decided_by: 'mallory' }).where('tenant_id', '=', 'acme').where('seq', '=', 1).execute();
-    expect(await verify()).toMatchObject({ ok: false, firstBadSeq: 1n, detail: 'entry 1 was altered (its content does not match its hash)' });
+  it('takes the tenant from the header when the body has none', async () => {
+    const h = await harness();
+    expect((await h.check({ tenantId: '', toolName: 'now' }, { [Headers.tenant]: 'acme' })).action).toBe(ApprovalAction.ALLOW);
+  });
+
+  it('never logs argument values, only their SHA-256', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'approval', level: 'debug', destination: { write: (l: string) => void lines.push(l) } });
+    const h = await harness({}, { logger });
+    const args = { url: 'https://api.example.com/?password=hunter2', method: 'POST' };
+    await h.check({ toolName: 'http_fetch', argsJson: JSON.stringify(args) });
+    await h.check({ toolName: 'now', argsJson: '{"note":"hunter2"}' });
+    await h.record({ argsJson: JSON.stringify(args) });
+    const log = lines.join('');
+    expect(log).toContain(argsSha256(args));
+    expect(log).toContain('"rule":"checker:http_fetch"');
+    expect(log).not.toContain('hunter2');
   });
 });
 
-describe('approval service over NATS', () => {
-  it('serves checks and records to a NATS client', async () => {
-    const nats = await startNats();
+describe('bad input gets a clear error in the response, and the service keeps serving', () => {
+  it('malformed proto bytes', async () => {
+    const h = await harness();
+    const decoders = { check: decodeCheck, record: decodeRecord, audit: decodeList, verify: decodeVerify } as const;
+    for (const [verb, subject] of Object.entries(APPROVAL_SUBJECTS) as Array<[keyof typeof decoders, string]>) {
+      const reply = await h.bus.request(subject, new Uint8Array([0xff, 0xff, 0xff, 0xff]), { timeoutMs: 5000 });
+      expect(decoders[verb](reply.data).error, subject).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        retryable: false,
+        message: expect.stringMatching(/^Invalid (CheckApprovalRequest|RecordDecisionRequest|ListAuditRequest|VerifyAuditRequest): /),
+      });
+    }
+    expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.ALLOW);
+  });
+
+  it('args_json that is not a JSON object', async () => {
+    const h = await harness();
+    expect((await h.check({ toolName: 'now', argsJson: '{not json' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('args_json is not valid JSON') });
+    expect((await h.check({ toolName: 'now', argsJson: '[1,2]' })).error?.message).toBe('args_json must be a JSON object');
+    expect((await h.record({ argsJson: 'nope' })).error?.code).toBe('INVALID_ARGUMENT');
+    expect((await h.check({ toolName: 'now', argsJson: '{}' })).action).toBe(ApprovalAction.ALLOW);
+  });
+
+  it('a missing or malformed tenant, or one that is not the caller', async () => {
+    const h = await harness();
+    expect((await h.check({ tenantId: '', toolName: 'now' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'tenant_id is required' });
+    expect((await h.check({ tenantId: 'acme corp/../x', toolName: 'now' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Invalid tenant_id "acme corp\/..\/x"/) });
+    expect((await h.verify('x'.repeat(129))).error?.code).toBe('INVALID_ARGUMENT');
+    expect((await h.check({ tenantId: 'acme', toolName: 'now' }, { [Headers.tenant]: 'globex' })).error?.code).toBe('PERMISSION_DENIED');
+    expect((await h.list({ tenantId: 'acme' })).error).toBeUndefined();
+  });
+
+  it('missing fields and an unknown decision', async () => {
+    const h = await harness();
+    expect((await h.check({ toolName: ' ' })).error?.message).toBe('tool_name is required');
+    expect((await h.record({ runId: '' })).error?.message).toMatch(/^run_id is required/);
+    expect((await h.record({ toolCallId: 'x'.repeat(200) })).error?.message).toMatch(/^tool_call_id is required/);
+    expect((await h.record({ decision: DecisionKind.UNSPECIFIED })).error?.message).toBe('decision must be APPROVED, REJECTED or DENIED');
+    expect((await h.list({ tenantId: 'acme' })).entries).toEqual([]);
+  });
+
+  it('a store failure is INTERNAL and retryable', async () => {
+    const h = await harness();
+    await h.store.close();
+    expect((await h.record({})).error).toMatchObject({ code: 'INTERNAL', retryable: true });
+    expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.ALLOW);
+    h.store = createSqliteStore({ path: ':memory:' }); // for afterEach
+  });
+});
+
+describe('audit trail over the bus', () => {
+  it('records decisions in a per-tenant chain and keeps only a hash of the arguments', async () => {
+    const h = await harness();
+    const a = await h.record({ toolCallId: 'c1' });
+    const b = await h.record({ toolCallId: 'c2', decision: DecisionKind.REJECTED, comment: 'not today' });
+    expect([a.entry?.seq, b.entry?.seq]).toEqual([1n, 2n]);
+    expect(a.entry).toMatchObject({ tenantId: 'acme', decision: DecisionKind.APPROVED, riskLevel: RiskLevel.MEDIUM, decidedBy: 'alice@example.com', rule: 'checker:http_fetch' });
+    expect(b.entry?.prevHash).toBe(a.entry?.hash);
+    // The same arguments in another key order hash the same.
+    expect(a.entry?.argsSha256).toBe(argsSha256({ token: 's3cret', url: 'https://api.example.com' }));
+    expect(JSON.stringify(a.entry, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('s3cret');
+    const e = a.entry!;
+    expect(e.hash).toBe(
+      auditEntryHash({ ...e, seq: Number(e.seq), createdAtMs: Number(e.createdAtMs), decision: 'approved', riskLevel: 'medium' }),
+    );
+  });
+
+  it('a denial recorded without a decider is attributed to the rules', async () => {
+    const h = await harness();
+    expect((await h.record({ decision: DecisionKind.DENIED, decidedBy: '' })).entry?.decidedBy).toBe('rules');
+  });
+
+  it('recording the same (run, tool call) again returns the first entry with duplicate=true', async () => {
+    const h = await harness();
+    const first = await h.record({});
+    const again = await h.record({ decision: DecisionKind.REJECTED });
+    expect(again).toMatchObject({ duplicate: true, entry: { seq: 1n, decision: DecisionKind.APPROVED, hash: first.entry?.hash } });
+    expect((await h.list({ tenantId: 'acme' })).entries).toHaveLength(1);
+  });
+
+  it('lists entries oldest first, filtered by run, thread and after_seq, with a limit', async () => {
+    const h = await harness();
+    await h.record({ toolCallId: 'c1' });
+    await h.record({ toolCallId: 'c2', runId: 'r2' });
+    await h.record({ toolCallId: 'c3', threadId: 't2' });
+    await h.record({ tenantId: 'globex', toolCallId: 'c1' });
+    const seqs = async (f: MessageInitShape<typeof ListAuditRequestSchema>) => (await h.list({ tenantId: 'acme', ...f })).entries.map((e) => Number(e.seq));
+    expect(await seqs({})).toEqual([1, 2, 3]);
+    expect(await seqs({ runId: 'r2' })).toEqual([2]);
+    expect(await seqs({ threadId: 't2' })).toEqual([3]);
+    expect(await seqs({ afterSeq: 1n, limit: 1 })).toEqual([2]);
+    expect((await h.list({ tenantId: 'globex' })).entries.map((e) => e.toolCallId)).toEqual(['c1']);
+  });
+
+  it('verify reports ok, then the first bad seq after a row is edited behind the service', async () => {
+    const h = await harness();
+    for (let i = 1; i <= 3; i++) await h.record({ toolCallId: `c${i}` });
+    expect(await h.verify('acme')).toMatchObject({ ok: true, entries: 3n, firstBadSeq: 0n, detail: '3 entries verified' });
+    await (h.store as SqlStore).db.updateTable('approval_audit').set({ decided_by: 'mallory' }).where('tenant_id', '=', 'acme').where('seq', '=', 2).execute();
+    expect(await h.verify('acme')).toMatchObject({ ok: false, firstBadSeq: 2n, detail: 'entry 2 was altered (its content does not match its hash)' });
+    expect(await h.verify('globex')).toMatchObject({ ok: true, entries: 0n });
+  });
+
+  it('verify detects the last entry deleted with raw SQL', async () => {
+    const h = await harness();
+    for (let i = 1; i <= 3; i++) await h.record({ toolCallId: `c${i}` });
+    await (h.store as SqlStore).db.deleteFrom('approval_audit').where('tenant_id', '=', 'acme').where('seq', '=', 3).execute();
+    expect(await h.verify('acme')).toMatchObject({ ok: false, firstBadSeq: 3n, entries: 2n });
+  });
+});
+
+describe('rules file', () => {
+  it('an invalid HITL_RULES file stops the service from being created, naming the problem', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'approval-rules-'));
     try {
-      await setup(await connectNatsBus({ url: nats.url, name: 'approval-test', logger: silentLogger() }));
-      expect((await check({ toolName: 'run_bash_command', argsJson: '{"command":"sudo reboot"}' })).riskLevel).toBe(RiskLevel.HIGH);
-      expect(Number((await record(1)).entry?.seq)).toBe(1);
+      const file = path.join(dir, 'rules.yaml');
+      await writeFile(file, 'global: { default_action: sometimes }');
+      const store = createSqliteStore({ path: ':memory:' });
+      const create = createApprovalService({ bus: new MemoryBus(), store, logger: silentLogger(), config: loadApprovalConfig({ HITL_RULES: file }) });
+      await expect(create).rejects.toThrow(ConfigError);
+      await expect(create).rejects.toThrow(/rules\.yaml is invalid: global\.default_action/);
+      await store.close();
     } finally {
-      await svc.stop();
-      await bus.close();
-      await nats.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reloadRules applies a changed file to the next check, and keeps the old rules when the new file is bad', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'approval-rules-'));
+    try {
+      const file = path.join(dir, 'rules.yaml');
+      await writeFile(file, 'global: { default_action: allow }');
+      const h = await harness({ HITL_RULES: file });
+      expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.ALLOW);
+      await writeFile(file, 'global: { default_action: deny }');
+      await h.svc.reloadRules();
+      expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.DENY);
+      await writeFile(file, 'global: { default_action: [' );
+      await expect(h.svc.reloadRules()).rejects.toThrow(ConfigError);
+      expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.DENY);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

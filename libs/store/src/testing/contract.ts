@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { MIGRATION_TABLE } from '../migrations.js';
 import type { NewAuditEntry, Store } from '../types.js';
-import { AUDIT_GENESIS_HASH, verifyAuditChain } from '../audit-hash.js';
+import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
 
 export interface StoreTestDatabase {
   /** A new store over this database (call several times for concurrent clients). */
@@ -402,39 +402,99 @@ export function storeContract(harness: StoreTestHarness): void {
         expect([a.entry.seq, b.entry.seq]).toEqual([1, 2]);
         expect(a.entry.prevHash).toBe(AUDIT_GENESIS_HASH);
         expect(b.entry.prevHash).toBe(a.entry.hash);
+        expect(a.entry.hash).toBe(auditEntryHash(a.entry));
         const again = await store.appendAuditEntry(entry(tenant, 1, { decision: 'rejected' }));
         expect(again).toMatchObject({ duplicate: true, entry: { seq: 1, decision: 'approved' } });
         const all = await store.listAuditEntries(tenant);
         expect(all.map((e) => e.seq)).toEqual([1, 2]);
-        expect(verifyAuditChain(all)).toBeUndefined();
+        expect(all[0]).toEqual(a.entry);
+        expect(verifyAuditChain(all, await store.getAuditHead(tenant))).toBeUndefined();
+        expect(await store.getAuditHead(tenant)).toEqual({ seq: 2, hash: b.entry.hash });
+        expect(await store.getAuditEntry(tenant, 2)).toEqual(b.entry);
+        expect(await store.getAuditEntry(tenant, 3)).toBeUndefined();
         expect((await store.listAuditEntries(tenant, { runId: 'run-2' })).map((e) => e.seq)).toEqual([2]);
         expect((await store.listAuditEntries(tenant, { afterSeq: 1 })).map((e) => e.seq)).toEqual([2]);
-        expect(await store.listAuditEntries(uid('other'))).toEqual([]);
+        expect((await store.listAuditEntries(tenant, { limit: 1 })).map((e) => e.seq)).toEqual([1]);
+        const other = uid('other');
+        expect(await store.listAuditEntries(other)).toEqual([]);
+        expect(await store.getAuditHead(other)).toBeUndefined();
+        expect(verifyAuditChain([], await store.getAuditHead(other))).toBeUndefined();
       });
 
-      it('concurrent appends from several clients keep one gapless chain', async () => {
+      it('keeps one chain per tenant: the same call id in two tenants is two first entries', async () => {
+        const [t1, t2] = [uid('audit'), uid('audit')];
+        const a = await store.appendAuditEntry(entry(t1, 1));
+        const b = await store.appendAuditEntry(entry(t2, 1));
+        expect([a.entry.seq, a.duplicate, b.entry.seq, b.duplicate]).toEqual([1, false, 1, false]);
+        expect(b.entry.prevHash).toBe(AUDIT_GENESIS_HASH);
+      });
+
+      it('stores text exactly as hashed (unicode, lone surrogates made well-formed, long text cut)', async () => {
+        const tenant = uid('audit');
+        const { entry: e } = await store.appendAuditEntry(entry(tenant, 1, { reason: '高风险 🚨 \ud800 end', comment: 'x'.repeat(20_000), decidedBy: 'Zoë <zoe@example.com>' }));
+        expect(e.reason).toBe('高风险 🚨 \ufffd end');
+        expect(e.comment.length).toBe(16_000);
+        const [stored] = await store.listAuditEntries(tenant);
+        expect(stored).toEqual(e);
+        expect(verifyAuditChain([stored!], await store.getAuditHead(tenant))).toBeUndefined();
+      });
+
+      it('refuses an entry with a bad id, hash, decision or risk level', async () => {
+        const tenant = uid('audit');
+        await expect(store.appendAuditEntry(entry(tenant, 1, { runId: '' }))).rejects.toThrow(/Invalid runId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { toolCallId: 'x'.repeat(129) }))).rejects.toThrow(/Invalid toolCallId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { argsSha256: 'nope' }))).rejects.toThrow(/Invalid argsSha256/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { decision: 'maybe' as 'approved' }))).rejects.toThrow(/Invalid decision/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { riskLevel: 'extreme' as 'high' }))).rejects.toThrow(/Invalid riskLevel/);
+        expect(await store.listAuditEntries(tenant)).toEqual([]);
+      });
+
+      it('concurrent appends from three clients keep one gapless chain (20 appends → seq 1..20)', async () => {
         const tenant = uid('audit');
         const clients = [store, database.open(), database.open()];
         try {
-          await Promise.all(Array.from({ length: 21 }, (_, i) => clients[i % 3]!.appendAuditEntry(entry(tenant, i))));
+          // The same call recorded twice, concurrently, is one entry.
+          const calls = [...Array.from({ length: 20 }, (_, i) => i), 7];
+          const results = await Promise.all(calls.map((n, i) => clients[i % 3]!.appendAuditEntry(entry(tenant, n))));
+          expect(results.filter((r) => r.duplicate)).toHaveLength(1);
           const all = await store.listAuditEntries(tenant, { limit: 100 });
-          expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
-          expect(verifyAuditChain(all)).toBeUndefined();
+          expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+          expect(new Set(all.map((e) => e.toolCallId)).size).toBe(20);
+          expect(verifyAuditChain(all, await store.getAuditHead(tenant))).toBeUndefined();
         } finally {
           await Promise.all(clients.slice(1).map((c) => c.close()));
         }
       });
 
-      it('verification finds an edited or a deleted entry', async () => {
+      it('verification finds an entry edited with raw SQL', async () => {
         const tenant = uid('audit');
         for (let i = 1; i <= 4; i++) await store.appendAuditEntry(entry(tenant, i));
         const db = (store as SqlStore).db;
         await db.updateTable('approval_audit').set({ reason: 'nothing to see' }).where('tenant_id', '=', tenant).where('seq', '=', 2).execute();
-        expect(verifyAuditChain(await store.listAuditEntries(tenant))).toEqual({ seq: 2, detail: 'entry 2 was altered (its content does not match its hash)' });
-        const other = uid('audit');
-        for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(other, i));
-        await db.deleteFrom('approval_audit').where('tenant_id', '=', other).where('seq', '=', 2).execute();
-        expect(verifyAuditChain(await store.listAuditEntries(other))).toEqual({ seq: 2, detail: 'entry 2 is missing (found 3 next)' });
+        expect(verifyAuditChain(await store.listAuditEntries(tenant), await store.getAuditHead(tenant))).toEqual({ seq: 2, detail: 'entry 2 was altered (its content does not match its hash)' });
+      });
+
+      it('verification finds an entry edited with its hash recomputed (the next entry no longer follows it)', async () => {
+        const tenant = uid('audit');
+        for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(tenant, i));
+        const db = (store as SqlStore).db;
+        const e2 = (await store.getAuditEntry(tenant, 2))!;
+        const forged = { ...e2, decision: 'rejected' as const };
+        await db.updateTable('approval_audit').set({ decision: 'rejected', hash: auditEntryHash(forged) }).where('tenant_id', '=', tenant).where('seq', '=', 2).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(tenant))).toEqual({ seq: 3, detail: 'entry 3 does not follow the hash of entry 2' });
+      });
+
+      it('verification finds an entry deleted from the middle or from the end of the trail', async () => {
+        const db = (store as SqlStore).db;
+        const middle = uid('audit');
+        for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(middle, i));
+        await db.deleteFrom('approval_audit').where('tenant_id', '=', middle).where('seq', '=', 2).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(middle), await store.getAuditHead(middle))).toEqual({ seq: 2, detail: 'entry 2 is missing (found 3 next)' });
+        const end = uid('audit');
+        for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(end, i));
+        await db.deleteFrom('approval_audit').where('tenant_id', '=', end).where('seq', '=', 3).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(end))).toBeUndefined(); // the entries alone cannot tell…
+        expect(verifyAuditChain(await store.listAuditEntries(end), await store.getAuditHead(end))).toEqual({ seq: 3, detail: 'entries 3..3 are missing (the trail ends at 2, its head says 3)' });
       });
     });
   });

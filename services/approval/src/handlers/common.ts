@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { Headers, type BusMessage } from '@agentloop/bus';
+import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
+import { AuditEntrySchema, DecisionKind, ErrorSchema, RiskLevel, create, fromBinary, type AuditEntry as WireAuditEntry, type WireError } from '@agentloop/proto';
+import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
+import type { AuditDecision, AuditEntry, AuditRiskLevel, Store } from '@agentloop/store';
+import { ApprovalError } from '../errors.js';
+import type { ApprovalRules, Risk } from '../rules.js';
+
+/** What every handler works with. `rules()` is read per request, so a reload applies to the next one. */
+export interface HandlerContext {
+  rules(): ApprovalRules;
+  store: Store;
+  logger: Logger;
+  /** APPROVAL_ENABLED: false answers allow to every check. */
+  enabled: boolean;
+}
+
+/** Decodes a request; bytes that are not the expected message are the caller's error. */
+export function decode<D extends DescMessage>(schema: D, data: Uint8Array): MessageShape<D> {
+  try {
+    return fromBinary(schema, data);
+  } catch (err) {
+    throw new ApprovalError('INVALID_ARGUMENT', `Invalid ${schema.name}: ${errorMessage(err)}`);
+  }
+}
+
+const TENANT = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The caller's tenant: the body's, which must agree with the tenant header when both are set. */
+export function checkTenant(msg: BusMessage, bodyTenant: string): string {
+  const header = msg.headers[Headers.tenant];
+  if (bodyTenant && header && bodyTenant !== header) {
+    throw new ApprovalError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
+  }
+  const tenant = bodyTenant || header || '';
+  if (tenant === '') throw new ApprovalError('INVALID_ARGUMENT', 'tenant_id is required');
+  if (!TENANT.test(tenant)) {
+    throw new ApprovalError('INVALID_ARGUMENT', `Invalid tenant_id ${JSON.stringify(tenant.slice(0, 140))}: expected 1-128 characters of A-Z a-z 0-9 _ . : -`);
+  }
+  return tenant;
+}
+
+/** An id field of a request: 1-128 characters, no control characters or surrounding spaces. */
+export function requireId(field: string, value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (value.length === 0 || value.length > 128 || value.trim() !== value || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new ApprovalError('INVALID_ARGUMENT', `${field} is required: 1-128 characters without control characters or surrounding spaces`);
+  }
+  return value;
+}
+
+/** The arguments of a call: a JSON object ("" = no arguments). */
+export function parseArgs(json: string): Record<string, unknown> {
+  if (json.trim() === '') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch (err) {
+    throw new ApprovalError('INVALID_ARGUMENT', `args_json is not valid JSON: ${errorMessage(err)}`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ApprovalError('INVALID_ARGUMENT', 'args_json must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** JSON with object keys sorted and no whitespace: the same arguments give the same text whatever their key order. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x ?? null)).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * `args_sha256` of the audit trail and of the logs: SHA-256 (hex) of the
+ * arguments as canonical JSON. The trail keeps this, never the arguments
+ * (they may hold secrets); whoever has the arguments can check it.
+ */
+export function argsSha256(args: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(args), 'utf8').digest('hex');
+}
+
+export const RISK_WIRE: Record<Risk, RiskLevel> = {
+  unspecified: RiskLevel.UNSPECIFIED,
+  low: RiskLevel.LOW,
+  medium: RiskLevel.MEDIUM,
+  high: RiskLevel.HIGH,
+  critical: RiskLevel.CRITICAL,
+};
+
+export function riskName(level: RiskLevel): AuditRiskLevel {
+  switch (level) {
+    case RiskLevel.LOW:
+      return 'low';
+    case RiskLevel.MEDIUM:
+      return 'medium';
+    case RiskLevel.HIGH:
+      return 'high';
+    case RiskLevel.CRITICAL:
+      return 'critical';
+    default:
+      return 'unspecified';
+  }
+}
+
+export function decisionName(kind: DecisionKind): AuditDecision | undefined {
+  switch (kind) {
+    case DecisionKind.APPROVED:
+      return 'approved';
+    case DecisionKind.REJECTED:
+      return 'rejected';
+    case DecisionKind.DENIED:
+      return 'denied';
+    default:
+      return undefined;
+  }
+}
+
+const DECISION_WIRE: Record<AuditDecision, DecisionKind> = { approved: DecisionKind.APPROVED, rejected: DecisionKind.REJECTED, denied: DecisionKind.DENIED };
+
+export function toWireEntry(e: AuditEntry): WireAuditEntry {
+  return create(AuditEntrySchema, {
+    tenantId: e.tenantId,
+    seq: BigInt(e.seq),
+    threadId: e.threadId,
+    runId: e.runId,
+    toolCallId: e.toolCallId,
+    toolName: e.toolName,
+    argsSha256: e.argsSha256,
+    decision: DECISION_WIRE[e.decision] ?? DecisionKind.UNSPECIFIED,
+    reason: e.reason,
+    rule: e.rule,
+    riskLevel: RISK_WIRE[e.riskLevel] ?? RiskLevel.UNSPECIFIED,
+    decidedBy: e.decidedBy,
+    comment: e.comment,
+    createdAtMs: BigInt(e.createdAtMs),
+    prevHash: e.prevHash,
+    hash: e.hash,
+  });
+}
+
+/**
+ * Local error → proto Error. Our own errors travel as they are; anything else
+ * (the database is down, a bug) is logged and reported as INTERNAL, retryable:
+ * the request itself was valid.
+ */
+export function toWire(err: unknown, logger: Logger, what: string): WireError {
+  if (err instanceof AgentLoopError) {
+    logger.info({ code: err.code }, `${what} refused: ${err.message}`);
+    return create(ErrorSchema, { code: err.code, message: err.message, retryable: err.retryable });
+  }
+  logger.error({ err: errorMessage(err) }, `${what} failed unexpectedly`);
+  return create(ErrorSchema, { code: 'INTERNAL', message: `The approval service failed: ${errorMessage(err)}`, retryable: true });
+}
