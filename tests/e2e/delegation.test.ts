@@ -158,7 +158,7 @@ describe('delegated agents, embedded mode, one worker slot', () => {
         },
       },
     });
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50' }, port: 0, logger });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW: '127.0.0.1' }, port: 0, logger });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {

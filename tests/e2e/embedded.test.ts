@@ -17,6 +17,8 @@ describe('embedded mode, end to end', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-e2e-'));
+    // No WEBHOOK_ALLOW on purpose: this test relies on (and so covers) embedded mode's loopback default
+    // for the receiver on 127.0.0.1. Every other test that delivers to a local receiver sets it.
     server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WEBHOOK_SECRET: SECRET, WEBHOOK_BACKOFF_MS: '50' }, port: 0 });
     client = new Client({ apiUrl: server.url });
   });

@@ -47,6 +47,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     SQLITE_PATH: path.join(dataDir, 'agentloop.sqlite'),
     ALLOW_SCRIPTED_MODEL: 'true',
     // A laptop's own webhook receiver; a cluster allows no internal address unless configured.
+    // Only when unset: WEBHOOK_ALLOW='' in the environment turns the exception off.
     WEBHOOK_ALLOW: '127.0.0.0/8,::1,localhost',
     // The project's skills; the tool-runner and indexer read skills/<id> links into it.
     SKILLS_ROOT: DEFAULT_SKILLS_ROOT,

@@ -1,2 +1,13 @@
-export * from './addresses.js';
-export * from './guard.js';
+export { envAllowList, internalAddressReason, isAllowed, normalizeHost, parseAllowList, type AllowEntry } from './addresses.js';
+export { HostUnresolvedError, UrlRefusedError } from './errors.js';
+export {
+  pinnedLookup,
+  staticUrlRefusal,
+  systemLookup,
+  vetUrl,
+  vetUrlStatic,
+  type GuardOptions,
+  type HostLookup,
+  type VettedTarget,
+  type VetWording,
+} from './guard.js';

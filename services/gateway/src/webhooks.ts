@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { pinnedLookup, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
+import { HostUnresolvedError, pinnedLookup, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { fromBinary, WebhookJobSchema, type WebhookJob } from '@agentloop/proto';
 import { UnrecoverableJobError, type Job, type JobQueue, type QueueWorker } from '@agentloop/queue';
 import type { Store, WebhookAttempt } from '@agentloop/store';
@@ -89,12 +89,22 @@ export class WebhookDeliveryError extends Error {
   override name = 'WebhookDeliveryError';
 }
 
+/**
+ * The SSRF guard refused the delivery (internal address not in WEBHOOK_ALLOW, bad scheme,
+ * credentials in the URL). Final: the same URL would be refused again.
+ */
+export class WebhookRefusedError extends UnrecoverableJobError {
+  override name = 'WebhookRefusedError';
+}
+
 /** Statuses other than 2xx that are worth retrying; every other 4xx is final. */
 const RETRYABLE_4XX = new Set([408, 425, 429]);
 
 /**
- * Delivers one WebhookJob. Resolves on 2xx; throws WebhookDeliveryError for
- * retryable failures and UnrecoverableJobError for final ones.
+ * Delivers one WebhookJob. Resolves with the status on 2xx; throws WebhookDeliveryError for
+ * retryable failures (network, timeout, 5xx, 408/425/429, a host that does not resolve),
+ * WebhookRefusedError when the SSRF guard refuses the URL and UnrecoverableJobError for other
+ * final failures (3xx: redirects are never followed; other 4xx).
  */
 export async function deliverWebhook(
   job: WebhookJob,
@@ -106,8 +116,10 @@ export async function deliverWebhook(
   try {
     target = await vetUrl(job.url, { allow: opts.allow ?? [], ...(opts.lookup ? { lookup: opts.lookup } : {}) }, WEBHOOK_WORDING);
   } catch (err) {
-    if (err instanceof UrlRefusedError && err.code === 'NOT_FOUND') throw new WebhookDeliveryError(err.message, { cause: err });
-    throw new UnrecoverableJobError(err instanceof Error ? err.message : String(err));
+    // DNS may answer on a later attempt; a refusal would be the same every time.
+    if (err instanceof HostUnresolvedError) throw new WebhookDeliveryError(err.message, { cause: err });
+    if (err instanceof UrlRefusedError) throw new WebhookRefusedError(err.message, { cause: err });
+    throw err;
   }
   const { url } = target;
   const timestamp = opts.nowSec ?? Math.floor(Date.now() / 1000);
@@ -131,7 +143,8 @@ export async function deliverWebhook(
   }
   if (status >= 200 && status < 300) return status;
   const msg = `POST ${url.origin}${url.pathname} answered HTTP ${status}`;
-  // Redirects are not followed: the receiver's URL is the one the client gave.
+  // Redirects are never followed (the Location could be internal, and the receiver is the URL the
+  // client gave); a receiver that redirects would redirect again, so a 3xx is final.
   if (status >= 300 && status < 400) throw new UnrecoverableJobError(`${msg}; redirects are not followed (not retried)`);
   if (status >= 400 && status < 500 && !RETRYABLE_4XX.has(status)) throw new UnrecoverableJobError(`${msg} (not retried)`);
   throw new WebhookDeliveryError(msg);
@@ -204,10 +217,12 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
       await record('delivered', status, null);
     } catch (err) {
       const code = /answered HTTP (\d{3})/.exec(errorMessage(err))?.[1];
-      const refused = err instanceof UnrecoverableJobError && /^Refused to deliver/.test(err.message);
+      const refused = err instanceof WebhookRefusedError;
       const final = err instanceof UnrecoverableJobError || job.attemptsMade + 1 >= job.attempts;
       await record(refused ? 'refused' : final ? 'failed' : 'retry', code ? Number(code) : null, errorMessage(err));
-      if (err instanceof UnrecoverableJobError) {
+      if (refused) {
+        log.error({ ...fields, err: err.message }, 'webhook refused by the SSRF guard; not retried');
+      } else if (err instanceof UnrecoverableJobError) {
         log.error({ ...fields, err: err.message }, 'webhook rejected by the receiver; not retried');
       } else if (job.attemptsMade + 1 >= job.attempts) {
         log.error({ ...fields, err: errorMessage(err) }, 'webhook delivery failed; no attempts left');

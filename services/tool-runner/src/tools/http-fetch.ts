@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { pinnedLookup, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
+import { HostUnresolvedError, pinnedLookup, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -49,7 +49,7 @@ export async function vetUrl(raw: string | URL, opts: Pick<HttpFetchOptions, 'al
   try {
     return await vetTarget(raw, { allow: opts.allow, ...(opts.lookup ? { lookup: opts.lookup } : {}) }, { what, policy: 'http_fetch only reaches public addresses.' });
   } catch (err) {
-    if (err instanceof UrlRefusedError) throw new ToolError(err.code, err.message);
+    if (err instanceof UrlRefusedError || err instanceof HostUnresolvedError) throw new ToolError(err.code, err.message, { cause: err });
     throw err;
   }
 }
