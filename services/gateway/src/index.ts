@@ -15,4 +15,15 @@ export {
 export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
 export { withThreadResourceDeletion } from './thread-deletion.js';
-export { startGrpcServer, AgentLoopGrpcClient, AGENTLOOP_GRPC_DEFINITION, type GrpcServer, type GrpcContext } from './grpc.js';
+export {
+  startGrpcServer,
+  createAgentLoopGrpcClient,
+  AgentLoopGrpcClient,
+  AGENTLOOP_GRPC_DEFINITION,
+  type GrpcServer,
+  type GrpcServerOptions,
+  type GrpcContext,
+  type AgentLoopClient,
+  type AgentLoopClientOptions,
+  type AgentLoopCallOptions,
+} from './grpc/index.js';

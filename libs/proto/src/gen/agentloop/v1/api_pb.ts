@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/api.proto.
  */
 export const file_agentloop_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCKXAQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMiWAoJUnVuUmVzdWx0EiIKA3J1bhgBIAEoCzIVLmFnZW50bG9vcC52MS5SdW5JbmZvEhMKC3ZhbHVlc19qc29uGAIgASgJEhIKCmVycm9yX2pzb24YAyABKAkiPgoOUnVuU3RyZWFtRXZlbnQSCgoCaWQYASABKAMSDQoFZXZlbnQYAiABKAkSEQoJZGF0YV9qc29uGAMgASgJImAKDkpvaW5SdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSFgoOYWZ0ZXJfZXZlbnRfaWQYAyABKAMSEwoLc3RyZWFtX21vZGUYBCADKAkiMgoNR2V0UnVuUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJMpAFCglBZ2VudExvb3ASSwoMQ3JlYXRlVGhyZWFkEiEuYWdlbnRsb29wLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJFCglHZXRUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvElIKDERlbGV0ZVRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkRlbGV0ZVRocmVhZFJlc3BvbnNlEkIKCUNyZWF0ZVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SQgoHV2FpdFJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhcuYWdlbnRsb29wLnYxLlJ1blJlc3VsdBJLCglTdHJlYW1SdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEkcKB0pvaW5SdW4SHC5hZ2VudGxvb3AudjEuSm9pblJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARI8CgZHZXRSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEj8KCUNhbmNlbFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm9iBnByb3RvMw");
+  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCLIAQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJIlgKCVJ1blJlc3VsdBIiCgNydW4YASABKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbxITCgt2YWx1ZXNfanNvbhgCIAEoCRISCgplcnJvcl9qc29uGAMgASgJIj4KDlJ1blN0cmVhbUV2ZW50EgoKAmlkGAEgASgDEg0KBWV2ZW50GAIgASgJEhEKCWRhdGFfanNvbhgDIAEoCSJgCg5Kb2luUnVuUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhYKDmFmdGVyX2V2ZW50X2lkGAMgASgDEhMKC3N0cmVhbV9tb2RlGAQgAygJIjIKDUdldFJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIqChVHZXRUaHJlYWRTdGF0ZVJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJIp4BCgtUaHJlYWRTdGF0ZRIRCgl0aHJlYWRfaWQYASABKAkSEwoLdmFsdWVzX2pzb24YAiABKAkSDAoEbmV4dBgDIAMoCRISCgp0YXNrc19qc29uGAQgASgJEhcKD2ludGVycnVwdHNfanNvbhgFIAEoCRIVCg1tZXRhZGF0YV9qc29uGAYgASgJEhUKDWNyZWF0ZWRfYXRfbXMYByABKAMiUwoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZvZmZzZXQYAyABKAUSDgoGc3RhdHVzGAQgASgJIjcKEExpc3RSdW5zUmVzcG9uc2USIwoEcnVucxgBIAMoCzIVLmFnZW50bG9vcC52MS5SdW5JbmZvMrMGCglBZ2VudExvb3ASSwoMQ3JlYXRlVGhyZWFkEiEuYWdlbnRsb29wLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJFCglHZXRUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvElIKDERlbGV0ZVRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkRlbGV0ZVRocmVhZFJlc3BvbnNlElAKDkdldFRocmVhZFN0YXRlEiMuYWdlbnRsb29wLnYxLkdldFRocmVhZFN0YXRlUmVxdWVzdBoZLmFnZW50bG9vcC52MS5UaHJlYWRTdGF0ZRJCCglDcmVhdGVSdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkIKB1dhaXRSdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBoXLmFnZW50bG9vcC52MS5SdW5SZXN1bHQSSwoJU3RyZWFtUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARJNCg1Kb2luUnVuU3RyZWFtEhwuYWdlbnRsb29wLnYxLkpvaW5SdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESPAoGR2V0UnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJJCghMaXN0UnVucxIdLmFnZW50bG9vcC52MS5MaXN0UnVuc1JlcXVlc3QaHi5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXNwb25zZRI/CglDYW5jZWxSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvYgZwcm90bzM");
 
 /**
  * @generated from message agentloop.v1.CreateThreadRequest
@@ -169,7 +169,8 @@ export type CreateRunRequest = Message<"agentloop.v1.CreateRunRequest"> & {
   webhook: string;
 
   /**
-   * reject (default) | enqueue
+   * When the thread already has a run in progress: reject (default), enqueue (run after it) or
+   * interrupt (cancel it, then run).
    *
    * @generated from field: string multitask_strategy = 8;
    */
@@ -237,6 +238,20 @@ export type RunInfo = Message<"agentloop.v1.RunInfo"> & {
    * @generated from field: int64 updated_at_ms = 7;
    */
   updatedAtMs: bigint;
+
+  /**
+   * The request as stored with the run (HTTP `kwargs`: input, config, webhook, stream_mode...), JSON.
+   *
+   * @generated from field: string kwargs_json = 8;
+   */
+  kwargsJson: string;
+
+  /**
+   * reject | enqueue | interrupt
+   *
+   * @generated from field: string multitask_strategy = 9;
+   */
+  multitaskStrategy: string;
 };
 
 /**
@@ -256,14 +271,14 @@ export type RunResult = Message<"agentloop.v1.RunResult"> & {
   run?: RunInfo | undefined;
 
   /**
-   * Final state values (JSON), as HTTP /wait returns them.
+   * The thread's final state values (JSON), as HTTP /wait returns them; empty when the run failed.
    *
    * @generated from field: string values_json = 2;
    */
   valuesJson: string;
 
   /**
-   * Set when the run failed: {"error": "...", "message": "..."}.
+   * Set when the run failed (status error or timeout): {"error": "...", "message": "..."}.
    *
    * @generated from field: string error_json = 3;
    */
@@ -363,21 +378,166 @@ export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_api, 9);
 
 /**
+ * @generated from message agentloop.v1.GetThreadStateRequest
+ */
+export type GetThreadStateRequest = Message<"agentloop.v1.GetThreadStateRequest"> & {
+  /**
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+};
+
+/**
+ * Describes the message agentloop.v1.GetThreadStateRequest.
+ * Use `create(GetThreadStateRequestSchema)` to create a new message.
+ */
+export const GetThreadStateRequestSchema: GenMessage<GetThreadStateRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 10);
+
+/**
+ * @generated from message agentloop.v1.ThreadState
+ */
+export type ThreadState = Message<"agentloop.v1.ThreadState"> & {
+  /**
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+
+  /**
+   * The latest state values, JSON ({} before any run).
+   *
+   * @generated from field: string values_json = 2;
+   */
+  valuesJson: string;
+
+  /**
+   * Nodes the thread waits in (e.g. "await_approval", "human"); empty when not interrupted.
+   *
+   * @generated from field: repeated string next = 3;
+   */
+  next: string[];
+
+  /**
+   * The pending tasks, JSON array (LangGraph `tasks`).
+   *
+   * @generated from field: string tasks_json = 4;
+   */
+  tasksJson: string;
+
+  /**
+   * The pending interrupts, JSON array; resume with CreateRunRequest.command_json {"resume": ...}.
+   *
+   * @generated from field: string interrupts_json = 5;
+   */
+  interruptsJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 6;
+   */
+  metadataJson: string;
+
+  /**
+   * @generated from field: int64 created_at_ms = 7;
+   */
+  createdAtMs: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.ThreadState.
+ * Use `create(ThreadStateSchema)` to create a new message.
+ */
+export const ThreadStateSchema: GenMessage<ThreadState> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 11);
+
+/**
+ * @generated from message agentloop.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"agentloop.v1.ListRunsRequest"> & {
+  /**
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 3;
+   */
+  offset: number;
+
+  /**
+   * Only runs in this status (pending | running | success | error | timeout | interrupted); empty: all.
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 12);
+
+/**
+ * @generated from message agentloop.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"agentloop.v1.ListRunsResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.RunInfo runs = 1;
+   */
+  runs: RunInfo[];
+};
+
+/**
+ * Describes the message agentloop.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 13);
+
+/**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
  * gRPC to the LangGraph-compatible HTTP API. Same runs, same tenants, same semantics: a run is
  * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
- * (StreamRun / JoinRun). JSON documents (input, config, metadata, values) travel as JSON text.
+ * (StreamRun / JoinRunStream). Every RPC goes through the gateway's run service and store exactly as
+ * the HTTP routes do (validation, multitask strategy, if_not_exists, quotas, tenant isolation).
+ *
+ * JSON documents (input, config, metadata, values, event data) travel as JSON text rather than
+ * google.protobuf.Struct: Struct cannot hold a top-level array, string or null (event data and
+ * `values` can be any of these), turns every number into a double (int64 ids and counters lose
+ * precision), and the gateway already stores and logs these documents as JSON text, so they pass
+ * through unchanged. An empty string means "not given".
  *
  * Authentication: metadata `x-api-key: <key>` or `authorization: Bearer <key>` when the gateway has
- * AGENTLOOP_API_KEYS. Errors: UNAUTHENTICATED (no or unknown key), INVALID_ARGUMENT (the message
- * names the field), NOT_FOUND (also for another tenant's thread or run), ALREADY_EXISTS /
- * FAILED_PRECONDITION (conflicts: a busy thread with multitask_strategy reject, a finished run to
- * cancel), RESOURCE_EXHAUSTED (rate limit), UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL.
+ * AGENTLOOP_API_KEYS (otherwise every call belongs to tenant "default").
+ *
+ * Errors (status codes; the details say what was wrong and what to do, never internals):
+ *   UNAUTHENTICATED      no API key, or an unknown one.
+ *   INVALID_ARGUMENT     a field is invalid; the details name it (e.g. "input_json", "body.webhook").
+ *   NOT_FOUND            no such thread or run, including another tenant's (tenants cannot probe each other).
+ *   ALREADY_EXISTS       CreateThread with the id of an existing thread (without if_exists_do_nothing).
+ *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), or the
+ *                        run to cancel has already finished.
+ *   RESOURCE_EXHAUSTED   the tenant is at its active-run quota (TENANT_MAX_ACTIVE_RUNS).
+ *   UNAVAILABLE          the run queue or event stream is unavailable, or the gateway is stopping: retry.
+ *   DEADLINE_EXCEEDED    the call deadline (or RUN_WAIT_MAX_MS) passed before the run ended; the run
+ *                        goes on: re-join it with JoinRunStream or poll GetRun.
+ *   INTERNAL             anything else (logged by the gateway; the details say no more).
  *
  * @generated from service agentloop.v1.AgentLoop
  */
 export const AgentLoop: GenService<{
   /**
+   * Creates a thread. Errors: INVALID_ARGUMENT (thread_id not a UUID, metadata_json not a JSON
+   * object), ALREADY_EXISTS (thread_id taken and if_exists_do_nothing unset).
+   *
    * @generated from rpc agentloop.v1.AgentLoop.CreateThread
    */
   createThread: {
@@ -386,6 +546,8 @@ export const AgentLoop: GenService<{
     output: typeof ThreadInfoSchema;
   },
   /**
+   * The thread with its latest values. Errors: NOT_FOUND.
+   *
    * @generated from rpc agentloop.v1.AgentLoop.GetThread
    */
   getThread: {
@@ -394,7 +556,7 @@ export const AgentLoop: GenService<{
     output: typeof ThreadInfoSchema;
   },
   /**
-   * Deletes the thread, its runs, checkpoints and workspace.
+   * Deletes the thread, its runs, their event logs, checkpoints and workspace. Errors: NOT_FOUND.
    *
    * @generated from rpc agentloop.v1.AgentLoop.DeleteThread
    */
@@ -404,7 +566,22 @@ export const AgentLoop: GenService<{
     output: typeof DeleteThreadResponseSchema;
   },
   /**
-   * Starts a run in the background; returns it at once (status pending).
+   * The thread's latest state as HTTP GET /threads/{id}/state reports it (values, next nodes and
+   * pending interrupts when the thread waits for a human). Errors: NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.GetThreadState
+   */
+  getThreadState: {
+    methodKind: "unary";
+    input: typeof GetThreadStateRequestSchema;
+    output: typeof ThreadStateSchema;
+  },
+  /**
+   * Starts a run in the background and returns it at once (status pending). With `webhook`, the
+   * gateway POSTs the result there when the run ends (Standard Webhooks signature). Errors:
+   * INVALID_ARGUMENT (bad JSON or field, refused webhook URL), NOT_FOUND (thread, unless
+   * if_not_exists_create), FAILED_PRECONDITION (thread busy, multitask_strategy reject),
+   * RESOURCE_EXHAUSTED, UNAVAILABLE.
    *
    * @generated from rpc agentloop.v1.AgentLoop.CreateRun
    */
@@ -414,7 +591,9 @@ export const AgentLoop: GenService<{
     output: typeof RunInfoSchema;
   },
   /**
-   * Starts a run and waits for its end (bounded by the call deadline and RUN_WAIT_MAX_MS).
+   * Starts a run and waits for its end (bounded by the call deadline and RUN_WAIT_MAX_MS); returns
+   * the final values, the run's status and, for a failed run, its error. Errors: as CreateRun, plus
+   * DEADLINE_EXCEEDED (the run goes on) and UNAVAILABLE (gateway stopping).
    *
    * @generated from rpc agentloop.v1.AgentLoop.WaitRun
    */
@@ -424,7 +603,10 @@ export const AgentLoop: GenService<{
     output: typeof RunResultSchema;
   },
   /**
-   * Starts a run and streams its events (values, updates, messages, error) until `end`.
+   * Starts a run and streams its events, the same as the HTTP SSE stream: `metadata` first (id 0,
+   * data {"run_id", "thread_id", "attempt"}), then the requested modes (values, updates,
+   * messages/..., error) and `end` last. Each event's id can be passed to JoinRunStream. Errors: as
+   * CreateRun before the first event; UNAVAILABLE when the event stream is lost (re-join).
    *
    * @generated from rpc agentloop.v1.AgentLoop.StreamRun
    */
@@ -434,16 +616,20 @@ export const AgentLoop: GenService<{
     output: typeof RunStreamEventSchema;
   },
   /**
-   * Re-joins a run's event stream after `after_event_id` (0: from the start).
+   * Re-joins a run's event stream after `after_event_id` (0: from the start), like Last-Event-ID on
+   * HTTP; ends with `end` (at once for a finished run once its log is replayed). Errors: NOT_FOUND,
+   * UNAVAILABLE (event stream lost).
    *
-   * @generated from rpc agentloop.v1.AgentLoop.JoinRun
+   * @generated from rpc agentloop.v1.AgentLoop.JoinRunStream
    */
-  joinRun: {
+  joinRunStream: {
     methodKind: "server_streaming";
     input: typeof JoinRunRequestSchema;
     output: typeof RunStreamEventSchema;
   },
   /**
+   * One run. Errors: NOT_FOUND (also when the run is not on that thread).
+   *
    * @generated from rpc agentloop.v1.AgentLoop.GetRun
    */
   getRun: {
@@ -452,7 +638,18 @@ export const AgentLoop: GenService<{
     output: typeof RunInfoSchema;
   },
   /**
-   * Stops a running run where it is; a queued run never starts.
+   * The thread's runs, newest first. Errors: NOT_FOUND (thread), INVALID_ARGUMENT (limit, offset, status).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Stops a running run where it is (it keeps its checkpoints); a queued run never starts. Errors:
+   * NOT_FOUND, FAILED_PRECONDITION (the run has already finished).
    *
    * @generated from rpc agentloop.v1.AgentLoop.CancelRun
    */
