@@ -1,120 +1,163 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { errorMessage } from '@agentloop/core';
+import { parseSkillDoc } from './skill-doc.js';
 
 /** A skill package found on disk (seed 000 §3.1, seed 002 §3). */
 export interface Skill {
-  /** Folder name. */
+  /** Folder name, e.g. "pdf" (see SKILL_ID_PATTERN). */
   id: string;
   name: string;
   description: string;
-  /** From the frontmatter `version`, '' when absent. */
+  /** From the frontmatter `version`; '' when absent. */
   version: string;
-  /** Real path of the skill folder. */
+  /** Real (symlink-free) absolute path of the skill folder. */
   dir: string;
-  /** Real path of SKILL.md (or skill.md). */
+  /** Real absolute path of SKILL.md (or skill.md). */
   docPath: string;
-  /** File names directly under scripts/ ending .py, .mjs or .js. */
+  /** Names of the regular files directly under scripts/ ending .py, .mjs or .js, sorted. */
   scripts: string[];
+  /** The folder has a requirements.txt (Python dependencies, seed 000 §3.5). */
   hasRequirements: boolean;
 }
 
+/** A folder that is not a usable skill, and why. */
 export interface SkippedSkill {
   id: string;
   reason: string;
 }
 
+export interface ScanResult {
+  skills: Skill[];
+  skipped: SkippedSkill[];
+}
+
+/** Skill ids are folder names of this shape: they become paths and @mentions. */
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const SCRIPT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(py|mjs|js)$/;
+
+/** A script file name: no separators, no leading dot, one of the runnable extensions. */
+export const SCRIPT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(py|mjs|js)$/;
+
+/** The documents a skill folder may hold, in order of preference. */
+export const SKILL_DOC_NAMES = ['SKILL.md', 'skill.md'] as const;
+
+/** Whether `name` could be a script of a skill (a bare file name with a runnable extension). */
+export function isScriptName(name: string): boolean {
+  return SCRIPT_NAME_PATTERN.test(name) && !name.includes('..');
+}
 
 /**
- * A skill document's metadata: YAML frontmatter `name`, `description`, `version` (seed 002), or
- * else the first `# ` heading and the first paragraph (seed 000 §3.2). Returns the body without
- * the frontmatter too.
+ * The skills under one folder, as scanned at one moment. Scanning never throws for a broken
+ * package: it is left out and reported in `skipped` with the reason.
  */
-export function parseSkillDoc(text: string, fallbackName: string): { name: string; description: string; version: string; body: string } {
-  const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
-  if (m) {
-    let meta: Record<string, unknown> = {};
-    try {
-      const parsed: unknown = parseYaml(m[1] ?? '');
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) meta = parsed as Record<string, unknown>;
-    } catch {
-      meta = {};
-    }
-    const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v).trim() : '');
-    const body = (m[2] ?? '').trim();
-    const fromBody = headingAndParagraph(body);
-    return { name: str(meta.name) || fromBody.name || fallbackName, description: str(meta.description) || fromBody.description, version: str(meta.version), body };
+export class SkillRegistry {
+  private readonly byId: ReadonlyMap<string, Skill>;
+
+  private constructor(
+    /** The folder scanned (as given). */
+    readonly root: string,
+    readonly skills: readonly Skill[],
+    readonly skipped: readonly SkippedSkill[],
+  ) {
+    this.byId = new Map(skills.map((s) => [s.id, s]));
   }
-  const h = headingAndParagraph(text);
-  return { name: h.name || fallbackName, description: h.description, version: '', body: text.trim() };
+
+  /** Scans `root`: one skill per sub-folder holding a SKILL.md (or skill.md). A missing root is empty. */
+  static async scan(root: string): Promise<SkillRegistry> {
+    const { skills, skipped } = await scanSkills(root);
+    return new SkillRegistry(root, skills, skipped);
+  }
+
+  /** An empty registry (nothing scanned yet). */
+  static empty(root = ''): SkillRegistry {
+    return new SkillRegistry(root, [], []);
+  }
+
+  get(id: string): Skill | undefined {
+    return this.byId.get(id);
+  }
+
+  ids(): string[] {
+    return this.skills.map((s) => s.id);
+  }
 }
 
-function headingAndParagraph(text: string): { name: string; description: string } {
-  let name = '';
-  let description = '';
-  for (const line of text.split(/\r?\n/).slice(0, 40)) {
-    const t = line.trim();
-    if (!name && t.startsWith('# ')) name = t.slice(2).trim();
-    else if (t && !t.startsWith('#') && !description) {
-      description = t;
-      break;
-    }
-  }
-  return { name, description };
-}
-
-/** Scans a skills folder: one skill per sub-folder with a SKILL.md; broken ones are skipped with a reason. */
-export async function scanSkills(root: string): Promise<{ skills: Skill[]; skipped: SkippedSkill[] }> {
+/**
+ * Scans a skills folder (see SkillRegistry.scan). Folders are visited in name order; a folder is
+ * skipped (with a reason) when its name is not a valid id, it is a symbolic link, it has no
+ * SKILL.md, the document's frontmatter is broken, or there is no description.
+ */
+export async function scanSkills(root: string): Promise<ScanResult> {
   const skills: Skill[] = [];
   const skipped: SkippedSkill[] = [];
-  let entries: import('node:fs').Dirent[];
+  let entries: Dirent[];
+  let realRoot: string;
   try {
-    entries = await fs.readdir(root, { withFileTypes: true });
+    realRoot = await fs.realpath(root);
+    entries = await fs.readdir(realRoot, { withFileTypes: true });
   } catch {
     return { skills, skipped };
   }
-  const realRoot = await fs.realpath(root);
-  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (e.name.startsWith('.')) continue;
+    if (e.isSymbolicLink()) {
+      // Its real folder would lie outside the skills root that workspaces may link into.
+      skipped.push({ id: e.name, reason: 'the skill folder is a symbolic link; copy the skill into the skills folder instead' });
+      continue;
+    }
+    if (!e.isDirectory()) continue;
     if (!SKILL_ID_PATTERN.test(e.name)) {
-      skipped.push({ id: e.name, reason: 'folder name is not a valid skill id (a-z 0-9 _ -, 1-64 characters)' });
+      skipped.push({ id: e.name, reason: 'the folder name is not a valid skill id (1-64 characters of a-z 0-9 _ -, starting with a letter or digit)' });
       continue;
     }
-    const dir = path.join(realRoot, e.name);
-    let docPath: string | undefined;
-    for (const candidate of ['SKILL.md', 'skill.md']) {
-      const p = path.join(dir, candidate);
-      const st = await fs.lstat(p).catch(() => undefined);
-      if (st?.isFile()) {
-        docPath = p;
-        break;
-      }
-    }
-    if (!docPath) {
-      skipped.push({ id: e.name, reason: 'no SKILL.md' });
-      continue;
-    }
-    let text: string;
-    try {
-      text = await fs.readFile(docPath, 'utf8');
-    } catch (err) {
-      skipped.push({ id: e.name, reason: `SKILL.md unreadable: ${(err as Error).message}` });
-      continue;
-    }
-    const meta = parseSkillDoc(text, e.name);
-    if (!meta.description) {
-      skipped.push({ id: e.name, reason: 'SKILL.md has no description (frontmatter `description` or a first paragraph)' });
-      continue;
-    }
-    const scriptsDir = path.join(dir, 'scripts');
-    const scripts: string[] = [];
-    for (const s of await fs.readdir(scriptsDir, { withFileTypes: true }).catch(() => [])) {
-      if (s.isFile() && SCRIPT_PATTERN.test(s.name)) scripts.push(s.name);
-    }
-    const req = await fs.lstat(path.join(dir, 'requirements.txt')).catch(() => undefined);
-    skills.push({ id: e.name, name: meta.name, description: meta.description, version: meta.version, dir, docPath, scripts: scripts.sort(), hasRequirements: !!req?.isFile() });
+    const result = await readSkill(path.join(realRoot, e.name), e.name);
+    if ('reason' in result) skipped.push(result);
+    else skills.push(result);
   }
   return { skills, skipped };
+}
+
+async function readSkill(dir: string, id: string): Promise<Skill | SkippedSkill> {
+  let docPath: string | undefined;
+  for (const candidate of SKILL_DOC_NAMES) {
+    const p = path.join(dir, candidate);
+    const st = await fs.lstat(p).catch(() => undefined);
+    if (st?.isSymbolicLink()) return { id, reason: `${candidate} is a symbolic link` };
+    if (st?.isFile()) {
+      docPath = p;
+      break;
+    }
+  }
+  if (!docPath) return { id, reason: 'no SKILL.md (or skill.md) in the folder' };
+  let text: string;
+  try {
+    text = await fs.readFile(docPath, 'utf8');
+  } catch (err) {
+    return { id, reason: `${path.basename(docPath)} cannot be read: ${errorMessage(err)}` };
+  }
+  let doc;
+  try {
+    doc = parseSkillDoc(text, id);
+  } catch (err) {
+    return { id, reason: `${path.basename(docPath)}: ${errorMessage(err)}` };
+  }
+  if (!doc.description) {
+    return { id, reason: `${path.basename(docPath)} has no description (frontmatter \`description\`, or a first paragraph)` };
+  }
+  const scripts: string[] = [];
+  // Regular files only: a symlink could point anywhere, a sub-folder is not a script.
+  for (const s of await fs.readdir(path.join(dir, 'scripts'), { withFileTypes: true }).catch(() => [])) {
+    if (s.isFile() && isScriptName(s.name)) scripts.push(s.name);
+  }
+  const req = await fs.lstat(path.join(dir, 'requirements.txt')).catch(() => undefined);
+  return {
+    id,
+    name: doc.name,
+    description: doc.description,
+    version: doc.version,
+    dir,
+    docPath,
+    scripts: scripts.sort(),
+    hasRequirements: req?.isFile() === true,
+  };
 }

@@ -5,11 +5,13 @@
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
 import { initTelemetry } from '@agentloop/telemetry';
-import { createSkillSandbox, loadSkillSandboxConfig } from './service.js';
+import { loadSkillSandboxConfig } from './config.js';
+import { createSkillSandbox } from './service.js';
 
 await runMain('skill-sandbox', async () => {
   const config = loadSkillSandboxConfig();
   const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL });
+  // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'skill-sandbox', logger });
   if (!config.NATS_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the skill sandbox (use `npm start` for the embedded mode)');

@@ -1,326 +1,194 @@
-import { promises as fs, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { watch, readFileSync, type FSWatcher } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { Headers, type Bus, type BusMessage, type RequestHandler, type Subscription } from '@agentloop/bus';
-import { AgentLoopError, envInt, errorMessage, parseConfig, type Logger } from '@agentloop/core';
-import {
-  ErrorSchema,
-  ExecuteToolRequestSchema,
-  ExecuteToolResponseSchema,
-  ListSkillsRequestSchema,
-  ListSkillsResponseSchema,
-  ListToolsRequestSchema,
-  ListToolsResponseSchema,
-  LoadSkillRequestSchema,
-  LoadSkillResponseSchema,
-  SkillInfoSchema,
-  ToolMetadataSchema,
-  ToolSpecSchema,
-  create,
-  fromBinary,
-  toBinary,
-  type ToolSpec,
-  type WireError,
-} from '@agentloop/proto';
-import { SkillsConfig, scanSkills, parseSkillDoc, type Skill } from '@agentloop/skills';
-import { WorkspaceManager, type Workspace } from '@agentloop/workspace';
-import { resolvePython, runScript } from './runner.js';
+import type { Bus, Subscription } from '@agentloop/bus';
+import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
+import type { Skill } from '@agentloop/skills';
+import { WorkspaceManager } from '@agentloop/workspace';
+import { SkillCatalog, type ReloadResult } from './catalog.js';
+import { DEFAULT_SKILLS_CONFIG, DEFAULT_SKILLS_ROOT, type SkillSandboxConfig } from './config.js';
+import { DependencyInstaller } from './dependencies.js';
+import { executeToolHandler } from './handlers/execute-tool.js';
+import { listSkillsHandler } from './handlers/list-skills.js';
+import { listToolsHandler } from './handlers/list-tools.js';
+import { loadSkillHandler } from './handlers/load-skill.js';
+import { reloadBroadcastHandler, reloadSkillsHandler } from './handlers/reload.js';
+import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
+import { SkillTools } from './tools.js';
 
-/** The project's skills folder (`<repo>/skills`), from src/ or dist/. */
-export const DEFAULT_SKILLS_ROOT = fileURLToPath(new URL('../../../skills', import.meta.url));
-
-export const SkillSandboxEnv = z.object({
-  NATS_URL: z.string().optional(),
-  LOG_LEVEL: z.string().default('info'),
-  WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
-  /** Skill packages: one folder per skill with SKILL.md (default: the project's skills/). */
-  SKILLS_ROOT: z.string().min(1).optional(),
-  /** skills.yaml (default: libs/skills/config/skills.yaml). */
-  SKILLS_CONFIG: z.string().min(1).optional(),
-  SKILL_SCRIPT_TIMEOUT_MS: envInt(30_000, 100, 3_600_000),
-  SKILL_SCRIPT_MAX_OUTPUT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
-  SKILL_SCRIPT_MAX_MEMORY_MB: envInt(1024, 64, 65_536),
-});
-export type SkillSandboxConfig = z.infer<typeof SkillSandboxEnv>;
-
-export function loadSkillSandboxConfig(env: NodeJS.ProcessEnv = process.env): SkillSandboxConfig {
-  return parseConfig(SkillSandboxEnv, env);
-}
-
+/** NATS subjects of the skill sandbox (queue group SKILL_SANDBOX_SERVICE, except the broadcast). */
 export const SKILL_SUBJECTS = {
+  /** ListSkillsRequest → ListSkillsResponse. */
   list: 'agentloop.skills.list',
+  /** LoadSkillRequest → LoadSkillResponse. */
   load: 'agentloop.skills.load',
-  toolsList: 'agentloop.skills.tools.list',
-  toolsExecute: 'agentloop.skills.tools.execute',
+  /** ReloadSkillsRequest → ReloadSkillsResponse. */
   reload: 'agentloop.skills.reload',
+  /** ReloadSkillsRequest, published to every replica (no queue group, no reply). */
+  reloadBroadcast: 'agentloop.skills.reload.broadcast',
+  /** Tool protocol: ListToolsRequest → ListToolsResponse. */
+  toolsList: 'agentloop.skills.tools.list',
+  /** Tool protocol: ExecuteToolRequest → ExecuteToolResponse. */
+  toolsExecute: 'agentloop.skills.tools.execute',
 } as const;
 
+/** Queue group and NATS micro-service name. */
+export const SKILL_SANDBOX_SERVICE = 'skill-sandbox';
+
+/** From package.json; src/ and dist/ are both one level below it. */
 export const SKILL_SANDBOX_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-class SkillError extends AgentLoopError {}
-
-const toolSpec = (name: string, description: string, schema: object, displayName: string): ToolSpec =>
-  create(ToolSpecSchema, {
-    name,
-    description,
-    parametersJsonSchema: JSON.stringify(schema),
-    metadata: create(ToolMetadataSchema, { category: 'skills', tags: ['skills'], idempotent: false, displayName, availableToSubagent: true, enabled: true }),
-  });
+export interface SkillSandboxDeps {
+  bus: Bus;
+  logger: Logger;
+  config: SkillSandboxConfig;
+}
 
 export interface SkillSandbox {
+  /** Loads skills.yaml (a bad file throws a ConfigError), scans the skills and serves the subjects. */
   start(): Promise<void>;
+  /** Stops serving and watching. Idempotent. */
   stop(): Promise<void>;
-  /** Rescans the skills folder and skills.yaml. */
-  reload(): Promise<void>;
+  /** Re-reads skills.yaml and re-scans SKILLS_ROOT on this replica. */
+  reload(reason?: string): Promise<ReloadResult>;
+  /** The skills found by the latest scan (governance not applied). */
   readonly skills: readonly Skill[];
+  /** What the script sandbox can enforce on this machine. */
+  readonly capabilities: SandboxCapabilities;
 }
 
 /**
- * The skill sandbox (seed 000 Part 3, seed 002): skill registry, the `skill` and `run_skill_script`
- * tools (tool protocol, so the orchestrator treats it as a tool provider), loading a skill into a
- * thread's workspace (skills/<id> → the skill folder, read-only for the tools), per-tenant
- * allowlists and version pins from skills.yaml.
+ * The skill sandbox (seed 000 Part 3, seed 002): the skill registry and skills.yaml governance
+ * (per-tenant allowlists, version pins), loading skills into thread workspaces with their Python
+ * dependencies, and the `skill` / `run_skill_script` tools over the tool protocol, so the
+ * orchestrator treats it as one more tool provider.
  */
-export function createSkillSandbox(deps: { bus: Bus; logger: Logger; config: SkillSandboxConfig }): SkillSandbox {
-  const { config } = deps;
-  const logger = deps.logger.child({ component: 'skill-sandbox' });
-  const root = config.SKILLS_ROOT ?? DEFAULT_SKILLS_ROOT;
+export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSandboxDeps): SkillSandbox {
+  const logger = baseLogger.child({ component: 'skill-sandbox' });
+  const root = path.resolve(config.SKILLS_ROOT ?? DEFAULT_SKILLS_ROOT);
+  const configPath = config.SKILLS_CONFIG ?? DEFAULT_SKILLS_CONFIG;
+  const replica = randomUUID();
+  // Probed at start; the tools read this same object.
+  const capabilities: SandboxCapabilities = { prlimit: undefined, processLimitEnforced: false, nodePermissions: false, unshare: undefined };
+  const catalog = new SkillCatalog({ root, configPath, logger });
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, skillRoots: [root], logger });
-  let skills: Skill[] = [];
-  let settings: SkillsConfig = SkillsConfig.parse('');
-  let python: string | undefined;
+  let pythonProbe: Promise<PythonInfo | undefined> | undefined;
+  const python = () => (pythonProbe ??= probePython(config.SKILL_PYTHON));
+  const dependencies = new DependencyInstaller({
+    cacheRoot: config.SKILLS_CACHE,
+    python,
+    timeoutMs: config.SKILL_DEPS_TIMEOUT_MS,
+    binaryOnly: config.SKILL_DEPS_BINARY_ONLY,
+    logger,
+  });
+  const tools = new SkillTools({
+    catalog,
+    workspaces,
+    dependencies,
+    config,
+    capabilities,
+    python,
+    skillsRoot: () => realpath(root).catch(() => root),
+    logger,
+  });
+  const reload = async (reason = 'reload') => {
+    dependencies.forgetFailures();
+    return catalog.reload(reason);
+  };
   let subs: Subscription[] = [];
-
-  const reload = async () => {
-    settings = await SkillsConfig.load(config.SKILLS_CONFIG);
-    const scanned = await scanSkills(root);
-    for (const s of scanned.skipped) logger.warn({ skill: s.id, reason: s.reason }, 'skill skipped');
-    skills = scanned.skills;
-    logger.info({ skills: skills.map((s) => s.id), root }, 'skills loaded');
-  };
-
-  /** Skills a tenant may use: the system on, the tenant allowed, the pinned version (if any) matching. */
-  const usable = (tenant: string, subagent = false): Skill[] =>
-    settings.enabled
-      ? skills.filter((s) => {
-          if (!settings.allows(tenant, s.id)) return false;
-          const pin = settings.entry(s.id)?.version;
-          if (pin !== undefined && pin !== s.version) return false;
-          return !subagent || (settings.entry(s.id)?.available_to_subagent ?? true);
-        })
-      : [];
-
-  const find = (tenant: string, id: string, subagent = false): Skill => {
-    const list = usable(tenant, subagent);
-    const skill = list.find((s) => s.id === id);
-    if (skill) return skill;
-    const pinned = skills.find((s) => s.id === id);
-    const pin = pinned ? settings.entry(id)?.version : undefined;
-    if (pinned && pin !== undefined && pin !== pinned.version) {
-      throw new SkillError('PERMISSION_DENIED', `Skill ${id} is version ${pinned.version || '(none)'} but version ${pin} is pinned; it is not available until they match.`);
-    }
-    throw new SkillError('NOT_FOUND', `Skill not found: ${id}. Available skills: ${list.map((s) => s.id).join(', ') || '(none)'}`);
-  };
-
-  /** Links skills/<id> in the thread's workspace to the skill folder (idempotent). */
-  const link = async (ws: Workspace, skill: Skill): Promise<string> => {
-    const target = path.join(ws.root, 'skills', skill.id);
-    const st = await fs.lstat(target).catch(() => undefined);
-    if (st?.isSymbolicLink()) {
-      if ((await fs.readlink(target)) === skill.dir) return `skills/${skill.id}/${path.basename(skill.docPath)}`;
-      await fs.unlink(target);
-    } else if (st) {
-      throw new SkillError('CONFLICT', `skills/${skill.id} already exists in the workspace and is not a skill link`);
-    }
-    await fs.symlink(skill.dir, target, 'dir');
-    return `skills/${skill.id}/${path.basename(skill.docPath)}`;
-  };
-
-  const tenantOf = (msg: BusMessage, body: string): string => {
-    const header = msg.headers[Headers.tenant];
-    if (body && header && body !== header) throw new SkillError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
-    return body || header || '';
-  };
-
-  const wire = (err: unknown, what: string): WireError => {
-    if (err instanceof AgentLoopError) return create(ErrorSchema, { code: err.code, message: err.message, retryable: err.retryable });
-    logger.error({ err: errorMessage(err) }, `${what} failed`);
-    return create(ErrorSchema, { code: 'INTERNAL', message: `The skill sandbox failed: ${errorMessage(workspaces.redact(errorMessage(err)))}`, retryable: false });
-  };
-
-  const listTools = (tenant: string, subagent: boolean): ToolSpec[] => {
-    const list = usable(tenant, subagent).filter((s) => settings.inCatalog(s.id));
-    if (list.length === 0) return [];
-    const catalog = list.map((s) => `- ${s.id}: ${s.name} — ${s.description}${s.scripts.length ? ` (scripts: ${s.scripts.join(', ')})` : ''}`).join('\n');
-    return [
-      toolSpec(
-        'skill',
-        `Load a skill (a knowledge package: instructions and optional scripts) and read its document. It is also linked into the workspace at skills/<id>/. Available skills:\n${catalog}`,
-        { type: 'object', properties: { skill: { type: 'string', description: 'The skill id, e.g. "pdf"' } }, required: ['skill'] },
-        'Loading a skill',
-      ),
-      toolSpec(
-        'run_skill_script',
-        "Run a script of a skill in an isolated process. The script reads `args` as JSON on stdin, runs in the workspace (relative paths like uploads/x.csv work) and prints its result. Read the skill's document first.",
-        {
-          type: 'object',
-          properties: {
-            skill_id: { type: 'string' },
-            script_name: { type: 'string', description: 'A file name under the skill\'s scripts/, e.g. "stats.py"' },
-            args: { description: 'Arguments for the script (a JSON object, or a JSON string)' },
-          },
-          required: ['skill_id', 'script_name'],
-        },
-        'Running a skill script',
-      ),
-    ];
-  };
-
-  const executeSkillTool = async (tenant: string, threadId: string, name: string, args: Record<string, unknown>, subagent: boolean): Promise<string> => {
-    const ws = await workspaces.ensure(tenant, threadId);
-    if (name === 'skill') {
-      const id = typeof args.skill === 'string' ? args.skill.trim() : '';
-      if (!id) throw new SkillError('INVALID_ARGUMENT', 'Invalid arguments for skill: "skill" (the skill id) is required');
-      const skill = find(tenant, id, subagent);
-      const docPath = await link(ws, skill);
-      const body = parseSkillDoc(await fs.readFile(skill.docPath, 'utf8'), skill.id).body;
-      return `# Skill ${skill.name} (${docPath})\n\n${body}`;
-    }
-    if (name === 'run_skill_script') {
-      const id = typeof args.skill_id === 'string' ? args.skill_id.trim() : '';
-      const script = typeof args.script_name === 'string' ? args.script_name.trim() : '';
-      if (!id || !script) throw new SkillError('INVALID_ARGUMENT', 'Invalid arguments for run_skill_script: "skill_id" and "script_name" are required');
-      const skill = find(tenant, id, subagent);
-      // Only a file listed directly under scripts/: no paths, no traversal, no links out.
-      if (!skill.scripts.includes(script)) {
-        throw new SkillError('NOT_FOUND', `Script not found: ${script} is not a script of skill ${id}. Its scripts: ${skill.scripts.join(', ') || '(none)'}`);
-      }
-      const scriptPath = path.join(skill.dir, 'scripts', script);
-      const real = await fs.realpath(scriptPath);
-      if (path.dirname(real) !== path.join(skill.dir, 'scripts')) throw new SkillError('PERMISSION_DENIED', `Script ${script} of skill ${id} points outside the skill`);
-      await link(ws, skill);
-      const kind = script.endsWith('.py') ? 'python' : 'node';
-      const interpreter = kind === 'python' ? (python ??= await resolvePython()) : process.execPath;
-      if (!interpreter) throw new SkillError('UNAVAILABLE', 'Python 3 is not installed on the skill sandbox; Python skill scripts cannot run');
-      let input: string;
-      if (typeof args.args === 'string') {
-        try {
-          input = JSON.stringify(JSON.parse(args.args === '' ? '{}' : args.args));
-        } catch (err) {
-          throw new SkillError('INVALID_ARGUMENT', `Invalid arguments for run_skill_script: "args" is not valid JSON: ${errorMessage(err)}`);
-        }
-      } else input = JSON.stringify(args.args ?? {});
-      const started = Date.now();
-      const res = await runScript({
-        interpreter,
-        kind,
-        script: real,
-        workspace: ws.root,
-        input,
-        limits: { timeoutMs: config.SKILL_SCRIPT_TIMEOUT_MS, maxOutputBytes: config.SKILL_SCRIPT_MAX_OUTPUT_BYTES, maxMemoryBytes: config.SKILL_SCRIPT_MAX_MEMORY_MB * 1024 * 1024 },
-      });
-      logger.info({ tenant, skill: id, script, exit: res.exitCode, signal: res.signal, timed_out: res.timedOut, ms: Date.now() - started }, 'skill script ran');
-      const redact = (t: string) => ws.redact(t);
-      if (res.timedOut) throw new SkillError('TIMEOUT', `Script ${script} of skill ${id} did not finish within ${config.SKILL_SCRIPT_TIMEOUT_MS} ms and was stopped`);
-      if (res.exitCode !== 0) {
-        const missing = /ModuleNotFoundError: No module named '([^']+)'/.exec(res.stderr)?.[1];
-        if (missing) {
-          throw new SkillError('TOOL_FAILED', `Script execution failed: missing dependency: Python module '${missing}'. Check skills/${id}/requirements.txt, or ask an operator to install it for the skill sandbox.`);
-        }
-        const tail = redact(res.stderr.trim()).split('\n').slice(-20).join('\n');
-        throw new SkillError('TOOL_FAILED', `script failed (exit ${res.exitCode ?? res.signal}): ${tail || '(no error output)'}`);
-      }
-      const text = redact(res.stdout.trim()) || '(the script printed nothing)';
-      return res.truncated ? `${text}\n[output truncated at ${config.SKILL_SCRIPT_MAX_OUTPUT_BYTES} bytes]` : text;
-    }
-    throw new SkillError('NOT_FOUND', `Unknown tool: ${name}`);
-  };
-
-  const handlers: Record<string, RequestHandler> = {
-    [SKILL_SUBJECTS.list]: async (msg) => {
-      try {
-        const req = fromBinary(ListSkillsRequestSchema, msg.data);
-        const tenant = tenantOf(msg, req.tenantId);
-        return toBinary(
-          ListSkillsResponseSchema,
-          create(ListSkillsResponseSchema, {
-            skills: usable(tenant).map((s) =>
-              create(SkillInfoSchema, {
-                id: s.id,
-                name: s.name,
-                description: s.description,
-                version: s.version,
-                enabled: settings.inCatalog(s.id),
-                availableToSubagent: settings.entry(s.id)?.available_to_subagent ?? true,
-                autoLoadOnFileTypes: settings.entry(s.id)?.auto_load_on_file_types ?? [],
-                scripts: s.scripts,
-              }),
-            ),
-          }),
-        );
-      } catch (err) {
-        return toBinary(ListSkillsResponseSchema, create(ListSkillsResponseSchema, { error: wire(err, 'list') }));
-      }
-    },
-    [SKILL_SUBJECTS.load]: async (msg) => {
-      try {
-        const req = fromBinary(LoadSkillRequestSchema, msg.data);
-        const tenant = tenantOf(msg, req.tenantId);
-        const skill = find(tenant, req.skillId);
-        const docPath = await link(await workspaces.ensure(tenant, req.threadId), skill);
-        return toBinary(LoadSkillResponseSchema, create(LoadSkillResponseSchema, { docPath }));
-      } catch (err) {
-        return toBinary(LoadSkillResponseSchema, create(LoadSkillResponseSchema, { error: wire(err, 'load') }));
-      }
-    },
-    [SKILL_SUBJECTS.toolsList]: async (msg) => {
-      const req = fromBinary(ListToolsRequestSchema, msg.data);
-      const tenant = tenantOf(msg, req.tenantId);
-      return toBinary(ListToolsResponseSchema, create(ListToolsResponseSchema, { tools: listTools(tenant, req.subagent) }));
-    },
-    [SKILL_SUBJECTS.toolsExecute]: async (msg) => {
-      let content: string;
-      let error: WireError | undefined;
-      try {
-        const req = fromBinary(ExecuteToolRequestSchema, msg.data);
-        const tenant = tenantOf(msg, req.tenantId);
-        let args: Record<string, unknown>;
-        try {
-          const v: unknown = req.argsJson ? JSON.parse(req.argsJson) : {};
-          if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object');
-          args = v as Record<string, unknown>;
-        } catch (err) {
-          throw new SkillError('INVALID_ARGUMENT', `Invalid arguments for ${req.toolName}: ${errorMessage(err)}`);
-        }
-        content = await executeSkillTool(tenant, req.threadId, req.toolName, args, req.subagent);
-      } catch (err) {
-        error = wire(err, 'execute');
-        content = `Error: ${error.message}`;
-      }
-      return toBinary(ExecuteToolResponseSchema, create(ExecuteToolResponseSchema, { content, ...(error ? { error } : {}) }));
-    },
-    [SKILL_SUBJECTS.reload]: async () => {
-      await reload();
-      return new Uint8Array();
-    },
-  };
+  let stopWatching: (() => void) | undefined;
 
   return {
     get skills() {
-      return skills;
+      return catalog.skills;
     },
+    capabilities,
     reload,
     async start() {
       if (subs.length > 0) return;
-      await reload();
-      const opts = { queue: 'skill-sandbox', version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts' };
-      for (const [subject, handler] of Object.entries(handlers)) subs.push(await deps.bus.serve(subject, opts, handler));
-      logger.info({ skills: skills.length }, 'skill-sandbox serving');
+      await catalog.reload('start');
+      Object.assign(capabilities, await probeCapabilities({ namespaces: config.SKILL_SCRIPT_ISOLATION !== 'none' }));
+      if (config.SKILL_SCRIPT_ISOLATION === 'namespaces' && !capabilities.unshare) {
+        throw new ConfigError(
+          'Invalid configuration:\n  SKILL_SCRIPT_ISOLATION: namespaces are required but unshare(1) cannot create user, network and PID namespaces here',
+        );
+      }
+      const py = await python();
+      logger.info(
+        {
+          skills_root: root,
+          python: py?.executable ?? null,
+          prlimit: capabilities.prlimit ?? null,
+          process_limit_enforced: capabilities.processLimitEnforced,
+          node_permissions: capabilities.nodePermissions && config.SKILL_SCRIPT_NODE_PERMISSIONS,
+          namespaces: capabilities.unshare !== undefined,
+        },
+        'script sandbox capabilities',
+      );
+      if (!capabilities.prlimit) logger.warn('prlimit is not installed: skill scripts run without CPU, memory, process or file-size limits');
+      if (!capabilities.unshare && config.SKILL_SCRIPT_ISOLATION === 'auto') {
+        logger.warn('namespaces are not available: skill scripts can reach the network and read this service\'s process environment (/proc)');
+      }
+      const opts = { queue: SKILL_SANDBOX_SERVICE, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts' };
+      try {
+        subs.push(await bus.serve(SKILL_SUBJECTS.list, opts, listSkillsHandler(catalog, logger)));
+        subs.push(await bus.serve(SKILL_SUBJECTS.load, opts, loadSkillHandler({ catalog, workspaces, dependencies, logger })));
+        subs.push(await bus.serve(SKILL_SUBJECTS.toolsList, opts, listToolsHandler(tools, logger)));
+        subs.push(await bus.serve(SKILL_SUBJECTS.toolsExecute, opts, executeToolHandler(tools, logger)));
+        subs.push(await bus.serve(SKILL_SUBJECTS.reload, opts, reloadSkillsHandler({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast })));
+        subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler({ reload, logger, replica })));
+      } catch (err) {
+        await this.stop();
+        throw err;
+      }
+      if (config.SKILLS_WATCH) stopWatching = watchSkills(root, configPath, config.SKILLS_WATCH_DEBOUNCE_MS, reload, logger);
+      logger.info({ version: SKILL_SANDBOX_VERSION, skills: catalog.skills.length }, 'skill-sandbox serving');
     },
     async stop() {
-      await Promise.allSettled(subs.map((s) => s.unsubscribe()));
+      stopWatching?.();
+      stopWatching = undefined;
+      const current = subs;
       subs = [];
+      await Promise.allSettled(current.map((s) => s.unsubscribe()));
+      if (current.length > 0) logger.info('skill-sandbox stopped');
     },
+  };
+}
+
+/**
+ * Reloads when anything under the skills folder or skills.yaml changes, once nothing changed for
+ * `debounceMs`. Each replica watches its own view (on network volumes events may not arrive: use
+ * the reload subject there). Returns a function that stops watching.
+ */
+function watchSkills(root: string, configPath: string, debounceMs: number, reload: (reason: string) => Promise<unknown>, logger: Logger): () => void {
+  const watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const trigger = (what: string) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      reload(`watch: ${what}`).catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'watch reload failed'));
+    }, debounceMs);
+    timer.unref();
+  };
+  const add = (target: string, recursive: boolean, filter?: (file: string) => boolean) => {
+    try {
+      const w = watch(target, { recursive, persistent: false }, (_event, file) => {
+        const name = file?.toString() ?? '';
+        if (!filter || filter(name)) trigger(path.join(target, name));
+      });
+      w.on('error', (err) => logger.warn({ err: errorMessage(err), target }, 'watch stopped'));
+      watchers.push(w);
+    } catch (err) {
+      logger.warn({ err: errorMessage(err), target }, 'cannot watch');
+    }
+  };
+  add(root, true);
+  // Editors replace files (rename), so watch the folder and filter on the name.
+  add(path.dirname(configPath), false, (f) => f === path.basename(configPath));
+  logger.info({ skills_root: root, config: configPath, debounce_ms: debounceMs }, 'watching skills and skills.yaml');
+  return () => {
+    if (timer) clearTimeout(timer);
+    for (const w of watchers) w.close();
   };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/skills.proto.
  */
 export const file_agentloop_v1_skills: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudGxvb3AvdjEvc2tpbGxzLnByb3RvEgxhZ2VudGxvb3AudjEirQEKCVNraWxsSW5mbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB3ZlcnNpb24YBCABKAkSDwoHZW5hYmxlZBgFIAEoCBIdChVhdmFpbGFibGVfdG9fc3ViYWdlbnQYBiABKAgSHwoXYXV0b19sb2FkX29uX2ZpbGVfdHlwZXMYByADKAkSDwoHc2NyaXB0cxgIIAMoCSImChFMaXN0U2tpbGxzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkiYQoSTGlzdFNraWxsc1Jlc3BvbnNlEicKBnNraWxscxgBIAMoCzIXLmFnZW50bG9vcC52MS5Ta2lsbEluZm8SIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IiSgoQTG9hZFNraWxsUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhAKCHNraWxsX2lkGAMgASgJIkkKEUxvYWRTa2lsbFJlc3BvbnNlEhAKCGRvY19wYXRoGAEgASgJEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yMq0BCgxTa2lsbFNhbmRib3gSTwoKTGlzdFNraWxscxIfLmFnZW50bG9vcC52MS5MaXN0U2tpbGxzUmVxdWVzdBogLmFnZW50bG9vcC52MS5MaXN0U2tpbGxzUmVzcG9uc2USTAoJTG9hZFNraWxsEh4uYWdlbnRsb29wLnYxLkxvYWRTa2lsbFJlcXVlc3QaHy5hZ2VudGxvb3AudjEuTG9hZFNraWxsUmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_common]);
+  fileDesc("ChlhZ2VudGxvb3AvdjEvc2tpbGxzLnByb3RvEgxhZ2VudGxvb3AudjEi1QEKCVNraWxsSW5mbxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB3ZlcnNpb24YBCABKAkSDwoHZW5hYmxlZBgFIAEoCBIdChVhdmFpbGFibGVfdG9fc3ViYWdlbnQYBiABKAgSHwoXYXV0b19sb2FkX29uX2ZpbGVfdHlwZXMYByADKAkSDwoHc2NyaXB0cxgIIAMoCRIYChBoYXNfcmVxdWlyZW1lbnRzGAkgASgIEgwKBGNvcmUYCiABKAgiJgoRTGlzdFNraWxsc1JlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJImEKEkxpc3RTa2lsbHNSZXNwb25zZRInCgZza2lsbHMYASADKAsyFy5hZ2VudGxvb3AudjEuU2tpbGxJbmZvEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yIkoKEExvYWRTa2lsbFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIQCghza2lsbF9pZBgDIAEoCSJ6ChFMb2FkU2tpbGxSZXNwb25zZRIQCghkb2NfcGF0aBgBIAEoCRIiCgVlcnJvchgCIAEoCzITLmFnZW50bG9vcC52MS5FcnJvchIeChZkZXBlbmRlbmNpZXNfaW5zdGFsbGVkGAMgASgIEg8KB3dhcm5pbmcYBCABKAkiPQoTUmVsb2FkU2tpbGxzUmVxdWVzdBIWCg5vcmlnaW5fcmVwbGljYRgBIAEoCRIOCgZyZWFzb24YAiABKAkiKgoMU2tpcHBlZFNraWxsEgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJ6ChRSZWxvYWRTa2lsbHNSZXNwb25zZRIOCgZza2lsbHMYASADKAkSKwoHc2tpcHBlZBgCIAMoCzIaLmFnZW50bG9vcC52MS5Ta2lwcGVkU2tpbGwSFAoMY29uZmlnX2Vycm9yGAMgASgJEg8KB3JlcGxpY2EYBCABKAkyhAIKDFNraWxsU2FuZGJveBJPCgpMaXN0U2tpbGxzEh8uYWdlbnRsb29wLnYxLkxpc3RTa2lsbHNSZXF1ZXN0GiAuYWdlbnRsb29wLnYxLkxpc3RTa2lsbHNSZXNwb25zZRJMCglMb2FkU2tpbGwSHi5hZ2VudGxvb3AudjEuTG9hZFNraWxsUmVxdWVzdBofLmFnZW50bG9vcC52MS5Mb2FkU2tpbGxSZXNwb25zZRJVCgxSZWxvYWRTa2lsbHMSIS5hZ2VudGxvb3AudjEuUmVsb2FkU2tpbGxzUmVxdWVzdBoiLmFnZW50bG9vcC52MS5SZWxvYWRTa2lsbHNSZXNwb25zZWIGcHJvdG8z", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.SkillInfo
@@ -31,17 +31,22 @@ export type SkillInfo = Message<"agentloop.v1.SkillInfo"> & {
   name: string;
 
   /**
+   * skills.yaml `description` when set, else the SKILL.md description.
+   *
    * @generated from field: string description = 3;
    */
   description: string;
 
   /**
+   * SKILL.md frontmatter `version` ("" when absent).
+   *
    * @generated from field: string version = 4;
    */
   version: string;
 
   /**
-   * Shown in the catalog (skills.yaml `enabled`); a disabled skill still loads by @mention.
+   * Shown in the catalog (skills.yaml `enabled`, or listed in `core`); a skill not in the catalog
+   * still loads by @mention or upload.
    *
    * @generated from field: bool enabled = 5;
    */
@@ -53,6 +58,8 @@ export type SkillInfo = Message<"agentloop.v1.SkillInfo"> & {
   availableToSubagent: boolean;
 
   /**
+   * Upload hints: file extensions without the dot, e.g. "pdf".
+   *
    * @generated from field: repeated string auto_load_on_file_types = 7;
    */
   autoLoadOnFileTypes: string[];
@@ -63,6 +70,20 @@ export type SkillInfo = Message<"agentloop.v1.SkillInfo"> & {
    * @generated from field: repeated string scripts = 8;
    */
   scripts: string[];
+
+  /**
+   * The skill has a requirements.txt (installed on load).
+   *
+   * @generated from field: bool has_requirements = 9;
+   */
+  hasRequirements: boolean;
+
+  /**
+   * Listed in skills.yaml `core` (always loaded).
+   *
+   * @generated from field: bool core = 10;
+   */
+  core: boolean;
 };
 
 /**
@@ -94,7 +115,7 @@ export const ListSkillsRequestSchema: GenMessage<ListSkillsRequest> = /*@__PURE_
  */
 export type ListSkillsResponse = Message<"agentloop.v1.ListSkillsResponse"> & {
   /**
-   * Only the skills this tenant may use.
+   * Only the skills this tenant may use, sorted by id.
    *
    * @generated from field: repeated agentloop.v1.SkillInfo skills = 1;
    */
@@ -143,6 +164,9 @@ export const LoadSkillRequestSchema: GenMessage<LoadSkillRequest> = /*@__PURE__*
   messageDesc(file_agentloop_v1_skills, 3);
 
 /**
+ * Loading links <workspace>/skills/<id> to the skill's folder (idempotent) and installs its
+ * requirements.txt once per content into the dependency cache.
+ *
  * @generated from message agentloop.v1.LoadSkillResponse
  */
 export type LoadSkillResponse = Message<"agentloop.v1.LoadSkillResponse"> & {
@@ -157,6 +181,20 @@ export type LoadSkillResponse = Message<"agentloop.v1.LoadSkillResponse"> & {
    * @generated from field: agentloop.v1.Error error = 2;
    */
   error?: Error | undefined;
+
+  /**
+   * The skill's Python dependencies are installed (true as well when it has none).
+   *
+   * @generated from field: bool dependencies_installed = 3;
+   */
+  dependenciesInstalled: boolean;
+
+  /**
+   * Set when the skill loaded but something is off, e.g. its dependencies could not be installed.
+   *
+   * @generated from field: string warning = 4;
+   */
+  warning: string;
 };
 
 /**
@@ -167,14 +205,112 @@ export const LoadSkillResponseSchema: GenMessage<LoadSkillResponse> = /*@__PURE_
   messageDesc(file_agentloop_v1_skills, 4);
 
 /**
+ * Re-scans SKILLS_ROOT and re-reads skills.yaml without a restart.
+ *
+ * @generated from message agentloop.v1.ReloadSkillsRequest
+ */
+export type ReloadSkillsRequest = Message<"agentloop.v1.ReloadSkillsRequest"> & {
+  /**
+   * Replica that handled the request and re-published it on the broadcast subject; that replica
+   * ignores its own broadcast.
+   *
+   * @generated from field: string origin_replica = 1;
+   */
+  originReplica: string;
+
+  /**
+   * Free text for the logs (who asked, why).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ReloadSkillsRequest.
+ * Use `create(ReloadSkillsRequestSchema)` to create a new message.
+ */
+export const ReloadSkillsRequestSchema: GenMessage<ReloadSkillsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_skills, 5);
+
+/**
+ * @generated from message agentloop.v1.SkippedSkill
+ */
+export type SkippedSkill = Message<"agentloop.v1.SkippedSkill"> & {
+  /**
+   * Folder name.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentloop.v1.SkippedSkill.
+ * Use `create(SkippedSkillSchema)` to create a new message.
+ */
+export const SkippedSkillSchema: GenMessage<SkippedSkill> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_skills, 6);
+
+/**
+ * @generated from message agentloop.v1.ReloadSkillsResponse
+ */
+export type ReloadSkillsResponse = Message<"agentloop.v1.ReloadSkillsResponse"> & {
+  /**
+   * Ids of the skills found after the reload.
+   *
+   * @generated from field: repeated string skills = 1;
+   */
+  skills: string[];
+
+  /**
+   * Folders that are not usable skills, and why.
+   *
+   * @generated from field: repeated agentloop.v1.SkippedSkill skipped = 2;
+   */
+  skipped: SkippedSkill[];
+
+  /**
+   * Set when skills.yaml was invalid: the previous configuration stays in force.
+   *
+   * @generated from field: string config_error = 3;
+   */
+  configError: string;
+
+  /**
+   * Replica that answered.
+   *
+   * @generated from field: string replica = 4;
+   */
+  replica: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ReloadSkillsResponse.
+ * Use `create(ReloadSkillsResponseSchema)` to create a new message.
+ */
+export const ReloadSkillsResponseSchema: GenMessage<ReloadSkillsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_skills, 7);
+
+/**
  * Served by the skill sandbox on NATS (queue group "skill-sandbox"):
- *   agentloop.skills.list           ListSkillsRequest -> ListSkillsResponse
- *   agentloop.skills.load           LoadSkillRequest  -> LoadSkillResponse
- *   agentloop.skills.tools.list     ListToolsRequest  -> ListToolsResponse   (tools.proto)
- *   agentloop.skills.tools.execute  ExecuteToolRequest -> ExecuteToolResponse (tools.proto)
- * Skills are knowledge packages (seed 000 Part 3): a folder with SKILL.md, optional scripts/.
- * The sandbox offers two tools: `skill` (the skill's document; loads it into the workspace) and
- * `run_skill_script` (runs one of its scripts in an isolated child process).
+ *   agentloop.skills.list           ListSkillsRequest   -> ListSkillsResponse
+ *   agentloop.skills.load           LoadSkillRequest    -> LoadSkillResponse
+ *   agentloop.skills.reload         ReloadSkillsRequest -> ReloadSkillsResponse
+ *   agentloop.skills.tools.list     ListToolsRequest    -> ListToolsResponse   (tools.proto)
+ *   agentloop.skills.tools.execute  ExecuteToolRequest  -> ExecuteToolResponse (tools.proto)
+ * and, without a queue group (every replica receives it):
+ *   agentloop.skills.reload.broadcast  ReloadSkillsRequest (published, no reply)
+ * Skills are knowledge packages (seed 000 Part 3): a folder with SKILL.md, optional scripts/ and
+ * requirements.txt. The sandbox offers two tools over the tool protocol: `skill` (returns the
+ * skill's document and loads it into the workspace) and `run_skill_script` (runs one of its
+ * scripts in an isolated child process). The tenant comes from the request (or the tenant header);
+ * a skill outside the tenant's allowlist, or whose version differs from its pin, is not offered.
  *
  * @generated from service agentloop.v1.SkillSandbox
  */
@@ -194,6 +330,14 @@ export const SkillSandbox: GenService<{
     methodKind: "unary";
     input: typeof LoadSkillRequestSchema;
     output: typeof LoadSkillResponseSchema;
+  },
+  /**
+   * @generated from rpc agentloop.v1.SkillSandbox.ReloadSkills
+   */
+  reloadSkills: {
+    methodKind: "unary";
+    input: typeof ReloadSkillsRequestSchema;
+    output: typeof ReloadSkillsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentloop_v1_skills, 0);

@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { envBool, envInt, parseConfig } from '@agentloop/core';
+
+/** The project's skills folder (`<repo>/skills`), resolved from src/ or dist/ like the tool-runner's tools.yaml. */
+export const DEFAULT_SKILLS_ROOT = fileURLToPath(new URL('../../../skills', import.meta.url));
+
+/** skills.yaml shipped with this service (config/skills.yaml). */
+export const DEFAULT_SKILLS_CONFIG = fileURLToPath(new URL('../config/skills.yaml', import.meta.url));
+
+/** Environment of the skill sandbox, validated once at boot. */
+export const SkillSandboxEnv = z
+  .object({
+    NATS_URL: z.string().optional(),
+    LOG_LEVEL: z.string().default('info'),
+    /** Root of `<tenant>/<thread>/` workspaces, shared with the tool-runner (same volume). */
+    WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
+    /**
+     * Skill packages: one folder per skill with SKILL.md. Default: the project's skills/. The
+     * tool-runner and the indexer must be given the same SKILLS_ROOT to read through the links.
+     */
+    SKILLS_ROOT: z.string().min(1).optional(),
+    /** skills.yaml. Default: config/skills.yaml of this package. */
+    SKILLS_CONFIG: z.string().min(1).optional(),
+    /** Where requirements.txt are installed (`<cache>/<sha256>`). Default: <WORKSPACE_ROOT>/../.skill-deps. */
+    SKILLS_CACHE: z.string().min(1).optional(),
+    /** Re-scan SKILLS_ROOT and skills.yaml when they change (fs.watch, debounced). */
+    SKILLS_WATCH: envBool(false),
+    SKILLS_WATCH_DEBOUNCE_MS: envInt(300, 10, 60_000),
+    /** Python used for .py scripts and pip (the real interpreter is resolved once at start). */
+    SKILL_PYTHON: z.string().min(1).default('python3'),
+    /** A script still running after this long is killed with its process group. */
+    SKILL_SCRIPT_TIMEOUT_MS: envInt(30_000, 100, 3_600_000),
+    /** stdout and stderr are each kept up to this many bytes; the rest is dropped with a note. */
+    SKILL_SCRIPT_MAX_OUTPUT_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
+    /** Address space of a script (prlimit --as), and the V8 heap cap of Node scripts. 0: no limit. */
+    SKILL_SCRIPT_MAX_MEMORY_MB: envInt(1024, 0, 65_536),
+    /** Processes/threads of the service's user while a script runs (prlimit --nproc; not enforced for root). 0: no limit. */
+    SKILL_SCRIPT_MAX_PROCESSES: envInt(256, 0, 1_000_000),
+    /** Largest file a script may write (prlimit --fsize). 0: no limit. */
+    SKILL_SCRIPT_MAX_FILE_MB: envInt(1024, 0, 1_048_576),
+    /**
+     * Linux namespaces for scripts (unshare: own user, network and PID namespaces): no network, no
+     * sight of this service's processes. auto: when this machine allows them; namespaces: required
+     * (the service does not start without); none: never.
+     */
+    SKILL_SCRIPT_ISOLATION: z.enum(['auto', 'namespaces', 'none']).default('auto'),
+    /** Node scripts run under Node's permission model: read the workspace and SKILLS_ROOT, write the workspace, no child processes. */
+    SKILL_SCRIPT_NODE_PERMISSIONS: envBool(true),
+    /** Budget of one `pip install` of a requirements.txt (seed 000 §3.5: 120 s). */
+    SKILL_DEPS_TIMEOUT_MS: envInt(120_000, 1_000, 3_600_000),
+    /** pip installs wheels only (no setup.py of a source package runs at install time). */
+    SKILL_DEPS_BINARY_ONLY: envBool(true),
+  })
+  .transform((c) => ({
+    ...c,
+    SKILLS_CACHE: c.SKILLS_CACHE ?? path.join(path.resolve(c.WORKSPACE_ROOT), '..', '.skill-deps'),
+  }));
+export type SkillSandboxConfig = z.infer<typeof SkillSandboxEnv>;
+
+/** Parses the sandbox's environment; throws a ConfigError naming each bad variable. */
+export function loadSkillSandboxConfig(env: NodeJS.ProcessEnv = process.env): SkillSandboxConfig {
+  return parseConfig(SkillSandboxEnv, env);
+}
