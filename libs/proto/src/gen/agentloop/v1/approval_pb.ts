@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/approval.proto.
  */
 export const file_agentloop_v1_approval: GenFile = /*@__PURE__*/
-  fileDesc("ChthZ2VudGxvb3AvdjEvYXBwcm92YWwucHJvdG8SDGFnZW50bG9vcC52MSKaAQoUQ2hlY2tBcHByb3ZhbFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXRvb2xfbmFtZRgFIAEoCRIRCglhcmdzX2pzb24YBiABKAkSEAoIc3ViYWdlbnQYByABKAgitAEKFUNoZWNrQXBwcm92YWxSZXNwb25zZRIsCgZhY3Rpb24YASABKA4yHC5hZ2VudGxvb3AudjEuQXBwcm92YWxBY3Rpb24SDgoGcmVhc29uGAIgASgJEisKCnJpc2tfbGV2ZWwYAyABKA4yFy5hZ2VudGxvb3AudjEuUmlza0xldmVsEgwKBHJ1bGUYBCABKAkSIgoFZXJyb3IYBSABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IipwIKFVJlY29yZERlY2lzaW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIUCgx0b29sX2NhbGxfaWQYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhEKCWFyZ3NfanNvbhgGIAEoCRIsCghkZWNpc2lvbhgHIAEoDjIaLmFnZW50bG9vcC52MS5EZWNpc2lvbktpbmQSDgoGcmVhc29uGAggASgJEgwKBHJ1bGUYCSABKAkSKwoKcmlza19sZXZlbBgKIAEoDjIXLmFnZW50bG9vcC52MS5SaXNrTGV2ZWwSEgoKZGVjaWRlZF9ieRgLIAEoCRIPCgdjb21tZW50GAwgASgJIuMCCgpBdWRpdEVudHJ5EhEKCXRlbmFudF9pZBgBIAEoCRILCgNzZXEYAiABKAMSEQoJdGhyZWFkX2lkGAMgASgJEg4KBnJ1bl9pZBgEIAEoCRIUCgx0b29sX2NhbGxfaWQYBSABKAkSEQoJdG9vbF9uYW1lGAYgASgJEhMKC2FyZ3Nfc2hhMjU2GAcgASgJEiwKCGRlY2lzaW9uGAggASgOMhouYWdlbnRsb29wLnYxLkRlY2lzaW9uS2luZBIOCgZyZWFzb24YCSABKAkSDAoEcnVsZRgKIAEoCRIrCgpyaXNrX2xldmVsGAsgASgOMhcuYWdlbnRsb29wLnYxLlJpc2tMZXZlbBISCgpkZWNpZGVkX2J5GAwgASgJEg8KB2NvbW1lbnQYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIRCglwcmV2X2hhc2gYDyABKAkSDAoEaGFzaBgQIAEoCSJ4ChZSZWNvcmREZWNpc2lvblJlc3BvbnNlEicKBWVudHJ5GAEgASgLMhguYWdlbnRsb29wLnYxLkF1ZGl0RW50cnkSEQoJZHVwbGljYXRlGAIgASgIEiIKBWVycm9yGAMgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yImoKEExpc3RBdWRpdFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSEQoJYWZ0ZXJfc2VxGAQgASgDEg0KBWxpbWl0GAUgASgNImIKEUxpc3RBdWRpdFJlc3BvbnNlEikKB2VudHJpZXMYASADKAsyGC5hZ2VudGxvb3AudjEuQXVkaXRFbnRyeRIiCgVlcnJvchgCIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciInChJWZXJpZnlBdWRpdFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJIn0KE1ZlcmlmeUF1ZGl0UmVzcG9uc2USCgoCb2sYASABKAgSDwoHZW50cmllcxgCIAEoAxIVCg1maXJzdF9iYWRfc2VxGAMgASgDEg4KBmRldGFpbBgEIAEoCRIiCgVlcnJvchgFIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciqMAQoOQXBwcm92YWxBY3Rpb24SHwobQVBQUk9WQUxfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGQoVQVBQUk9WQUxfQUNUSU9OX0FMTE9XEAESJAogQVBQUk9WQUxfQUNUSU9OX1JFUVVJUkVfQVBQUk9WQUwQAhIYChRBUFBST1ZBTF9BQ1RJT05fREVOWRADKoABCglSaXNrTGV2ZWwSGgoWUklTS19MRVZFTF9VTlNQRUNJRklFRBAAEhIKDlJJU0tfTEVWRUxfTE9XEAESFQoRUklTS19MRVZFTF9NRURJVU0QAhITCg9SSVNLX0xFVkVMX0hJR0gQAxIXChNSSVNLX0xFVkVMX0NSSVRJQ0FMEAQqfwoMRGVjaXNpb25LaW5kEh0KGURFQ0lTSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIaChZERUNJU0lPTl9LSU5EX0FQUFJPVkVEEAESGgoWREVDSVNJT05fS0lORF9SRUpFQ1RFRBACEhgKFERFQ0lTSU9OX0tJTkRfREVOSUVEEAMy0wIKCEFwcHJvdmFsElAKBUNoZWNrEiIuYWdlbnRsb29wLnYxLkNoZWNrQXBwcm92YWxSZXF1ZXN0GiMuYWdlbnRsb29wLnYxLkNoZWNrQXBwcm92YWxSZXNwb25zZRJTCgZSZWNvcmQSIy5hZ2VudGxvb3AudjEuUmVjb3JkRGVjaXNpb25SZXF1ZXN0GiQuYWdlbnRsb29wLnYxLlJlY29yZERlY2lzaW9uUmVzcG9uc2USTAoJTGlzdEF1ZGl0Eh4uYWdlbnRsb29wLnYxLkxpc3RBdWRpdFJlcXVlc3QaHy5hZ2VudGxvb3AudjEuTGlzdEF1ZGl0UmVzcG9uc2USUgoLVmVyaWZ5QXVkaXQSIC5hZ2VudGxvb3AudjEuVmVyaWZ5QXVkaXRSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlZlcmlmeUF1ZGl0UmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_common]);
+  fileDesc("ChthZ2VudGxvb3AvdjEvYXBwcm92YWwucHJvdG8SDGFnZW50bG9vcC52MSK3AgoUQ2hlY2tBcHByb3ZhbFJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXRvb2xfbmFtZRgFIAEoCRIRCglhcmdzX2pzb24YBiABKAkSEAoIc3ViYWdlbnQYByABKAgSFgoOcHJlY2VkaW5nX3RleHQYCCABKAkSTQoOcmVzb2x2ZWRfcGF0aHMYCSADKAsyNS5hZ2VudGxvb3AudjEuQ2hlY2tBcHByb3ZhbFJlcXVlc3QuUmVzb2x2ZWRQYXRoc0VudHJ5GjQKElJlc29sdmVkUGF0aHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIrQBChVDaGVja0FwcHJvdmFsUmVzcG9uc2USLAoGYWN0aW9uGAEgASgOMhwuYWdlbnRsb29wLnYxLkFwcHJvdmFsQWN0aW9uEg4KBnJlYXNvbhgCIAEoCRIrCgpyaXNrX2xldmVsGAMgASgOMhcuYWdlbnRsb29wLnYxLlJpc2tMZXZlbBIMCgRydWxlGAQgASgJEiIKBWVycm9yGAUgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yItwCChVSZWNvcmREZWNpc2lvblJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhEKCXRocmVhZF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXRvb2xfbmFtZRgFIAEoCRIRCglhcmdzX2pzb24YBiABKAkSLAoIZGVjaXNpb24YByABKA4yGi5hZ2VudGxvb3AudjEuRGVjaXNpb25LaW5kEg4KBnJlYXNvbhgIIAEoCRIMCgRydWxlGAkgASgJEisKCnJpc2tfbGV2ZWwYCiABKA4yFy5hZ2VudGxvb3AudjEuUmlza0xldmVsEhIKCmRlY2lkZWRfYnkYCyABKAkSDwoHY29tbWVudBgMIAEoCRIaChJhcHByb3Zlcl90ZW5hbnRfaWQYDSABKAkSFwoPYXBwcm92ZXJfa2V5X2lkGA4gASgJIpgDCgpBdWRpdEVudHJ5EhEKCXRlbmFudF9pZBgBIAEoCRILCgNzZXEYAiABKAMSEQoJdGhyZWFkX2lkGAMgASgJEg4KBnJ1bl9pZBgEIAEoCRIUCgx0b29sX2NhbGxfaWQYBSABKAkSEQoJdG9vbF9uYW1lGAYgASgJEhMKC2FyZ3Nfc2hhMjU2GAcgASgJEiwKCGRlY2lzaW9uGAggASgOMhouYWdlbnRsb29wLnYxLkRlY2lzaW9uS2luZBIOCgZyZWFzb24YCSABKAkSDAoEcnVsZRgKIAEoCRIrCgpyaXNrX2xldmVsGAsgASgOMhcuYWdlbnRsb29wLnYxLlJpc2tMZXZlbBISCgpkZWNpZGVkX2J5GAwgASgJEg8KB2NvbW1lbnQYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIRCglwcmV2X2hhc2gYDyABKAkSDAoEaGFzaBgQIAEoCRIaChJhcHByb3Zlcl90ZW5hbnRfaWQYESABKAkSFwoPYXBwcm92ZXJfa2V5X2lkGBIgASgJIngKFlJlY29yZERlY2lzaW9uUmVzcG9uc2USJwoFZW50cnkYASABKAsyGC5hZ2VudGxvb3AudjEuQXVkaXRFbnRyeRIRCglkdXBsaWNhdGUYAiABKAgSIgoFZXJyb3IYAyABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3IiagoQTGlzdEF1ZGl0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIRCglhZnRlcl9zZXEYBCABKAMSDQoFbGltaXQYBSABKA0iYgoRTGlzdEF1ZGl0UmVzcG9uc2USKQoHZW50cmllcxgBIAMoCzIYLmFnZW50bG9vcC52MS5BdWRpdEVudHJ5EiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yIicKElZlcmlmeUF1ZGl0UmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkifQoTVmVyaWZ5QXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIPCgdlbnRyaWVzGAIgASgDEhUKDWZpcnN0X2JhZF9zZXEYAyABKAMSDgoGZGV0YWlsGAQgASgJEiIKBWVycm9yGAUgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yKowBCg5BcHByb3ZhbEFjdGlvbhIfChtBUFBST1ZBTF9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVBUFBST1ZBTF9BQ1RJT05fQUxMT1cQARIkCiBBUFBST1ZBTF9BQ1RJT05fUkVRVUlSRV9BUFBST1ZBTBACEhgKFEFQUFJPVkFMX0FDVElPTl9ERU5ZEAMqgAEKCVJpc2tMZXZlbBIaChZSSVNLX0xFVkVMX1VOU1BFQ0lGSUVEEAASEgoOUklTS19MRVZFTF9MT1cQARIVChFSSVNLX0xFVkVMX01FRElVTRACEhMKD1JJU0tfTEVWRUxfSElHSBADEhcKE1JJU0tfTEVWRUxfQ1JJVElDQUwQBCp/CgxEZWNpc2lvbktpbmQSHQoZREVDSVNJT05fS0lORF9VTlNQRUNJRklFRBAAEhoKFkRFQ0lTSU9OX0tJTkRfQVBQUk9WRUQQARIaChZERUNJU0lPTl9LSU5EX1JFSkVDVEVEEAISGAoUREVDSVNJT05fS0lORF9ERU5JRUQQAzLTAgoIQXBwcm92YWwSUAoFQ2hlY2sSIi5hZ2VudGxvb3AudjEuQ2hlY2tBcHByb3ZhbFJlcXVlc3QaIy5hZ2VudGxvb3AudjEuQ2hlY2tBcHByb3ZhbFJlc3BvbnNlElMKBlJlY29yZBIjLmFnZW50bG9vcC52MS5SZWNvcmREZWNpc2lvblJlcXVlc3QaJC5hZ2VudGxvb3AudjEuUmVjb3JkRGVjaXNpb25SZXNwb25zZRJMCglMaXN0QXVkaXQSHi5hZ2VudGxvb3AudjEuTGlzdEF1ZGl0UmVxdWVzdBofLmFnZW50bG9vcC52MS5MaXN0QXVkaXRSZXNwb25zZRJSCgtWZXJpZnlBdWRpdBIgLmFnZW50bG9vcC52MS5WZXJpZnlBdWRpdFJlcXVlc3QaIS5hZ2VudGxvb3AudjEuVmVyaWZ5QXVkaXRSZXNwb25zZWIGcHJvdG8z", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.CheckApprovalRequest
@@ -56,6 +56,23 @@ export type CheckApprovalRequest = Message<"agentloop.v1.CheckApprovalRequest"> 
    * @generated from field: bool subagent = 7;
    */
   subagent: boolean;
+
+  /**
+   * Text the call's content continues (the end of the file an append writes to, at most 4 KiB):
+   * scanned together with the arguments, so a secret split across two appends is seen whole.
+   *
+   * @generated from field: string preceding_text = 8;
+   */
+  precedingText: string;
+
+  /**
+   * Path arguments as the tool-runner resolved them (argument name -> workspace-relative path
+   * after normalization and symlinks), so rules judge where a call really writes, whatever
+   * spelling (absolute, ./, ..) the model used.
+   *
+   * @generated from field: map<string, string> resolved_paths = 9;
+   */
+  resolvedPaths: { [key: string]: string };
 };
 
 /**
@@ -163,7 +180,8 @@ export type RecordDecisionRequest = Message<"agentloop.v1.RecordDecisionRequest"
   riskLevel: RiskLevel;
 
   /**
-   * Who decided, as the resume said (free text, e.g. an e-mail), or "rules".
+   * Who decided, as the resume said (free text, e.g. an e-mail), or "rules". A label only: the
+   * client types it; approver_tenant_id / approver_key_id say who really answered.
    *
    * @generated from field: string decided_by = 11;
    */
@@ -173,6 +191,19 @@ export type RecordDecisionRequest = Message<"agentloop.v1.RecordDecisionRequest"
    * @generated from field: string comment = 12;
    */
   comment: string;
+
+  /**
+   * The authenticated identity of the resume that carried a human decision, set by the gateway
+   * (empty for decisions by the rules): the tenant and the API key id (RunJob.api_key_id).
+   *
+   * @generated from field: string approver_tenant_id = 13;
+   */
+  approverTenantId: string;
+
+  /**
+   * @generated from field: string approver_key_id = 14;
+   */
+  approverKeyId: string;
 };
 
 /**
@@ -271,6 +302,18 @@ export type AuditEntry = Message<"agentloop.v1.AuditEntry"> & {
    * @generated from field: string hash = 16;
    */
   hash: string;
+
+  /**
+   * Server-set identity of the human approver (see RecordDecisionRequest); part of the hash.
+   *
+   * @generated from field: string approver_tenant_id = 17;
+   */
+  approverTenantId: string;
+
+  /**
+   * @generated from field: string approver_key_id = 18;
+   */
+  approverKeyId: string;
 };
 
 /**

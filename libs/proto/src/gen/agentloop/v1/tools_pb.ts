@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/tools.proto.
  */
 export const file_agentloop_v1_tools: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCKXAgoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbhIPCgdmb2xkZXJzGAQgAygJEhkKEW1vZGlmaWVkX3NpbmNlX21zGAUgASgDEhEKCW1heF9maWxlcxgGIAEoDRIOCgZydW5faWQYByABKAkiVwoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9FTlNVUkUQARIRCg1BQ1RJT05fREVMRVRFEAISDwoLQUNUSU9OX0xJU1QQAyJcCg1Xb3Jrc3BhY2VGaWxlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzaXplGAMgASgDEhMKC21vZGlmaWVkX21zGAQgASgDEgwKBHR5cGUYBSABKAkiogEKEVdvcmtzcGFjZVJlc3BvbnNlEg8KB2VudHJpZXMYASADKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISKgoFZmlsZXMYAyADKAsyGy5hZ2VudGxvb3AudjEuV29ya3NwYWNlRmlsZRIRCgl0cnVuY2F0ZWQYBCABKAgSGQoRY29tcGFyZWRfdG9fc3RhcnQYBSABKAgiPAoSUmVsb2FkVG9vbHNSZXF1ZXN0EhYKDm9yaWdpbl9yZXBsaWNhGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIzChFTa2lwcGVkVG9vbE1vZHVsZRIOCgZzb3VyY2UYASABKAkSDgoGcmVhc29uGAIgASgJIqsBChNSZWxvYWRUb29sc1Jlc3BvbnNlEg4KBmxvYWRlZBgBIAEoDRIPCgdza2lwcGVkGAIgASgNEjgKD3NraXBwZWRfbW9kdWxlcxgDIAMoCzIfLmFnZW50bG9vcC52MS5Ta2lwcGVkVG9vbE1vZHVsZRIUCgxjb25maWdfZXJyb3IYBCABKAkSEgoKcmVnaXN0ZXJlZBgFIAMoCRIPCgdyZXBsaWNhGAYgASgJMtACCgpUb29sUnVubmVyEkwKCUxpc3RUb29scxIeLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLkxpc3RUb29sc1Jlc3BvbnNlElIKC0V4ZWN1dGVUb29sEiAuYWdlbnRsb29wLnYxLkV4ZWN1dGVUb29sUmVxdWVzdBohLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlc3BvbnNlEkwKCVdvcmtzcGFjZRIeLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0Gh8uYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlc3BvbnNlElIKC1JlbG9hZFRvb2xzEiAuYWdlbnRsb29wLnYxLlJlbG9hZFRvb2xzUmVxdWVzdBohLmFnZW50bG9vcC52MS5SZWxvYWRUb29sc1Jlc3BvbnNlYgZwcm90bzM", [file_agentloop_v1_common]);
+  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCLNAgoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbhIPCgdmb2xkZXJzGAQgAygJEhkKEW1vZGlmaWVkX3NpbmNlX21zGAUgASgDEhEKCW1heF9maWxlcxgGIAEoDRIOCgZydW5faWQYByABKAkSDAoEcGF0aBgIIAEoCRISCgp0YWlsX2J5dGVzGAkgASgNImsKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIRCg1BQ1RJT05fRU5TVVJFEAESEQoNQUNUSU9OX0RFTEVURRACEg8KC0FDVElPTl9MSVNUEAMSEgoOQUNUSU9OX0lOU1BFQ1QQBCJcCg1Xb3Jrc3BhY2VGaWxlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzaXplGAMgASgDEhMKC21vZGlmaWVkX21zGAQgASgDEgwKBHR5cGUYBSABKAki1wEKEVdvcmtzcGFjZVJlc3BvbnNlEg8KB2VudHJpZXMYASADKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISKgoFZmlsZXMYAyADKAsyGy5hZ2VudGxvb3AudjEuV29ya3NwYWNlRmlsZRIRCgl0cnVuY2F0ZWQYBCABKAgSGQoRY29tcGFyZWRfdG9fc3RhcnQYBSABKAgSFQoNcmVsYXRpdmVfcGF0aBgGIAEoCRIOCgZleGlzdHMYByABKAgSDAoEdGFpbBgIIAEoCSI8ChJSZWxvYWRUb29sc1JlcXVlc3QSFgoOb3JpZ2luX3JlcGxpY2EYASABKAkSDgoGcmVhc29uGAIgASgJIjMKEVNraXBwZWRUb29sTW9kdWxlEg4KBnNvdXJjZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiqwEKE1JlbG9hZFRvb2xzUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEg8KB3NraXBwZWQYAiABKA0SOAoPc2tpcHBlZF9tb2R1bGVzGAMgAygLMh8uYWdlbnRsb29wLnYxLlNraXBwZWRUb29sTW9kdWxlEhQKDGNvbmZpZ19lcnJvchgEIAEoCRISCgpyZWdpc3RlcmVkGAUgAygJEg8KB3JlcGxpY2EYBiABKAky0AIKClRvb2xSdW5uZXISTAoJTGlzdFRvb2xzEh4uYWdlbnRsb29wLnYxLkxpc3RUb29sc1JlcXVlc3QaHy5hZ2VudGxvb3AudjEuTGlzdFRvb2xzUmVzcG9uc2USUgoLRXhlY3V0ZVRvb2wSIC5hZ2VudGxvb3AudjEuRXhlY3V0ZVRvb2xSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLkV4ZWN1dGVUb29sUmVzcG9uc2USTAoJV29ya3NwYWNlEh4uYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlcXVlc3QaHy5hZ2VudGxvb3AudjEuV29ya3NwYWNlUmVzcG9uc2USUgoLUmVsb2FkVG9vbHMSIC5hZ2VudGxvb3AudjEuUmVsb2FkVG9vbHNSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlJlbG9hZFRvb2xzUmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.ToolMetadata
@@ -321,6 +321,20 @@ export type WorkspaceRequest = Message<"agentloop.v1.WorkspaceRequest"> & {
    * @generated from field: string run_id = 7;
    */
   runId: string;
+
+  /**
+   * INSPECT: the path as the model gave it.
+   *
+   * @generated from field: string path = 8;
+   */
+  path: string;
+
+  /**
+   * INSPECT: how much of the file's end to return (0: none; at most 4096).
+   *
+   * @generated from field: uint32 tail_bytes = 9;
+   */
+  tailBytes: number;
 };
 
 /**
@@ -356,6 +370,16 @@ export enum WorkspaceRequest_Action {
    * @generated from enum value: ACTION_LIST = 3;
    */
   LIST = 3,
+
+  /**
+   * Resolves `path` as a write would (normalization, symlinks, containment) and reports the
+   * workspace-relative result and, for an existing file, its last `tail_bytes` bytes. Used
+   * before approval so the rules see where a call really writes and what an append extends.
+   * Does not create the workspace.
+   *
+   * @generated from enum value: ACTION_INSPECT = 4;
+   */
+  INSPECT = 4,
 }
 
 /**
@@ -443,6 +467,28 @@ export type WorkspaceResponse = Message<"agentloop.v1.WorkspaceResponse"> & {
    * @generated from field: bool compared_to_start = 5;
    */
   comparedToStart: boolean;
+
+  /**
+   * INSPECT: the workspace-relative path after resolution; empty when the path is refused
+   * (outside the workspace, too long...; `error` says why).
+   *
+   * @generated from field: string relative_path = 6;
+   */
+  relativePath: string;
+
+  /**
+   * INSPECT: the resolved path exists.
+   *
+   * @generated from field: bool exists = 7;
+   */
+  exists: boolean;
+
+  /**
+   * INSPECT: the file's last tail_bytes bytes as UTF-8 (invalid sequences replaced).
+   *
+   * @generated from field: string tail = 8;
+   */
+  tail: string;
 };
 
 /**
