@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startMariaDb, startNats, startRedis, type DevServer } from '@agentloop/devservers';
 import { SERVICES, startService, type ServiceName, type ServiceProcess } from './supervisor.js';
 import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
+import { launcherDefaults } from './defaults.js';
 
 const env = { ...process.env };
 const started: DevServer[] = [];
@@ -31,7 +32,9 @@ await ensure('redis-server', 'REDIS_URL', () => startRedis());
 await ensure('mariadb', 'MYSQL_URL', () => startMariaDb());
 env.WORKSPACE_ROOT ??= path.join(dataDir, 'workspaces');
 env.SKILLS_ROOT ??= DEFAULT_SKILLS_ROOT;
-env.ALLOW_SCRIPTED_MODEL ??= 'true';
+// Without API keys: the offline demo's scripted model (no loopback webhooks: a cluster allows no
+// internal address unless configured); with them, per-tenant caps (defaults.ts).
+for (const [k, v] of Object.entries(launcherDefaults(env, { loopbackWebhooks: false }))) env[k] ??= v;
 
 const replicas: Record<ServiceName, number> = {
   'tool-runner': Number(env.TOOL_RUNNER_REPLICAS ?? 1),

@@ -18,6 +18,7 @@ import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
 import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
+import { launcherDefaults } from './defaults.js';
 import { createGatewayApp, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
@@ -41,14 +42,12 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const baseEnv = opts.env ?? process.env;
   const dataDir = path.resolve(baseEnv.DATA_DIR ?? './data');
   mkdirSync(dataDir, { recursive: true });
-  // Embedded defaults: everything under DATA_DIR, the scripted model allowed (the offline demo).
+  // Embedded defaults: everything under DATA_DIR; without API keys the offline demo's scripted
+  // model and loopback webhooks, with them per-tenant caps instead (defaults.ts).
   const env: NodeJS.ProcessEnv = {
     WORKSPACE_ROOT: path.join(dataDir, 'workspaces'),
     SQLITE_PATH: path.join(dataDir, 'agentloop.sqlite'),
-    ALLOW_SCRIPTED_MODEL: 'true',
-    // A laptop's own webhook receiver; a cluster allows no internal address unless configured.
-    // Only when unset: WEBHOOK_ALLOW='' in the environment turns the exception off.
-    WEBHOOK_ALLOW: '127.0.0.0/8,::1,localhost',
+    ...launcherDefaults(baseEnv, { loopbackWebhooks: true }),
     // The project's skills; the tool-runner and indexer read skills/<id> links into it.
     SKILLS_ROOT: DEFAULT_SKILLS_ROOT,
     ...baseEnv,
@@ -75,7 +74,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
 
   const bus = new MemoryBus();
-  const events = new MemoryRunEventStream();
+  const events = new MemoryRunEventStream(gatewayConfig.RUN_EVENTS_MAX_BYTES ? { maxBytes: gatewayConfig.RUN_EVENTS_MAX_BYTES } : {});
   const runs = new MemoryQueue('runs', { logger: loggerFor('orchestrator') });
   const webhooks = new MemoryQueue('webhooks', { logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });

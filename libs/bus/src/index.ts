@@ -17,7 +17,7 @@ export { subjectMatches } from './subject.js';
 export { ORCHESTRATOR_SUBJECTS } from './subjects.js';
 export { MemoryBus, type MemoryBusOptions } from './memory-bus.js';
 export { NatsBus, connectNatsBus, type NatsBusOptions, type ConnectNatsBusOptions } from './nats-bus.js';
-export { MemoryRunEventStream, type MemoryRunEventStreamOptions } from './memory-events.js';
+export { DEFAULT_EVENT_STREAM_MAX_BYTES, MemoryRunEventStream, type MemoryRunEventStreamOptions } from './memory-events.js';
 export {
   JetStreamRunEventStream,
   createJetStreamRunEventStream,

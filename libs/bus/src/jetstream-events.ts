@@ -47,9 +47,17 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** JetStreamRunEventStreamOptions.maxBytes's default. */
+export const DEFAULT_STREAM_MAX_BYTES = 1024 * 1024 * 1024;
+
 export interface JetStreamRunEventStreamOptions {
   /** Drop events older than this (default 24 h). */
   maxAgeMs?: number;
+  /**
+   * Bytes the stream keeps for all runs together, oldest events discarded first (default 1 GiB;
+   * -1: no limit). Bounds the server's disk and memory however large the tenants' states grow.
+   */
+  maxBytes?: number;
   /** How long one publish keeps retrying through a reconnect or a server restart (default 30 s). */
   publishTimeoutMs?: number;
   /** Stream name (default RUN_EVENTS; tests may isolate themselves with another). */
@@ -74,6 +82,7 @@ export class JetStreamRunEventStream implements RunEventStream {
   private readonly stream: string;
   private readonly prefix: string;
   private readonly maxAgeMs: number;
+  private readonly maxBytes: number;
   private readonly logger: Logger;
   private readonly conn: ConnectionState;
   private readonly publishTimeoutMs: number;
@@ -89,6 +98,7 @@ export class JetStreamRunEventStream implements RunEventStream {
     this.stream = opts.streamName ?? RUN_EVENTS_STREAM;
     this.prefix = opts.subjectPrefix ?? RUN_EVENTS_SUBJECT_PREFIX;
     this.maxAgeMs = opts.maxAgeMs ?? DAY_MS;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_STREAM_MAX_BYTES;
     this.logger = opts.logger ?? silentLogger();
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 30_000;
     this.conn = connectionState(nc);
@@ -107,15 +117,16 @@ export class JetStreamRunEventStream implements RunEventStream {
       retention: RetentionPolicy.Limits,
       discard: DiscardPolicy.Old,
       max_age: nanos(this.maxAgeMs),
+      max_bytes: this.maxBytes,
       duplicate_window: nanos(Math.min(DEFAULT_DUPLICATE_WINDOW_MS, this.maxAgeMs)),
     };
     try {
       const info = await jsm.streams.info(this.stream);
       const c = info.config;
       const same =
-        c.max_age === wanted.max_age && c.subjects?.length === 1 && c.subjects[0] === wanted.subjects?.[0];
+        c.max_age === wanted.max_age && c.max_bytes === wanted.max_bytes && c.subjects?.length === 1 && c.subjects[0] === wanted.subjects?.[0];
       if (!same) {
-        await jsm.streams.update(this.stream, { ...c, subjects: wanted.subjects, max_age: wanted.max_age, duplicate_window: wanted.duplicate_window });
+        await jsm.streams.update(this.stream, { ...c, subjects: wanted.subjects, max_age: wanted.max_age, max_bytes: wanted.max_bytes, duplicate_window: wanted.duplicate_window });
         this.logger.info({ stream: this.stream }, 'run events stream updated');
       }
     } catch (err) {

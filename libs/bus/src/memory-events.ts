@@ -7,10 +7,24 @@ export interface MemoryRunEventStreamOptions {
   maxEventsPerRun?: number;
   /** A run's log is dropped this long after its last event (default 24 h). */
   maxAgeMs?: number;
+  /**
+   * Bytes of event data kept for all runs together (default 64 MiB). Past it the logs of ended
+   * runs go first (least recently active first), then the oldest events of runs still going —
+   * never a run's latest event, which its live subscribers have yet to read. A values event
+   * carries the whole state, so without this bound a tenant sending large messages fills the
+   * process's memory for the whole retention period (issue 18).
+   */
+  maxBytes?: number;
 }
+
+/** MemoryRunEventStream's default byte budget (see maxBytes). */
+export const DEFAULT_EVENT_STREAM_MAX_BYTES = 64 * 1024 * 1024;
 
 interface RunLog {
   events: StoredRunEvent[];
+  /** Sum of the kept events' sizes (see eventBytes). */
+  bytes: number;
+  ended: boolean;
   lastTs: number;
   /** Wakes the subscribers waiting for the next event. */
   waiters: Set<() => void>;
@@ -25,6 +39,9 @@ export class MemoryRunEventStream implements RunEventStream {
   private readonly runs = new Map<string, RunLog>();
   private readonly maxEvents: number;
   private readonly maxAgeMs: number;
+  private readonly maxBytes: number;
+  /** Sum of every log's bytes. */
+  private bytes = 0;
   private seq = 0;
   private closed = false;
   private lastSweep = Date.now();
@@ -33,6 +50,12 @@ export class MemoryRunEventStream implements RunEventStream {
   constructor(opts: MemoryRunEventStreamOptions = {}) {
     this.maxEvents = opts.maxEventsPerRun ?? 10_000;
     this.maxAgeMs = opts.maxAgeMs ?? 24 * 60 * 60 * 1000;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_EVENT_STREAM_MAX_BYTES;
+  }
+
+  /** Bytes of event data kept now (for tests and metrics). */
+  get retainedBytes(): number {
+    return this.bytes;
   }
 
   async publish(runId: string, _threadId: string, event: string, data: unknown): Promise<number> {
@@ -43,8 +66,11 @@ export class MemoryRunEventStream implements RunEventStream {
     const log = this.log(runId);
     const stored: StoredRunEvent = { id: ++this.seq, runId, event, dataJson: JSON.stringify(data ?? null), tsMs: now };
     log.events.push(stored);
-    if (log.events.length > this.maxEvents) log.events.splice(0, log.events.length - this.maxEvents);
+    this.account(log, eventBytes(stored));
+    if (event === END_EVENT) log.ended = true;
+    if (log.events.length > this.maxEvents) this.dropOldest(log, log.events.length - this.maxEvents);
     log.lastTs = now;
+    if (this.bytes > this.maxBytes) this.evict(runId);
     for (const wake of log.waiters) wake();
     log.waiters.clear();
     return stored.id;
@@ -82,6 +108,7 @@ export class MemoryRunEventStream implements RunEventStream {
   async purge(runId: string): Promise<void> {
     const log = this.runs.get(runId);
     if (!log) return;
+    this.account(log, -log.bytes);
     if (log.waiters.size === 0) this.runs.delete(runId);
     else log.events = [];
   }
@@ -94,7 +121,7 @@ export class MemoryRunEventStream implements RunEventStream {
   private log(runId: string): RunLog {
     let log = this.runs.get(runId);
     if (!log) {
-      log = { events: [], lastTs: Date.now(), waiters: new Set() };
+      log = { events: [], bytes: 0, ended: false, lastTs: Date.now(), waiters: new Set() };
       this.runs.set(runId, log);
     }
     return log;
@@ -105,7 +132,39 @@ export class MemoryRunEventStream implements RunEventStream {
     if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
     for (const [id, log] of this.runs) {
-      if (now - log.lastTs > this.maxAgeMs && log.waiters.size === 0) this.runs.delete(id);
+      if (now - log.lastTs > this.maxAgeMs && log.waiters.size === 0) this.forget(id, log);
+    }
+  }
+
+  private account(log: RunLog, delta: number): void {
+    log.bytes += delta;
+    this.bytes += delta;
+  }
+
+  private dropOldest(log: RunLog, count: number): void {
+    for (const e of log.events.splice(0, count)) this.account(log, -eventBytes(e));
+  }
+
+  private forget(id: string, log: RunLog): void {
+    this.account(log, -log.bytes);
+    this.runs.delete(id);
+  }
+
+  /** Brings the kept bytes back under maxBytes (see MemoryRunEventStreamOptions.maxBytes). */
+  private evict(publishing: string): void {
+    // Map order is insertion order: older runs first. Ended runs without live readers go whole.
+    const byActivity = [...this.runs].sort((a, b) => a[1].lastTs - b[1].lastTs);
+    for (const [id, log] of byActivity) {
+      if (this.bytes <= this.maxBytes) return;
+      if (log.ended && log.waiters.size === 0 && id !== publishing) this.forget(id, log);
+    }
+    // Then the oldest events of every run, keeping each run's latest event.
+    for (const [, log] of byActivity) {
+      while (this.bytes > this.maxBytes && log.events.length > 1) this.dropOldest(log, 1);
+      if (this.bytes <= this.maxBytes) return;
     }
   }
 }
+
+/** What an event costs to keep: its data (UTF-16 code units, an upper bound of V8's one-byte strings) and a fixed overhead. */
+const eventBytes = (e: StoredRunEvent): number => e.dataJson.length + e.event.length + 64;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
-import { Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
+  DeferJobError,
   ReleaseJobError,
   UnrecoverableJobError,
   type EnqueueOptions,
@@ -153,6 +154,11 @@ class BullMqWorker implements QueueWorker {
         try {
           await handler(view, signal ?? neverAborted);
         } catch (err) {
+          if (err instanceof DeferJobError) {
+            // Not now: delayed without counting an attempt; the worker goes on with other jobs.
+            await job.moveToDelayed(Date.now() + Math.max(0, err.delayMs), token);
+            throw new DelayedError();
+          }
           if (err instanceof ReleaseJobError || (this.aborting && signal?.aborted)) {
             // Released by its handler, or shutting down: hand the job straight back instead of counting a failed attempt.
             await job.moveToWait(token);

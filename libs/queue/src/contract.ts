@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReleaseJobError, UnrecoverableJobError, type Job, type JobQueue, type JobState, type QueueWorker } from './types.js';
+import { DeferJobError, ReleaseJobError, UnrecoverableJobError, type Job, type JobQueue, type JobState, type QueueWorker } from './types.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -239,6 +239,28 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       workers.push(await q.process(async (job) => void next.push(job), { concurrency: 1 }));
       await until('released completed', stateIs(q, 'released', 'completed'));
       expect(next.map((j) => j.attemptsMade)).toEqual([0]);
+    });
+
+    it('a job deferred by its handler comes back later without counting an attempt, and jobs behind it run first', async () => {
+      const q = await queue();
+      const seen: Array<{ id: string; attemptsMade: number }> = [];
+      let deferrals = 0;
+      workers.push(
+        await q.process(
+          async (job) => {
+            seen.push({ id: job.id, attemptsMade: job.attemptsMade });
+            if (job.id === 'deferred' && deferrals++ < 2) throw new DeferJobError('tenant at its cap', 200);
+          },
+          { concurrency: 1 },
+        ),
+      );
+      await q.enqueue(enc('a'), { jobId: 'deferred', attempts: 1 });
+      await q.enqueue(enc('b'), { jobId: 'behind', attempts: 1 });
+      await until('deferred completed', stateIs(q, 'deferred', 'completed'));
+      expect(await q.getState('behind')).toBe('completed');
+      // Attempts: 1 allows no retry, so completing after two deferrals proves none was counted.
+      expect(seen.filter((s) => s.id === 'deferred').map((s) => s.attemptsMade)).toEqual([0, 0, 0]);
+      expect(seen.findIndex((s) => s.id === 'behind')).toBeLessThan(seen.map((s) => s.id).lastIndexOf('deferred'));
     });
 
     it('close(graceMs) aborts the signal of a job that outlives the grace period and hands the job back', async () => {

@@ -1,6 +1,7 @@
 export {
   UnrecoverableJobError,
   ReleaseJobError,
+  DeferJobError,
   type EnqueueOptions,
   type EnqueueResult,
   type Job,

@@ -1,5 +1,6 @@
 import { UnavailableError, silentLogger, type Logger } from '@agentloop/core';
 import {
+  DeferJobError,
   ReleaseJobError,
   UnrecoverableJobError,
   type EnqueueOptions,
@@ -126,11 +127,16 @@ export class MemoryQueue implements JobQueue {
   }
 
   /** @internal the outcome of one attempt. */
-  settle(job: MemJob, run: number, outcome: { ok: true } | { ok: false; err: unknown } | { requeue: true }): void {
+  settle(job: MemJob, run: number, outcome: Outcome): void {
     if (job.run !== run || job.state !== 'active') return;
     if ('requeue' in outcome) {
       // Handed back by a closing worker: not a failed attempt.
       this.makeReady(job, true);
+      return;
+    }
+    if ('deferMs' in outcome) {
+      // Deferred by its handler: back behind the others, not a failed attempt.
+      this.delay(job, outcome.deferMs);
       return;
     }
     if (outcome.ok) {
@@ -183,6 +189,9 @@ export class MemoryQueue implements JobQueue {
   }
 }
 
+/** What became of one attempt. */
+type Outcome = { ok: true } | { ok: false; err: unknown } | { requeue: true } | { deferMs: number };
+
 interface ActiveRun {
   job: MemJob;
   run: number;
@@ -215,12 +224,13 @@ class MemoryWorker implements QueueWorker {
     const view: Job = { id: job.id, payload: new Uint8Array(job.payload), attemptsMade: job.attemptsMade, attempts: job.attempts };
     const entry: ActiveRun = { job, run, ac, done: Promise.resolve() };
     entry.done = (async () => {
-      let outcome: { ok: true } | { ok: false; err: unknown } | { requeue: true };
+      let outcome: Outcome;
       try {
         await this.handler(view, ac.signal);
         outcome = { ok: true };
       } catch (err) {
-        outcome = err instanceof ReleaseJobError || (ac.signal.aborted && this.closing) ? { requeue: true } : { ok: false, err };
+        if (err instanceof DeferJobError) outcome = { deferMs: Math.max(0, err.delayMs) };
+        else outcome = err instanceof ReleaseJobError || (ac.signal.aborted && this.closing) ? { requeue: true } : { ok: false, err };
       }
       this.active.delete(entry);
       this.queue.settle(job, run, outcome);

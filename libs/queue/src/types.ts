@@ -72,3 +72,18 @@ export class UnrecoverableJobError extends Error {
 export class ReleaseJobError extends Error {
   override name = 'ReleaseJobError';
 }
+
+/**
+ * Thrown by a handler that will not run its job now (e.g. the job's tenant is at its concurrency
+ * cap): the job goes back to the queue as delayed for `delayMs`, without counting an attempt, and
+ * the worker takes other jobs meanwhile — so jobs queued behind it are not held up.
+ */
+export class DeferJobError extends Error {
+  override name = 'DeferJobError';
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+  }
+}

@@ -24,14 +24,23 @@ export class ApiKeyAuthenticator {
 
   /** Returns the tenant for the request's key; throws UnauthenticatedError when auth is on and the key is missing or unknown. */
   authenticate(headers: IncomingHttpHeaders): string {
-    if (!this.enabled) return DEFAULT_TENANT;
+    return this.identify(headers).tenant;
+  }
+
+  /**
+   * The caller: the tenant its key maps to and the key's id (see `apiKeyId`), which is what the
+   * server records as "who" wherever a client could otherwise type any name (approvals).
+   * Throws UnauthenticatedError when auth is on and the key is missing or unknown.
+   */
+  identify(headers: IncomingHttpHeaders): Caller {
+    if (!this.enabled) return { tenant: DEFAULT_TENANT, keyId: '' };
     const key = presentedKey(headers);
     if (key === undefined) {
       throw new UnauthenticatedError('Missing API key: send it in the "x-api-key" header (or "Authorization: Bearer <key>").');
     }
     const tenant = this.lookup(key);
     if (tenant === undefined) throw new UnauthenticatedError('Invalid API key.');
-    return tenant;
+    return { tenant, keyId: apiKeyId(key) };
   }
 
   /** Constant-time lookup of a key among the configured ones. */
@@ -43,6 +52,21 @@ export class ApiKeyAuthenticator {
     }
     return found;
   }
+}
+
+/** Who made a request: its tenant and the id of its API key ("" when auth is off). */
+export interface Caller {
+  tenant: string;
+  keyId: string;
+}
+
+/**
+ * A stable, non-secret name of an API key for logs and the audit trail: `key_` and the first 12
+ * hex digits of its SHA-256 (48 bits: enough to tell a deployment's keys apart, far too few to
+ * help guess one). Operators find a key's id with `node -e` over the same hash.
+ */
+export function apiKeyId(key: string): string {
+  return `key_${sha256(key).toString('hex').slice(0, 12)}`;
 }
 
 function sha256(s: string): Buffer {

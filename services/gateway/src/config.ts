@@ -94,6 +94,12 @@ export const GatewayConfig = TransportEnv.extend({
    */
   RATE_LIMIT_MAX: envInt(0, 0, 10_000_000),
   RATE_LIMIT_WINDOW_MS: envInt(60_000, 1000, 24 * 60 * 60 * 1000),
+  /**
+   * Bytes of run events kept for re-joining streams, all runs together (oldest dropped first).
+   * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
+   * orchestrators must agree: both create the stream.
+   */
+  RUN_EVENTS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(1024 ** 4).optional(),
   /** Runs a tenant may have pending or running at once (429 beyond); 0 = unlimited. */
   TENANT_MAX_ACTIVE_RUNS: envInt(0, 0, 1_000_000),
   /** Per-tenant overrides of TENANT_MAX_ACTIVE_RUNS: `acme=200,globex=10`. */

@@ -24,5 +24,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant the request's API key maps to ("default" when auth is off). */
     tenantId: string;
+    /** Id of the request's API key (`key_` + 12 hex digits of its SHA-256); "" when auth is off. */
+    apiKeyId?: string;
   }
 }

@@ -23,7 +23,7 @@ await runMain('gateway', async () => {
     throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the gateway service (use `npm start` for the embedded mode)');
   }
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'gateway', logger });
-  const events = await createJetStreamRunEventStream({ bus, logger });
+  const events = await createJetStreamRunEventStream({ bus, logger, ...(config.RUN_EVENTS_MAX_BYTES ? { maxBytes: config.RUN_EVENTS_MAX_BYTES } : {}) });
   // Deleting a thread also deletes its checkpoints and workspace, which the orchestrator owns.
   const store = withThreadResourceDeletion(createMysqlStore({ url: config.MYSQL_URL }), bus);
   await store.migrate();

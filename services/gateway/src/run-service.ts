@@ -77,7 +77,7 @@ export class RunService {
    * `threadId` is undefined (stateless). Stores it as `pending` and enqueues it,
    * or defers the enqueue until earlier runs finish (multitask_strategy enqueue).
    */
-  async create(tenantId: string, threadId: string | undefined, body: RunCreateBody): Promise<CreatedRun> {
+  async create(tenantId: string, threadId: string | undefined, body: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
     const { store } = this.deps;
     const assistantId = resolveAssistantId(body.assistant_id);
     if (assistantId === undefined) {
@@ -124,6 +124,11 @@ export class RunService {
           await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
         }
         let inflight = await this.inflightRuns(tenantId, threadId);
+        if (inflight.length === 0 && isResume(body) && thread?.status !== 'interrupted') {
+          // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
+          // start a run that replays nothing and tell the client its answer was taken.
+          throw conflict(`Thread ${threadId} has no pending interrupt to resume (its status is ${thread?.status ?? 'idle'}). Send input to start a new run instead of command.resume.`);
+        }
         if (inflight.length > 0 && strategy === 'reject') {
           throw conflict(
             `Thread ${threadId} already has a ${inflight[0]?.status} run (${inflight[0]?.runId}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
@@ -161,6 +166,8 @@ export class RunService {
         ephemeral: stateless,
         // The orchestrator's run span joins the trace of the request that created the run.
         traceparent: currentTraceparent(),
+        // Who submitted it, from the authenticated request (the audit trail's approver of a resume).
+        apiKeyId: caller.apiKeyId ?? '',
       }),
     );
 
@@ -481,6 +488,12 @@ class EventCursor {
     p.catch(() => undefined);
     return p;
   }
+}
+
+/** The request resumes an interrupted thread (`command.resume`) rather than starting anew. */
+function isResume(body: RunCreateBody): boolean {
+  const command = body.command as { resume?: unknown } | null | undefined;
+  return command !== null && command !== undefined && command.resume !== undefined && (body.input === undefined || body.input === null);
 }
 
 /** Serializes async critical sections per key (in this process). */

@@ -11,6 +11,18 @@ export const OrchestratorEnv = z.object({
   LOG_LEVEL: z.string().default('info'),
   /** Runs one worker process executes at once. */
   RUN_CONCURRENCY: envInt(8, 1, 256),
+  /**
+   * Runs of one tenant one worker process executes at once (0: no cap); a job over it is deferred
+   * so other tenants' jobs go first. The launchers set half of RUN_CONCURRENCY when API keys are
+   * configured (several tenants share the workers); see tenant-slots.ts.
+   */
+  TENANT_MAX_CONCURRENT_RUNS: envInt(0, 0, 256),
+  /**
+   * Bytes of run events kept for re-joining streams, all runs together (oldest dropped first).
+   * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
+   * orchestrators must agree: both create the stream.
+   */
+  RUN_EVENTS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(1024 ** 4).optional(),
   /** Deadline of one tool call over the bus. */
   TOOL_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
   /**

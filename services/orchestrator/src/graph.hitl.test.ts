@@ -17,7 +17,8 @@ type Rules = Record<string, ApprovalVerdict['action'] | 'unavailable'>;
 function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boolean } = {}) {
   const executed: ToolCallInput[] = [];
   const checked: ApprovalCall[] = [];
-  const recorded: Array<{ tool: string; decision: HumanDecision; by: string; comment: string }> = [];
+  const recorded: Array<{ tool: string; decision: HumanDecision; by: string; comment: string; approver?: { tenantId: string; keyId: string } }> = [];
+  const inspected: Array<{ path: string; tailBytes: number }> = [];
   const tools = {
     async listTools() {
       return [spec('write_file'), spec('http_fetch'), spec('now')];
@@ -25,6 +26,13 @@ function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boo
     async execute(call: ToolCallInput): Promise<ToolCallResult> {
       executed.push(call);
       return { content: `ran ${call.name}`, isError: false };
+    },
+    /** The tool-runner's view: the workspace is /ws; notes.txt ends with "pass". */
+    async inspectPath(_tenant: string, _thread: string, filePath: string, o: { tailBytes?: number } = {}) {
+      inspected.push({ path: filePath, tailBytes: o.tailBytes ?? 0 });
+      if (filePath.startsWith('/etc')) return { refused: 'Path outside workspace' };
+      const relativePath = filePath.replace(/^\/ws\//, '').replace(/^\.\//, '');
+      return { relativePath, exists: relativePath === 'outputs/notes.txt', tail: relativePath === 'outputs/notes.txt' && o.tailBytes ? 'pass' : '' };
     },
   };
   const approvals = {
@@ -34,9 +42,9 @@ function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boo
       if (action === 'unavailable') throw new Error('no responders');
       return { action, reason: action === 'allow' ? '' : `rule for ${call.toolName}`, risk_level: action === 'allow' ? 'unspecified' : 'high', rule: `tool:${call.toolName}:high_risk` };
     },
-    async record(call: ApprovalCall, _v: ApprovalVerdict, decision: HumanDecision, by: string, comment = '') {
+    async record(call: ApprovalCall, _v: ApprovalVerdict, decision: HumanDecision, by: string, comment = '', approver?: { tenantId: string; keyId: string }) {
       if (opts.recordFails) throw new Error('audit store down');
-      recorded.push({ tool: call.toolName, decision, by, comment });
+      recorded.push({ tool: call.toolName, decision, by, comment, ...(approver ? { approver } : {}) });
     },
   };
   const seen: BaseMessage[][] = [];
@@ -54,6 +62,7 @@ function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boo
       model: { model, label: 'scripted', provider: 'scripted', modelId: 'scripted' },
       logger: silentLogger(),
       signal: new AbortController().signal,
+      apiKeyId: 'key_0123456789ab',
     };
     const graph = buildAgentGraph({ tools, approvals, checkpointer: new MemorySaver(), runContext: () => ctx });
     const config = { configurable: { thread_id: 't1:th1', run_id: 'r1' }, recursionLimit: 200 };
@@ -65,7 +74,7 @@ function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boo
     const messages = async () => (await graph.getState(config)).values.messages as BaseMessage[];
     return { graph, config, pending, resume, messages };
   };
-  return { executed, checked, recorded, seen, start };
+  return { executed, checked, recorded, inspected, seen, start };
 }
 
 const toolMessages = (ms: BaseMessage[]) => ms.filter((m) => ToolMessage.isInstance(m)).map((m) => [(m as ToolMessage).name, m.content]);
@@ -91,7 +100,7 @@ describe('tool approval (seed 001 §7.3)', () => {
     await r.resume({ decision: 'approve', by: 'alice@example.com', comment: 'fine' });
     expect(await r.pending()).toEqual([]);
     expect(h.executed.map((c) => c.name)).toEqual(['now', 'http_fetch']);
-    expect(h.recorded).toEqual([{ tool: 'http_fetch', decision: 'approved', by: 'alice@example.com', comment: 'fine' }]);
+    expect(h.recorded).toEqual([{ tool: 'http_fetch', decision: 'approved', by: 'alice@example.com', comment: 'fine', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } }]);
     expect((await r.messages()).at(-1)!.content).toBe('done');
   });
 
@@ -198,5 +207,78 @@ describe('ask_human (seed 001 §7.2)', () => {
     const h = harness({});
     const r2 = await h.start([{ tool_calls: [{ name: 'ask_human', args: { question: '  ' } }] }, { content: 'done' }]);
     expect(toolMessages(await r2.messages())[0]?.[1]).toContain('"question" must be a non-empty string');
+  });
+
+  it('two calls sharing one tool-call id are checked one by one: the risky one still stops the run (issue 18)', async () => {
+    const h = harness({ write_file: 'require_approval' });
+    const r = await h.start([
+      {
+        tool_calls: [
+          { id: 'same', name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'password=hunter2' } },
+          { id: 'same', name: 'now', args: {} },
+        ],
+      },
+      { content: 'done' },
+    ]);
+    expect(h.checked.map((c) => c.toolName).sort()).toEqual(['now', 'write_file']);
+    expect(new Set(h.checked.map((c) => c.toolCallId)).size).toBe(2);
+    expect((await r.pending()).map((p) => p.tool)).toEqual(['write_file']);
+    expect(h.executed).toEqual([]);
+    await r.resume('reject');
+    expect(h.executed.map((c) => c.name)).toEqual(['now']);
+  });
+
+  it('never runs calls that share an id when they reach the tools step anyway (fail closed)', async () => {
+    const h = harness({});
+    const r = await h.start([{ content: 'hello' }, { content: 'unused' }, { content: 'after' }]);
+    const { AIMessage } = await import('@langchain/core/messages');
+    await r.graph.updateState(
+      r.config,
+      {
+        messages: [
+          new AIMessage({
+            content: '',
+            tool_calls: [
+              { id: 'dup', name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'x' } },
+              { id: 'dup', name: 'now', args: {} },
+            ],
+          }),
+        ],
+      },
+      'agent',
+    );
+    await r.graph.invoke(null, r.config);
+    expect(h.executed).toEqual([]);
+    const shown = toolMessages(await r.messages());
+    expect(shown).toHaveLength(2);
+    for (const [, content] of shown) expect(String(content)).toMatch(/tool call id "dup" is used by another call/);
+  });
+
+  it('sends the rules the resolved workspace path of a write and the end of the file an append extends', async () => {
+    const h = harness({});
+    await h.start([
+      {
+        tool_calls: [
+          { name: 'write_file', args: { file_path: '/ws/uploads/report.pdf', content: 'x' } },
+          { name: 'write_file', args: { file_path: 'outputs/notes.txt', content: 'word=hunter2', append: true } },
+          { name: 'write_file', args: { file_path: '/etc/passwd', content: 'x' } },
+        ],
+      },
+      { content: 'done' },
+    ]);
+    const byPath = new Map(h.checked.map((c) => [(c.args as { file_path: string }).file_path, c]));
+    expect(byPath.get('/ws/uploads/report.pdf')).toMatchObject({ resolvedPaths: { file_path: 'uploads/report.pdf' } });
+    expect(byPath.get('/ws/uploads/report.pdf')).not.toHaveProperty('precedingText');
+    expect(byPath.get('outputs/notes.txt')).toMatchObject({ resolvedPaths: { file_path: 'outputs/notes.txt' }, precedingText: 'pass' });
+    // A path the tool-runner refuses: the rules judge the raw path (and the tool refuses it).
+    expect(byPath.get('/etc/passwd')).not.toHaveProperty('resolvedPaths');
+    expect(h.inspected.find((i) => i.path === 'outputs/notes.txt')?.tailBytes).toBe(4096);
+  });
+
+  it('records the server-set approver (tenant, API key id) beside the label the client typed', async () => {
+    const h = harness({ http_fetch: 'require_approval' });
+    const r = await h.start([{ tool_calls: [{ name: 'http_fetch', args: { url: 'https://a' } }] }, { content: 'done' }]);
+    await r.resume({ decision: 'approve', by: 'admin@corp' });
+    expect(h.recorded).toEqual([{ tool: 'http_fetch', decision: 'approved', by: 'admin@corp', comment: '', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } }]);
   });
 });

@@ -43,6 +43,12 @@ import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } fro
 import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf, ZERO_USAGE, type RunUsage, type TokenUsage } from './usage.js';
 
 import { MAX_LOOPS_DEFAULT } from './limits.js';
+import { sharedToolCallIds, withUniqueToolCallIds } from './tool-call-ids.js';
+
+/** The argument naming the file a tool writes, for tools whose approval depends on where it lands. */
+const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
+/** How much of a file's end an append's approval sees (CheckApprovalRequest.preceding_text). */
+const APPEND_CONTEXT_BYTES = 4096;
 export { MAX_LOOPS_DEFAULT, MAX_LOOPS_MIN, MAX_LOOPS_MAX } from './limits.js';
 
 /** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
@@ -119,10 +125,16 @@ export interface RunContext {
   ephemeral?: boolean;
   /** The run's `config` as submitted: delegated agents inherit it (see `childConfig`). */
   runConfig?: JsonObject;
+  /**
+   * The API key id of the request that started this job (RunJob.api_key_id; "" without API keys):
+   * for a resume, who really answered an approval, recorded in the audit trail beside the
+   * client's own `by` label.
+   */
+  apiKeyId?: string;
 }
 
 export interface AgentGraphDeps {
-  tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute'>>;
+  tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute' | 'inspectPath'>>;
   /** Effect ledger: when given, every bus tool call is recorded by (run, tool call id) and never re-executed on resume. */
   ledger?: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>;
   /** Resolves the context of the run a node executes for. */
@@ -367,13 +379,18 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     }
     // Bound models return chunks; store a plain AIMessage in history.
     const r = response as AIMessage;
+    // Every call gets its own id before anything keys on it (approval, ledger, replay log).
+    const unique = withUniqueToolCallIds(r.tool_calls ?? []);
+    if (unique.changed) ctx.logger.warn({ ids: (r.tool_calls ?? []).map((tc) => tc.id ?? '') }, 'the model gave tool calls missing or repeated ids; fresh ids assigned');
+    const { tool_calls: rawToolCalls, ...kwargs } = (r.additional_kwargs ?? {}) as Record<string, unknown>;
     const ai = new AIMessage({
       content: r.content,
-      tool_calls: r.tool_calls ?? [],
+      tool_calls: unique.calls,
       ...(r.id ? { id: r.id } : {}),
       ...(r.usage_metadata ? { usage_metadata: r.usage_metadata } : {}),
       response_metadata: { ...(r.response_metadata ?? {}), agentloop_model: resolved.label, agentloop_route: ctx.router ? decision.reason : 'scripted' },
-      additional_kwargs: r.additional_kwargs ?? {},
+      // The provider's raw tool calls carry the old ids; `tool_calls` above is what is sent back.
+      additional_kwargs: unique.changed || rawToolCalls === undefined ? kwargs : { ...kwargs, tool_calls: rawToolCalls },
     });
     meter.record(usageOf(ai));
     ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: visible.length, history: next.history.length }, 'model call');
@@ -401,6 +418,29 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   });
 
   /**
+   * What the rules need besides the arguments for calls that name a file: where the path really
+   * lands (an absolute spelling of uploads/x is uploads/x) and, for an append, the end of the file
+   * it extends (a secret split across two appends is seen whole). Asked of the tool-runner, which
+   * resolves paths exactly as the write will. When it cannot say, the rules get nothing extra and
+   * judge the raw path, failing closed on what they cannot place.
+   */
+  const approvalContext = async (ctx: RunContext, tc: { name: string; args: unknown }): Promise<{ resolvedPaths?: Record<string, string>; precedingText?: string }> => {
+    const arg = PATH_ARGS[tc.name];
+    const args = (tc.args ?? {}) as Record<string, unknown>;
+    const raw = arg ? args[arg] : undefined;
+    if (!arg || typeof raw !== 'string' || raw === '' || !deps.tools.inspectPath) return {};
+    const append = tc.name === 'write_file' && args.append === true;
+    try {
+      const seen = await deps.tools.inspectPath(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, raw, { tailBytes: append ? APPEND_CONTEXT_BYTES : 0 });
+      if ('refused' in seen) return {}; // the tool refuses the path itself
+      return { resolvedPaths: { [arg]: seen.relativePath }, ...(append && seen.tail !== '' ? { precedingText: seen.tail } : {}) };
+    } catch (err) {
+      ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'path not inspected before approval; the rules judge the raw path');
+      return {};
+    }
+  };
+
+  /**
    * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
    * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
    * deny are recorded in the audit trail. Then: await_approval when a human must decide, else tools.
@@ -408,7 +448,10 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   const approve = async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
     const subagent = state.parent_context !== null;
-    const calls = (lastAi(state.messages)?.tool_calls ?? []).filter((tc) => !isLocalTool(tc.name));
+    const all = lastAi(state.messages)?.tool_calls ?? [];
+    // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
+    const shared = sharedToolCallIds(all);
+    const calls = all.filter((tc) => !isLocalTool(tc.name) && !shared.has(tc.id ?? ''));
     const approvals: Record<string, ApprovalEntry> = {};
     await Promise.all(
       calls.map(async (tc) => {
@@ -416,7 +459,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
         const call = approvalCall(ctx, tc, subagent);
         let entry: ApprovalEntry;
         try {
-          entry = { ...(await deps.approvals!.check(call)), tool: tc.name };
+          entry = { ...(await deps.approvals!.check({ ...call, ...(await approvalContext(ctx, tc)) })), tool: tc.name };
         } catch (err) {
           ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
           approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
@@ -474,7 +517,11 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
       instruments().approvals.add(1, { verdict: a.decision ?? 'unknown', 'agentloop.tool': a.tool });
       const tc = calls.find((c) => (c.id ?? '') === id)!;
       try {
-        await deps.approvals!.record(approvalCall(ctx, tc, false), { ...a, action: 'require_approval' }, a.decision as HumanDecision, a.by || `tenant:${ctx.tenantId}`, a.comment ?? '');
+        // `by` is the client's label; the tenant and key of the resume are recorded beside it.
+        await deps.approvals!.record(approvalCall(ctx, tc, false), { ...a, action: 'require_approval' }, a.decision as HumanDecision, a.by || `tenant:${ctx.tenantId}`, a.comment ?? '', {
+          tenantId: ctx.tenantId,
+          keyId: ctx.apiKeyId ?? '',
+        });
       } catch (err) {
         ctx.logger.error({ tool: a.tool, tool_call_id: id, err: errorMessage(err) }, 'approval decision not recorded');
         if (a.decision === 'approved') approvals[id] = { ...a, decision: 'not_recorded' };
@@ -513,8 +560,14 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const calls = ai?.tool_calls ?? [];
     const mentioned = new Set(mentionsOf(state.messages));
     const subagent = state.parent_context !== null;
+    const shared = sharedToolCallIds(calls);
     const results: Array<ToolMessage | null> = await Promise.all(
       calls.map(async (tc) => {
+        if (shared.has(tc.id ?? '')) {
+          // Fail closed: verdicts and recorded effects are per id, so none of these calls is safe to run.
+          ctx.logger.warn({ tool: tc.name, tool_call_id: tc.id }, 'tool call id shared by several calls; not run');
+          return new ToolMessage({ content: texts.approval.sharedId(tc.name, tc.id ?? ''), tool_call_id: tc.id ?? '', name: tc.name, status: 'error' });
+        }
         if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list (delegate_task: the delegate node)
         const blocked = approvalBlock(state, tc);
         if (blocked) {

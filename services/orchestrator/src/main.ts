@@ -20,7 +20,7 @@ await runMain('orchestrator', async () => {
     throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the orchestrator service (use `npm start` for the embedded mode)');
   }
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'orchestrator', logger });
-  const events = await createJetStreamRunEventStream({ bus, logger });
+  const events = await createJetStreamRunEventStream({ bus, logger, ...(config.RUN_EVENTS_MAX_BYTES ? { maxBytes: config.RUN_EVENTS_MAX_BYTES } : {}) });
   const store = await createMysqlStore({ url: config.MYSQL_URL });
   await store.migrate();
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL);

@@ -159,6 +159,7 @@ export interface PromptTexts {
     notRecorded(tool: string): string;
     subagent(tool: string, reason: string): string;
     badAnswer: string;
+    sharedId(tool: string, id: string): string;
   };
   askHuman: {
     subagent: string;
@@ -235,6 +236,7 @@ const EN: PromptTexts = {
     notRecorded: (tool) => `Error: ${tool} was not run: the approval could not be recorded in the audit trail; ask the user to approve it again later.`,
     subagent: (tool, reason) => `Error: ${tool} was not run: it needs a human's approval (${reason}), which a delegated agent cannot ask for. Report this back instead.`,
     badAnswer: 'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}).',
+    sharedId: (tool, id) => `Error: ${tool} was not run: its tool call id ${JSON.stringify(id)} is used by another call of the same message. Give every tool call its own id and call again.`,
   },
   askHuman: {
     subagent: 'Error: ask_human is not available to delegated agents: report what is missing in your final answer instead.',
@@ -309,6 +311,7 @@ const ZH: PromptTexts = {
     notRecorded: (tool) => `Error: ${tool} 未执行：审批结果无法写入审计记录；请稍后让用户重新批准。`,
     subagent: (tool, reason) => `Error: ${tool} 未执行：该操作需要人工审批（${reason}），子代理无法请求审批。请在最终答复中说明。`,
     badAnswer: '无法识别的答复：请回复 "approve"（批准）或 "reject"（拒绝）。',
+    sharedId: (tool, id) => `Error: ${tool} 未执行：同一条消息中另一个工具调用也使用了 ID ${JSON.stringify(id)}。请为每个工具调用使用不同的 ID 后重试。`,
   },
   askHuman: {
     subagent: 'Error: 子代理不能使用 ask_human：请在最终答复中说明缺少的信息。',

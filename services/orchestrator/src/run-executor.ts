@@ -276,6 +276,7 @@ export class RunExecutor {
         ...(job.workspaceThreadId ? { workspaceThreadId: job.workspaceThreadId } : {}),
         ephemeral: job.ephemeral,
         runConfig: config,
+        apiKeyId: job.apiKeyId,
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));

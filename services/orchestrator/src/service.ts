@@ -10,6 +10,7 @@ import { ApprovalClient } from './approval-client.js';
 import { SkillsClient } from './skills-client.js';
 import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
+import { TenantSlots } from './tenant-slots.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
@@ -93,7 +94,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
           log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
         }
       });
-      worker = await deps.runs.process(runJobHandler(executor, log), {
+      worker = await deps.runs.process(runJobHandler(executor, log, new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS)), {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,

@@ -180,6 +180,25 @@ export class ToolClient {
     };
   }
 
+  /**
+   * Where a path given by a model really lands in a workspace (the tool-runner resolves it as a
+   * write would: normalization, symlinks, containment) and, for an existing file, its last
+   * `tailBytes` bytes. The approval rules judge this instead of the model's spelling of the path.
+   * Throws when the tool-runner does not answer; a refused path comes back as `refused`.
+   */
+  async inspectPath(
+    tenantId: string,
+    threadId: string,
+    filePath: string,
+    opts: { tailBytes?: number; timeoutMs?: number } = {},
+  ): Promise<{ relativePath: string; exists: boolean; tail: string } | { refused: string }> {
+    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.INSPECT, path: filePath, tailBytes: opts.tailBytes ?? 0 });
+    const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: opts.timeoutMs ?? 5_000, headers: { [Headers.tenant]: tenantId } });
+    const res = fromBinary(WorkspaceResponseSchema, reply.data);
+    if (res.error || res.relativePath === '') return { refused: res.error?.message || 'the path could not be resolved' };
+    return { relativePath: res.relativePath, exists: res.exists, tail: res.tail };
+  }
+
   /** Whether a tool declared itself idempotent in its metadata (unknown tools: false, the safe answer). */
   isIdempotent(name: string): boolean {
     return this.idempotent.get(name) === true;

@@ -281,3 +281,83 @@ describe('stateless runs', () => {
     expect(await gw.runs.getState(res.json().run_id)).toBe('waiting');
   });
 });
+
+describe('issue 18: resume, disconnect, caller identity', () => {
+  it('answers 409 to a resume when the thread has nothing to resume, and starts no run', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', command: { resume: 'approve' } } });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/no pending interrupt to resume/);
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json()).toEqual([]);
+  });
+
+  it('accepts a resume on an interrupted thread', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    await gw.store.updateThread('default', tid, { status: 'interrupted' });
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', command: { resume: 'approve' } } });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('cancels a streamed run whose client disconnects when it asked on_disconnect: cancel', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    const tid = await newThread();
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = gw.app.server.address() as { port: number };
+    const ac = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${port}/threads/${tid}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'agent', input: hi(), on_disconnect: 'cancel' }),
+      signal: ac.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read(); // the metadata event: the run exists
+    ac.abort();
+    let runs: Array<{ status: string }> = [];
+    for (let i = 0; i < 100; i++) {
+      runs = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json();
+      if (runs[0]?.status === 'interrupted') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    gate.open();
+    expect(runs[0]?.status).toBe('interrupted');
+  });
+
+  it('lets a streamed run go on when its client disconnects by default (on_disconnect: continue)', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    const tid = await newThread();
+    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = gw.app.server.address() as { port: number };
+    const ac = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${port}/threads/${tid}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'agent', input: hi() }),
+      signal: ac.signal,
+    });
+    await res.body!.getReader().read();
+    ac.abort();
+    await new Promise((r) => setTimeout(r, 300));
+    gate.open();
+    const run = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json()[0];
+    const joined = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}/join` });
+    expect(joined.statusCode).toBe(200);
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}` })).json().status).toBe('success');
+  });
+
+  it('puts the id of the API key that submitted a run on its RunJob, never the key', async () => {
+    const done = latch();
+    gw = await startTestGateway({ env: { AGENTLOOP_API_KEYS: 'secret-key-a:tenantA' }, orchestrator: { gate: async () => done.open() } });
+    const headers = { 'x-api-key': 'secret-key-a' };
+    const tid = (await gw.app.inject({ method: 'POST', url: '/threads', payload: {}, headers })).json().thread_id as string;
+    await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() }, headers });
+    await done.wait();
+    const job = gw.orchestrator!.jobs[0]!;
+    expect(job.apiKeyId).toMatch(/^key_[0-9a-f]{12}$/);
+    expect(JSON.stringify(job, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('secret-key-a');
+  });
+});

@@ -46,8 +46,12 @@ function requestScope(ctx: RouteContext, reply: FastifyReply) {
     if (!reply.raw.writableFinished) gone.abort();
   });
   const signal = AbortSignal.any([gone.signal, cap.signal, ctx.runs.closingSignal]);
-  return { signal, closing: () => ctx.runs.closingSignal.aborted };
+  return { signal, closing: () => ctx.runs.closingSignal.aborted, clientLeft: () => gone.signal.aborted };
 }
+
+/** `on_disconnect` of the run request (LangGraph default: continue), or `?cancel_on_disconnect=true` of a join. */
+type OnDisconnect = 'cancel' | 'continue';
+const cancelOnDisconnect = (v: string | undefined): OnDisconnect => (v === 'true' || v === '1' ? 'cancel' : 'continue');
 
 export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { store, runs } = ctx;
@@ -58,12 +62,25 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     return run;
   }
 
+  /**
+   * The client of a run that asked `on_disconnect: "cancel"` went away before the run ended: the
+   * run is cancelled like `POST .../cancel` (it stops where it is and keeps its checkpoints).
+   */
+  async function cancelAbandoned(request: FastifyRequest, run: RunRecord, onDisconnect: OnDisconnect): Promise<void> {
+    if (onDisconnect !== 'cancel') return;
+    const current = await store.getRun(request.tenantId, run.runId);
+    if (!current) return;
+    const after = await runs.cancel(request.tenantId, current, 'the client disconnected (on_disconnect: cancel)');
+    if (after.status === 'interrupted' && current.status !== 'interrupted') request.log.info({ run_id: run.runId }, 'run cancelled: its client disconnected');
+  }
+
   /** Waits for the run's end and answers like LangGraph's /wait: final values, or {__error__}. */
-  async function waitAndReply(request: FastifyRequest, reply: FastifyReply, created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>) {
+  async function waitAndReply(request: FastifyRequest, reply: FastifyReply, created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>, onDisconnect: OnDisconnect = 'continue') {
     const tenantId = request.tenantId;
     const { run } = created;
     const scope = requestScope(ctx, reply);
     const result = await runs.waitForEnd(tenantId, run.runId, scope.signal);
+    if (result.kind !== 'finished' && scope.clientLeft()) await cancelAbandoned(request, run, onDisconnect);
     if (result.kind === 'finished') {
       const body = await runs.waitBody(tenantId, result);
       if (created.deleteOnCompletion) await runs.deleteStateless(tenantId, run);
@@ -85,7 +102,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     request: FastifyRequest,
     reply: FastifyReply,
     run: RunRecord,
-    opts: { modes: string[]; afterId: number; metadata: boolean; deleteOnCompletion: boolean },
+    opts: { modes: string[]; afterId: number; metadata: boolean; deleteOnCompletion: boolean; onDisconnect?: OnDisconnect },
   ): Promise<void> {
     const tenantId = request.tenantId;
     const scope = requestScope(ctx, reply);
@@ -110,6 +127,9 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       await sse.send({ event: 'error', data: JSON.stringify({ error: 'StreamError', message: `Lost the run's event stream: ${errorMessage(err)}. Join it again.` }) });
     } finally {
       sse.end();
+      if (!ended && (scope.clientLeft() || sse.closed)) {
+        await cancelAbandoned(request, run, opts.onDisconnect ?? 'continue').catch((err: unknown) => request.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'run of a disconnected client not cancelled'));
+      }
       if (opts.deleteOnCompletion) {
         if (ended) await runs.deleteStateless(tenantId, run).catch((err: unknown) => request.log.warn({ err: errorMessage(err) }, 'stateless cleanup failed'));
         else runs.cleanupWhenDone(tenantId, run);
@@ -117,11 +137,11 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     }
   }
 
-  async function createFromRequest(request: FastifyRequest, threadId: string | undefined): Promise<CreatedRun> {
+  async function createFromRequest(request: FastifyRequest, threadId: string | undefined): Promise<CreatedRun & { onDisconnect: OnDisconnect }> {
     const body = parseRequest(RunCreateBody, request.body, 'body');
-    const created = await runs.create(request.tenantId, threadId, body);
+    const created = await runs.create(request.tenantId, threadId, body, { apiKeyId: request.apiKeyId ?? '' });
     request.log.info({ run_id: created.run.runId, thread_id: created.run.threadId, tenant: request.tenantId }, 'run created');
-    return created;
+    return { ...created, onDisconnect: body.on_disconnect ?? 'continue' };
   }
 
   // --- stateful runs ---------------------------------------------------------
@@ -137,13 +157,13 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     const created = await createFromRequest(request, thread_id);
     reply.header('content-location', runPath(created.run));
-    return waitAndReply(request, reply, created);
+    return waitAndReply(request, reply, created, created.onDisconnect);
   });
 
   app.post('/threads/:thread_id/runs/stream', async (request, reply) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     const created = await createFromRequest(request, thread_id);
-    await streamRun(request, reply, created.run, { modes: created.streamModes, afterId: 0, metadata: true, deleteOnCompletion: false });
+    await streamRun(request, reply, created.run, { modes: created.streamModes, afterId: 0, metadata: true, deleteOnCompletion: false, onDisconnect: created.onDisconnect });
   });
 
   app.get('/threads/:thread_id/runs', async (request) => {
@@ -174,7 +194,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     const modes = normalizeStreamModes(
       q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
     );
-    await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false });
+    await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false, onDisconnect: cancelOnDisconnect(q.cancel_on_disconnect) });
   });
 
   // Cancel (LangGraph: ?wait=0|1&action=interrupt|rollback). The run stops where it is and keeps its
@@ -235,7 +255,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.post('/runs/wait', async (request, reply) => {
     const created = await createFromRequest(request, undefined);
     reply.header('content-location', runPath(created.run));
-    return waitAndReply(request, reply, created);
+    return waitAndReply(request, reply, created, created.onDisconnect);
   });
 
   app.post('/runs/stream', async (request, reply) => {
@@ -245,6 +265,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       afterId: 0,
       metadata: true,
       deleteOnCompletion: created.deleteOnCompletion,
+      onDisconnect: created.onDisconnect,
     });
   });
 }

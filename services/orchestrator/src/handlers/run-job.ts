@@ -1,16 +1,18 @@
 import { fromBinary, RunJobSchema } from '@agentloop/proto';
 import type { Job } from '@agentloop/queue';
-import { ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
+import { DeferJobError, ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
 import { errorMessage, silentLogger, type Logger } from '@agentloop/core';
 import type { RunExecutor } from '../run-executor.js';
+import { deferDelayMs, TenantSlots } from '../tenant-slots.js';
 
 /**
  * Handler of the `runs` queue: decodes the proto RunJob and executes it.
  * Logs `job started` / `job ended` at debug level with `active`, the jobs this
  * worker is executing at that moment (what a worker slot is: a suspended run
- * waiting on delegated agents holds none).
+ * waiting on delegated agents holds none). A job whose tenant already has `slots`' cap of runs
+ * executing here is deferred (DeferJobError), so other tenants' jobs go first.
  */
-export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogger()) {
+export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogger(), slots: TenantSlots = new TenantSlots(0)) {
   let active = 0;
   return async (job: Job, signal: AbortSignal): Promise<void> => {
     let decoded;
@@ -18,6 +20,10 @@ export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogg
       decoded = fromBinary(RunJobSchema, job.payload);
     } catch (err) {
       throw new UnrecoverableJobError(`runs job ${job.id} is not a valid RunJob: ${(err as Error).message}`);
+    }
+    if (!slots.tryTake(decoded.tenantId)) {
+      logger.debug({ job_id: job.id, run_id: decoded.runId, tenant: decoded.tenantId, running: slots.count(decoded.tenantId) }, 'tenant at its concurrency cap; job deferred');
+      throw new DeferJobError(`tenant ${decoded.tenantId} is at its concurrency cap`, deferDelayMs());
     }
     active++;
     const fields = { job_id: job.id, run_id: decoded.runId, attempt: job.attemptsMade };
@@ -32,6 +38,7 @@ export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogg
       }
       throw err;
     } finally {
+      slots.release(decoded.tenantId);
       active--;
       logger.debug({ ...fields, active }, 'job ended');
     }
