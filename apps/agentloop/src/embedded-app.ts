@@ -19,7 +19,7 @@ import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from 
 import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
 import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
-import { createGatewayApp, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
+import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
   /** Environment to read configuration from (defaults to process.env). */
@@ -105,7 +105,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   });
   await orchestrator.start();
   const gatewayLogger = loggerFor('gateway');
-  const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store });
+  const redactor = gatewayPathRedactor(gatewayConfig);
+  const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store, redact: (t) => redactor.redact(t) });
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
   const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AgentLoopError, type Logger } from '@agentloop/core';
+import { AgentLoopError, jsonDepthExceeds, MAX_JSON_DEPTH, type Logger, type PathRoot } from '@agentloop/core';
 import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
@@ -19,6 +19,7 @@ import { SkillsConfig } from './skills-config.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
+import { gatewayPathRedactor } from './redaction.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -34,6 +35,11 @@ export interface GatewayDeps {
   rateLimitRedis?: Redis;
   /** skills.yaml for upload hints; default: loaded from SKILLS_CONFIG. */
   skills?: SkillsConfig;
+  /**
+   * More host folders to redact from error text (e.g. SKILLS_ROOT → `skills`, DATA_DIR → `<data>`),
+   * besides those the gateway knows (redaction.ts).
+   */
+  redactPaths?: readonly PathRoot[];
 }
 
 /** Paths served without an API key. */
@@ -54,11 +60,16 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     logController: new LogController({ disableRequestLogging: true }),
   });
 
-  // JSON bodies; an empty body counts as "no body" (curl -X POST without -d).
+  // JSON bodies; an empty body counts as "no body" (curl -X POST without -d). Nesting is limited
+  // (MAX_JSON_DEPTH, see libs/core json.ts) by a linear pre-scan before JSON.parse: a 10,000-deep
+  // array would parse, then blow the stack of whatever walks it next (the store: a 500).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return done(new HttpError(400, 'INVALID_ARGUMENT', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (err) {
@@ -74,7 +85,9 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS);
   app.addHook('onRequest', async (request) => {
     if (request.method === 'OPTIONS' || PUBLIC_PATHS.has(request.url.split('?')[0] ?? '')) return;
-    request.tenantId = auth.authenticate(request.headers);
+    const caller = auth.identify(request.headers);
+    request.tenantId = caller.tenant;
+    request.apiKeyId = caller.keyId;
   });
 
   // Each request is a SERVER span (continuing the client's `traceparent`), active for the rest of its
@@ -116,14 +129,18 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     instruments().httpRequestDuration.record((performance.now() - entry.started) / 1000, attrs);
   });
 
+  // Error text may carry a host path some layer let through (a file system error, a service's
+  // message): every detail is redacted here, the last point before the client (the log keeps it all).
+  const redactor = gatewayPathRedactor(config, deps.redactPaths);
+  const redact = (text: string): string => redactor.redact(text);
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const status = statusOf(err);
     const known = err instanceof AgentLoopError || (status < 500 && err instanceof Error);
-    const detail = known ? (err as Error).message : 'Internal server error.';
+    const detail = known ? redact((err as Error).message) : 'Internal server error.';
     if (status >= 500) request.log.error({ err, method: request.method, url: request.url }, 'request failed');
     else request.log.debug({ status, detail }, 'request rejected');
     const body: Record<string, unknown> = { detail };
-    if (err instanceof RequestValidationError) body.errors = err.issues;
+    if (err instanceof RequestValidationError) body.errors = err.issues.map((i) => ({ path: i.path, message: redact(i.message) }));
     if (status === 401) void reply.header('www-authenticate', 'Bearer');
     return reply.status(status).send(body);
   });
@@ -135,7 +152,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   const skills = deps.skills ?? (await SkillsConfig.load(config.SKILLS_CONFIG));
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
   const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config, skills, ...(deps.bus ? { bus: deps.bus } : {}) });
-  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills };
+  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills, redact };
   app.decorate('agentloop', { ...ctx, auth });
   registerMetaRoutes(app);
   registerAssistantRoutes(app);

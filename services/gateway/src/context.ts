@@ -14,6 +14,8 @@ export interface RouteContext {
   /** Thread workspaces on the shared WORKSPACE_ROOT volume. */
   workspaces: WorkspaceManager;
   skills: SkillsConfig;
+  /** Replaces host paths in text bound for a client (redaction.ts): error details, run errors. */
+  redact: (text: string) => string;
 }
 
 declare module 'fastify' {

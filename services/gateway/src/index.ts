@@ -14,6 +14,7 @@ export {
 } from './webhooks.js';
 export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
+export { gatewayPathRedactor } from './redaction.js';
 export { withThreadResourceDeletion } from './thread-deletion.js';
 export {
   startGrpcServer,

@@ -34,7 +34,7 @@ await runMain('gateway', async () => {
   const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   rateLimitRedis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error (requests are not limited meanwhile)'));
   const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis });
-  const hooks = await startWebhookWorker({ webhooks, logger, config, store });
+  const hooks = await startWebhookWorker({ webhooks, logger, config, store, redact: app.agentloop.redact });
   await app.listen({ port: config.PORT, host: config.HOST });
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;
 

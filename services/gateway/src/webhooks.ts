@@ -24,6 +24,11 @@ export interface WebhookWorkerOptions {
   lookup?: HostLookup;
   /** Where each attempt is logged (`GET /runs/{id}/webhook`); without it attempts are only logged as lines. */
   store?: Pick<Store, 'recordWebhookAttempt'>;
+  /**
+   * Replaces host paths in the body before it leaves (redaction.ts `gatewayPathRedactor`): a run's
+   * error text comes from the orchestrator and the tools. The signature covers the redacted body.
+   */
+  redact?: (text: string) => string;
 }
 
 /** How the SSRF guard words webhook refusals. */
@@ -188,6 +193,7 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
     let hook: WebhookJob;
     try {
       hook = fromBinary(WebhookJobSchema, job.payload);
+      if (opts.redact) hook.payloadJson = opts.redact(hook.payloadJson);
     } catch (err) {
       log.error({ job_id: job.id, err: errorMessage(err) }, 'webhooks job is not a valid WebhookJob; dropped');
       throw new UnrecoverableJobError(`webhooks job ${job.id} is not a valid WebhookJob: ${errorMessage(err)}`);

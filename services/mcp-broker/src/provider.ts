@@ -1,4 +1,4 @@
-import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
+import { AgentLoopError, errorMessage, JsonDepthError, MAX_JSON_DEPTH, parseJsonWithin, type Logger } from '@agentloop/core';
 import { ToolMetadataSchema, ToolSpecSchema, create, type ToolSpec } from '@agentloop/proto';
 import type { McpServerEntry } from './config.js';
 import { DisabledMcpToolError, McpArgumentsError, McpCallTimeoutError, McpServerUnavailableError, UnknownMcpToolError } from './errors.js';
@@ -43,6 +43,11 @@ export interface McpToolProviderOptions {
   logger: Logger;
   callTimeoutMs: number;
   maxResultBytes: number;
+  /**
+   * Applied to the broker's own error messages before they reach the model (host paths → names,
+   * redaction.ts); tool results, the server's answer, are not touched. Default: none.
+   */
+  redact?: (text: string) => string;
 }
 
 /** Time kept in hand before a caller's deadline so the reply still reaches it (a late reply is dropped). */
@@ -129,10 +134,11 @@ export class McpToolProvider {
       if (isError) return { content: `Error: ${text}`, error: { code: 'TOOL_FAILED', message: text, retryable: false }, durationMs, idempotent };
       return { content: text, durationMs, idempotent };
     } catch (err) {
+      const redact = this.opts.redact ?? ((text: string) => text);
       const wire =
         err instanceof AgentLoopError
-          ? { code: err.code, message: err.message, retryable: err.retryable }
-          : { code: 'INTERNAL', message: `The MCP broker failed: ${errorMessage(err)}`, retryable: false };
+          ? { code: err.code, message: redact(err.message), retryable: err.retryable }
+          : { code: 'INTERNAL', message: `The MCP broker failed: ${redact(errorMessage(err))}`, retryable: false };
       return { content: `Error: ${wire.message}`, error: wire, durationMs: Date.now() - started, idempotent };
     }
   }
@@ -195,8 +201,10 @@ export class McpToolProvider {
 function parseArgs(tool: string, argsJson: string): Record<string, unknown> {
   let v: unknown;
   try {
-    v = argsJson.trim() === '' ? {} : JSON.parse(argsJson);
+    // Depth-limited: the SDK serializes the arguments recursively (a 10,000-deep array is a RangeError).
+    v = argsJson.trim() === '' ? {} : parseJsonWithin(argsJson, MAX_JSON_DEPTH);
   } catch (err) {
+    if (err instanceof JsonDepthError) throw new McpArgumentsError(tool, `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit)`);
     throw new McpArgumentsError(tool, `not valid JSON (${errorMessage(err)})`);
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new McpArgumentsError(tool, 'expected a JSON object');

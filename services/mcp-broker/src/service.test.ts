@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -229,6 +229,9 @@ describe('MCP broker: calls', () => {
     expect(bad.content).toMatch(/^Error: Invalid arguments for mcp_echo: not valid JSON/);
     expect(bad.error?.code).toBe('INVALID_ARGUMENT');
     expect((await call('mcp_echo', '[1]')).content).toBe('Error: Invalid arguments for mcp_echo: expected a JSON object');
+    const deep = await call('mcp_echo', `{"text":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    expect(deep.content).toBe('Error: Invalid arguments for mcp_echo: nested deeper than 64 levels of arrays and objects (the limit)');
+    expect(deep.error?.code).toBe('INVALID_ARGUMENT');
     const rejected = await call('mcp_echo', { text: 42 });
     expect(rejected.content).toMatch(/^Error: /);
     const mismatch = await call('mcp_echo', { text: 'x' }, { headerTenant: 'globex' });
@@ -302,6 +305,36 @@ servers:
     expect(res.content).toMatch(/^Error: MCP server gone (did not start|is unavailable)/);
     expect(res.error?.code).toBe('UNAVAILABLE');
     expect((await call('echo_echo', { text: 'ok' })).content).toBe('ok');
+  });
+
+  it('failed starts name no host path: a server whose stderr names its files, and a missing absolute command', async () => {
+    const bin = path.join(dir, 'bin');
+    const failing = path.join(dir, 'failing-server.mjs');
+    await writeFile(failing, "process.stderr.write(`cannot read ${process.argv[1].replace(/[^/]+$/, 'missing-server.mjs')} (cwd ${process.cwd()})\\n`);\nprocess.exit(2);\n");
+    await setup(`
+servers:
+  noscript:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(failing)}]
+    cwd: ${JSON.stringify(dir)}
+    always_available: true
+  nocommand:
+    command: ${JSON.stringify(path.join(bin, 'nope-server'))}
+    always_available: true
+`);
+    const script = await call('noscript_anything', {});
+    expect(script.content).toMatch(/^Error: MCP server noscript (did not start|is unavailable)/);
+    expect(script.content).toContain('cannot read <mcp:noscript>/missing-server.mjs (cwd <mcp:noscript>)');
+    const command = await call('nocommand_anything', {});
+    expect(command.content).toMatch(/^Error: MCP server nocommand (did not start|is unavailable)/);
+    expect(command.content).toContain('<mcp:nocommand>/nope-server');
+    for (const res of [script, command]) {
+      for (const text of [res.content, res.error?.message ?? '']) {
+        expect(text).not.toContain(dir);
+        expect(text).not.toContain(tmpdir());
+        expect(text).not.toContain(process.cwd());
+      }
+    }
   });
 
   it('with lazy_startup false, servers start at boot', async () => {

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Bus, Subscription } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
-import { loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
+import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
 import { executeToolHandler } from './handlers/execute.js';
 import { listToolsHandler } from './handlers/list.js';
 import { McpPool, type McpServerStatus } from './pool.js';
 import { McpToolProvider } from './provider.js';
+import { mcpPathRedactor } from './redaction.js';
 
 /**
  * Subjects served (queue group `mcp-broker`), with the tool-runner's messages:
@@ -57,7 +58,14 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),
   });
-  const provider = new McpToolProvider(servers, pool, { logger, callTimeoutMs: deps.config.MCP_CALL_TIMEOUT_MS, maxResultBytes: deps.config.MCP_MAX_RESULT_BYTES });
+  // The broker's error text names no host path (stderr tails, spawn errors): see redaction.ts.
+  const redactor = mcpPathRedactor(servers, deps.config.MCP_CONFIG ?? (deps.file ? undefined : DEFAULT_MCP_CONFIG_PATH));
+  const provider = new McpToolProvider(servers, pool, {
+    logger,
+    callTimeoutMs: deps.config.MCP_CALL_TIMEOUT_MS,
+    maxResultBytes: deps.config.MCP_MAX_RESULT_BYTES,
+    redact: (text) => redactor.redact(text),
+  });
   let subs: Subscription[] = [];
 
   return {

@@ -42,6 +42,11 @@ export interface DependencyInstallerOptions {
   binaryOnly: boolean;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Applied to every warning (they reach the model and the caller): pip's messages and file system
+   * errors name the requirements file, the cache and temp folders by host path. Default: none.
+   */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -63,8 +68,14 @@ export class DependencyInstaller {
     this.failures.clear();
   }
 
-  /** Makes sure the skill's dependencies are installed; never throws. */
+  /** Makes sure the skill's dependencies are installed; never throws. Warnings are redacted (see `redact`). */
   async ensure(skill: Skill): Promise<DependencyStatus> {
+    const status = await this.check(skill);
+    const redact = this.opts.redact;
+    return status.warning === undefined || !redact ? status : { ...status, warning: redact(status.warning) };
+  }
+
+  private async check(skill: Skill): Promise<DependencyStatus> {
     if (!skill.hasRequirements) return { installed: true };
     const reqPath = path.join(skill.dir, 'requirements.txt');
     let content: string;

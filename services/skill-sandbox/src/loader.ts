@@ -23,27 +23,51 @@ export async function loadSkill(ws: Workspace, skill: Skill, deps: DependencyIns
   return { docPath: `skills/${skill.id}/${path.basename(skill.docPath)}`, dependencies: await deps.ensure(skill) };
 }
 
-/** Creates or repairs `<workspace>/skills/<id>` → the skill folder. */
+/**
+ * Creates or repairs `<workspace>/skills/<id>` → the skill folder, safely under concurrency (two
+ * skill calls of one turn, replicas on one volume): the link is made at a unique temp name and
+ * renamed over (atomic; a rename never follows the entry it replaces), a link that already points at
+ * the skill is accepted as is, and a race lost to another load that made the same link is a success.
+ * Errors name workspace-relative paths only, never EEXIST or a host path.
+ */
 export async function linkSkill(ws: Workspace, skill: Skill): Promise<void> {
   const skillsDir = path.join(ws.root, 'skills');
-  const dirStat = await fs.lstat(skillsDir).catch(() => undefined);
-  if (!dirStat) await fs.mkdir(skillsDir);
-  else if (!dirStat.isDirectory()) throw new SkillSandboxError('CONFLICT', 'skills/ in the workspace is not a plain folder; skills cannot be loaded into it');
+  await ensureSkillsDir(skillsDir);
   const target = path.join(skillsDir, skill.id);
-  const current = await fs.lstat(target).catch(() => undefined);
-  if (current?.isSymbolicLink()) {
-    if ((await fs.readlink(target)) === skill.dir) return;
-  } else if (current) {
-    throw new SkillSandboxError('CONFLICT', `skills/${skill.id} already exists in the workspace and is not a skill link; remove it to load skill ${skill.id}`);
-  }
-  // Create beside it and rename over: atomic, and a rename never follows the entry it replaces
-  // (were a folder planted meanwhile, the rename fails instead of writing into it).
+  if ((await linkState(target, skill)) === 'linked') return;
   const staging = path.join(skillsDir, `.${skill.id}.link-${randomUUID()}`);
-  await fs.symlink(skill.dir, staging, 'dir');
   try {
+    await fs.symlink(skill.dir, staging, 'dir');
     await fs.rename(staging, target);
   } catch (err) {
     await fs.unlink(staging).catch(() => undefined);
+    // Another load may have won the race with the very same link.
+    if ((await linkState(target, skill)) === 'linked') return;
     throw new SkillSandboxError('CONFLICT', `skills/${skill.id} could not be linked in the workspace`, { cause: err });
   }
+}
+
+/**
+ * `linked`: a symlink to the skill's folder; `absent` or `stale` (a link elsewhere): to be (re)made.
+ * Anything else (a planted folder or file) is refused: never followed, never replaced.
+ */
+async function linkState(target: string, skill: Skill): Promise<'linked' | 'absent' | 'stale'> {
+  const current = await fs.lstat(target).catch(() => undefined);
+  if (!current) return 'absent';
+  if (!current.isSymbolicLink()) {
+    throw new SkillSandboxError('CONFLICT', `skills/${skill.id} already exists in the workspace and is not a skill link; remove it to load skill ${skill.id}`);
+  }
+  return (await fs.readlink(target).catch(() => undefined)) === skill.dir ? 'linked' : 'stale';
+}
+
+/** `skills/` as a plain folder: created when missing (a concurrent creation is fine), refused when it is anything else. */
+async function ensureSkillsDir(skillsDir: string): Promise<void> {
+  let st = await fs.lstat(skillsDir).catch(() => undefined);
+  if (!st) {
+    await fs.mkdir(skillsDir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw new SkillSandboxError('UNAVAILABLE', 'skills/ cannot be created in the workspace', { cause: err, retryable: true });
+    });
+    st = await fs.lstat(skillsDir).catch(() => undefined);
+  }
+  if (!st?.isDirectory()) throw new SkillSandboxError('CONFLICT', 'skills/ in the workspace is not a plain folder; skills cannot be loaded into it');
 }

@@ -14,6 +14,7 @@ import { listSkillsHandler } from './handlers/list-skills.js';
 import { listToolsHandler } from './handlers/list-tools.js';
 import { loadSkillHandler } from './handlers/load-skill.js';
 import { reloadBroadcastHandler, reloadSkillsHandler } from './handlers/reload.js';
+import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
 import { SkillTools } from './tools.js';
 
@@ -73,6 +74,8 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
   const capabilities: SandboxCapabilities = { prlimit: undefined, processLimitEnforced: false, nodePermissions: false, unshare: undefined };
   const catalog = new SkillCatalog({ root, configPath, logger });
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, skillRoots: [root], logger });
+  // No host path leaves the sandbox: every answer is redacted with this (redaction.ts).
+  const redaction = new SandboxRedaction({ workspaceRoot: config.WORKSPACE_ROOT, skillsRoot: root, cacheRoot: config.SKILLS_CACHE, workspaces });
   let pythonProbe: Promise<PythonInfo | undefined> | undefined;
   const python = () => (pythonProbe ??= probePython(config.SKILL_PYTHON));
   const dependencies = new DependencyInstaller({
@@ -81,6 +84,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
     timeoutMs: config.SKILL_DEPS_TIMEOUT_MS,
     binaryOnly: config.SKILL_DEPS_BINARY_ONLY,
     logger,
+    redact: (text) => redaction.base.redact(text),
   });
   const tools = new SkillTools({
     catalog,
@@ -90,6 +94,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
     capabilities,
     python,
     skillsRoot: () => realpath(root).catch(() => root),
+    redaction,
     logger,
   });
   const reload = async (reason = 'reload') => {
@@ -132,8 +137,8 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       }
       const opts = { queue: SKILL_SANDBOX_SERVICE, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts' };
       try {
-        subs.push(await bus.serve(SKILL_SUBJECTS.list, opts, listSkillsHandler(catalog, logger)));
-        subs.push(await bus.serve(SKILL_SUBJECTS.load, opts, loadSkillHandler({ catalog, workspaces, dependencies, logger })));
+        subs.push(await bus.serve(SKILL_SUBJECTS.list, opts, listSkillsHandler(catalog, logger, redaction.base)));
+        subs.push(await bus.serve(SKILL_SUBJECTS.load, opts, loadSkillHandler({ catalog, workspaces, dependencies, redaction, logger })));
         subs.push(await bus.serve(SKILL_SUBJECTS.toolsList, opts, listToolsHandler(tools, logger)));
         subs.push(await bus.serve(SKILL_SUBJECTS.toolsExecute, opts, executeToolHandler(tools, logger)));
         subs.push(await bus.serve(SKILL_SUBJECTS.reload, opts, reloadSkillsHandler({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast })));

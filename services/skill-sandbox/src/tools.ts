@@ -1,14 +1,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
+import { AgentLoopError, errorMessage, MAX_JSON_DEPTH, parseJsonWithin, type Logger, type PathRedactor } from '@agentloop/core';
 import { create, ToolMetadataSchema, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
 import { formatSkillCatalog, isScriptName, parseSkillDoc, type Skill } from '@agentloop/skills';
-import { displayPath, type Workspace, type WorkspaceManager } from '@agentloop/workspace';
+import { displayPath, type WorkspaceManager } from '@agentloop/workspace';
 import type { SkillCatalog } from './catalog.js';
 import type { SkillSandboxConfig } from './config.js';
 import type { DependencyInstaller } from './dependencies.js';
 import { SkillSandboxError } from './errors.js';
 import { loadSkill } from './loader.js';
+import type { SandboxRedaction } from './redaction.js';
 import { runScript, type PythonInfo, type SandboxCapabilities, type ScriptResult } from './runner.js';
 
 export const SKILL_TOOL = 'skill';
@@ -38,6 +39,8 @@ export interface SkillToolsDeps {
   python: () => Promise<PythonInfo | undefined>;
   /** Real path of SKILLS_ROOT (Node scripts may read it). */
   skillsRoot: () => Promise<string>;
+  /** Host paths → logical names in everything a call answers (redaction.ts). */
+  redaction: SandboxRedaction;
   logger: Logger;
 }
 
@@ -89,13 +92,18 @@ export class SkillTools {
     ];
   }
 
-  /** Executes a call; never throws: a failure is content starting with "Error: " plus `error`. */
+  /**
+   * Executes a call; never throws: a failure is content starting with "Error: " plus `error`.
+   * Nothing it answers names a host path (script output, tracebacks, errors: see redaction.ts).
+   */
   async execute(call: ToolCall): Promise<ToolOutcome> {
     const started = Date.now();
+    const redactor = await this.d.redaction.forThread(call.tenantId, call.threadId);
     try {
       let args: Record<string, unknown>;
       try {
-        const v: unknown = call.argsJson.trim() ? JSON.parse(call.argsJson) : {};
+        // Depth-limited (MAX_JSON_DEPTH): the arguments are serialized again for the script's stdin.
+        const v: unknown = call.argsJson.trim() ? parseJsonWithin(call.argsJson, MAX_JSON_DEPTH) : {};
         if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object');
         args = v as Record<string, unknown>;
       } catch (err) {
@@ -103,11 +111,11 @@ export class SkillTools {
       }
       let content: string;
       if (call.toolName === SKILL_TOOL) content = await this.skill(call, args);
-      else if (call.toolName === RUN_SKILL_SCRIPT_TOOL) content = await this.runSkillScript(call, args);
+      else if (call.toolName === RUN_SKILL_SCRIPT_TOOL) content = await this.runSkillScript(call, args, redactor);
       else throw new SkillSandboxError('NOT_FOUND', `Unknown tool: ${call.toolName}. The skill sandbox offers ${SKILL_TOOL} and ${RUN_SKILL_SCRIPT_TOOL}`);
       return { content, durationMs: Date.now() - started };
     } catch (err) {
-      const error = this.toError(err);
+      const error = this.toError(err, redactor);
       return { content: `Error: ${error.message}`, error, durationMs: Date.now() - started };
     }
   }
@@ -125,7 +133,7 @@ export class SkillTools {
   }
 
   /** `run_skill_script {skill_id, script_name, args}`. */
-  private async runSkillScript(call: ToolCall, args: Record<string, unknown>): Promise<string> {
+  private async runSkillScript(call: ToolCall, args: Record<string, unknown>, redactor: PathRedactor): Promise<string> {
     const id = typeof args.skill_id === 'string' ? args.skill_id.trim() : '';
     const name = typeof args.script_name === 'string' ? args.script_name.trim() : '';
     if (!id || !name) throw new SkillSandboxError('INVALID_ARGUMENT', 'Invalid arguments for run_skill_script: "skill_id" and "script_name" are required');
@@ -164,22 +172,23 @@ export class SkillTools {
       { tenant: call.tenantId, thread_id: call.threadId, skill: skill.id, script: name, exit: res.exitCode, signal: res.signal, timed_out: res.timedOut },
       'skill script ran',
     );
-    return this.scriptOutcome(ws, skill, name, res, loaded.dependencies.warning);
+    return this.scriptOutcome(redactor, skill, name, res, loaded.dependencies.warning);
   }
 
   /**
    * The real path of a script: a bare file name listed in the skill's scripts/, still a regular file
    * there (not a symlink) and resolving to exactly that place. No paths, no traversal, no links out.
+   * Every name that is not one of the skill's scripts gets the same answer, whatever its shape and
+   * whether or not something of that name exists on the host.
    */
   private async scriptPath(skill: Skill, name: string): Promise<string> {
-    const listing = skill.scripts.join(', ') || '(none)';
-    if (!isScriptName(name)) {
+    if (!isScriptName(name) || !skill.scripts.includes(name)) {
+      const listing = skill.scripts.join(', ') || '(none)';
       throw new SkillSandboxError(
-        'INVALID_ARGUMENT',
-        `Invalid script_name "${displayPath(name.slice(0, 200))}": give the file name of one of skill ${skill.id}'s scripts (${listing}), without a path`,
+        'NOT_FOUND',
+        `Script not found: ${displayPath(name.slice(0, 200))} is not a script of skill ${skill.id}. Its scripts: ${listing} (give the file name alone, without a path)`,
       );
     }
-    if (!skill.scripts.includes(name)) throw new SkillSandboxError('NOT_FOUND', `Script not found: ${name} is not a script of skill ${skill.id}. Its scripts: ${listing}`);
     const dir = path.join(skill.dir, 'scripts');
     const file = path.join(dir, name);
     const [dirStat, fileStat] = await Promise.all([fs.lstat(dir).catch(() => undefined), fs.lstat(file).catch(() => undefined)]);
@@ -190,10 +199,13 @@ export class SkillTools {
     return file;
   }
 
-  private scriptOutcome(ws: Workspace, skill: Skill, name: string, res: ScriptResult, depsWarning: string | undefined): string {
+  /** The script's result for the model, every host path in it redacted (`redactor`: this thread's). */
+  private scriptOutcome(redactor: PathRedactor, skill: Skill, name: string, res: ScriptResult, depsWarning: string | undefined): string {
     const { config } = this.d;
-    const redact = (t: string) => ws.redact(t);
-    if (res.spawnError) throw new SkillSandboxError('UNAVAILABLE', `Script ${name} of skill ${skill.id} could not be started: ${res.spawnError}`, { retryable: false });
+    const redact = (t: string) => redactor.redact(t);
+    if (res.spawnError) {
+      throw new SkillSandboxError('UNAVAILABLE', `Script ${name} of skill ${skill.id} could not be started: ${redact(res.spawnError)}`, { retryable: false });
+    }
     if (res.timedOut) {
       throw new SkillSandboxError(
         'TIMEOUT',
@@ -203,7 +215,7 @@ export class SkillTools {
     }
     if (res.exitCode !== 0) {
       const missingPython = /ModuleNotFoundError: No module named '([^']+)'/.exec(res.stderr)?.[1];
-      if (missingPython) throw new SkillSandboxError('TOOL_FAILED', missingModuleMessage(skill.id, missingPython, depsWarning));
+      if (missingPython) throw new SkillSandboxError('TOOL_FAILED', redact(missingModuleMessage(skill.id, missingPython, depsWarning)));
       const missingNode = /Cannot find (?:package|module) '([^']+)'/.exec(res.stderr)?.[1];
       if (missingNode && !missingNode.startsWith('/') && !missingNode.startsWith('.')) {
         throw new SkillSandboxError(
@@ -221,10 +233,11 @@ export class SkillTools {
     return res.stdoutTruncated ? `${text}\n[output truncated at ${config.SKILL_SCRIPT_MAX_OUTPUT_BYTES} bytes]` : text;
   }
 
-  private toError(err: unknown): { code: string; message: string; retryable: boolean } {
-    if (err instanceof AgentLoopError) return { code: err.code, message: this.d.workspaces.redact(err.message), retryable: err.retryable };
+  /** Any failure as the tool protocol's error, its message redacted (the log keeps the original). */
+  private toError(err: unknown, redactor: PathRedactor): { code: string; message: string; retryable: boolean } {
+    if (err instanceof AgentLoopError) return { code: err.code, message: redactor.redact(err.message), retryable: err.retryable };
     this.d.logger.error({ err: errorMessage(err) }, 'skill tool failed unexpectedly');
-    return { code: 'INTERNAL', message: `The skill sandbox failed: ${this.d.workspaces.redact(errorMessage(err))}`, retryable: false };
+    return { code: 'INTERNAL', message: `The skill sandbox failed: ${redactor.redact(errorMessage(err))}`, retryable: false };
   }
 }
 
@@ -234,7 +247,7 @@ function scriptInput(raw: unknown): string {
   if (typeof raw !== 'string') return JSON.stringify(raw);
   if (raw.trim() === '') return '{}';
   try {
-    return JSON.stringify(JSON.parse(raw));
+    return JSON.stringify(parseJsonWithin(raw, MAX_JSON_DEPTH));
   } catch (err) {
     throw new SkillSandboxError('INVALID_ARGUMENT', `Invalid arguments for run_skill_script: "args" is not valid JSON: ${errorMessage(err)}`);
   }

@@ -14,8 +14,12 @@ function fail(message) {
 const workspace = realpathSync(process.env.AGENT_WORKSPACE_PATH);
 
 function inside(rel, what, mustExist) {
+  // A path outside the workspace is refused before anything is looked up on disk, so the answer
+  // never tells whether some host file exists.
+  const lexical = path.resolve(workspace, rel);
+  if (lexical !== workspace && !lexical.startsWith(workspace + path.sep)) fail(`${what} ${JSON.stringify(rel)} is outside the workspace`);
   // Resolve the longest existing prefix (symlinks included), then append the rest.
-  let probe = path.resolve(workspace, rel);
+  let probe = lexical;
   let rest = '';
   for (;;) {
     let real;

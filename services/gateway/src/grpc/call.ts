@@ -6,10 +6,13 @@ import type { ApiKeyAuthenticator } from '../auth.js';
 import type { RouteContext } from '../context.js';
 import { statusOf } from '../errors.js';
 import { GrpcStatusError, toGrpcStatus, toServiceError } from './status.js';
+import type { Caller } from '../auth.js';
 
 /** What the gRPC API shares with the HTTP API: the same run service, store and API keys. */
 export interface GrpcContext extends RouteContext {
   auth: ApiKeyAuthenticator;
+  /** Replaces host paths in text bound for a client (redaction.ts): status details, run errors. */
+  redact: (text: string) => string;
 }
 
 /** What every handler of one server runs with. */
@@ -26,6 +29,8 @@ export type AbortReason = 'cancelled' | 'deadline' | 'wait-limit' | 'closing';
 export interface CallScope {
   /** The tenant of the call's API key ("default" when auth is off). */
   tenant: string;
+  /** The id of the call's API key ("" when auth is off); see auth.ts `apiKeyId`. */
+  apiKeyId: string;
   /**
    * Aborted when the client cancels, the call's deadline passes, RUN_WAIT_MAX_MS passes (the same
    * cap as HTTP waits and streams) or the gateway stops: waits and event reads stop at once.
@@ -63,7 +68,7 @@ function msUntil(deadline: grpc.Deadline): number {
 }
 
 /** Builds the scope of a call; `dispose` releases its timer and listeners. */
-function openScope(env: CallEnv, call: AnyServerCall, tenant: string, log: Logger): CallScope & { dispose(): void } {
+function openScope(env: CallEnv, call: AnyServerCall, caller: Caller, log: Logger): CallScope & { dispose(): void } {
   const { ctx, closing } = env;
   const ac = new AbortController();
   let reason: AbortReason | undefined;
@@ -83,7 +88,8 @@ function openScope(env: CallEnv, call: AnyServerCall, tenant: string, log: Logge
   if (call.cancelled) abort('cancelled');
   if (closing.aborted) abort('closing');
   return {
-    tenant,
+    tenant: caller.tenant,
+    apiKeyId: caller.keyId,
     signal: ac.signal,
     get abortReason() {
       return reason;
@@ -125,12 +131,13 @@ function isServerFault(err: unknown): boolean {
  */
 async function runCall<T>(env: CallEnv, method: DescMethod, call: AnyServerCall, body: (scope: CallScope) => Promise<T>): Promise<T> {
   const { ctx } = env;
-  const tenant = ctx.auth.authenticate(authHeaders(call.metadata));
+  const caller = ctx.auth.identify(authHeaders(call.metadata));
+  const tenant = caller.tenant;
   const log = ctx.logger.child({ component: 'grpc', rpc: method.name, tenant });
   const parent = extractTraceContext(traceHeaders(call.metadata));
   const attributes = { 'rpc.system': 'grpc', 'rpc.service': method.parent.typeName, 'rpc.method': method.name, 'agentloop.tenant': tenant };
   const span = tracer().startSpan(`${method.parent.typeName}/${method.name}`, { kind: SpanKind.SERVER, attributes }, parent);
-  const scope = openScope(env, call, tenant, log);
+  const scope = openScope(env, call, caller, log);
   try {
     return await context.with(trace.setSpan(parent, span), () => body(scope));
   } catch (err) {
@@ -150,7 +157,7 @@ export function unaryHandler<I, O extends object>(env: CallEnv, method: DescMeth
   return (call, callback) => {
     runCall(env, method, call as AnyServerCall, (scope) => impl(call.request, scope)).then(
       (response) => callback(null, response),
-      (err: unknown) => callback(toServiceError(toGrpcStatus(err, log))),
+      (err: unknown) => callback(toServiceError(toGrpcStatus(err, log, env.ctx.redact))),
     );
   };
 }
@@ -204,7 +211,7 @@ export function serverStreamHandler<I, O>(env: CallEnv, method: DescMethod, impl
       (err: unknown) => {
         // A cancelled call has no reader left: nothing to send, nothing worth an error log.
         if (call.cancelled) return;
-        call.emit('error', toServiceError(toGrpcStatus(err, log)));
+        call.emit('error', toServiceError(toGrpcStatus(err, log, env.ctx.redact)));
       },
     );
   };

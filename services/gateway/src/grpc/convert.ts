@@ -3,7 +3,7 @@
  * requests → the very bodies the HTTP routes validate (run-schema's zod schema), with validation
  * errors naming the proto fields the caller actually set.
  */
-import { errorMessage } from '@agentloop/core';
+import { errorMessage, JsonDepthError, MAX_JSON_DEPTH, parseJsonWithin } from '@agentloop/core';
 import { create, RunInfoSchema, ThreadInfoSchema, ThreadStateSchema, type CreateRunRequest, type RunInfo, type ThreadInfo, type ThreadState } from '@agentloop/proto';
 import type { RunRecord, ThreadRecord } from '@agentloop/store';
 import { invalid, RequestValidationError } from '../errors.js';
@@ -16,12 +16,17 @@ export const jsonText = (v: unknown): string => (v === undefined || v === null ?
 
 const ms = (d: Date): bigint => BigInt(d.getTime());
 
-/** A `*_json` request field: undefined when empty, else the parsed value (INVALID_ARGUMENT naming `field` when it is not JSON). */
+/**
+ * A `*_json` request field: undefined when empty, else the parsed value. INVALID_ARGUMENT naming
+ * `field` when it is not JSON or nests deeper than MAX_JSON_DEPTH (as HTTP bodies; checked by a
+ * linear scan before parsing).
+ */
 export function parseJsonField(text: string, field: string): unknown {
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonWithin(text, MAX_JSON_DEPTH);
   } catch (err) {
+    if (err instanceof JsonDepthError) throw invalid(field, `is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it`);
     throw invalid(field, `is not valid JSON: ${errorMessage(err)}`);
   }
 }

@@ -35,4 +35,11 @@ describe('toGrpcStatus', () => {
     expect(status.details).not.toContain('10.0.0.7');
     expect(status.details).toMatch(/ref [0-9a-f-]{36}/);
   });
+
+  it('redacts host paths from the details with the redactor it is given, and INTERNAL stays opaque', () => {
+    const redact = (t: string) => t.replaceAll('/srv/data/workspaces', '<workspace-root>');
+    expect(toGrpcStatus(notFound("ENOENT: open '/srv/data/workspaces/acme/t/x'"), log, redact).details).toBe("ENOENT: open '<workspace-root>/acme/t/x'");
+    const internal = toGrpcStatus(new Error('at /srv/data/workspaces/acme'), log, redact);
+    expect(internal.details).not.toContain('workspace');
+  });
 });

@@ -43,10 +43,11 @@ export interface GrpcStatus {
 
 /**
  * Any error → the status a gRPC client gets. The details are the error's own message (it says what
- * was wrong and what to do) except for INTERNAL, where they carry only a reference to the log line:
- * an unexpected error's message may name hosts, queries or paths.
+ * was wrong and what to do), passed through `redact` (host paths → names, redaction.ts), except for
+ * INTERNAL, where they carry only a reference to the log line: an unexpected error's message may
+ * name hosts, queries or paths.
  */
-export function toGrpcStatus(err: unknown, logger: Logger): GrpcStatus {
+export function toGrpcStatus(err: unknown, logger: Logger, redact: (text: string) => string = (t) => t): GrpcStatus {
   let code: grpc.status;
   if (err instanceof GrpcStatusError) code = err.grpcCode;
   else {
@@ -62,7 +63,7 @@ export function toGrpcStatus(err: unknown, logger: Logger): GrpcStatus {
   }
   if (code === grpc.status.UNAVAILABLE) logger.warn({ detail: errorMessage(err) }, 'grpc call unavailable');
   else logger.debug({ code: grpc.status[code], detail: errorMessage(err) }, 'grpc call rejected');
-  return { code, details: err instanceof Error ? err.message : String(err) };
+  return { code, details: redact(err instanceof Error ? err.message : String(err)) };
 }
 
 /** The status as the error object grpc-js sends (unary callback, `emit('error')` on a stream). */

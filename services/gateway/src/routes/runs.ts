@@ -83,6 +83,8 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     if (result.kind !== 'finished' && scope.clientLeft()) await cancelAbandoned(request, run, onDisconnect);
     if (result.kind === 'finished') {
       const body = await runs.waitBody(tenantId, result);
+      // A run's error is text from the orchestrator and the tools: the last redaction before the client.
+      if ('__error__' in body) return JSON.parse(ctx.redact(JSON.stringify(body))) as typeof body;
       if (created.deleteOnCompletion) await runs.deleteStateless(tenantId, run);
       return body;
     }
@@ -119,7 +121,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       }
       for await (const ev of runs.events(tenantId, run.runId, opts.afterId, scope.signal)) {
         if (ev.event === 'end') ended = true;
-        if (wantsEvent(ev.event, opts.modes)) await sse.send({ event: ev.event, data: ev.dataJson, id: ev.id });
+        if (wantsEvent(ev.event, opts.modes)) await sse.send({ event: ev.event, data: ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson, id: ev.id });
         if (sse.closed) break;
       }
     } catch (err) {

@@ -15,8 +15,11 @@ export function tenantOf(msg: BusMessage, bodyTenant: string): string {
   return bodyTenant || header || '';
 }
 
-/** A local error as the proto Error; an unexpected one is logged and reported as INTERNAL. */
-export function toWire(err: unknown, logger: Logger, what: string, redact: (s: string) => string = (s) => s): WireError {
+/**
+ * A local error as the proto Error; an unexpected one is logged and reported as INTERNAL. The
+ * message goes through `redact` (host paths → logical names, redaction.ts) either way.
+ */
+export function toWire(err: unknown, logger: Logger, what: string, redact: (s: string) => string): WireError {
   if (err instanceof AgentLoopError) return create(ErrorSchema, { code: err.code, message: redact(err.message), retryable: err.retryable });
   logger.error({ err: errorMessage(err) }, `${what} failed`);
   return create(ErrorSchema, { code: 'INTERNAL', message: `The skill sandbox failed: ${redact(errorMessage(err))}`, retryable: false });

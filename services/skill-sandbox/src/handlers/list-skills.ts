@@ -1,11 +1,11 @@
 import type { RequestHandler } from '@agentloop/bus';
-import type { Logger } from '@agentloop/core';
+import type { Logger, PathRedactor } from '@agentloop/core';
 import { create, fromBinary, toBinary, ListSkillsRequestSchema, ListSkillsResponseSchema, SkillInfoSchema } from '@agentloop/proto';
 import type { SkillCatalog } from '../catalog.js';
 import { tenantOf, toWire } from './common.js';
 
 /** `agentloop.skills.list`: the skills the tenant may use (catalog or not), with their settings. */
-export function listSkillsHandler(catalog: SkillCatalog, logger: Logger): RequestHandler {
+export function listSkillsHandler(catalog: SkillCatalog, logger: Logger, redactor: PathRedactor): RequestHandler {
   return (msg) => {
     try {
       const req = fromBinary(ListSkillsRequestSchema, msg.data);
@@ -27,7 +27,7 @@ export function listSkillsHandler(catalog: SkillCatalog, logger: Logger): Reques
       );
       return Promise.resolve(toBinary(ListSkillsResponseSchema, create(ListSkillsResponseSchema, { skills })));
     } catch (err) {
-      return Promise.resolve(toBinary(ListSkillsResponseSchema, create(ListSkillsResponseSchema, { error: toWire(err, logger, 'list skills') })));
+      return Promise.resolve(toBinary(ListSkillsResponseSchema, create(ListSkillsResponseSchema, { error: toWire(err, logger, 'list skills', (t) => redactor.redact(t)) })));
     }
   };
 }

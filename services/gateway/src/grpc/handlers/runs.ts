@@ -33,7 +33,7 @@ export async function admitRun(ctx: GrpcContext, scope: CallScope, req: CreateRu
   const body = runCreateBody(req);
   let created: CreatedRun;
   try {
-    created = await ctx.runs.create(scope.tenant, threadId, body);
+    created = await ctx.runs.create(scope.tenant, threadId, body, { apiKeyId: scope.apiKeyId });
   } catch (err) {
     throw withProtoFieldNames(err, RUN_REQUEST_FIELDS);
   }
@@ -63,7 +63,8 @@ export function runHandlers(ctx: GrpcContext) {
         return create(RunResultSchema, {
           run: toRunInfo(result.run),
           valuesJson: failure === undefined ? jsonText(body) : '',
-          errorJson: jsonText(failure),
+          // A run's error is text from the orchestrator and the tools: the last redaction before the client.
+          errorJson: ctx.redact(jsonText(failure)),
         });
       }
       if (created.deleteOnCompletion) runs.cleanupWhenDone(tenant, run);

@@ -24,7 +24,9 @@ async function pipeRunEvents(ctx: GrpcContext, scope: CallScope, sink: StreamSin
     for await (const ev of ctx.runs.events(scope.tenant, run.runId, afterId, scope.signal)) {
       if (ev.event === 'end') sawEnd = true;
       if (!wantsEvent(ev.event, modes)) continue;
-      if (!(await sink.write(create(RunStreamEventSchema, { id: BigInt(ev.id), event: ev.event, dataJson: ev.dataJson })))) break;
+      // An `error` event is the run's failure text (orchestrator, tools): redacted like status details.
+      const dataJson = ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson;
+      if (!(await sink.write(create(RunStreamEventSchema, { id: BigInt(ev.id), event: ev.event, dataJson })))) break;
     }
   } catch (err) {
     if (!scope.signal.aborted) {
