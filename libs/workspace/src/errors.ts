@@ -29,6 +29,18 @@ export class WorkspacePermissionError extends WorkspaceError {
   }
 }
 
+/**
+ * A path over one of the limits of paths.ts (bytes, bytes of one name, number
+ * of segments), refused before any filesystem work. The message names the
+ * limit and shows only the head of the path.
+ */
+export class PathLimitError extends WorkspaceError {
+  override name = 'PathLimitError';
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
 export class FileNotFoundError extends WorkspaceError {
   override name = 'FileNotFoundError';
   constructor(relPath: string, what = 'File') {

@@ -23,7 +23,18 @@ export interface ListFilesOptions {
   maxFiles?: number;
   /** Folder depth below each listed folder (default 16). */
   maxDepth?: number;
+  /**
+   * Directory entries read in all, files, folders and skipped ones alike
+   * (default 100,000): a tree of a million empty folders costs no more than
+   * this; `truncated` tells.
+   */
+  maxEntries?: number;
+  /** Stops the walk between directory reads (throws its reason). */
+  signal?: AbortSignal;
 }
+
+/** Entries read from one directory handle per batch (libuv's default is 32). */
+const DIR_BUFFER = 256;
 
 export interface FileListing {
   files: WorkspaceFileEntry[];
@@ -39,21 +50,40 @@ export interface FileListing {
 export async function listWorkspaceFiles(workspaceRoot: string, folders: readonly string[], opts: ListFilesOptions = {}): Promise<FileListing> {
   const maxFiles = opts.maxFiles ?? 10_000;
   const maxDepth = opts.maxDepth ?? 16;
+  let entryBudget = opts.maxEntries ?? 100_000;
   const files: WorkspaceFileEntry[] = [];
   let truncated = false;
+  /** maxFiles reached: nothing more is added. */
+  let full = false;
 
   const walk = async (dirAbs: string, rel: string, depth: number): Promise<void> => {
-    let entries: import('node:fs').Dirent[];
+    opts.signal?.throwIfAborted();
+    // Read with a handle, not readdir(): a folder of millions of entries is read only up to the budget.
+    const entries: import('node:fs').Dirent[] = [];
+    let dir: import('node:fs').Dir;
     try {
-      entries = await fs.readdir(dirAbs, { withFileTypes: true });
+      dir = await fs.opendir(dirAbs, { bufferSize: DIR_BUFFER });
     } catch (err) {
       const code = errnoCode(err);
       if (code === 'ENOENT' || code === 'ENOTDIR') return;
       throw err;
     }
+    try {
+      for (let d = await dir.read(); d !== null; d = await dir.read()) {
+        if (entryBudget <= 0) {
+          truncated = true;
+          break;
+        }
+        entryBudget--;
+        entries.push(d);
+        if (entries.length % DIR_BUFFER === 0) opts.signal?.throwIfAborted();
+      }
+    } finally {
+      await dir.close().catch(() => undefined);
+    }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
-      if (truncated) return;
+      if (full) return;
       if (entry.name.startsWith('.')) continue;
       const abs = path.join(dirAbs, entry.name);
       const childRel = `${rel}/${entry.name}`;
@@ -66,7 +96,7 @@ export async function listWorkspaceFiles(workspaceRoot: string, folders: readonl
       if (!st?.isFile()) continue;
       if (opts.sinceMs !== undefined && st.mtimeMs < opts.sinceMs) continue;
       if (files.length >= maxFiles) {
-        truncated = true;
+        truncated = full = true;
         return;
       }
       files.push({ path: childRel, name: entry.name, size: st.size, modifiedMs: Math.floor(st.mtimeMs), type: fileTypeOfName(entry.name) });
@@ -74,6 +104,7 @@ export async function listWorkspaceFiles(workspaceRoot: string, folders: readonl
   };
 
   for (const folder of folders) {
+    if (full) break;
     if (folder.includes('/') || folder.includes('\\') || folder.startsWith('.')) throw new Error(`listWorkspaceFiles: "${folder}" is not a top-level folder name`);
     const abs = path.join(workspaceRoot, folder);
     // The top-level folder itself must be a real folder, not a link out of the workspace.

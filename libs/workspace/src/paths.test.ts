@@ -1,9 +1,10 @@
+import { promises as fsp } from 'node:fs';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '@agentloop/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PathOutsideWorkspaceError, WorkspaceError, WorkspacePermissionError } from './errors.js';
-import { resolveWorkspacePath } from './paths.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { PathLimitError, PathOutsideWorkspaceError, WorkspaceError, WorkspacePermissionError } from './errors.js';
+import { MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_SEGMENTS, resolveWorkspacePath } from './paths.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
 import { WorkspaceManager, type Workspace } from './workspace.js';
 
@@ -22,8 +23,15 @@ beforeEach(async () => {
   await writeFile(path.join(ws.root, 'uploads', 'a.txt'), 'hello');
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await tmp[Symbol.asyncDispose]();
 });
+
+/** Counts the filesystem calls path resolution makes (it uses fs.promises). */
+function countFsCalls(): () => number {
+  const spies = (['realpath', 'lstat', 'readlink', 'stat'] as const).map((name) => vi.spyOn(fsp, name));
+  return () => spies.reduce((n, s) => n + s.mock.calls.length, 0);
+}
 
 const read = (p: string) => ws.resolve(p, { access: 'read' });
 const write = (p: string) => ws.resolve(p, { access: 'write' });
@@ -184,5 +192,110 @@ describe('resolveWorkspacePath: write permissions', () => {
   it.each(['outputs/hello.txt', 'temp/a/b/c.txt', 'uploads/a.txt'])('allows writing %s', async (p) => {
     const r = await write(p);
     expect(r.relative).toBe(p);
+  });
+});
+
+describe('resolveWorkspacePath: limits checked before any filesystem work (issue 18)', () => {
+  const deep = (segments: number) => `uploads/${'a/'.repeat(segments - 2)}a`;
+
+  it('refuses a 200 KB path with the limit in the message and makes no filesystem call', async () => {
+    const calls = countFsCalls();
+    const long = `uploads/${'a/'.repeat(100_000)}x.txt`;
+    const err = await read(long).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PathLimitError);
+    expect((err as PathLimitError).code).toBe('INVALID_ARGUMENT');
+    expect((err as Error).message).toMatch(new RegExp(`^Path too long: ${Buffer.byteLength(long)} bytes, more than the ${MAX_PATH_BYTES} allowed \\(Linux PATH_MAX\\); use a shorter path: uploads/a/a/`));
+    // Only the head of the path is echoed.
+    expect((err as Error).message.length).toBeLessThan(300);
+    expect(calls()).toBe(0);
+  });
+
+  it('refuses a 20 KB path within the same turn of the event loop (nothing else has to wait for it)', async () => {
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    await expect(read('a/'.repeat(10_000))).rejects.toThrow(PathLimitError);
+    expect(turned).toBe(false);
+  });
+
+  it('refuses a 4,000-segment path as too deep (under the byte limit) without touching the disk', async () => {
+    const calls = countFsCalls();
+    const input = './'.repeat(2_000).slice(0, -1);
+    expect(Buffer.byteLength(input)).toBeLessThanOrEqual(MAX_PATH_BYTES);
+    await expect(read(input)).rejects.toThrow(`Path too deep: 2000 segments, more than the ${MAX_PATH_SEGMENTS} allowed`);
+    await expect(write(deep(MAX_PATH_SEGMENTS + 1))).rejects.toThrow(PathLimitError);
+    expect(calls()).toBe(0);
+  });
+
+  it('refuses a name longer than NAME_MAX (255 bytes), counted in UTF-8 bytes', async () => {
+    await expect(write(`outputs/${'é'.repeat(128)}.txt`)).rejects.toThrow(
+      `Path has a name of 260 bytes, more than the ${MAX_NAME_BYTES} allowed for one file or folder name (Linux NAME_MAX)`,
+    );
+    expect((await write(`outputs/${'x'.repeat(MAX_NAME_BYTES)}`)).exists).toBe(false);
+  });
+
+  it('shows an absolute path inside the workspace relative, truncated, and never the host path', async () => {
+    const err = await read(path.join(ws.root, 'uploads', 'b'.repeat(5_000))).catch((e: unknown) => e);
+    expect(String(err)).toContain(`Path too long: ${Buffer.byteLength(ws.root) + 5_009} bytes`);
+    expect(String(err)).toContain(`: uploads/bbbb`);
+    expect(String(err)).toMatch(/…$/);
+    expect(String(err)).not.toContain(tmp.path);
+    const elsewhere = await read(`/srv/${'c'.repeat(5_000)}`).catch((e: unknown) => e);
+    expect(String(elsewhere)).toContain('(an absolute path outside the workspace)');
+    expect(String(elsewhere)).not.toContain('/srv/');
+  });
+
+  it('accepts a path at the limits (128 segments, missing) and resolves it with a bounded number of filesystem calls', async () => {
+    const calls = countFsCalls();
+    const r = await write(deep(MAX_PATH_SEGMENTS));
+    expect(r.exists).toBe(false);
+    expect(r.real).toBe(path.join(ws.root, deep(MAX_PATH_SEGMENTS)));
+    // realpath of the path and of its folder, a bisection for the deepest existing folder
+    // (log2 128 = 7 realpath calls), one lstat for the first missing segment. It used to be 129 calls.
+    expect(calls()).toBeLessThanOrEqual(10);
+  });
+
+  it('follows a dangling link at the end of a deep tree with a few filesystem calls, letting a concurrent setImmediate run meanwhile', async () => {
+    const dirs = `uploads/${'d/'.repeat(60)}`;
+    await mkdir(path.join(ws.root, dirs), { recursive: true });
+    await symlink('nowhere', path.join(ws.root, dirs, 'dangling'));
+    const calls = countFsCalls();
+    let ticks = 0;
+    let settled = false;
+    const tick = () => {
+      ticks++;
+      if (!settled) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const r = await write(`${dirs}dangling/x.txt`);
+    settled = true;
+    expect(r.real).toBe(path.join(ws.root, dirs, 'nowhere', 'x.txt'));
+    expect(ticks).toBeGreaterThan(1);
+    // realpath of the path and of its folder, a bisection over 62 segments (6 calls), then by hand:
+    // lstat of the link, its readlink, lstat of the missing target.
+    expect(calls()).toBeLessThanOrEqual(11);
+  });
+
+  it('stops at once when the call has been aborted', async () => {
+    const calls = countFsCalls();
+    const reason = new Error('budget spent');
+    await expect(ws.resolve('uploads/a.txt', { access: 'read', signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(calls()).toBe(0);
+  });
+
+  it('gives up on a chain of more than 40 links', async () => {
+    for (let i = 0; i < 45; i++) await symlink(`l${i + 1}`, path.join(ws.root, 'uploads', `l${i}`));
+    await expect(write('uploads/l0')).rejects.toThrow('Cannot follow symbolic link: uploads/l0 is a link loop or was replaced by a link');
+  });
+});
+
+describe('resolveWorkspacePath: enforceWritable false (INSPECT)', () => {
+  it('reports a target in skills/ or at the root instead of refusing it, but still refuses leaving the workspace', async () => {
+    const look = (p: string) => ws.resolve(p, { access: 'write', enforceWritable: false });
+    expect((await look('skills/pdf/SKILL.md')).relative).toBe('skills/pdf/SKILL.md');
+    expect((await look('notes.txt')).relative).toBe('notes.txt');
+    await symlink(outside, path.join(ws.root, 'outputs', 'out'));
+    await expect(look('outputs/out/x')).rejects.toThrow(PathOutsideWorkspaceError);
   });
 });

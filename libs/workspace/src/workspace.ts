@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '@agentloop/core';
 import { WorkspaceError, WorkspacePermissionError, displayPath } from './errors.js';
+import { inspectWorkspacePath, type InspectOptions, type PathInspection } from './inspect.js';
 import { WORKSPACE_DIRS, errnoCode, resolveWorkspacePath, type ResolveOptions, type ResolvedPath } from './paths.js';
 
 /**
@@ -40,6 +41,11 @@ export class Workspace {
   /** Resolves a model-supplied path under this workspace's rules (see resolveWorkspacePath). */
   resolve(input: string, opts: Omit<ResolveOptions, 'readOnlyRoots'>): Promise<ResolvedPath> {
     return resolveWorkspacePath(this.root, input, { ...opts, readOnlyRoots: this.readOnlyRoots });
+  }
+
+  /** Where a write of `input` would land, without the write rules (see inspectWorkspacePath). */
+  inspect(input: string, opts: InspectOptions = {}): Promise<PathInspection> {
+    return inspectWorkspacePath(this.root, input, opts);
   }
 
   /** Workspace-relative POSIX form of an absolute path inside the workspace. */
@@ -122,6 +128,30 @@ export class WorkspaceManager {
       if (errnoCode(err) !== 'EEXIST') throw err;
     }
     return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
+  }
+
+  /**
+   * The workspace of a thread without creating it (nor anything else):
+   * `exists` tells whether it is there. A workspace that is there must be a
+   * plain directory, as `ensure` requires. Paths resolve against a missing
+   * workspace as they would once it is created (nothing exists yet).
+   */
+  async locate(tenantId: string, threadId: string): Promise<{ workspace: Workspace; exists: boolean }> {
+    validateWorkspaceId('tenant_id', tenantId);
+    validateWorkspaceId('thread_id', threadId);
+    const { root, skillRoots } = await this.init();
+    const dir = path.join(root, tenantId, threadId);
+    // The deepest of tenant/ and tenant/thread/ that exists must be where it claims to be.
+    for (const p of [dir, path.dirname(dir)]) {
+      const real = await fs.realpath(p).catch((err: unknown) => {
+        if (errnoCode(err) === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (real === undefined) continue;
+      if (real !== p) throw new WorkspacePermissionError(`the workspace of thread ${threadId} is not a plain directory`);
+      return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: p === dir };
+    }
+    return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: false };
   }
 
   /** Removes a thread's workspace. Returns false when there was none. */

@@ -12,6 +12,11 @@ import { IndexStore } from './search/store.js';
 import { searchTextFile } from './search/text-search.js';
 import { openWorkspaceFile, resolveRoots, type WorkspaceFile, type WorkspaceRoots } from './workspace.js';
 
+/** Longest search query, in characters (search_file's own limit). */
+export const MAX_QUERY_CHARS = 1000;
+/** Most distinct words in a search query. */
+export const MAX_QUERY_WORDS = 32;
+
 export type FileKind = DocKind | 'text';
 
 export interface FileRequest {
@@ -104,6 +109,14 @@ export class DocumentService {
   async search(req: FileRequest & { query: string; maxResults: number }, signal?: AbortSignal): Promise<SearchResult> {
     const query = req.query.trim();
     if (query === '') throw new IndexerError('INVALID_ARGUMENT', 'A search query is required');
+    // Every word is looked for in every line (or index chunk): the query's size bounds the CPU a search costs.
+    if (query.length > MAX_QUERY_CHARS) {
+      throw new IndexerError('INVALID_ARGUMENT', `Search query too long: ${query.length} characters, more than the ${MAX_QUERY_CHARS} allowed; use a few keywords`);
+    }
+    const words = new Set(query.toLowerCase().split(/\s+/)).size;
+    if (words > MAX_QUERY_WORDS) {
+      throw new IndexerError('INVALID_ARGUMENT', `Search query has ${words} different words, more than the ${MAX_QUERY_WORDS} allowed; use a few keywords`);
+    }
     const max = Math.min(req.maxResults > 0 ? req.maxResults : this.config.SEARCH_MAX_RESULTS_DEFAULT, this.config.SEARCH_MAX_RESULTS_LIMIT);
     return this.withFile(req, async (file) => {
       this.assertSize(file);

@@ -246,4 +246,44 @@ describe('agentloop.indexer.search', () => {
   it('requires a query', async () => {
     expect((await search('uploads/app.log', '  ')).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'A search query is required' });
   });
+
+  it('refuses a query of more than 1000 characters or 32 different words (each word costs a pass over every line)', async () => {
+    await put('uploads/q.log', 'x\n');
+    expect((await search('uploads/q.log', 'a'.repeat(1001))).error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: 'Search query too long: 1001 characters, more than the 1000 allowed; use a few keywords',
+    });
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+    expect((await search('uploads/q.log', words)).error?.message).toBe('Search query has 40 different words, more than the 32 allowed; use a few keywords');
+  });
+
+  it('searches a file that is one long line in pieces, keeping line numbers', async () => {
+    await put('uploads/one-line.txt', `first\n${'z'.repeat(300_000)} needle ${'z'.repeat(300_000)}\nlast needle\n`);
+    const res = await search('uploads/one-line.txt', 'needle');
+    expect(res.error).toBeUndefined();
+    expect(res.totalMatches).toBe(2);
+    expect(res.matches.map((m) => m.line)).toEqual([2, 3]);
+  });
+});
+
+describe('path limits (issue 18)', () => {
+  it.each([
+    ['read', `uploads/${'a/'.repeat(100_000)}x.pdf`, /^Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\/.*…$/],
+    ['read', `uploads/${'a/'.repeat(200)}x.pdf`, /^Path too deep: 202 segments, more than the 128 allowed/],
+    ['search', `uploads/${'n'.repeat(256)}.txt`, /^Path has a name of 260 bytes, more than the 255 allowed for one file or folder name \(Linux NAME_MAX\)/],
+  ])('%s refuses an oversized path before touching the disk: %#', async (op, p, message) => {
+    const res = op === 'read' ? await read(p) : await search(p, 'x');
+    expect(res.error?.code).toBe('INVALID_ARGUMENT');
+    expect(res.error?.message).toMatch(message);
+    expect(res.error?.message.length).toBeLessThan(300);
+  });
+
+  it('shows an absolute path in the workspace relative, and never another host path', async () => {
+    const inside = await read(path.join(ws, 'uploads', 'b'.repeat(5_000)));
+    expect(inside.error?.message).toContain(': uploads/bbb');
+    expect(inside.error?.message).not.toContain(tmp);
+    const outside = await read(`${tmp}/${'c/'.repeat(3_000)}`);
+    expect(outside.error?.message).toContain('(an absolute path outside the workspace)');
+    expect(outside.error?.message).not.toContain(tmp);
+  });
 });

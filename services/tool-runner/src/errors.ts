@@ -35,6 +35,6 @@ export class ToolTimeoutError extends ToolError {
   override name = 'ToolTimeoutError';
   constructor(tool: string, budgetMs: number) {
     // Not retryable: the tool may still have had an effect before it was abandoned.
-    super('TIMEOUT', `Tool ${tool} timed out after ${budgetMs} ms`);
+    super('TIMEOUT', `Tool ${displayPath(tool)} timed out: it did not finish within ${budgetMs} ms`);
   }
 }

@@ -117,7 +117,7 @@ describe('ToolExecutor deadlines', () => {
   it('abandons a tool that outlives the request deadline and still answers the next call', async () => {
     const t = await harness();
     const res = await t.call('debug_sleep', { ms: 600_000 }, { deadline: Date.now() + 300 });
-    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out after \d+ ms$/);
+    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out: it did not finish within \d+ ms$/);
     expect(res.error).toMatchObject({ code: 'TIMEOUT', retryable: false });
     const next = await t.call('now');
     expect(next.error).toBeUndefined();
@@ -128,7 +128,7 @@ describe('ToolExecutor deadlines', () => {
     const ctrl = new AbortController();
     const pending = t.call('debug_sleep', { ms: 600_000 }, { signal: ctrl.signal });
     ctrl.abort();
-    expect((await pending).content).toMatch(/^Error: Tool debug_sleep timed out after \d+ ms$/);
+    expect((await pending).content).toMatch(/^Error: Tool debug_sleep timed out: it did not finish within \d+ ms$/);
   });
 
   it('abandons a tool that ignores the abort signal', async () => {
@@ -142,7 +142,7 @@ describe('ToolExecutor deadlines', () => {
         execute: () => new Promise<string>(() => undefined),
       }),
     );
-    expect((await t.call('stuck')).content).toBe('Error: Tool stuck timed out after 50 ms');
+    expect((await t.call('stuck')).content).toBe('Error: Tool stuck timed out: it did not finish within 50 ms');
   });
 
   it('lets a tool finish within its budget', async () => {
@@ -153,6 +153,57 @@ describe('ToolExecutor deadlines', () => {
   it('fails at once when the deadline has already passed', async () => {
     const t = await harness();
     const res = await t.call('now', {}, { deadline: Date.now() - 1 });
-    expect(res.content).toBe('Error: Tool now timed out after 0 ms');
+    expect(res.content).toBe('Error: Tool now timed out: it did not finish within 0 ms');
+  });
+});
+
+describe('ToolExecutor deadlines: the budget reaches the tool (issue 18)', () => {
+  const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+  it('a tool overrunning its deadline answers timed out, its abort signal stops its loop, and other calls are served meanwhile', async () => {
+    const t = await harness({ TOOL_DEFAULT_TIMEOUT_MS: '50' });
+    let iterations = 0;
+    t.registry.register(
+      defineTool({
+        name: 'spin',
+        description: 'works in small steps until stopped',
+        schema: z.object({}),
+        metadata: { category: 'test', tags: [], idempotent: true, displayName: 'Spin', availableToSubagent: false },
+        async execute(_args, ctx) {
+          for (;;) {
+            ctx.signal.throwIfAborted();
+            iterations++;
+            await nextTurn();
+          }
+        },
+      }),
+    );
+    const spinning = t.call('spin');
+    const others = await Promise.all([t.call('now'), t.call('list_workspace_files'), t.call('now')]);
+    expect(others.map((r) => r.error)).toEqual([undefined, undefined, undefined]);
+    const res = await spinning;
+    expect(res.content).toBe('Error: Tool spin timed out: it did not finish within 50 ms');
+    expect(res.error).toEqual({ code: 'TIMEOUT', message: 'Tool spin timed out: it did not finish within 50 ms', retryable: false });
+    const atReply = iterations;
+    for (let i = 0; i < 20; i++) await nextTurn();
+    expect(iterations).toBeLessThanOrEqual(atReply + 1);
+  });
+
+  it('gives the tool the end of its budget, a margin before the request deadline', async () => {
+    const t = await harness();
+    t.registry.register(
+      defineTool({
+        name: 'budget',
+        description: 'tells its deadline',
+        schema: z.object({}),
+        metadata: { category: 'test', tags: [], idempotent: true, displayName: 'Budget', availableToSubagent: false },
+        execute: (_args, ctx) => Promise.resolve(String(ctx.deadline)),
+      }),
+    );
+    const before = Date.now();
+    const deadline = before + 10_000;
+    const end = Number((await t.call('budget', {}, { deadline })).content);
+    expect(end).toBeGreaterThan(before);
+    expect(end).toBeLessThanOrEqual(deadline - 1_000);
   });
 });

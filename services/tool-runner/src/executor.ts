@@ -71,12 +71,16 @@ export class ToolExecutor {
       const def = this.resolve(input);
       const args = this.opts.registry.parseArgs(def, input.argsJson);
       idempotent = this.opts.registry.isIdempotent(def, args);
-      const budgetMs = this.budgetMs(options.deadline);
+      const now = Date.now();
+      const budgetMs = this.budgetMs(options.deadline, now);
+      const budgetEnds = now + budgetMs;
       const content = await runWithBudget(input.toolName, budgetMs, options.signal, log, async (signal) => {
         workspace = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
+        signal.throwIfAborted();
         const ctx: ToolContext = {
           workspace,
           signal,
+          deadline: budgetEnds,
           logger: log,
           tenantId: input.tenantId,
           threadId: input.threadId,
@@ -117,9 +121,9 @@ export class ToolExecutor {
    * With a deadline, the tool must end a little before it so the "timed out"
    * reply still reaches the caller: 10% of the remaining time, 20 ms to 1 s.
    */
-  private budgetMs(deadline: number | undefined): number {
+  private budgetMs(deadline: number | undefined, now: number): number {
     if (deadline === undefined) return this.opts.defaultTimeoutMs;
-    const remaining = deadline - Date.now();
+    const remaining = deadline - now;
     const margin = Math.min(1_000, Math.max(20, Math.floor(remaining * 0.1)));
     return Math.max(0, remaining - margin);
   }

@@ -22,8 +22,13 @@ export interface ToolMetadata {
 export interface ToolContext {
   /** The calling thread's workspace; resolve every model-supplied path through it. */
   workspace: Workspace;
-  /** Aborted when the call's budget (request deadline) runs out; the result is then discarded. */
+  /**
+   * Aborted when the call's budget (request deadline) runs out; the result is
+   * then discarded. Pass it to every wait and every filesystem walk.
+   */
   signal: AbortSignal;
+  /** When the call's budget ends (epoch ms): bound requests made on its behalf by it. */
+  deadline: number;
   /** Child logger carrying tool, tenant, thread_id, run_id, tool_call_id. */
   logger: Logger;
   tenantId: string;

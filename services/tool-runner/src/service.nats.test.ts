@@ -54,7 +54,7 @@ describe('tool-runner on NATS', () => {
 
   it('answers "timed out" within the request deadline and keeps serving', async () => {
     const res = await execute('debug_sleep', { ms: 600_000 }, 2_000);
-    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out after \d+ ms$/);
+    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out: it did not finish within \d+ ms$/);
     expect((await execute('now', {})).error).toBeUndefined();
   });
 

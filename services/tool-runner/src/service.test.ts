@@ -82,7 +82,7 @@ describe('tool-runner over MemoryBus', () => {
 
   it('answers "timed out" before the request deadline and keeps serving', async () => {
     const res = await execute('debug_sleep', { ms: 600_000 }, 2_000);
-    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out after \d+ ms$/);
+    expect(res.content).toMatch(/^Error: Tool debug_sleep timed out: it did not finish within \d+ ms$/);
     expect(res.error?.code).toBe('TIMEOUT');
     expect((await execute('now', {})).content).toMatch(/^Current time: /);
   });

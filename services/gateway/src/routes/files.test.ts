@@ -253,6 +253,22 @@ describe('GET /threads/{id}/files/{path}', () => {
     expect((list.json() as { files: { path: string }[] }).files.map((f) => f.path)).toEqual(['uploads/a.txt', 'outputs/sub/report.md']);
   });
 
+  it('refuses a 200 KB path with 422 naming the limit, echoing only its head (issue 18)', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const threadId = await newThread(gw);
+    const long = await gw.app.inject({ method: 'GET', url: `/threads/${threadId}/files/uploads/${'a/'.repeat(100_000)}x.txt` });
+    expect(long.statusCode).toBe(422);
+    expect(long.body).toMatch(/Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\//);
+    expect(long.body.length).toBeLessThan(1_000);
+    const deep = await gw.app.inject({ method: 'GET', url: `/threads/${threadId}/files/outputs/${'d/'.repeat(200)}x` });
+    expect(deep.statusCode).toBe(422);
+    expect(deep.body).toContain('Path too deep: 202 segments, more than the 128 allowed');
+    const elsewhere = await gw.app.inject({ method: 'GET', url: `/threads/${threadId}/files/private/${'p'.repeat(250)}/${'q'.repeat(250)}` });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(elsewhere.body).toContain(`Not found: private/${'p'.repeat(56)}…. Only files under uploads/ and outputs/ can be downloaded.`);
+    for (const res of [long, deep, elsewhere]) expect(res.body).not.toContain(gw.config.WORKSPACE_ROOT);
+  });
+
   it('another tenant can neither list, download nor upload to the thread', async () => {
     gw = await startTestGateway({ orchestrator: false, env: { AGENTLOOP_API_KEYS: 'ka:acme,kb:globex' } });
     const a = { 'x-api-key': 'ka' };

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { newId } from '@agentloop/core';
 import type { UploadRecord } from '@agentloop/store';
-import { detectFileType, listWorkspaceFiles, sanitizeFileName, WorkspaceError, errnoCode, type Workspace } from '@agentloop/workspace';
+import { checkPathLimits, detectFileType, listWorkspaceFiles, sanitizeFileName, shownPathHead, WorkspaceError, errnoCode, type Workspace } from '@agentloop/workspace';
 import type { RouteContext } from '../context.js';
 import { HttpError, invalid, notFound } from '../errors.js';
 import { parseRequest, ThreadParams } from '../validation.js';
@@ -163,28 +163,33 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
 }
 
 async function sendWorkspaceFile(ws: Workspace, rel: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const top = rel.split('/')[0] ?? '';
-  if (!(DOWNLOADABLE_DIRS as readonly string[]).includes(top) || rel.split('/').length < 2) {
-    throw notFound(`Not found: ${rel}. Only files under ${DOWNLOADABLE_DIRS.map((d) => `${d}/`).join(' and ')} can be downloaded.`);
+  // Length, name lengths and depth first (422 naming the limit), before anything else looks at the path.
+  checkPathLimits(rel);
+  // Every message echoes at most the head of the path, control characters escaped.
+  const shown = shownPathHead(rel);
+  const segments = rel.split('/');
+  const top = segments[0] ?? '';
+  if (!(DOWNLOADABLE_DIRS as readonly string[]).includes(top) || segments.length < 2) {
+    throw notFound(`Not found: ${shown}. Only files under ${DOWNLOADABLE_DIRS.map((d) => `${d}/`).join(' and ')} can be downloaded.`);
   }
   // Lexical and real containment (symlinks resolved) in the workspace, and still under the same folder.
   const resolved = await ws.resolve(rel, { access: 'read', mustExist: true }).catch((err: unknown) => {
-    throw err instanceof WorkspaceError && err.code === 'NOT_FOUND' ? notFound(`File not found: ${rel}`) : err;
+    throw err instanceof WorkspaceError && err.code === 'NOT_FOUND' ? notFound(`File not found: ${shown}`) : err;
   });
   const realTop = path.relative(ws.root, resolved.real).split(path.sep)[0];
-  if (realTop !== top || resolved.relative.split('/').some((s) => s.startsWith('.'))) throw notFound(`File not found: ${rel}`);
+  if (realTop !== top || resolved.relative.split('/').some((s) => s.startsWith('.'))) throw notFound(`File not found: ${shown}`);
   let handle: fs.FileHandle;
   try {
     handle = await fs.open(resolved.real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = errnoCode(err);
-    if (code === 'ENOENT' || code === 'ELOOP') throw notFound(`File not found: ${rel}`);
+    if (code === 'ENOENT' || code === 'ELOOP') throw notFound(`File not found: ${shown}`);
     throw err;
   }
   const st = await handle.stat();
   if (!st.isFile()) {
     await handle.close();
-    throw notFound(`Not a file: ${rel}`);
+    throw notFound(`Not a file: ${shown}`);
   }
   const kind = await detectFileType(resolved.real);
   const name = path.basename(resolved.real);

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchTextFile } from './text-search.js';
+import { boundedLines, searchTextFile } from './text-search.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -46,5 +46,35 @@ describe('searchTextFile', () => {
   it('finds Chinese text', async () => {
     const out = await search('第一行\n我们使用机器学习方法\n第三行', '机器学习');
     expect(out.matches[0]).toMatchObject({ line: 2, text: '我们使用**机器学习**方法' });
+  });
+});
+
+describe('boundedLines', () => {
+  async function* chunks(...parts: string[]): AsyncGenerator<string> {
+    for (const p of parts) yield p;
+  }
+  const collect = async (max: number, ...parts: string[]) => {
+    const out: [string, boolean][] = [];
+    for await (const l of boundedLines(chunks(...parts), max)) out.push(l);
+    return out;
+  };
+
+  it('splits at \\n, \\r\\n and \\r, also when a break straddles two chunks', async () => {
+    expect(await collect(100, 'a\nb\r', '\nc\rd', 'e\n', 'f')).toEqual([
+      ['a', false],
+      ['b', false],
+      ['c', false],
+      ['de', false],
+      ['f', false],
+    ]);
+  });
+
+  it('cuts a long line into pieces, the later ones marked as continuing it, without holding it whole', async () => {
+    expect(await collect(4, 'abcdefghij', 'kl\nmn')).toEqual([
+      ['abcd', false],
+      ['efgh', true],
+      ['ijkl', true],
+      ['mn', false],
+    ]);
   });
 });

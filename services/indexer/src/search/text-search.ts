@@ -1,5 +1,4 @@
 import type { FileHandle } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { firstMatch, markMatches, termsPattern, type TermMatcher } from './snippet.js';
 
 export interface LineMatch {
@@ -20,6 +19,13 @@ export interface TextSearchOutcome {
 
 /** Characters of a long line shown around its first match. */
 const LINE_RADIUS = 200;
+/**
+ * Lines longer than this are searched in pieces of this size (same line
+ * number): a file that is one 100 MB line would otherwise be buffered whole and
+ * scanned once per query word in one synchronous step. A phrase straddling two
+ * pieces is missed.
+ */
+export const MAX_LINE_CHARS = 64 * 1024;
 
 /**
  * Live, line-by-line search of a text file (seed 001 §1.2): case-insensitive;
@@ -44,11 +50,10 @@ export async function searchTextFile(
   let n = 0;
 
   const stream = file.createReadStream({ encoding: 'utf8', autoClose: false, start: 0 });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
   try {
-    for await (const raw of lines) {
+    for await (const [raw, continued] of boundedLines(stream as AsyncIterable<string>, MAX_LINE_CHARS)) {
       if (signal?.aborted) throw signal.reason;
-      n++;
+      if (!continued) n++;
       for (const p of pending) p.after = clip(raw, mark);
       pending = [];
       const lower = raw.toLowerCase();
@@ -68,7 +73,6 @@ export async function searchTextFile(
       previous = raw;
     }
   } finally {
-    lines.close();
     stream.destroy();
   }
   return { matches: best, total };
@@ -84,4 +88,45 @@ function clip(line: string, mark: TermMatcher | undefined): string {
     text = `${start > 0 ? '…' : ''}${line.slice(start, end)}${end < line.length ? '…' : ''}`;
   }
   return markMatches(text, mark);
+}
+
+/**
+ * Lines of a text stream (`\n`, `\r\n` or `\r` end one, as readline splits
+ * them) as [text, continued]: a line longer than `maxChars` comes in pieces,
+ * the later ones with `continued` true. Memory stays O(chunk + maxChars).
+ */
+export async function* boundedLines(chunks: AsyncIterable<string>, maxChars: number): AsyncGenerator<[string, boolean]> {
+  let partial = '';
+  /** The line in `partial` already had pieces emitted. */
+  let partialContinued = false;
+  const pieces = function* (line: string, continued: boolean): Generator<[string, boolean]> {
+    if (line.length <= maxChars) {
+      yield [line, continued];
+      return;
+    }
+    for (let i = 0; i < line.length; i += maxChars) yield [line.slice(i, i + maxChars), continued || i > 0];
+  };
+  const breaks = /\r\n|\n|\r/g;
+  for await (const chunk of chunks) {
+    const text = partial + chunk;
+    let start = 0;
+    breaks.lastIndex = 0;
+    for (let m = breaks.exec(text); m; m = breaks.exec(text)) {
+      // A "\r" at the very end may be the first half of "\r\n": decide with the next chunk.
+      if (m[0] === '\r' && m.index === text.length - 1) break;
+      yield* pieces(text.slice(start, m.index), partialContinued && start === 0);
+      start = m.index + m[0].length;
+    }
+    if (start > 0) partialContinued = false;
+    partial = text.slice(start);
+    // Emit full pieces of an unfinished long line now; keep the rest (and a trailing "\r").
+    const keep = partial.endsWith('\r') ? 1 : 0;
+    while (partial.length - keep > maxChars) {
+      yield [partial.slice(0, maxChars), partialContinued];
+      partialContinued = true;
+      partial = partial.slice(maxChars);
+    }
+  }
+  if (partial.endsWith('\r')) partial = partial.slice(0, -1);
+  if (partial !== '') yield* pieces(partial, partialContinued);
 }

@@ -1,4 +1,4 @@
-import { stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Headers, type BusMessage, type HandlerContext } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
@@ -215,5 +215,70 @@ describe('workspace handler', () => {
     const bad = await call(WorkspaceRequest_Action.ENSURE, '../../x');
     expect(bad.error?.code).toBe('INVALID_ARGUMENT');
     expect(bad.error?.message).toContain('Invalid thread_id');
+  });
+});
+
+describe('workspace handler: INSPECT', () => {
+  const inspect = (fields: { path: string; tailBytes?: number; threadId?: string }, headers: Record<string, string> = {}) =>
+    workspaceHandler(h.workspaces, silentLogger())(
+      msg(
+        'agentloop.tools.workspace',
+        toBinary(
+          WorkspaceRequestSchema,
+          create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId: fields.threadId ?? 'thread-1', action: WorkspaceRequest_Action.INSPECT, path: fields.path, tailBytes: fields.tailBytes ?? 0 }),
+        ),
+        headers,
+      ),
+      ctx(),
+    ).then((b) => fromBinary(WorkspaceResponseSchema, b));
+
+  it('reports an absolute path into uploads/ as uploads/x, so approval sees the real target', async () => {
+    const res = await inspect({ path: path.join(h.workspace.root, 'uploads', 'x') });
+    expect(res.error).toBeUndefined();
+    expect(res).toMatchObject({ relativePath: 'uploads/x', exists: false, tail: '' });
+  });
+
+  it('reports the target of a symlink, whether it exists, and the end of the file', async () => {
+    await writeFile(path.join(h.workspace.root, 'uploads', 'report.txt'), 'intro\nAPI_KEY=');
+    await symlink('../uploads', path.join(h.workspace.root, 'outputs', 'up'));
+    const res = await inspect({ path: 'outputs/up/report.txt', tailBytes: 8 });
+    expect(res).toMatchObject({ relativePath: 'uploads/report.txt', exists: true, tail: 'API_KEY=' });
+  });
+
+  it('clamps tail_bytes to 4096', async () => {
+    await writeFile(path.join(h.workspace.root, 'outputs', 'big.txt'), 'y'.repeat(10_000));
+    expect((await inspect({ path: 'outputs/big.txt', tailBytes: 1_000_000 })).tail).toHaveLength(4096);
+  });
+
+  it('reports targets the write rules would refuse instead of refusing them', async () => {
+    expect(await inspect({ path: 'skills/pdf/SKILL.md' })).toMatchObject({ relativePath: 'skills/pdf/SKILL.md', exists: false });
+  });
+
+  it('answers a refused path with the code and a safe message, and no relative path', async () => {
+    const outside = await inspect({ path: '../../etc/passwd' });
+    expect(outside.relativePath).toBe('');
+    expect(outside.error).toMatchObject({ code: 'PATH_OUTSIDE_WORKSPACE', message: 'Path outside workspace: ../../etc/passwd' });
+    const long = await inspect({ path: `uploads/${'a/'.repeat(100_000)}` });
+    expect(long.relativePath).toBe('');
+    expect(long.error?.code).toBe('INVALID_ARGUMENT');
+    expect(long.error?.message).toMatch(/^Path too long: 200008 bytes, more than the 4096 allowed/);
+    expect(long.error?.message).not.toContain(h.workspace.root);
+    await mkdir(path.join(h.workspace.root, 'temp', 'loop'));
+    await symlink('l2', path.join(h.workspace.root, 'temp', 'l1'));
+    await symlink('l1', path.join(h.workspace.root, 'temp', 'l2'));
+    expect((await inspect({ path: 'temp/l1' })).error?.message).toBe('Cannot follow symbolic link: temp/l1 is a link loop or was replaced by a link');
+  });
+
+  it('does not create the workspace of a new thread', async () => {
+    const res = await inspect({ path: 'outputs/a.md', threadId: 'thread-new' });
+    expect(res).toMatchObject({ relativePath: 'outputs/a.md', exists: false });
+    const root = (await h.workspaces.init()).root;
+    await expect(stat(path.join(root, 'tenant-a', 'thread-new'))).rejects.toThrow();
+  });
+
+  it('refuses a request naming another tenant than its caller', async () => {
+    const res = await inspect({ path: 'uploads/x' }, { [Headers.tenant]: 'tenant-b' });
+    expect(res.error?.code).toBe('PERMISSION_DENIED');
+    expect(res.relativePath).toBe('');
   });
 });

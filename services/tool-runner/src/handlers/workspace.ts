@@ -1,4 +1,4 @@
-import type { RequestHandler } from '@agentloop/bus';
+import { Headers, type RequestHandler } from '@agentloop/bus';
 import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
 import {
   create,
@@ -10,7 +10,15 @@ import {
   WorkspaceResponseSchema,
   type WorkspaceResponse,
 } from '@agentloop/proto';
-import { filesChangedSinceRunStart, listWorkspaceFiles, recordRunStart, validateWorkspaceId, WORKSPACE_DIRS, type WorkspaceManager } from '@agentloop/workspace';
+import {
+  filesChangedSinceRunStart,
+  listWorkspaceFiles,
+  recordRunStart,
+  validateWorkspaceId,
+  MAX_INSPECT_TAIL_BYTES,
+  WORKSPACE_DIRS,
+  type WorkspaceManager,
+} from '@agentloop/workspace';
 
 /** Folders whose new files are a run's artifacts. */
 const ARTIFACT_DIRS = ['outputs'];
@@ -18,14 +26,21 @@ const ARTIFACT_DIRS = ['outputs'];
 /**
  * `agentloop.tools.workspace`: ENSURE creates the thread's workspace (and lists
  * its top level), DELETE removes it, LIST reports the regular files of some of
- * its folders (a run's artifacts). Failures are replied in `error`.
+ * its folders (a run's artifacts), INSPECT tells where a write of a path would
+ * land (and the end of the file there) without creating anything. Failures are
+ * replied in `error`.
  */
 export function workspaceHandler(workspaces: WorkspaceManager, logger: Logger): RequestHandler {
-  return async (msg) => {
+  return async (msg, ctx) => {
     let res: WorkspaceResponse;
     try {
       const req = fromBinary(WorkspaceRequestSchema, msg.data);
       const log = logger.child({ tenant: req.tenantId, thread_id: req.threadId });
+      const headerTenant = msg.headers[Headers.tenant];
+      if (headerTenant && req.tenantId !== headerTenant) {
+        log.warn({ header_tenant: headerTenant }, 'tenant header and workspace request disagree');
+        throw new AgentLoopError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
+      }
       switch (req.action) {
         case WorkspaceRequest_Action.ENSURE: {
           const ws = await workspaces.ensure(req.tenantId, req.threadId);
@@ -55,7 +70,11 @@ export function workspaceHandler(workspaces: WorkspaceManager, logger: Logger): 
           const sinceStart = req.runId !== '' ? await filesChangedSinceRunStart(ws.root, req.runId, folders, { maxFiles }) : undefined;
           const listing =
             sinceStart ??
-            (await listWorkspaceFiles(ws.root, folders, { ...(req.modifiedSinceMs > 0n ? { sinceMs: Number(req.modifiedSinceMs) } : {}), maxFiles }));
+            (await listWorkspaceFiles(ws.root, folders, {
+              ...(req.modifiedSinceMs > 0n ? { sinceMs: Number(req.modifiedSinceMs) } : {}),
+              maxFiles,
+              signal: ctx.signal,
+            }));
           res = create(WorkspaceResponseSchema, {
             comparedToStart: sinceStart !== undefined,
             truncated: listing.truncated,
@@ -63,8 +82,12 @@ export function workspaceHandler(workspaces: WorkspaceManager, logger: Logger): 
           });
           break;
         }
+        case WorkspaceRequest_Action.INSPECT: {
+          res = await inspect(workspaces, req.tenantId, req.threadId, req.path, req.tailBytes, ctx.signal);
+          break;
+        }
         default:
-          throw new AgentLoopError('INVALID_ARGUMENT', `WorkspaceRequest.action must be ENSURE, DELETE or LIST, got ${String(req.action)}`);
+          throw new AgentLoopError('INVALID_ARGUMENT', `WorkspaceRequest.action must be ENSURE, DELETE, LIST or INSPECT, got ${String(req.action)}`);
       }
     } catch (err) {
       const message = workspaces.redact(errorMessage(err));
@@ -78,4 +101,24 @@ export function workspaceHandler(workspaces: WorkspaceManager, logger: Logger): 
     }
     return toBinary(WorkspaceResponseSchema, res);
   };
+}
+
+/**
+ * INSPECT: resolves `path` with the function write_file uses, without its
+ * write rules, in the thread's workspace whether or not it exists yet (nothing
+ * is created). A refused path (limits, outside the workspace, a link loop)
+ * answers `error` with the refusal's code and message and an empty
+ * `relative_path`: the approval side must treat that as "the write would fail".
+ */
+async function inspect(
+  workspaces: WorkspaceManager,
+  tenantId: string,
+  threadId: string,
+  input: string,
+  tailBytes: number,
+  signal: AbortSignal,
+): Promise<WorkspaceResponse> {
+  const { workspace } = await workspaces.locate(tenantId, threadId);
+  const found = await workspace.inspect(input, { tailBytes: Math.min(tailBytes, MAX_INSPECT_TAIL_BYTES), signal });
+  return create(WorkspaceResponseSchema, { relativePath: found.relative, exists: found.exists, tail: found.tail });
 }

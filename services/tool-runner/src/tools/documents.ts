@@ -32,12 +32,14 @@ async function ask<T>(
   ctx: ToolContext,
   decode: (b: Uint8Array) => T,
 ): Promise<T> {
+  // No longer than the call's own budget: the indexer sees that deadline and stops its work with it.
+  const timeoutMs = Math.max(1, Math.min(opts.timeoutMs, ctx.deadline - Date.now()));
   try {
-    const reply = await opts.bus.request(subject, payload, { timeoutMs: opts.timeoutMs, headers: { [Headers.tenant]: ctx.tenantId } });
+    const reply = await opts.bus.request(subject, payload, { timeoutMs, headers: { [Headers.tenant]: ctx.tenantId } });
     return decode(reply.data);
   } catch (err) {
     if (err instanceof UnavailableError) throw new ToolError('UNAVAILABLE', 'the document service (indexer) is not running; documents cannot be read or searched right now');
-    if (err instanceof TimeoutError) throw new ToolError('TIMEOUT', `the document service (indexer) did not answer within ${opts.timeoutMs} ms`);
+    if (err instanceof TimeoutError) throw new ToolError('TIMEOUT', `the document service (indexer) did not answer within ${timeoutMs} ms`);
     throw err;
   }
 }
@@ -80,7 +82,7 @@ export function createSearchFileTool(opts: IndexerClientOptions): ToolDefinition
     schema: SearchFileArgs,
     metadata: { category: 'file', tags: ['file', 'search', 'document'], idempotent: true, displayName: 'Search File', availableToSubagent: true },
     async execute(args, ctx) {
-      const target = await ctx.workspace.resolve(args.file_path, { access: 'read', mustExist: true });
+      const target = await ctx.workspace.resolve(args.file_path, { access: 'read', mustExist: true, signal: ctx.signal });
       const req = create(SearchDocumentRequestSchema, {
         tenantId: ctx.tenantId,
         threadId: ctx.threadId,

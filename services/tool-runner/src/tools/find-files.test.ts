@@ -1,7 +1,9 @@
+import { promises as fsp } from 'node:fs';
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTempDir, createToolHarness, type TempDir, type ToolHarness } from '../testing/index.js';
+import { createFindFilesTool } from './find-files.js';
 
 let h: ToolHarness;
 
@@ -17,6 +19,7 @@ beforeEach(async () => {
   h = await createToolHarness();
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await h[Symbol.asyncDispose]();
 });
 
@@ -110,5 +113,75 @@ describe('find_files', () => {
 
   it('reports a missing search folder', async () => {
     expect((await h.call('find_files', { pattern: '*', path: 'nope' })).content).toBe('Error: Directory not found: nope');
+  });
+});
+
+describe('find_files: bounded whatever the tenant controls (issue 18)', () => {
+  it('matches a backtracking pattern against long file names without freezing (picomatch: seconds per name)', async () => {
+    const long = 'a'.repeat(200);
+    for (let i = 0; i < 20; i++) await put(`uploads/${long}${i}`, 'x', 1_700_000_000);
+    const pattern = `${'*a'.repeat(12)}b`;
+    const res = await h.call('find_files', { pattern, path: 'uploads' });
+    expect(res.content).toBe(`No files matching '${pattern}' in uploads/`);
+  });
+
+  it('supports braces, classes and ? like the glob it replaces', async () => {
+    await put('uploads/a.md', 'x', 1_700_000_002);
+    await put('uploads/b.txt', 'x', 1_700_000_001);
+    await put('uploads/cc.txt', 'x', 1_700_000_000);
+    expect(paths((await h.call('find_files', { pattern: '*.{md,txt}', path: 'uploads' })).content)).toEqual(['uploads/a.md', 'uploads/b.txt', 'uploads/cc.txt']);
+    expect(paths((await h.call('find_files', { pattern: '?.txt', path: 'uploads' })).content)).toEqual(['uploads/b.txt']);
+    expect(paths((await h.call('find_files', { pattern: '**/[ab].*' })).content)).toEqual(['uploads/a.md', 'uploads/b.txt']);
+  });
+
+  it.each([
+    ['a'.repeat(300), /^Error: Invalid pattern: a{80}…: 300 characters, more than the 256 allowed; use a simpler pattern$/],
+    ['{a,b}'.repeat(8), /: its braces expand to more than 64 patterns; use a simpler pattern$/],
+  ])('refuses an oversized pattern (%#) with the limit in the message', async (pattern, message) => {
+    const res = await h.call('find_files', { pattern });
+    expect(res.error?.code).toBe('INVALID_ARGUMENT');
+    expect(res.content).toMatch(message);
+  });
+
+  it('refuses a 200 KB search path with the limit, without a filesystem walk', async () => {
+    const opendir = vi.spyOn(fsp, 'opendir');
+    const res = await h.call('find_files', { pattern: '*', path: `uploads/${'a/'.repeat(100_000)}` });
+    expect(res.content).toMatch(/^Error: Path too long: 200008 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a/);
+    expect(opendir).not.toHaveBeenCalled();
+  });
+
+  it('does not open folders the pattern cannot match', async () => {
+    for (let i = 0; i < 5; i++) await put(`outputs/deep${i}/x.txt`, 'x', 1_700_000_000);
+    await put('uploads/in.txt', 'x', 1_700_000_000);
+    const opendir = vi.spyOn(fsp, 'opendir');
+    const res = await h.call('find_files', { pattern: 'uploads/*.txt' });
+    expect(paths(res.content)).toEqual(['uploads/in.txt']);
+    // The workspace root and uploads/ only.
+    expect(opendir).toHaveBeenCalledTimes(2);
+  });
+
+  it('stops after reading its maximum of entries and says so', async () => {
+    h.registry.register({ ...createFindFilesTool({ maxResults: 100, maxScanned: 5 }), name: 'find_files_small' });
+    for (let i = 0; i < 10; i++) await put(`temp/f${i}.txt`, 'x', 1_700_000_000 + i);
+    const res = await h.call('find_files_small', { pattern: '*.txt', path: 'temp' });
+    expect(res.content.split('\n')[0]).toBe("Found 5 files matching '*.txt' in temp/ (newest first):");
+    expect(res.content).toMatch(/\n\(Stopped after reading 5 entries of temp\/; there may be more matches: narrow the path\.\)$/);
+  });
+
+  it('stops walking when the call runs out of time', async () => {
+    for (let i = 0; i < 30; i++) await put(`temp/d${i}/f.txt`, 'x', 1_700_000_000);
+    const ctrl = new AbortController();
+    let opened = 0;
+    const real = fsp.opendir.bind(fsp);
+    vi.spyOn(fsp, 'opendir').mockImplementation(async (...args: Parameters<typeof fsp.opendir>) => {
+      // The budget ends while the walk is in the third folder.
+      if (++opened === 3) ctrl.abort();
+      return real(...args);
+    });
+    const res = await h.call('find_files', { pattern: '**/*.txt', path: 'temp' }, { signal: ctrl.signal });
+    expect(res.error?.code).toBe('TIMEOUT');
+    // Give an abandoned walk a chance to go on, then check it did not.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(opened).toBe(3);
   });
 });

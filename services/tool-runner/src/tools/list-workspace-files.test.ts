@@ -2,6 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTempDir, createToolHarness, type TempDir, type ToolHarness } from '../testing/index.js';
+import { createListWorkspaceFilesTool } from './list-workspace-files.js';
 
 let h: ToolHarness;
 let skills: TempDir;
@@ -61,5 +62,21 @@ describe('list_workspace_files', () => {
     expect((await h.call('list_workspace_files', { directory: 'uploads/f.txt' })).content).toBe(
       'Error: Not a directory: uploads/f.txt; use read_file to read a file',
     );
+  });
+});
+
+describe('list_workspace_files: bounded reading (issue 18)', () => {
+  it('reads at most its maximum of entries of a huge folder and says the listing is partial', async () => {
+    h.registry.register({ ...createListWorkspaceFilesTool({ maxScanned: 4 }), name: 'list_small' });
+    for (let i = 0; i < 10; i++) await writeFile(at(`temp/f${i}.txt`), 'x');
+    const res = await h.call('list_small', { directory: 'temp' });
+    const lines = res.content.split('\n');
+    expect(lines.filter((l) => l.startsWith('[FILE] temp/f'))).toHaveLength(4);
+    expect(lines.at(-1)).toBe('(the folder has more than 4 entries; only part of it is listed: use find_files with a pattern to narrow down)');
+  });
+
+  it('refuses a 200 KB directory path with the limit', async () => {
+    const res = await h.call('list_workspace_files', { directory: 'a/'.repeat(100_000) });
+    expect(res.content).toMatch(/^Error: Path too long: 200000 bytes, more than the 4096 allowed/);
   });
 });

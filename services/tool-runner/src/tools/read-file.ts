@@ -45,7 +45,7 @@ export function createReadFileTool(opts: ReadFileOptions): ToolDefinition<typeof
     schema: ReadFileArgs,
     metadata: { category: 'file', tags: ['file', 'read'], idempotent: true, displayName: 'Read File', availableToSubagent: true },
     async execute(args, ctx) {
-      const target = await ctx.workspace.resolve(args.file_path, { access: 'read', mustExist: true });
+      const target = await ctx.workspace.resolve(args.file_path, { access: 'read', mustExist: true, signal: ctx.signal });
       let fh: promises.FileHandle;
       try {
         // The path is already fully resolved: a link appearing there since is refused (O_NOFOLLOW);

@@ -31,7 +31,7 @@ export function createWriteFileTool(opts: WriteFileOptions): ToolDefinition<type
       if (bytes > opts.writeMaxBytes) {
         throw new ToolError('INVALID_ARGUMENT', `Content too large: ${bytes} bytes (write_file accepts at most ${opts.writeMaxBytes} bytes per call)`);
       }
-      const target = await ctx.workspace.resolve(args.file_path, { access: 'write' });
+      const target = await ctx.workspace.resolve(args.file_path, { access: 'write', signal: ctx.signal });
       const parent = path.dirname(target.real);
       let fh: promises.FileHandle | undefined;
       try {
