@@ -9,9 +9,17 @@ export const AUDIT_GENESIS_HASH = '0'.repeat(64);
  * as a JSON array in a fixed order. Changing, inserting or deleting an entry
  * changes this hash or breaks the next entry's `prev_hash`. The one definition
  * used both to write entries and to verify them.
+ *
+ * How the form grows: fields added after the first version (so far the
+ * approver identity, migration 0008) are appended to the array only when one
+ * of them is set. An entry written before they existed has them empty, so its
+ * canonical form, and its hash, are exactly what the older code computed and
+ * old trails keep verifying. The array's length tells the forms apart, so no
+ * content can be read both ways: blanking a set approver on an entry changes
+ * its hash like any other edit.
  */
-export function auditEntryHash(e: Omit<AuditEntry, 'hash'>): string {
-  const canonical = JSON.stringify([
+export function auditEntryHash(e: Omit<AuditEntry, 'hash' | 'approverTenantId' | 'approverKeyId'> & Partial<Pick<AuditEntry, 'approverTenantId' | 'approverKeyId'>>): string {
+  const fields: Array<string | number> = [
     e.prevHash,
     e.tenantId,
     e.seq,
@@ -27,8 +35,12 @@ export function auditEntryHash(e: Omit<AuditEntry, 'hash'>): string {
     e.decidedBy,
     e.comment,
     e.createdAtMs,
-  ]);
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  ];
+  // v2 (migration 0008): the server-set approver identity.
+  const approverTenantId = e.approverTenantId ?? '';
+  const approverKeyId = e.approverKeyId ?? '';
+  if (approverTenantId !== '' || approverKeyId !== '') fields.push(approverTenantId, approverKeyId);
+  return createHash('sha256').update(JSON.stringify(fields), 'utf8').digest('hex');
 }
 
 /** Where a chain stops being trustworthy. */

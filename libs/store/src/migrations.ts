@@ -9,6 +9,7 @@
  */
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder, type CreateTableBuilder } from 'kysely';
 import type { SqlDialectName } from './schema.js';
+import { approvalAuditApprover } from './migrations/0008_approval_audit_approver.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -297,6 +298,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0005_runs_tenant_status': runsTenantStatusIndex(dialect),
     '0006_runs_status_updated': runsStatusUpdatedIndex(dialect),
     '0007_webhook_deliveries': webhookDeliveries(dialect),
+    '0008_approval_audit_approver': approvalAuditApprover(dialect),
   };
 }
 

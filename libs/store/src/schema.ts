@@ -87,6 +87,9 @@ export interface ApprovalAuditTable {
   risk_level: string;
   decided_by: string;
   comment: string;
+  /** Server-set approver identity (migration 0008); '' for the rules and for older entries. */
+  approver_tenant_id: Generated<string>;
+  approver_key_id: Generated<string>;
   created_at: number;
   prev_hash: string;
   hash: string;

@@ -240,7 +240,7 @@ export class SqlStore implements Store {
     });
   }
 
-  private async appendLocked(db: Kysely<Database>, e: NewAuditEntry, forUpdate: boolean): Promise<{ entry: AuditEntry; duplicate: boolean }> {
+  private async appendLocked(db: Kysely<Database>, e: ValidAuditEntry, forUpdate: boolean): Promise<{ entry: AuditEntry; duplicate: boolean }> {
     let q = db.selectFrom('approval_audit_heads').selectAll().where('tenant_id', '=', e.tenantId);
     if (forUpdate) q = q.forUpdate();
     const head = await q.executeTakeFirstOrThrow();
@@ -270,6 +270,8 @@ export class SqlStore implements Store {
         risk_level: entry.riskLevel,
         decided_by: entry.decidedBy,
         comment: entry.comment,
+        approver_tenant_id: entry.approverTenantId,
+        approver_key_id: entry.approverKeyId,
         created_at: entry.createdAtMs,
         prev_hash: entry.prevHash,
         hash: entry.hash,
@@ -662,7 +664,10 @@ const AUDIT_TEXT_MAX = 16_000;
  * surrogates (which a database would replace, silently changing the hashed
  * content) become U+FFFD, and long texts are cut without splitting a pair.
  */
-function auditInput(e: NewAuditEntry): NewAuditEntry {
+/** A new entry after `auditInput`: checked, storable, the approver identity filled in ('' when none). */
+type ValidAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash'>;
+
+function auditInput(e: NewAuditEntry): ValidAuditEntry {
   checkId('tenantId', e.tenantId);
   checkId('threadId', e.threadId);
   checkId('runId', e.runId);
@@ -671,6 +676,18 @@ function auditInput(e: NewAuditEntry): NewAuditEntry {
   if (!/^[0-9a-f]{64}$/.test(e.argsSha256)) throw new InvalidArgumentError('Invalid argsSha256: expected 64 lowercase hex digits');
   if (!AUDIT_DECISIONS.has(e.decision)) throw new InvalidArgumentError(`Invalid decision ${JSON.stringify(e.decision)}: expected approved, rejected or denied`);
   if (!AUDIT_RISK_LEVELS.has(e.riskLevel)) throw new InvalidArgumentError(`Invalid riskLevel ${JSON.stringify(e.riskLevel)}: expected low, medium, high, critical or unspecified`);
+  const approverTenantId = e.approverTenantId ?? '';
+  const approverKeyId = e.approverKeyId ?? '';
+  // Ids, or '' when no human (or no authenticated one) answered; a key id without its tenant says nothing.
+  if (approverTenantId !== '') {
+    checkId('approverTenantId', approverTenantId);
+    // A tenant's keys answer only that tenant's runs.
+    if (approverTenantId !== e.tenantId) throw new InvalidArgumentError('Invalid approverTenantId: the approver must belong to the entry\'s tenant');
+  }
+  if (approverKeyId !== '') {
+    checkId('approverKeyId', approverKeyId);
+    if (approverTenantId === '') throw new InvalidArgumentError('Invalid approver: approverKeyId given without approverTenantId');
+  }
   const text = (s: string) => {
     let out = wellFormed(s);
     if (out.length > AUDIT_TEXT_MAX) out = out.slice(0, /[\uD800-\uDBFF]/.test(out[AUDIT_TEXT_MAX - 1] ?? '') ? AUDIT_TEXT_MAX - 1 : AUDIT_TEXT_MAX);
@@ -683,6 +700,8 @@ function auditInput(e: NewAuditEntry): NewAuditEntry {
     rule: text(e.rule),
     decidedBy: text(e.decidedBy),
     comment: text(e.comment),
+    approverTenantId,
+    approverKeyId,
   };
 }
 
@@ -706,6 +725,8 @@ function toAudit(row: Selectable<ApprovalAuditTable>): AuditEntry {
     riskLevel: row.risk_level as AuditRiskLevel,
     decidedBy: row.decided_by,
     comment: row.comment,
+    approverTenantId: row.approver_tenant_id,
+    approverKeyId: row.approver_key_id,
     createdAtMs: Number(row.created_at),
     prevHash: row.prev_hash,
     hash: row.hash,

@@ -143,14 +143,24 @@ export interface AuditEntry {
   reason: string;
   rule: string;
   riskLevel: AuditRiskLevel;
+  /** Who decided as the client labelled it (free text from the resume, e.g. an e-mail), or "rules". Not authenticated. */
   decidedBy: string;
   comment: string;
+  /**
+   * The authenticated identity behind a human decision, set by the server (never by the client):
+   * the tenant and the API key id of the resume. Empty for decisions by the rules and for entries
+   * written before these fields existed (migration 0008).
+   */
+  approverTenantId: string;
+  approverKeyId: string;
   createdAtMs: number;
   prevHash: string;
   hash: string;
 }
 
-export type NewAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash'>;
+/** A new entry; the approver identity may be left out (a denial by the rules has none). */
+export type NewAuditEntry = Omit<AuditEntry, 'seq' | 'createdAtMs' | 'prevHash' | 'hash' | 'approverTenantId' | 'approverKeyId'> &
+  Partial<Pick<AuditEntry, 'approverTenantId' | 'approverKeyId'>>;
 
 /** The end of a tenant's chain as the store last appended it (kept apart from the entries). */
 export interface AuditHead {
@@ -232,8 +242,11 @@ export interface Store {
 
   /**
    * Appends to the tenant's audit chain, serialized per tenant across processes. Recording the same
-   * (tenant, run, tool call) again returns the first entry with duplicate=true. Ids longer than
-   * MAX_ID_LENGTH, an args_sha256 that is not 64 hex digits, or an unknown decision are refused.
+   * (tenant, run, tool call) again returns the first entry with duplicate=true, whatever the new
+   * entry said: the caller compares the two (the approval service refuses a different call recorded
+   * under an id already used). Ids longer than
+   * MAX_ID_LENGTH, an args_sha256 that is not 64 hex digits, an unknown decision, or a malformed
+   * approver identity are refused.
    */
   appendAuditEntry(e: NewAuditEntry): Promise<{ entry: AuditEntry; duplicate: boolean }>;
   /** Entries oldest first, after `afterSeq`, optionally of one run or thread. */

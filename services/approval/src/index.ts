@@ -1,5 +1,6 @@
 export { createApprovalService, APPROVAL_SUBJECTS, APPROVAL_SERVICE, APPROVAL_VERSION, type ApprovalDeps, type ApprovalService } from './service.js';
-export { ApprovalRules, RulesFile, MAX_SCANNED_CHARS, MAX_SCANNED_JSON_CHARS, type Verdict } from './rules.js';
+export { ApprovalRules, RulesFile, MAX_SCANNED_CHARS, MAX_SCANNED_VALUES, MAX_SCANNED_DEPTH, type Verdict } from './rules.js';
+export { normalizeForScan } from './scan.js';
 export {
   builtinCheckers,
   httpFetchChecker,
@@ -10,6 +11,7 @@ export {
   type Risk,
   type Opinion,
   type Checker,
+  type CheckContext,
   type HttpFetchCheckerOptions,
 } from './checkers.js';
 export { argsSha256, canonicalJson } from './handlers/common.js';

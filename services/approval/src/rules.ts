@@ -2,31 +2,37 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '@agentloop/core';
-import { builtinCheckers, HOST_PATTERN, type Action, type Checker, type Opinion } from './checkers.js';
+import { builtinCheckers, HOST_PATTERN, type Action, type CheckContext, type Checker, type Opinion } from './checkers.js';
+import { compilePattern, Pacer, PatternSet, scanForms } from './scan.js';
 
-export type { Action, Checker, Opinion, Risk } from './checkers.js';
+export type { Action, CheckContext, Checker, Opinion, Risk } from './checkers.js';
 
 /** The verdict on one tool call. */
 export interface Verdict extends Opinion {
   /**
    * Which layer and rule decided: "checker:<tool>", "global:<level>",
-   * "tool:<tool>:<level>_risk", "default", or "disabled" (approval switched off).
+   * "tool:<tool>:<level>_risk", "default", "limits" (too large or too deep to
+   * examine: a human decides), or "disabled" (approval switched off).
    */
   rule: string;
 }
 
 /**
- * Text examined per string value (and per key) of the arguments. JavaScript
- * regular expressions have no time limit, so a pattern that backtracks badly
- * could stall the service on a huge argument; bounding the text bounds the work.
- * Content past this point is not examined by the patterns.
+ * Most characters one check examines: the arguments' strings and keys (and
+ * the text an append continues), then their JSON for layer 3, each counted
+ * before and after normalization. Every string is scanned whole (RE2 is linear
+ * in the text: see scan.ts), so this bounds the work of one check — about a
+ * second of CPU, in slices that yield to the event loop. Tool arguments are
+ * already bounded upstream (the gateway's BODY_LIMIT_BYTES and the tool-runner's
+ * WRITE_MAX_BYTES, both 10 MB by default); anything past this bound is not
+ * skipped but sent to a human (rule "limits").
  */
-export const MAX_SCANNED_CHARS = 64 * 1024;
-/** Layer 3 examines the arguments as JSON, up to this many characters. */
-export const MAX_SCANNED_JSON_CHARS = 4 * MAX_SCANNED_CHARS;
-/** At most this many strings (values and keys) and this nesting depth are examined. */
-const MAX_SCANNED_VALUES = 10_000;
-const MAX_DEPTH = 32;
+export const MAX_SCANNED_CHARS = 32 * 1024 * 1024;
+/** At most this many strings (values, keys and key=value pairs) and this nesting depth; beyond, a human decides. */
+export const MAX_SCANNED_VALUES = 100_000;
+export const MAX_SCANNED_DEPTH = 32;
+/** Characters of a value joined to its key ("api_key=…") for the patterns that look for assignments. */
+const PAIR_VALUE_CHARS = 256;
 
 /** An action; the seed's "prompt" is accepted for require_approval. */
 const ActionSchema = z.preprocess((v) => (v === 'prompt' ? 'require_approval' : v), z.enum(['allow', 'require_approval', 'deny']));
@@ -96,33 +102,61 @@ export const RulesFile = z
   .strict();
 export type RulesFile = z.infer<typeof RulesFile>;
 
-interface Compiled {
-  re: RegExp;
-  source: string;
+/** What the global patterns examine, or why the arguments cannot be examined. */
+interface Collected {
+  texts: string[];
+  chars: number;
+  /** Set when a bound was passed: the call goes to a human. */
+  overLimit?: string;
 }
 
-function compile(source: string, where: string): Compiled {
-  try {
-    return { re: new RegExp(source, 'i'), source };
-  } catch (err) {
-    throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(source)}: ${errorMessage(err)}`);
-  }
-}
-
-/** Every string value and key of the arguments (nested), each cut to MAX_SCANNED_CHARS. */
-function strings(v: unknown, out: string[] = [], depth = 0): string[] {
-  if (depth > MAX_DEPTH || out.length >= MAX_SCANNED_VALUES) return out;
-  if (typeof v === 'string') out.push(v.slice(0, MAX_SCANNED_CHARS));
-  else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v));
-  else if (Array.isArray(v)) for (const x of v) strings(x, out, depth + 1);
-  else if (v && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) {
-      out.push(k.slice(0, MAX_SCANNED_CHARS));
-      strings(x, out, depth + 1);
+/**
+ * Every string value and key of the arguments (nested), numbers and booleans
+ * as text, and for each scalar value `key=value` (the value's first 256
+ * characters) so that `{"password": "hunter2"}` reads like the assignment it is.
+ */
+function collect(args: Record<string, unknown>): Collected {
+  const out: Collected = { texts: [], chars: 0 };
+  const push = (t: string) => {
+    out.texts.push(t);
+    out.chars += t.length;
+  };
+  const walk = (v: unknown, depth: number): void => {
+    if (out.overLimit) return;
+    if (out.texts.length > MAX_SCANNED_VALUES) {
+      out.overLimit = `more than ${MAX_SCANNED_VALUES} strings`;
+      return;
     }
-  }
+    if (out.chars > MAX_SCANNED_CHARS) {
+      out.overLimit = `more than ${MAX_SCANNED_CHARS} characters`;
+      return;
+    }
+    if (typeof v === 'string') push(v);
+    else if (typeof v === 'number' || typeof v === 'boolean') push(String(v));
+    else if (v && typeof v === 'object') {
+      if (depth >= MAX_SCANNED_DEPTH) {
+        out.overLimit = `nested deeper than ${MAX_SCANNED_DEPTH} levels`;
+        return;
+      }
+      if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+      else
+        for (const [k, x] of Object.entries(v)) {
+          push(k);
+          if (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean') push(`${k}=${String(x).slice(0, PAIR_VALUE_CHARS)}`);
+          walk(x, depth + 1);
+        }
+    }
+  };
+  walk(args, 0);
   return out;
 }
+
+const tooLarge = (why: string): Verdict => ({
+  action: 'require_approval',
+  risk: 'high',
+  reason: `The arguments are too large to examine (${why}); a human must decide`,
+  rule: 'limits',
+});
 
 const enabledIn = (setting: boolean | { enabled: boolean } | undefined): boolean => (typeof setting === 'object' ? setting.enabled : setting !== false);
 
@@ -135,8 +169,8 @@ const enabledIn = (setting: boolean | { enabled: boolean } | undefined): boolean
  *  4. `global.default_action`.
  */
 export class ApprovalRules {
-  private readonly global: Array<{ level: Level; patterns: Compiled[]; action: Action; reason: string }>;
-  private readonly tools: Map<string, { enabled: boolean; levels: Array<{ level: 'high' | 'medium' | 'low'; patterns: Compiled[]; action: Action }> }>;
+  private readonly global: Array<{ level: Level; patterns: PatternSet; action: Action; reason: string }>;
+  private readonly tools: Map<string, { enabled: boolean; levels: Array<{ level: 'high' | 'medium' | 'low'; patterns: PatternSet; action: Action }> }>;
   private readonly checkers: Map<string, Checker>;
 
   /**
@@ -150,7 +184,14 @@ export class ApprovalRules {
     this.global = LEVELS.flatMap((level) => {
       const r = file.global.risk_patterns[level];
       if (!r) return [];
-      return [{ level, action: r.action, reason: r.reason || `${level}-risk pattern`, patterns: r.patterns.map((p, i) => compile(p, `global.risk_patterns.${level}.patterns[${i}]`)) }];
+      return [
+        {
+          level,
+          action: r.action,
+          reason: r.reason || `${level}-risk pattern`,
+          patterns: new PatternSet(r.patterns.map((p, i) => compilePattern(p, `global.risk_patterns.${level}.patterns[${i}]`))),
+        },
+      ];
     });
     this.tools = new Map(
       Object.entries(file.tools).map(([name, t]) => [
@@ -160,7 +201,7 @@ export class ApprovalRules {
           levels: (['high', 'medium', 'low'] as const).map((level) => ({
             level,
             action: t.actions[`${level}_risk`],
-            patterns: t.patterns[`${level}_risk`].map((p, i) => compile(p, `tools.${name}.patterns.${level}_risk[${i}]`)),
+            patterns: new PatternSet(t.patterns[`${level}_risk`].map((p, i) => compilePattern(p, `tools.${name}.patterns.${level}_risk[${i}]`))),
           })),
         },
       ]),
@@ -180,15 +221,29 @@ export class ApprovalRules {
     return [...this.checkers.keys()].sort();
   }
 
-  check(tool: string, args: Record<string, unknown>): Verdict {
+  /**
+   * The verdict on one call. Every string is examined whole, after
+   * normalization (scan.ts); `context` carries what the orchestrator knows
+   * beyond the arguments (resolved paths, the text an append continues).
+   * Arguments past the bounds (MAX_SCANNED_*) are not examined: a human decides.
+   */
+  async check(tool: string, args: Record<string, unknown>, context: CheckContext = {}): Promise<Verdict> {
     if (!this.enabled) return { action: 'allow', reason: 'Approval is disabled (global.enable_approval: false)', risk: 'unspecified', rule: 'disabled' };
+
+    const collected = collect(args);
+    const preceding = context.precedingText ?? '';
+    // An append is scanned joined to the end of the file it extends: a secret split across appends is seen whole.
+    const appended = preceding === '' ? undefined : preceding + (typeof args.content === 'string' ? args.content : '');
+    const total = collected.chars + (appended?.length ?? 0);
+    if (collected.overLimit) return tooLarge(collected.overLimit);
+    if (total > MAX_SCANNED_CHARS) return tooLarge(`${total} characters; the rules examine at most ${MAX_SCANNED_CHARS}`);
 
     // 1. The tool's checker.
     const checker = this.checkers.get(tool);
     if (checker) {
       let opinion: Opinion | undefined;
       try {
-        opinion = checker(args);
+        opinion = checker(args, context);
       } catch (err) {
         // A broken checker must not let the call through unexamined.
         return { action: 'require_approval', risk: 'high', reason: `The ${tool} checker failed (${errorMessage(err)}); a human must decide`, rule: `checker:${tool}` };
@@ -196,21 +251,49 @@ export class ApprovalRules {
       if (opinion) return { ...opinion, rule: `checker:${tool}` };
     }
 
-    // 2. Global risk patterns, on every string and key.
-    const values = strings(args);
-    for (const g of this.global) {
-      for (const p of g.patterns) {
-        if (values.some((v) => p.re.test(v))) return { action: g.action, risk: g.level, reason: `${g.reason} (pattern ${p.source})`, rule: `global:${g.level}` };
+    // 2. Global risk patterns, on every string and key, normalized (invisible characters out, NFKC; also without accents).
+    const pacer = new Pacer();
+    if (this.global.length > 0) {
+      // Compatibility decomposition can lengthen text (one character can become 18): what is scanned is bounded too.
+      const overNormalized = tooLarge(`more than ${MAX_SCANNED_CHARS} characters once normalized`);
+      let budget = MAX_SCANNED_CHARS;
+      const texts: string[] = [];
+      for (const t of collected.texts) {
+        const forms = await scanForms(t, pacer, budget);
+        if (forms === undefined) return overNormalized;
+        for (const f of forms) budget -= f.length;
+        texts.push(...forms);
+      }
+      let joined: string[] = [];
+      if (appended !== undefined) {
+        const forms = await scanForms(appended, pacer, budget);
+        if (forms === undefined) return overNormalized;
+        joined = forms;
+      }
+      for (const g of this.global) {
+        for (const text of texts) {
+          const hit = await g.patterns.firstMatch(text, pacer);
+          if (hit) return { action: g.action, risk: g.level, reason: `${g.reason} (pattern ${hit.source})`, rule: `global:${g.level}` };
+        }
+        for (const text of joined) {
+          const hit = await g.patterns.firstMatch(text, pacer);
+          if (hit) return { action: g.action, risk: g.level, reason: `${g.reason} (pattern ${hit.source}, with the end of the file this call appends to)`, rule: `global:${g.level}` };
+        }
       }
     }
 
     // 3. The tool's patterns, on the arguments as JSON.
     const t = this.tools.get(tool);
-    if (t?.enabled) {
-      const json = JSON.stringify(args).slice(0, MAX_SCANNED_JSON_CHARS);
+    if (t?.enabled && t.levels.some((l) => l.patterns.size > 0)) {
+      const raw = JSON.stringify(args);
+      if (raw.length > MAX_SCANNED_CHARS) return tooLarge(`${raw.length} characters of JSON; the rules examine at most ${MAX_SCANNED_CHARS}`);
+      const jsonForms = await scanForms(raw, pacer, MAX_SCANNED_CHARS);
+      if (jsonForms === undefined) return tooLarge(`more than ${MAX_SCANNED_CHARS} characters of JSON once normalized`);
       for (const l of t.levels) {
-        const hit = l.patterns.find((p) => p.re.test(json));
-        if (hit) return { action: l.action, risk: l.level, reason: `${tool}: ${l.level}-risk pattern ${hit.source}`, rule: `tool:${tool}:${l.level}_risk` };
+        for (const json of jsonForms) {
+          const hit = await l.patterns.firstMatch(json, pacer);
+          if (hit) return { action: l.action, risk: l.level, reason: `${tool}: ${l.level}-risk pattern ${hit.source}`, rule: `tool:${tool}:${l.level}_risk` };
+        }
       }
     }
 

@@ -112,6 +112,29 @@ describe('check', () => {
     });
   });
 
+  it('judges write_file by resolved_paths: an absolute path into uploads/ asks, and without resolved_paths it asks too', async () => {
+    const h = await harness();
+    const argsJson = JSON.stringify({ file_path: '/data/tenants/acme/threads/t1/uploads/report.pdf', content: 'x' });
+    expect(await h.check({ toolName: 'write_file', argsJson, resolvedPaths: { file_path: 'uploads/report.pdf' } })).toMatchObject({
+      action: ApprovalAction.REQUIRE_APPROVAL,
+      rule: 'checker:write_file',
+      reason: "write_file would overwrite the user's upload uploads/report.pdf",
+    });
+    expect(await h.check({ toolName: 'write_file', argsJson })).toMatchObject({ action: ApprovalAction.REQUIRE_APPROVAL, rule: 'checker:write_file' });
+    expect(await h.check({ toolName: 'write_file', argsJson, resolvedPaths: { file_path: 'outputs/report.pdf' } })).toMatchObject({ action: ApprovalAction.ALLOW });
+  });
+
+  it('scans an append together with preceding_text: a secret split across two appends is caught', async () => {
+    const h = await harness();
+    const argsJson = JSON.stringify({ file_path: 'outputs/.env', content: 'word=hunter2', append: true });
+    expect(await h.check({ toolName: 'write_file', argsJson })).toMatchObject({ action: ApprovalAction.ALLOW });
+    expect(await h.check({ toolName: 'write_file', argsJson, precedingText: 'USER=app\nDB_PASS' })).toMatchObject({
+      action: ApprovalAction.REQUIRE_APPROVAL,
+      riskLevel: RiskLevel.CRITICAL,
+      rule: 'global:critical',
+    });
+  });
+
   it('maps a deny verdict to APPROVAL_ACTION_DENY', async () => {
     const h = await harness({}, { rules: ApprovalRules.parse("global: { risk_patterns: { high: { patterns: ['DROP\\s+TABLE'], action: deny } } }") });
     expect(await h.check({ toolName: 'sql', argsJson: '{"q":"drop table users"}' })).toMatchObject({ action: ApprovalAction.DENY, riskLevel: RiskLevel.HIGH, rule: 'global:high' });
@@ -214,12 +237,50 @@ describe('audit trail over the bus', () => {
     expect((await h.record({ decision: DecisionKind.DENIED, decidedBy: '' })).entry?.decidedBy).toBe('rules');
   });
 
-  it('recording the same (run, tool call) again returns the first entry with duplicate=true', async () => {
+  it('recording the same call (run, tool call id, tool, arguments, decision) again returns the first entry with duplicate=true', async () => {
     const h = await harness();
     const first = await h.record({});
-    const again = await h.record({ decision: DecisionKind.REJECTED });
+    // The same arguments in another key order are the same call.
+    const again = await h.record({ argsJson: '{"token":"s3cret","url":"https://api.example.com"}', comment: 'resent' });
     expect(again).toMatchObject({ duplicate: true, entry: { seq: 1n, decision: DecisionKind.APPROVED, hash: first.entry?.hash } });
     expect((await h.list({ tenantId: 'acme' })).entries).toHaveLength(1);
+  });
+
+  it('refuses (CONFLICT) a different call or decision recorded under a tool call id already used, instead of calling it a duplicate', async () => {
+    const h = await harness();
+    await h.record({ toolName: 'now', argsJson: '{}' });
+    // Two calls sharing one id: the second (a secret-carrying write) must not borrow the first one's record.
+    const other = await h.record({ toolName: 'write_file', argsJson: '{"file_path":"outputs/a","content":"password=x"}' });
+    expect(other.entry).toBeUndefined();
+    expect(other.error).toMatchObject({ code: 'CONFLICT', retryable: false, message: expect.stringMatching(/tool_call_id "c1" of run r1 is already recorded \(audit entry 1\) for a different call or decision \(toolName, argsSha256\)/) });
+    expect((await h.record({ toolName: 'now', argsJson: '{"x":1}' })).error?.message).toContain('(argsSha256)');
+    expect((await h.record({ toolName: 'now', argsJson: '{}', decision: DecisionKind.REJECTED })).error?.message).toContain('(decision)');
+    expect((await h.list({ tenantId: 'acme' })).entries).toHaveLength(1);
+    expect(await h.verify('acme')).toMatchObject({ ok: true, entries: 1n });
+  });
+
+  it('records the server-set approver (tenant, key id) beside the label the client typed, in the hash', async () => {
+    const h = await harness();
+    const { entry } = await h.record({ decidedBy: 'ceo@example.com', approverTenantId: 'acme', approverKeyId: 'key_0123456789ab' });
+    expect(entry).toMatchObject({ decidedBy: 'ceo@example.com', approverTenantId: 'acme', approverKeyId: 'key_0123456789ab' });
+    const e = entry!;
+    expect(e.hash).toBe(auditEntryHash({ ...e, seq: Number(e.seq), createdAtMs: Number(e.createdAtMs), decision: 'approved', riskLevel: 'medium' }));
+    expect((await h.list({ tenantId: 'acme' })).entries[0]).toMatchObject({ approverTenantId: 'acme', approverKeyId: 'key_0123456789ab' });
+    // A denial by the rules has no approver.
+    expect((await h.record({ toolCallId: 'c2', decision: DecisionKind.DENIED, decidedBy: '' })).entry).toMatchObject({ decidedBy: 'rules', approverTenantId: '', approverKeyId: '' });
+    // Replaying the decision with another approver is not the same record.
+    expect((await h.record({ decidedBy: 'ceo@example.com', approverTenantId: 'acme', approverKeyId: 'key_ffffffffffff' })).error?.code).toBe('CONFLICT');
+    // Rewriting the approver behind the service breaks the chain.
+    await (h.store as SqlStore).db.updateTable('approval_audit').set({ approver_key_id: 'key_ffffffffffff' }).where('tenant_id', '=', 'acme').where('seq', '=', 1).execute();
+    expect(await h.verify('acme')).toMatchObject({ ok: false, firstBadSeq: 1n });
+  });
+
+  it('refuses an approver of another tenant (PERMISSION_DENIED) and a malformed approver (INVALID_ARGUMENT)', async () => {
+    const h = await harness();
+    expect((await h.record({ approverTenantId: 'globex', approverKeyId: 'key_0123456789ab' })).error).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect((await h.record({ approverKeyId: 'key_0123456789ab' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'approver_key_id needs approver_tenant_id' });
+    expect((await h.record({ approverTenantId: 'acme', approverKeyId: 'key 1' })).error?.code).toBe('INVALID_ARGUMENT');
+    expect((await h.list({ tenantId: 'acme' })).entries).toEqual([]);
   });
 
   it('lists entries oldest first, filtered by run, thread and after_seq, with a limit', async () => {

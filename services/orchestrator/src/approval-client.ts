@@ -39,7 +39,29 @@ export interface ApprovalCall {
   toolName: string;
   args: unknown;
   subagent?: boolean;
+  /**
+   * For an append (`write_file` with `append: true`): the end of the file it extends, at most
+   * 4 KiB (`PRECEDING_TEXT_MAX_CHARS`; longer text is cut to its end). The rules scan it joined
+   * to the new content, so a secret split across two appends is seen whole.
+   */
+  precedingText?: string;
+  /**
+   * Path arguments as the tool-runner resolved them: argument name → workspace-relative path
+   * (e.g. `{ file_path: "uploads/report.pdf" }` for an absolute spelling of it). The rules judge
+   * these rather than the model's spelling; without them an absolute path is sent to a human.
+   */
+  resolvedPaths?: Record<string, string>;
 }
+
+/** The server-set identity of whoever answered an approval: the resume's tenant and API key id. */
+export interface ApproverIdentity {
+  tenantId: string;
+  /** RunJob.api_key_id ("key_" + 12 hex digits); '' when the gateway has no API keys. */
+  keyId: string;
+}
+
+/** Most of the file's end sent as `precedingText` (the proto's "at most 4 KiB"). */
+export const PRECEDING_TEXT_MAX_CHARS = 4096;
 
 const ACTIONS: Record<number, ApprovalActionName | undefined> = {
   [ApprovalAction.ALLOW]: 'allow',
@@ -90,6 +112,8 @@ export class ApprovalClient {
       toolName: call.toolName,
       argsJson: JSON.stringify(call.args ?? {}),
       subagent: call.subagent ?? false,
+      precedingText: tail(call.precedingText ?? '', PRECEDING_TEXT_MAX_CHARS),
+      resolvedPaths: call.resolvedPaths ?? {},
     });
     let res;
     try {
@@ -109,8 +133,13 @@ export class ApprovalClient {
     return { action, reason: res.reason, risk_level: RISKS[res.riskLevel] ?? 'unspecified', rule: res.rule };
   }
 
-  /** Appends a decision to the tenant's audit trail (idempotent per run and tool call). */
-  async record(call: ApprovalCall, verdict: ApprovalVerdict, decision: HumanDecision, decidedBy: string, comment = ''): Promise<void> {
+  /**
+   * Appends a decision to the tenant's audit trail (idempotent per run and tool call: the same
+   * call, decision and approver again is a duplicate; a different call under a recorded id is
+   * refused and this throws). `decidedBy` is the client's label; `approver` is who really
+   * answered, from the authenticated resume (omit it for the rules' own denials).
+   */
+  async record(call: ApprovalCall, verdict: ApprovalVerdict, decision: HumanDecision, decidedBy: string, comment = '', approver?: ApproverIdentity): Promise<void> {
     const req = create(RecordDecisionRequestSchema, {
       tenantId: call.tenantId,
       threadId: call.threadId,
@@ -124,6 +153,8 @@ export class ApprovalClient {
       riskLevel: RISK_WIRE[verdict.risk_level],
       decidedBy,
       comment,
+      approverTenantId: approver?.tenantId ?? '',
+      approverKeyId: approver?.keyId ?? '',
     });
     const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.record, toBinary(RecordDecisionRequestSchema, req), {
       timeoutMs: this.opts.timeoutMs ?? 5_000,
@@ -134,6 +165,14 @@ export class ApprovalClient {
     const res = fromBinary(RecordDecisionResponseSchema, reply.data);
     if (res.error) throw new Error(`approval decision not recorded: ${res.error.message}`);
   }
+}
+
+/** The last `max` characters of s, not starting on the second half of a surrogate pair. */
+function tail(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const start = s.length - max;
+  const c = s.charCodeAt(start);
+  return s.slice(c >= 0xdc00 && c <= 0xdfff ? start + 1 : start);
 }
 
 /** A human's answer to a tool approval interrupt. */

@@ -3,10 +3,11 @@
  * backend with a harness that hands out fresh databases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { createHash } from 'node:crypto';
+import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
-import { MIGRATION_TABLE } from '../migrations.js';
-import type { NewAuditEntry, Store } from '../types.js';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
+import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
 import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
 
 export interface StoreTestDatabase {
@@ -61,7 +62,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -495,6 +496,120 @@ export function storeContract(harness: StoreTestHarness): void {
         await db.deleteFrom('approval_audit').where('tenant_id', '=', end).where('seq', '=', 3).execute();
         expect(verifyAuditChain(await store.listAuditEntries(end))).toBeUndefined(); // the entries alone cannot tell…
         expect(verifyAuditChain(await store.listAuditEntries(end), await store.getAuditHead(end))).toEqual({ seq: 3, detail: 'entries 3..3 are missing (the trail ends at 2, its head says 3)' });
+      });
+
+      /** The hash as the store computed it before migration 0008 (frozen here on purpose). */
+      const v1Hash = (e: Omit<AuditEntry, 'hash' | 'approverTenantId' | 'approverKeyId'>) =>
+        createHash('sha256')
+          .update(
+            JSON.stringify([e.prevHash, e.tenantId, e.seq, e.threadId, e.runId, e.toolCallId, e.toolName, e.argsSha256, e.decision, e.reason, e.rule, e.riskLevel, e.decidedBy, e.comment, e.createdAtMs]),
+            'utf8',
+          )
+          .digest('hex');
+
+      it('records the server-set approver (tenant, key id) beside the client label, and hashes it', async () => {
+        const tenant = uid('audit');
+        const { entry: e } = await store.appendAuditEntry(entry(tenant, 1, { decidedBy: 'ceo@example.com', approverTenantId: tenant, approverKeyId: 'key_0123456789ab' }));
+        expect(e).toMatchObject({ decidedBy: 'ceo@example.com', approverTenantId: tenant, approverKeyId: 'key_0123456789ab' });
+        expect(e.hash).toBe(auditEntryHash(e));
+        expect(e.hash).not.toBe(v1Hash(e));
+        const [stored] = await store.listAuditEntries(tenant);
+        expect(stored).toEqual(e);
+        // A rules decision has no approver.
+        const { entry: d } = await store.appendAuditEntry(entry(tenant, 2, { decision: 'denied', decidedBy: 'rules' }));
+        expect([d.approverTenantId, d.approverKeyId]).toEqual(['', '']);
+        expect(verifyAuditChain(await store.listAuditEntries(tenant), await store.getAuditHead(tenant))).toBeUndefined();
+      });
+
+      it('an entry without an approver hashes exactly as before migration 0008', async () => {
+        const tenant = uid('audit');
+        const { entry: e } = await store.appendAuditEntry(entry(tenant, 1));
+        expect(e.hash).toBe(v1Hash(e));
+      });
+
+      it('verification finds an approver identity edited, added or blanked with raw SQL', async () => {
+        const db = (store as SqlStore).db;
+        const edited = uid('audit');
+        await store.appendAuditEntry(entry(edited, 1, { approverTenantId: edited, approverKeyId: 'key_aaaaaaaaaaaa' }));
+        await db.updateTable('approval_audit').set({ approver_key_id: 'key_bbbbbbbbbbbb' }).where('tenant_id', '=', edited).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(edited), await store.getAuditHead(edited))).toEqual({ seq: 1, detail: 'entry 1 was altered (its content does not match its hash)' });
+        const blanked = uid('audit');
+        await store.appendAuditEntry(entry(blanked, 1, { approverTenantId: blanked, approverKeyId: 'key_aaaaaaaaaaaa' }));
+        await db.updateTable('approval_audit').set({ approver_tenant_id: '', approver_key_id: '' }).where('tenant_id', '=', blanked).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(blanked), await store.getAuditHead(blanked))?.seq).toBe(1);
+        const added = uid('audit');
+        await store.appendAuditEntry(entry(added, 1));
+        await db.updateTable('approval_audit').set({ approver_tenant_id: added, approver_key_id: 'key_aaaaaaaaaaaa' }).where('tenant_id', '=', added).execute();
+        expect(verifyAuditChain(await store.listAuditEntries(added), await store.getAuditHead(added))?.seq).toBe(1);
+      });
+
+      it('refuses an approver of another tenant, a key id without its tenant, or a malformed id', async () => {
+        const tenant = uid('audit');
+        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: 'someone-else', approverKeyId: 'key_x' }))).rejects.toThrow(/Invalid approverTenantId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { approverKeyId: 'key_x' }))).rejects.toThrow(/without approverTenantId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: tenant, approverKeyId: 'k'.repeat(129) }))).rejects.toThrow(/Invalid approverKeyId/);
+        expect(await store.listAuditEntries(tenant)).toEqual([]);
+      });
+
+      it('a trail written before migration 0008 still verifies after it, and goes on with approver entries', async () => {
+        const fresh = await harness.newDatabase();
+        const old = fresh.open();
+        try {
+          const sqlStore = old as SqlStore;
+          const all = storeMigrations(sqlStore.dialect);
+          const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '0008'));
+          const res = await new Migrator({
+            db: sqlStore.db,
+            provider: { getMigrations: async () => before },
+            migrationTableName: MIGRATION_TABLE,
+            migrationLockTableName: MIGRATION_LOCK_TABLE,
+          }).migrateToLatest();
+          expect(res.error).toBeUndefined();
+          // Two entries as the pre-0008 code wrote them (no approver columns yet).
+          const tenant = uid('audit');
+          let prev = AUDIT_GENESIS_HASH;
+          for (let seq = 1; seq <= 2; seq++) {
+            const e = { ...entry(tenant, seq), seq, createdAtMs: 1_700_000_000_000 + seq, prevHash: prev };
+            const hash = v1Hash(e);
+            await sqlStore.db
+              .insertInto('approval_audit')
+              .values({
+                tenant_id: e.tenantId,
+                seq,
+                thread_id: e.threadId,
+                run_id: e.runId,
+                tool_call_id: e.toolCallId,
+                tool_name: e.toolName,
+                args_sha256: e.argsSha256,
+                decision: e.decision,
+                reason: e.reason,
+                rule: e.rule,
+                risk_level: e.riskLevel,
+                decided_by: e.decidedBy,
+                comment: e.comment,
+                created_at: e.createdAtMs,
+                prev_hash: prev,
+                hash,
+              })
+              .execute();
+            prev = hash;
+          }
+          await sqlStore.db.insertInto('approval_audit_heads').values({ tenant_id: tenant, seq: 2, hash: prev }).execute();
+
+          await old.migrate();
+          const migrated = await old.listAuditEntries(tenant);
+          expect(migrated.map((e) => [e.approverTenantId, e.approverKeyId])).toEqual([
+            ['', ''],
+            ['', ''],
+          ]);
+          expect(verifyAuditChain(migrated, await old.getAuditHead(tenant))).toBeUndefined();
+          const { entry: third } = await old.appendAuditEntry(entry(tenant, 3, { approverTenantId: tenant, approverKeyId: 'key_0123456789ab' }));
+          expect([third.seq, third.prevHash]).toEqual([3, prev]);
+          expect(verifyAuditChain(await old.listAuditEntries(tenant), await old.getAuditHead(tenant))).toBeUndefined();
+        } finally {
+          await old.close();
+          await fresh.drop();
+        }
       });
     });
   });

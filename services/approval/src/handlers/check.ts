@@ -3,7 +3,7 @@ import { ApprovalAction, CheckApprovalRequestSchema, CheckApprovalResponseSchema
 import { instruments } from '@agentloop/telemetry';
 import { ApprovalError } from '../errors.js';
 import type { Action, Verdict } from '../rules.js';
-import { argsSha256, checkTenant, decode, parseArgs, RISK_WIRE, toWire, type HandlerContext } from './common.js';
+import { argsSha256Paced, checkTenant, decode, parseArgs, RISK_WIRE, toWire, type HandlerContext } from './common.js';
 
 const ACTION_WIRE: Record<Action, ApprovalAction> = {
   allow: ApprovalAction.ALLOW,
@@ -24,11 +24,11 @@ export function checkHandler(ctx: HandlerContext): RequestHandler {
       log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
       if (req.toolName.trim() === '') throw new ApprovalError('INVALID_ARGUMENT', 'tool_name is required');
       const args = parseArgs(req.argsJson);
-      const v = ctx.enabled ? ctx.rules().check(req.toolName, args) : DISABLED;
+      const v = ctx.enabled ? await ctx.rules().check(req.toolName, args, { precedingText: req.precedingText, resolvedPaths: req.resolvedPaths }) : DISABLED;
       instruments().approvals.add(1, { verdict: v.action, 'agentloop.tool': req.toolName });
       // The argument values may hold secrets: only their hash is logged.
       log[v.action === 'allow' ? 'debug' : 'info'](
-        { tool: req.toolName, tool_call_id: req.toolCallId, subagent: req.subagent, action: v.action, rule: v.rule, risk: v.risk, args_sha256: argsSha256(args) },
+        { tool: req.toolName, tool_call_id: req.toolCallId, subagent: req.subagent, action: v.action, rule: v.rule, risk: v.risk, args_sha256: await argsSha256Paced(args) },
         v.action === 'allow' ? 'tool call allowed' : 'tool call needs a decision',
       );
       res = create(CheckApprovalResponseSchema, { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule });

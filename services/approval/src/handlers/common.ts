@@ -84,6 +84,61 @@ export function argsSha256(args: Record<string, unknown>): string {
   return createHash('sha256').update(canonicalJson(args), 'utf8').digest('hex');
 }
 
+/** canonicalJson(v) as consecutive pieces (their concatenation is exactly canonicalJson(v)). */
+function* canonicalPieces(v: unknown): Generator<string> {
+  if (Array.isArray(v)) {
+    yield '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) yield ',';
+      yield* canonicalPieces(v[i] ?? null);
+    }
+    yield ']';
+  } else if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    yield '{';
+    for (let i = 0; i < entries.length; i++) {
+      const [k, x] = entries[i]!;
+      yield `${i > 0 ? ',' : ''}${JSON.stringify(k)}:`;
+      yield* canonicalPieces(x);
+    }
+    yield '}';
+  } else {
+    yield JSON.stringify(v) ?? 'null';
+  }
+}
+
+/** Characters hashed between two yields to the event loop. */
+const HASH_SLICE_CHARS = 256 * 1024;
+
+/**
+ * argsSha256, computed in slices with yields between them, so hashing 10 MB
+ * of arguments does not hold the event loop (the service shares the gateway's
+ * process in embedded mode). Same digest: slices are never cut inside a
+ * surrogate pair, and canonical JSON has no lone surrogates (JSON.stringify
+ * escapes them), so the UTF-8 of the slices is the UTF-8 of the whole.
+ */
+export async function argsSha256Paced(args: Record<string, unknown>): Promise<string> {
+  const hash = createHash('sha256');
+  let since = 0;
+  for (const piece of canonicalPieces(args)) {
+    for (let start = 0; start < piece.length; ) {
+      let end = Math.min(piece.length, start + HASH_SLICE_CHARS);
+      const last = piece.charCodeAt(end - 1);
+      if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
+      hash.update(start === 0 && end === piece.length ? piece : piece.slice(start, end), 'utf8');
+      since += end - start;
+      start = end;
+      if (since >= HASH_SLICE_CHARS) {
+        since = 0;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  }
+  return hash.digest('hex');
+}
+
 export const RISK_WIRE: Record<Risk, RiskLevel> = {
   unspecified: RiskLevel.UNSPECIFIED,
   low: RiskLevel.LOW,
@@ -137,6 +192,8 @@ export function toWireEntry(e: AuditEntry): WireAuditEntry {
     riskLevel: RISK_WIRE[e.riskLevel] ?? RiskLevel.UNSPECIFIED,
     decidedBy: e.decidedBy,
     comment: e.comment,
+    approverTenantId: e.approverTenantId,
+    approverKeyId: e.approverKeyId,
     createdAtMs: BigInt(e.createdAtMs),
     prevHash: e.prevHash,
     hash: e.hash,

@@ -52,7 +52,11 @@ function toApiEntry(e: AuditEntry): Record<string, unknown> {
     reason: e.reason,
     rule: e.rule,
     risk_level: RISKS[e.riskLevel] ?? 'unspecified',
+    // The label the resume carried (typed by the client: not proof of anything)…
     decided_by: e.decidedBy,
+    // …and who really answered, set by the server from the resume's API key ('' for the rules' decisions).
+    approver_tenant_id: e.approverTenantId,
+    approver_key_id: e.approverKeyId,
     comment: e.comment,
     created_at: new Date(Number(e.createdAtMs)).toISOString(),
     prev_hash: e.prevHash,
@@ -64,7 +68,9 @@ function toApiEntry(e: AuditEntry): Record<string, unknown> {
  * The tenant's tool approval audit trail (seed 001 Part 7; hash-chained by the
  * approval service): `GET /approvals/audit` lists entries oldest first
  * (filters run_id, thread_id, after_seq, limit); `GET /approvals/audit/verify`
- * recomputes the chain. Tenant-scoped by the API key.
+ * recomputes the chain. Tenant-scoped by the API key. Each entry carries both the
+ * client's `decided_by` label and the server-set approver (`approver_tenant_id`,
+ * `approver_key_id`: the tenant and API key id of the resume that decided).
  */
 export function registerApprovalRoutes(app: FastifyInstance, bus: Bus | undefined): void {
   const ask = async (subject: string, data: Uint8Array, tenantId: string): Promise<Uint8Array> => {
