@@ -107,6 +107,19 @@ export class ToolExecutor {
    * tools available_to_subagent. The definition is taken once, so a reload
    * during the call does not affect it.
    */
+  /**
+   * Whether running this call twice has no additional effect (the tool's metadata, or its
+   * per-call `isIdempotent`). False when the call would fail to resolve or parse: the safe answer.
+   */
+  isIdempotentCall(input: ExecuteInput): boolean {
+    try {
+      const def = this.resolve(input);
+      return this.opts.registry.isIdempotent(def, this.opts.registry.parseArgs(def, input.argsJson));
+    } catch {
+      return false;
+    }
+  }
+
   private resolve(input: ExecuteInput): ToolDefinition {
     const record = this.opts.registry.lookup(input.toolName);
     if (!record) throw new UnknownToolError(input.toolName);

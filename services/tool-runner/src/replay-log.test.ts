@@ -74,4 +74,20 @@ describe('replay log (idempotency keys)', () => {
     expect(again.error).toBeUndefined();
     expect(await log()).toBe('c4\n');
   });
+
+  it('keeps no record of an idempotent call (running it again is harmless), and runs it again when asked twice', async () => {
+    const call = async () => {
+      const req = create(ExecuteToolRequestSchema, { tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'n1', toolName: 'now', argsJson: '{}' });
+      const reply = await bus.request(TOOL_SUBJECTS.execute, toBinary(ExecuteToolRequestSchema, req), {
+        timeoutMs: 5_000,
+        headers: { [Headers.tenant]: 't', [Headers.idempotencyKey]: 'run-1:n1' },
+      });
+      return fromBinary(ExecuteToolResponseSchema, reply.data);
+    };
+    expect((await call()).error).toBeUndefined();
+    const { ReplayLog } = await import('./replay-log.js');
+    expect(await new ReplayLog(runner.workspaces).get('t', 'th', 'run-1:n1')).toBeUndefined();
+    // A side-effecting call under a key is recorded (see above); this one is simply served again.
+    expect((await call()).error).toBeUndefined();
+  });
 });

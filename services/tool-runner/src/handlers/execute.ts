@@ -31,7 +31,10 @@ export function executeToolHandler(executor: ToolExecutor, logger: Logger, repla
           subagent: req.subagent,
         };
         const run = () => executor.execute(input, { signal: ctx.signal, deadline: ctx.deadline });
-        if (!key || !replay) {
+        // The replay log (two file writes and a rename per call) exists so a side effect never runs
+        // twice; an idempotent call is simply run again, so it skips the log (issue 9). Asked later
+        // what became of it, the log answers "never received" and the caller re-runs it — harmless.
+        if (!key || !replay || executor.isIdempotentCall(input)) {
           result = await run();
         } else if (msg.headers[Headers.replayOnly] === '1') {
           // Asked what became of an earlier call; never executes.
