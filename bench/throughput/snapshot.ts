@@ -1,0 +1,35 @@
+/**
+ * A read-only copy of AgentLoop at a commit, to measure while the working tree is being edited:
+ * `git archive <ref>` extracted into a directory of its own, with a node_modules of links to the repo's installed
+ * packages — except the workspace packages (@agentloop/*), which point into the copy.
+ * Nothing in the repository (working tree, index, refs) is written.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export function prepareSnapshot(repoRoot: string, ref: string, parentDir: string): { root: string; commit: string } {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
+  const root = path.join(parentDir, `agentloop-bench-snapshot-${commit.slice(0, 12)}`);
+  const done = path.join(root, '.bench-snapshot-complete');
+  if (existsSync(done)) return { root, commit };
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  const tar = execFileSync('git', ['archive', '--format=tar', commit], { cwd: repoRoot, maxBuffer: 1024 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', root], { input: tar });
+  const nm = path.join(repoRoot, 'node_modules');
+  const out = path.join(root, 'node_modules');
+  mkdirSync(out);
+  for (const entry of readdirSync(nm)) {
+    if (entry === '@agentloop') continue;
+    symlinkSync(path.join(nm, entry), path.join(out, entry));
+  }
+  mkdirSync(path.join(out, '@agentloop'));
+  for (const pkg of readdirSync(path.join(nm, '@agentloop'))) {
+    // e.g. ../../services/approval: the same relative link, now into the copy.
+    const target = readlinkSync(path.join(nm, '@agentloop', pkg));
+    symlinkSync(target, path.join(out, '@agentloop', pkg));
+  }
+  writeFileSync(done, `${commit}\n`);
+  return { root, commit };
+}
