@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObjectSchema } from './validation.js';
+import { JsonObjectSchema, MetadataSchema } from './validation.js';
 
 /** Stream modes the LangGraph SDK can request. */
 export const STREAM_MODES = [
@@ -45,7 +45,7 @@ export const RunCreateBody = z.object({
     })
     .nullish(),
   context: z.unknown().optional(),
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   stream_mode: StreamModeSchema.nullish(),
   stream_subgraphs: z.boolean().nullish(),
   stream_resumable: z.boolean().nullish(),

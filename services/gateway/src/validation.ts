@@ -18,8 +18,18 @@ export function parseRequest<S extends z.ZodType>(schema: S, value: unknown, par
   );
 }
 
-/** A JSON object (not an array, not null). */
-export const JsonObjectSchema = z.record(z.string(), z.unknown());
+/**
+ * A JSON object (not an array, not null). Checked without walking its keys: a body comes from
+ * JSON.parse, so every key is a string already, and a per-key check of a 100,000-key object
+ * blocked the event loop for a quarter of a second (issue 18).
+ */
+export const JsonObjectSchema = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'expected a JSON object');
+
+/** Keys a `metadata` object may have: far more than any client uses, few enough that filtering and storing it stay cheap. */
+export const MAX_METADATA_KEYS = 1000;
+
+/** Run, thread and assistant `metadata`: a JSON object of at most MAX_METADATA_KEYS keys. */
+export const MetadataSchema = JsonObjectSchema.refine((v) => Object.keys(v).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`);
 
 export const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'expected a UUID');
 

@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../errors.js';
 import { defaultAssistant, GRAPH_ID, resolveAssistantId, type ApiAssistant } from '../serialize.js';
-import { JsonObjectSchema, parseRequest } from '../validation.js';
+import { MetadataSchema, parseRequest } from '../validation.js';
 
 const SearchBody = z.object({
   graph_id: z.string().nullish(),
   name: z.string().nullish(),
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   limit: z.number().int().min(1).max(1000).nullish(),
   offset: z.number().int().min(0).nullish(),
   sort_by: z.string().nullish(),

@@ -181,3 +181,28 @@ describe('threads', () => {
     expect(json(res.payload)).toEqual([]);
   });
 });
+
+describe('metadata limits (issue 18)', () => {
+  it('refuses metadata with more than 1,000 keys with a 422 naming the field, and stores nothing', async () => {
+    const metadata: Record<string, string> = {};
+    for (let i = 0; i < 1001; i++) metadata[`k${i}`] = 'v';
+    const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata } });
+    expect(res.statusCode).toBe(422);
+    expect(res.payload).toContain('body.metadata');
+    expect(res.payload).toContain('at most 1000 keys');
+    const listed = await gw.app.inject({ method: 'POST', url: '/threads/search', payload: {} });
+    expect(listed.json()).toEqual([]);
+  });
+
+  it('accepts metadata of 1,000 keys', async () => {
+    const metadata: Record<string, string> = {};
+    for (let i = 0; i < 1000; i++) metadata[`k${i}`] = 'v';
+    const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata } });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('still refuses metadata that is not an object', async () => {
+    const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata: [1, 2] } });
+    expect(res.statusCode).toBe(422);
+  });
+});

@@ -5,25 +5,25 @@ import { newId } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { toApiThread, toApiThreadState } from '../serialize.js';
-import { JsonObjectSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
+import { JsonObjectSchema, MetadataSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
 
 const ThreadStatusSchema = z.enum(['idle', 'busy', 'interrupted', 'error']);
 
 const CreateBody = z.object({
   thread_id: Uuid.nullish(),
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   if_exists: z.enum(['raise', 'do_nothing']).nullish(),
   supersteps: z.unknown().optional(),
   ttl: z.unknown().optional(),
 });
 
 const PatchBody = z.object({
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   ttl: z.unknown().optional(),
 });
 
 const SearchBody = z.object({
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   ids: z.array(Uuid).max(1000).nullish(),
   limit: z.number().int().min(1).max(1000).nullish(),
   offset: z.number().int().min(0).nullish(),
@@ -38,7 +38,7 @@ const SearchBody = z.object({
 const HistoryBody = z.object({
   limit: z.number().int().min(1).max(1000).nullish(),
   before: z.unknown().optional(),
-  metadata: JsonObjectSchema.nullish(),
+  metadata: MetadataSchema.nullish(),
   checkpoint: z.unknown().optional(),
   select: z.array(z.string()).nullish(),
 });
