@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue } from '@agentloop/queue';
-import { createSqliteStore } from '@agentloop/store';
+import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
@@ -79,7 +79,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const webhooks = new MemoryQueue('webhooks', { logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
-  const checkpointer = SqliteSaver.fromConnString(path.join(dataDir, 'checkpoints.sqlite'));
+  // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
+  const checkpointer = new SqliteSaver(openCachedSqlite(path.join(dataDir, 'checkpoints.sqlite')));
 
   const toolRunner = createToolRunner({ bus, logger: loggerFor('tool-runner'), config: toolConfig, useIndexer: true });
   await toolRunner.start();

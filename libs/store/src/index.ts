@@ -25,6 +25,7 @@ export {
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { cachePreparedStatements, openCachedSqlite } from './statement-cache.js';
 export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';
 export { createStore, type CreateStoreOptions } from './create-store.js';
 export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';

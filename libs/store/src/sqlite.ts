@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
+import { cachePreparedStatements } from './statement-cache.js';
 import type { Store } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -23,6 +24,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachePreparedStatements(sqlite) }) });
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }
