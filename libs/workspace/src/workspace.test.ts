@@ -51,10 +51,25 @@ describe('WorkspaceManager', () => {
     expect(await readFile(path.join(ws.root, '.metadata.json'), 'utf8')).toBe(first);
   });
 
-  it('recreates a missing folder on the next ensure', async () => {
-    const ws = await manager.ensure('tenant-a', 'thread-1');
+  it('recreates a missing folder on the next ensure once its remembered check has expired', async () => {
+    const fresh = new WorkspaceManager({ root, logger: silentLogger(), ensuredTtlMs: 0 });
+    const ws = await fresh.ensure('tenant-a', 'thread-1');
     await rm(path.join(ws.root, 'outputs'), { recursive: true });
-    await manager.ensure('tenant-a', 'thread-1');
+    await fresh.ensure('tenant-a', 'thread-1');
+    expect((await stat(path.join(ws.root, 'outputs'))).isDirectory()).toBe(true);
+  });
+
+  it('trusts a workspace it ensured moments ago without touching the disk again', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-2');
+    await rm(path.join(ws.root, 'outputs'), { recursive: true });
+    await manager.ensure('tenant-a', 'thread-2');
+    await expect(stat(path.join(ws.root, 'outputs'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('forgets a deleted workspace at once: the next ensure creates it again', async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-3');
+    await manager.delete('tenant-a', 'thread-3');
+    await manager.ensure('tenant-a', 'thread-3');
     expect((await stat(path.join(ws.root, 'outputs'))).isDirectory()).toBe(true);
   });
 

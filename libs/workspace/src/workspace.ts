@@ -69,6 +69,8 @@ export interface WorkspaceManagerOptions {
   /** Folders that skills/ symlinks may point into (read-only). Missing folders are ignored. */
   skillRoots?: readonly string[];
   logger: Logger;
+  /** How long an ensured workspace is trusted without looking (default ENSURED_TTL_MS; 0: always look). */
+  ensuredTtlMs?: number;
 }
 
 /**
@@ -76,8 +78,21 @@ export interface WorkspaceManagerOptions {
  * deletion with the thread. Safe to share between replicas on one volume:
  * creation is idempotent and `.metadata.json` is written once (O_EXCL).
  */
+/**
+ * How long a workspace `ensure`d by this process is trusted to still be there without looking.
+ * Every tool call ensures its workspace; doing the folder work each time (seven filesystem calls)
+ * was most of a trivial tool call's cost (issue 9). Only thread deletion removes a workspace, and a
+ * deleted thread takes no more runs; in this process `delete` forgets it at once, and a deletion by
+ * another replica is noticed when this time runs out.
+ */
+export const ENSURED_TTL_MS = 10_000;
+/** Workspaces remembered as ensured, at most (the oldest are forgotten first). */
+const ENSURED_MAX = 10_000;
+
 export class WorkspaceManager {
   private ready: Promise<{ root: string; skillRoots: string[] }> | undefined;
+  /** `tenant/thread` → when the check expires (see ENSURED_TTL_MS). */
+  private readonly ensured = new Map<string, number>();
   /** Host paths of the root (real and as configured), for redaction. */
   private known: string[];
 
@@ -114,6 +129,9 @@ export class WorkspaceManager {
     validateWorkspaceId('thread_id', threadId);
     const { root, skillRoots } = await this.init();
     const dir = path.join(root, tenantId, threadId);
+    const key = `${tenantId}/${threadId}`;
+    const now = Date.now();
+    if ((this.ensured.get(key) ?? 0) > now) return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
     await fs.mkdir(dir, { recursive: true });
     // A tenant or thread folder replaced by a symlink would move the whole workspace elsewhere.
     if ((await fs.realpath(dir)) !== dir) {
@@ -127,6 +145,9 @@ export class WorkspaceManager {
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
     }
+    this.ensured.delete(key);
+    this.ensured.set(key, now + (this.opts.ensuredTtlMs ?? ENSURED_TTL_MS));
+    if (this.ensured.size > ENSURED_MAX) this.ensured.delete(this.ensured.keys().next().value!);
     return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
   }
 
@@ -160,6 +181,7 @@ export class WorkspaceManager {
     validateWorkspaceId('thread_id', threadId);
     const { root } = await this.init();
     const dir = path.join(root, tenantId, threadId);
+    this.ensured.delete(`${tenantId}/${threadId}`);
     const st = await fs.lstat(dir).catch(() => undefined);
     if (!st) return false;
     // rm does not follow symlinks: a planted link is removed, not its target.
