@@ -1,5 +1,6 @@
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   metrics,
   propagation,
   SpanKind,
@@ -19,6 +20,16 @@ export { SpanKind, SpanStatusCode, context, trace, type Span, type Attributes, t
 
 const SCOPE = 'agentloop';
 
+/** A span that records nothing, handed to `withSpan` callers while tracing is off. */
+const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/** Whether initTelemetry registered a tracer provider (see setTracingRegistered). */
+let tracingRegistered = false;
+
+/** Called by initTelemetry when it registers (true) or removes (false) its tracer provider. */
+export function setTracingRegistered(on: boolean): void {
+  tracingRegistered = on;
+}
+
 export function tracer() {
   return trace.getTracer(SCOPE);
 }
@@ -36,6 +47,10 @@ export interface SpanOptions {
  * no tracer provider is registered.
  */
 export async function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+  // Tracing off (no provider registered): no span, no context switch. Without a registered
+  // context manager `context.with` would not carry anything anyway; skipping it saves the span
+  // objects and closures built for every bus request and tool call (issue 9 profile).
+  if (!tracingRegistered) return fn(NOOP_SPAN);
   const parent = opts.parent ?? context.active();
   const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, ...(opts.attributes ? { attributes: opts.attributes } : {}) }, parent);
   try {

@@ -18,6 +18,7 @@ import {
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { ConfigError, type Logger } from '@agentloop/core';
+import { setTracingRegistered } from './instruments.js';
 
 export interface TelemetryOptions {
   /** service.name (OTEL_SERVICE_NAME overrides it). */
@@ -88,6 +89,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   if (processors.length > 0) {
     tracerProvider = new NodeTracerProvider({ resource, spanProcessors: processors, sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }) });
     tracerProvider.register({ propagator: new W3CTraceContextPropagator() });
+    setTracingRegistered(true);
   } else {
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
@@ -127,7 +129,10 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
       down = true;
       await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
       // Only what this instance registered: another instance (a test's) keeps its providers.
-      if (tracerProvider) trace.disable();
+      if (tracerProvider) {
+        trace.disable();
+        setTracingRegistered(false);
+      }
       if (meterProvider) metrics.disable();
     },
   };
