@@ -47,6 +47,8 @@ export interface MemoryQueueOptions {
  * UnrecoverableJobError, concurrency, graceful worker close.
  */
 export class MemoryQueue implements JobQueue {
+  /** When sweep() last walked the jobs. */
+  private lastSweep = 0;
   private readonly jobs = new Map<string, MemJob>();
   private readonly ready: MemJob[] = [];
   private readonly workers = new Set<MemoryWorker>();
@@ -67,7 +69,7 @@ export class MemoryQueue implements JobQueue {
     if (this.closed) throw new UnavailableError(`Queue ${this.name} is closed`);
     const r = resolveEnqueue(opts);
     this.sweep();
-    if (this.jobs.has(opts.jobId)) return { jobId: opts.jobId, added: false };
+    if (this.kept(opts.jobId)) return { jobId: opts.jobId, added: false };
     const job: MemJob = {
       id: opts.jobId,
       payload: new Uint8Array(payload),
@@ -94,13 +96,13 @@ export class MemoryQueue implements JobQueue {
 
   async getPayload(jobId: string): Promise<Uint8Array | undefined> {
     this.sweep();
-    const p = this.jobs.get(jobId)?.payload;
+    const p = this.kept(jobId)?.payload;
     return p === undefined ? undefined : new Uint8Array(p);
   }
 
   async getState(jobId: string): Promise<JobState> {
     this.sweep();
-    return this.jobs.get(jobId)?.state ?? 'unknown';
+    return this.kept(jobId)?.state ?? 'unknown';
   }
 
   /** Closes the workers (default grace) and drops timers; jobs are lost with the process. */
@@ -180,9 +182,26 @@ export class MemoryQueue implements JobQueue {
     for (const w of this.workers) w.pump();
   }
 
-  /** Forgets completed/failed jobs older than the retention. */
+  /** The job with this id, unless it finished longer ago than the retention (then it is forgotten now). */
+  private kept(jobId: string): MemJob | undefined {
+    const job = this.jobs.get(jobId);
+    if (job?.finishedAt !== undefined && job.finishedAt < Date.now() - this.retentionMs) {
+      this.jobs.delete(jobId);
+      return undefined;
+    }
+    return job;
+  }
+
+  /**
+   * Forgets completed/failed jobs older than the retention. At most once a second: it walks every
+   * job kept, and running it on every enqueue made submissions quadratic in the jobs kept (24 h of
+   * them by default; issue 9 bench, in-flight workload).
+   */
   private sweep(): void {
-    const cutoff = Date.now() - this.retentionMs;
+    const now = Date.now();
+    if (now - this.lastSweep < 1_000) return;
+    this.lastSweep = now;
+    const cutoff = now - this.retentionMs;
     for (const [id, j] of this.jobs) {
       if (j.finishedAt !== undefined && j.finishedAt < cutoff) this.jobs.delete(id);
     }
