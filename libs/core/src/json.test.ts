@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JsonDepthError, jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonWithin } from './json.js';
+import { JsonDepthError, jsonDepthExceeds, MAX_JSON_DEPTH, parseJsonWithin, jsonShapeExceeds } from './json.js';
 
 const nested = (n: number, open = '[', close = ']') => `${open.repeat(n)}${close.repeat(n)}`;
 
@@ -44,5 +44,27 @@ describe('parseJsonWithin', () => {
 
   it('still reports invalid JSON as a SyntaxError', () => {
     expect(() => parseJsonWithin('{nope')).toThrow(SyntaxError);
+  });
+});
+
+describe('jsonShapeExceeds', () => {
+  const obj = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])));
+  it('counts the members of each container, not of the whole document', () => {
+    expect(jsonShapeExceeds(obj(10), 64, 10)).toBeUndefined();
+    expect(jsonShapeExceeds(obj(11), 64, 10)).toBe('members');
+    expect(jsonShapeExceeds(JSON.stringify([[1, 2, 3], [4, 5, 6], [7, 8, 9]]), 64, 3)).toBeUndefined();
+    expect(jsonShapeExceeds(JSON.stringify({ a: [1, 2, 3, 4] }), 64, 3)).toBe('members');
+  });
+
+  it('does not count commas inside strings', () => {
+    expect(jsonShapeExceeds(JSON.stringify({ a: ',,,,,,,,,,,,', b: 'x\\",,,' }), 64, 2)).toBeUndefined();
+  });
+
+  it('reports depth before members when both are broken', () => {
+    expect(jsonShapeExceeds(`${'['.repeat(70)}1,2,3${']'.repeat(70)}`, 64, 2)).toBe('depth');
+  });
+
+  it('a 100,000-key object is refused without being parsed', () => {
+    expect(jsonShapeExceeds(obj(100_000), 64, 10_000)).toBe('members');
   });
 });

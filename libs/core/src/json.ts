@@ -11,11 +11,30 @@ import { InvalidArgumentError } from './errors.js';
 export const MAX_JSON_DEPTH = 64;
 
 /**
+ * Most members (keys of an object, items of an array) one container may have in JSON from outside.
+ * Building a 100,000-key object is what costs: JSON.parse takes ~80 ms for it on a 2-core machine
+ * and every later walk as much again, all on the event loop (issue 18: a "metadata bomb" stalled
+ * the server). No LangGraph payload comes near 10,000 members in one object or array.
+ */
+export const MAX_JSON_MEMBERS = 10_000;
+
+/**
  * Whether `text` nests arrays/objects deeper than `maxDepth`, by one linear scan that skips string
  * contents (brackets inside strings do not count) and stops at the first level past the limit. It
  * allocates nothing and does not validate the JSON: parse it afterwards.
  */
 export function jsonDepthExceeds(text: string, maxDepth: number): boolean {
+  return jsonShapeExceeds(text, maxDepth, Number.POSITIVE_INFINITY) === 'depth';
+}
+
+/**
+ * Which limit `text` breaks, if any: nesting deeper than `maxDepth`, or a container with more than
+ * `maxMembers` members (counted by its top-level commas). One linear scan like jsonDepthExceeds,
+ * stopping at the first breach; it does not validate the JSON.
+ */
+export function jsonShapeExceeds(text: string, maxDepth: number, maxMembers: number): 'depth' | 'members' | undefined {
+  // commas[d]: commas seen so far in the container open at depth d (members = commas + 1).
+  const commas = new Uint32Array(Math.min(maxDepth, 1024) + 2);
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -25,10 +44,12 @@ export function jsonDepthExceeds(text: string, maxDepth: number): boolean {
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > maxDepth) return true;
+      if (++depth > maxDepth) return 'depth';
+      commas[depth] = 0;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+    else if (c === 0x2c /* , */ && depth > 0 && ++commas[depth]! >= maxMembers) return 'members';
   }
-  return false;
+  return undefined;
 }
 
 /** JSON nested deeper than the limit (see MAX_JSON_DEPTH). */

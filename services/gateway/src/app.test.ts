@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryRunEventStream } from '@agentloop/bus';
-import { AgentLoopError, MAX_JSON_DEPTH, silentLogger } from '@agentloop/core';
+import { AgentLoopError, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, silentLogger } from '@agentloop/core';
 import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
 import { createTempDir, type TempDir } from '@agentloop/workspace';
@@ -58,6 +58,15 @@ describe('JSON request bodies', () => {
     const res = await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: inString });
     expect(res.statusCode).toBe(200);
     expect((res.json() as { metadata: { note: string } }).metadata.note).toHaveLength(20_000);
+  });
+
+  it('answers 400 naming the limit for an object of 100,000 keys, before parsing it, and stores nothing', async () => {
+    gw = await startTestGateway();
+    const metadata = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 'v']));
+    const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata } });
+    expect(res.statusCode).toBe(400);
+    expect((res.json() as { detail: string }).detail).toBe(`Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`);
+    expect(await gw.store.searchThreads('default', { limit: 10, offset: 0 })).toEqual([]);
   });
 
   it('still answers 400 for a body that is not JSON', async () => {

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AgentLoopError, jsonDepthExceeds, MAX_JSON_DEPTH, type Logger, type PathRoot } from '@agentloop/core';
+import { AgentLoopError, jsonShapeExceeds, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, type Logger, type PathRoot } from '@agentloop/core';
 import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
@@ -67,8 +67,13 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    const breach = jsonShapeExceeds(text, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
+    if (breach === 'depth') {
       return done(new HttpError(400, 'INVALID_ARGUMENT', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`), undefined);
+    }
+    if (breach === 'members') {
+      // Refused before JSON.parse: building a huge object is itself the cost (libs/core json.ts).
+      return done(new HttpError(400, 'INVALID_ARGUMENT', `Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`), undefined);
     }
     try {
       done(null, JSON.parse(text));
