@@ -1,21 +1,10 @@
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { checkPathLimits, PathLimitError } from '@agentloop/workspace';
 import { IndexerError, displayPath } from './errors.js';
 
 /** Same shape as the tool-runner's workspace ids: no separators, no leading dot, no "..". */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-
-/**
- * The path limits of @agentloop/workspace (paths.ts), the same numbers so the
- * tool-runner and the indexer refuse the same paths: Linux's PATH_MAX and
- * NAME_MAX in UTF-8 bytes, and at most 128 segments. Checked before any
- * filesystem call, so a 200 KB path costs microseconds.
- */
-export const MAX_PATH_BYTES = 4096;
-export const MAX_NAME_BYTES = 255;
-export const MAX_PATH_SEGMENTS = 128;
-/** Characters of a refused path shown back. */
-const SHOWN_PATH_CHARS = 64;
 
 export interface WorkspaceFile {
   /** Workspace-relative POSIX path; safe to show. */
@@ -68,7 +57,7 @@ export async function openWorkspaceFile(roots: WorkspaceRoots, tenantId: string,
   }
   if (input.trim() === '') throw new IndexerError('INVALID_ARGUMENT', 'A file path is required');
   const ws = path.join(roots.root, tenantId, threadId);
-  checkPathLimits(input, ws);
+  checkLimits(input, ws);
   if (input.includes('\0')) throw new IndexerError('INVALID_ARGUMENT', `Invalid path: ${displayPath(input)} contains a NUL byte`);
   const wsReal = await fs.realpath(ws).catch(() => undefined);
   if (wsReal !== ws) throw new IndexerError('NOT_FOUND', `File not found: ${displayPath(input)} (the thread has no workspace)`);
@@ -104,42 +93,18 @@ export async function openWorkspaceFile(roots: WorkspaceRoots, tenantId: string,
   }
 }
 
-/** Refuses a path over MAX_PATH_BYTES, MAX_NAME_BYTES or MAX_PATH_SEGMENTS, showing only its workspace-relative head. */
-export function checkPathLimits(input: string, workspaceDir: string): void {
-  const bytes = Buffer.byteLength(input, 'utf8');
-  if (bytes > MAX_PATH_BYTES) {
-    throw new IndexerError(
-      'INVALID_ARGUMENT',
-      `Path too long: ${bytes} bytes, more than the ${MAX_PATH_BYTES} allowed (Linux PATH_MAX); use a shorter path: ${shownHead(input, workspaceDir)}`,
-    );
+/**
+ * The workspace library's path limits (libs/workspace paths.ts: PATH_MAX, NAME_MAX, 128 segments),
+ * checked before any filesystem call, so the tool-runner and the indexer refuse the same paths with
+ * the same words; its PathLimitError becomes this service's INVALID_ARGUMENT.
+ */
+function checkLimits(input: string, workspaceDir: string): void {
+  try {
+    checkPathLimits(input, workspaceDir);
+  } catch (err) {
+    if (err instanceof PathLimitError) throw new IndexerError('INVALID_ARGUMENT', err.message, { cause: err });
+    throw err;
   }
-  let segments = 0;
-  for (const seg of input.split('/')) {
-    if (seg === '') continue;
-    segments++;
-    const segBytes = Buffer.byteLength(seg, 'utf8');
-    if (segBytes > MAX_NAME_BYTES) {
-      throw new IndexerError(
-        'INVALID_ARGUMENT',
-        `Path has a name of ${segBytes} bytes, more than the ${MAX_NAME_BYTES} allowed for one file or folder name (Linux NAME_MAX); use a shorter name: ${shownHead(input, workspaceDir)}`,
-      );
-    }
-  }
-  if (segments > MAX_PATH_SEGMENTS) {
-    throw new IndexerError(
-      'INVALID_ARGUMENT',
-      `Path too deep: ${segments} segments, more than the ${MAX_PATH_SEGMENTS} allowed; use a shorter path: ${shownHead(input, workspaceDir)}`,
-    );
-  }
-}
-
-function shownHead(input: string, workspaceDir: string): string {
-  let shown = input;
-  if (path.isAbsolute(input)) {
-    shown = input.startsWith(`${workspaceDir}${path.sep}`) ? input.slice(workspaceDir.length + 1) : '(an absolute path outside the workspace)';
-  }
-  const head = Array.from(shown.slice(0, SHOWN_PATH_CHARS * 2)).slice(0, SHOWN_PATH_CHARS).join('');
-  return displayPath(head.length < shown.length ? `${head}…` : head);
 }
 
 function fsError(err: unknown, relative: string): unknown {
