@@ -326,6 +326,17 @@ describe('issue 18: resume, disconnect, caller identity', () => {
     expect(runs[0]?.status).toBe('interrupted');
   });
 
+  it('does not cancel an on_disconnect: cancel run when the server ends the stream (wait limit), only when the client leaves', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ env: { RUN_WAIT_MAX_MS: '300' }, orchestrator: { gate: () => gate.wait() } });
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi(), on_disconnect: 'cancel' } });
+    expect(res.statusCode).toBe(200);
+    const run = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json()[0];
+    expect(run.status).toBe('running');
+    gate.open();
+  });
+
   it('lets a streamed run go on when its client disconnects by default (on_disconnect: continue)', async () => {
     const gate = latch();
     gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });

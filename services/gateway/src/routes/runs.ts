@@ -128,8 +128,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       request.log.error({ run_id: run.runId, err: errorMessage(err) }, 'run event stream failed');
       await sse.send({ event: 'error', data: JSON.stringify({ error: 'StreamError', message: `Lost the run's event stream: ${errorMessage(err)}. Join it again.` }) });
     } finally {
+      // Before our own end(): after it the response reads as closed whoever closed it.
+      const clientGone = scope.clientLeft() || sse.closed;
       sse.end();
-      if (!ended && (scope.clientLeft() || sse.closed)) {
+      if (!ended && clientGone) {
         await cancelAbandoned(request, run, opts.onDisconnect ?? 'continue').catch((err: unknown) => request.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'run of a disconnected client not cancelled'));
       }
       if (opts.deleteOnCompletion) {
