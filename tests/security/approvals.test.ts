@@ -211,8 +211,10 @@ describe('secrets the scan must see', () => {
 
   it('interrupts a secret nested past 10,000 argument values (run_skill_script args)', async () => {
     const thread = await newThread(server.url, KEY_A);
-    const args: Record<string, string> = {};
-    for (let i = 0; i < 10_050; i++) args[`k${i}`] = 'x';
+    // 10,050 values in 5 objects of 2,010 keys: no container over the gateway's 10,000-member body
+    // limit (a single 10,050-key object is refused at the door with a 400, before any run).
+    const args: Record<string, unknown> = {};
+    for (let g = 0; g < 5; g++) args[`g${g}`] = Object.fromEntries(Array.from({ length: 2_010 }, (_, i) => [`k${i}`, 'x']));
     args.zz_note = 'password=hunter2';
     const o = await attempt(thread, [{ tool_calls: [{ name: 'run_skill_script', args: { skill_id: 'csv-stats', script_name: 'stats.py', args } }] }, { content: 'done' }]);
     expect(o.interrupted, describeOutcome(o)).toBe(true);
