@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RUN_CONCURRENCY_DEFAULT } from '@agentloop/orchestrator';
 import { launcherDefaults, MULTI_TENANT_MAX_ACTIVE_RUNS } from './defaults.js';
 
 describe('launcherDefaults', () => {
@@ -11,7 +12,7 @@ describe('launcherDefaults', () => {
     const d = launcherDefaults({ AGENTLOOP_API_KEYS: 'k:acme' }, { loopbackWebhooks: true });
     expect(d.ALLOW_SCRIPTED_MODEL).toBeUndefined();
     expect(d.WEBHOOK_ALLOW).toBeUndefined();
-    expect(d).toEqual({ TENANT_MAX_CONCURRENT_RUNS: '4', TENANT_MAX_ACTIVE_RUNS: String(MULTI_TENANT_MAX_ACTIVE_RUNS) });
+    expect(d).toEqual({ TENANT_MAX_CONCURRENT_RUNS: String(RUN_CONCURRENCY_DEFAULT / 2), TENANT_MAX_ACTIVE_RUNS: String(MULTI_TENANT_MAX_ACTIVE_RUNS) });
   });
 
   it('the per-tenant cap is half of RUN_CONCURRENCY, at least 1', () => {

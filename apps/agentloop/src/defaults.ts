@@ -1,3 +1,5 @@
+import { RUN_CONCURRENCY_DEFAULT } from '@agentloop/orchestrator';
+
 /**
  * Defaults the launchers (embedded and the local cluster) add to the environment, where the
  * operator has not set the variable. What they are depends on one question: is this deployment
@@ -21,8 +23,6 @@ export function hasApiKeys(env: NodeJS.ProcessEnv): boolean {
   return (env.AGENTLOOP_API_KEYS ?? '').trim() !== '';
 }
 
-/** RUN_CONCURRENCY's default in the orchestrator (services/orchestrator/src/config.ts). */
-const RUN_CONCURRENCY_DEFAULT = 8;
 /** TENANT_MAX_ACTIVE_RUNS when API keys are set: far above a normal burst, far below what exhausts a queue. */
 export const MULTI_TENANT_MAX_ACTIVE_RUNS = 1000;
 

@@ -4,19 +4,30 @@ import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
 
+/** Default of RUN_CONCURRENCY (the launchers derive the per-tenant cap from it, apps/agentloop/src/defaults.ts). */
+export const RUN_CONCURRENCY_DEFAULT = 10_000;
+
 export const OrchestratorEnv = z.object({
   NATS_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   MYSQL_URL: z.string().optional(),
   LOG_LEVEL: z.string().default('info'),
-  /** Runs one worker process executes at once. */
-  RUN_CONCURRENCY: envInt(8, 1, 256),
+  /**
+   * Runs one worker process holds in flight at once, most of them waiting on their model (issue 9:
+   * 10,000). What bounds CPU-bound work is RUN_STEP_CONCURRENCY; see step-gate.ts.
+   */
+  RUN_CONCURRENCY: envInt(RUN_CONCURRENCY_DEFAULT, 1, 100_000),
+  /**
+   * Runs of one worker process executing their CPU-bound part (graph steps, tool calls,
+   * checkpoints) at once; a run waiting on its model holds no such slot. See step-gate.ts.
+   */
+  RUN_STEP_CONCURRENCY: envInt(8, 1, 1_024),
   /**
    * Runs of one tenant one worker process executes at once (0: no cap); a job over it is deferred
    * so other tenants' jobs go first. The launchers set half of RUN_CONCURRENCY when API keys are
    * configured (several tenants share the workers); see tenant-slots.ts.
    */
-  TENANT_MAX_CONCURRENT_RUNS: envInt(0, 0, 256),
+  TENANT_MAX_CONCURRENT_RUNS: envInt(0, 0, 100_000),
   /**
    * Bytes of run events kept for re-joining streams, all runs together (oldest dropped first).
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the

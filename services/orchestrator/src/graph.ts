@@ -44,6 +44,7 @@ import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf
 
 import { MAX_LOOPS_DEFAULT } from './limits.js';
 import { sharedToolCallIds, withUniqueToolCallIds } from './tool-call-ids.js';
+import type { StepLease } from './step-gate.js';
 
 /** The argument naming the file a tool writes, for tools whose approval depends on where it lands. */
 const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
@@ -131,6 +132,8 @@ export interface RunContext {
    * client's own `by` label.
    */
   apiKeyId?: string;
+  /** The run's slot of the worker's CPU gate (step-gate.ts): model calls are made without holding it. */
+  stepLease?: Pick<StepLease, 'idle'>;
 }
 
 export interface AgentGraphDeps {
@@ -276,7 +279,8 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const decision = resolveModelSlot({ node: 'compact', preference: null, messages, configured: ctx.router?.configured ?? new Set() });
     const resolved = pick(ctx, decision);
     const older = messages.slice(0, plan.splitAt);
-    const result = await summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: callOptions(resolved.model, meter.turn) });
+    const summarize = () => summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: callOptions(resolved.model, meter.turn) });
+    const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
     meter.record(result.usage);
     ctx.logger.info({ summarized: result.summarized, model: resolved.label, kept: messages.length - plan.splitAt }, 'conversation compacted');
     return { list: compactedMessages(messages, plan, result.summary), summarized: result.summarized };
@@ -358,7 +362,8 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
     const modelStarted = performance.now();
     const response = await withSpan(`model ${resolved.label}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason } }, async (span) => {
-      const r = await model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+      const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+      const r = await (ctx.stepLease ? ctx.stepLease.idle(call) : call());
       const u = (r as AIMessage).usage_metadata;
       if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
       return r;

@@ -1,5 +1,6 @@
 export { createOrchestrator, type Orchestrator, type OrchestratorDeps } from './service.js';
-export { loadOrchestratorConfig, OrchestratorEnv, type OrchestratorConfig } from './config.js';
+export { loadOrchestratorConfig, OrchestratorEnv, RUN_CONCURRENCY_DEFAULT, type OrchestratorConfig } from './config.js';
+export { StepGate, StepLease } from './step-gate.js';
 export { ModelRegistry, slotsFromEnv, MODEL_SLOTS, type ModelSlot, type SlotConfig, type ResolvedModel } from './models/registry.js';
 export { ScriptedChatModel, ScriptedTurn, ScriptedModelSpec, type ScriptedCallOptions } from './models/scripted.js';
 export {

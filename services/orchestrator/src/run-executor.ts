@@ -18,6 +18,7 @@ import { extractTraceContext, instruments, SpanKind, SpanStatusCode, withSpan, t
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
+import type { StepLease } from './step-gate.js';
 import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, isDelegationRequest, pendingDelegation, type DelegationLimits, type DelegationRequest } from './delegation.js';
 
 export interface RunExecutorDeps {
@@ -126,7 +127,7 @@ export class RunExecutor {
    * unreachable, e.g. while a server restarts) is rethrown so the queue tries again later and the
    * run resumes from its checkpoint — except on the last attempt, where the run ends as `error`.
    */
-  execute(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts = Number.POSITIVE_INFINITY): Promise<void> {
+  execute(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts = Number.POSITIVE_INFINITY, lease?: StepLease): Promise<void> {
     // One span per execution, in the trace of the request that created the run (or of the parent run).
     return withSpan(
       'agentloop.run',
@@ -135,11 +136,11 @@ export class RunExecutor {
         parent: extractTraceContext(job.traceparent),
         attributes: { 'agentloop.run_id': job.runId, 'agentloop.thread_id': job.threadId, 'agentloop.tenant': job.tenantId, 'agentloop.attempt': attempt, 'agentloop.delegated': !!job.delegation },
       },
-      (span) => this.executeRun(job, attempt, workerSignal, attempts, span),
+      (span) => this.executeRun(job, attempt, workerSignal, attempts, span, lease),
     );
   }
 
-  private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span): Promise<void> {
+  private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span, lease: StepLease | undefined): Promise<void> {
     const { store } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
     const existing = await store.getRun(job.tenantId, job.runId);
@@ -187,7 +188,7 @@ export class RunExecutor {
         }
       }
       await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
-      await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal }, log, span);
+      await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal, lease }, log, span);
     } finally {
       if (this.cancels.get(job.runId) === cancel) this.cancels.delete(job.runId);
     }
@@ -233,11 +234,13 @@ export class RunExecutor {
       resumeInput: GraphInput | undefined;
       /** Aborted when a client cancels the run. */
       cancel: AbortSignal;
+      /** The run's slot of the worker's CPU gate, given back while it waits on its model. */
+      lease?: StepLease | undefined;
     },
     log: Logger,
     span: Span,
   ): Promise<string> {
-    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel } = run;
+    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel, lease } = run;
     const { events } = this.deps;
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
     const signal = AbortSignal.any([timeout, workerSignal, cancel]);
@@ -277,6 +280,7 @@ export class RunExecutor {
         ephemeral: job.ephemeral,
         runConfig: config,
         apiKeyId: job.apiKeyId,
+        ...(lease ? { stepLease: lease } : {}),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));

@@ -11,6 +11,7 @@ import { SkillsClient } from './skills-client.js';
 import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 import { RunExecutor } from './run-executor.js';
 import { TenantSlots } from './tenant-slots.js';
+import { StepGate } from './step-gate.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
@@ -74,6 +75,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       },
     },
   });
+  const gate = new StepGate(deps.config.RUN_STEP_CONCURRENCY);
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
@@ -94,7 +96,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
           log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
         }
       });
-      worker = await deps.runs.process(runJobHandler(executor, log, new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS)), {
+      worker = await deps.runs.process(runJobHandler(executor, log, new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS), gate), {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,
@@ -108,12 +110,13 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         }, deps.config.RUN_SWEEP_INTERVAL_MS);
         sweeper.unref();
       }
-      log.info({ concurrency: deps.config.RUN_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
+      log.info({ concurrency: deps.config.RUN_CONCURRENCY, step_concurrency: deps.config.RUN_STEP_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
     },
     async stop() {
       // In-flight steps finish and are checkpointed; their runs are then handed back for another worker.
       clearInterval(sweeper);
       executor.drain();
+      gate.drain();
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);
       await cancels?.unsubscribe().catch(() => undefined);
