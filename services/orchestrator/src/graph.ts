@@ -45,6 +45,7 @@ import { addUsage, EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, usageOf
 import { MAX_LOOPS_DEFAULT } from './limits.js';
 import { sharedToolCallIds, withUniqueToolCallIds } from './tool-call-ids.js';
 import type { StepLease } from './step-gate.js';
+import { installLightRunContext } from './langchain-context.js';
 
 /** The argument naming the file a tool writes, for tools whose approval depends on where it lands. */
 const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
@@ -254,6 +255,8 @@ class CallMeter {
  * - finalize: when forced, answers pending tool calls (so history stays valid) and explains why it stopped.
  */
 export function buildAgentGraph(deps: AgentGraphDeps) {
+  // No LangSmith RunTree per runnable call while tracing is off (langchain-context.ts).
+  installLightRunContext();
   const language: PromptLanguage = deps.language ?? 'en';
   const texts = promptTexts(language);
   const history = parseHistoryOptions(deps.history ?? {});
