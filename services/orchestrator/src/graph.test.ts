@@ -427,3 +427,38 @@ describe('model routing in the agent node', () => {
     expect((out.messages.at(-1) as AIMessage).response_metadata).toMatchObject({ agentloop_model: 'scripted', agentloop_route: 'scripted' });
   });
 });
+
+describe('effect ledger', () => {
+  it('claims and records calls of side-effecting tools, and lets idempotent ones through without a store write', async () => {
+    const tools = { ...fakeTools(), isIdempotent: (name: string) => name === 'echo' };
+    const claimed: string[] = [];
+    const completed: string[] = [];
+    const ledger: NonNullable<AgentGraphDeps['ledger']> = {
+      async claimToolEffect(key) {
+        claimed.push(key.toolName);
+        return { created: true, effect: { ...key, state: 'started', content: null, isError: false, createdAt: new Date(), updatedAt: new Date() } } as never;
+      },
+      async restartToolEffect() {
+        throw new Error('not expected');
+      },
+      async completeToolEffect(_t, _r, _id, result) {
+        completed.push(result.content);
+        return { content: result.content, isError: result.isError } as never;
+      },
+    };
+    const ctx: RunContext = {
+      runId: 'r1',
+      tenantId: 't1',
+      threadId: 'th1',
+      model: { model: new ScriptedChatModel([{ tool_calls: [{ name: 'echo', args: { a: 1 } }, { name: 'boom', args: {} }] }, { content: 'done' }]), label: 'scripted', provider: 'scripted', modelId: 'scripted' },
+      logger: silentLogger(),
+      signal: new AbortController().signal,
+    };
+    const graph = buildAgentGraph({ tools, ledger, checkpointer: new MemorySaver(), runContext: () => ctx });
+    const out = await graph.invoke({ messages: [new HumanMessage('hi')], loops: 0, max_loops: 10 }, { configurable: { thread_id: 't1:th1', run_id: 'r1' } });
+    expect(tools.calls.map((c) => c.name).sort()).toEqual(['boom', 'echo']);
+    expect(claimed).toEqual(['boom']);
+    expect(completed).toEqual(['Error: Unexpected error: Error: kaboom']);
+    expect(out.messages.at(-1)!.content).toBe('done');
+  });
+});

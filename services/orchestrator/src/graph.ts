@@ -139,7 +139,7 @@ export interface RunContext {
 
 export interface AgentGraphDeps {
   tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute' | 'inspectPath'>>;
-  /** Effect ledger: when given, every bus tool call is recorded by (run, tool call id) and never re-executed on resume. */
+  /** Effect ledger: when given, every bus call of a side-effecting (non-idempotent) tool is recorded by (run, tool call id) and never re-executed on resume; idempotent tools skip it. */
   ledger?: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>;
   /** Resolves the context of the run a node executes for. */
   runContext: (runId: string) => RunContext | undefined;
@@ -595,11 +595,16 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
           subagent,
           ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
         };
+        // An idempotent tool may run again after a crash (that is what the flag says), so the ledger
+        // — a store write before and after the call — would buy it nothing: only side-effecting
+        // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
+        // side-effecting one needs).
+        const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
         const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
-          const r = deps.ledger
+          const r = deps.ledger && !idempotent
             ? await executeWithLedger(
                 deps.ledger,
-                { ...call, idempotent: deps.tools.isIdempotent?.(tc.name) ?? false },
+                { ...call, idempotent },
                 (c) => deps.tools.execute(c),
                 deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
                 deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
