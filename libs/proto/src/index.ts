@@ -3,6 +3,8 @@
  * scripts/gen-proto.sh (protobuf-es), plus helpers to map errors.
  */
 export { create, clone, toBinary, fromBinary, toJson, fromJson } from '@bufbuild/protobuf';
+export type { DescMessage, DescMethod, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+export type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
 export { ErrorSchema, type Error as WireError } from './gen/agentloop/v1/common_pb.js';
 export {
   ToolMetadataSchema,

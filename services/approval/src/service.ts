@@ -1,24 +1,21 @@
 import { readFileSync } from 'node:fs';
-import type { Bus, Subscription } from '@agentloop/bus';
+import { APPROVAL_RPC, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
 import type { Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
 import { DEFAULT_RULES_PATH, type ApprovalConfig } from './config.js';
 import { ApprovalRules, type Checker } from './rules.js';
-import { auditHandler } from './handlers/audit.js';
-import { checkHandler } from './handlers/check.js';
+import { listAudit } from './handlers/audit.js';
+import { check } from './handlers/check.js';
 import type { HandlerContext } from './handlers/common.js';
-import { recordHandler } from './handlers/record.js';
-import { verifyHandler } from './handlers/verify.js';
+import { record } from './handlers/record.js';
+import { verifyAudit } from './handlers/verify.js';
 
-export const APPROVAL_SUBJECTS = {
-  check: 'agentloop.approval.check',
-  record: 'agentloop.approval.record',
-  audit: 'agentloop.approval.audit',
-  verify: 'agentloop.approval.verify',
-} as const;
+/** This service's subjects, as declared once in APPROVAL_RPC (@agentloop/bus). */
+const SUBJECTS = subjectsOf(APPROVAL_RPC);
+export const APPROVAL_SUBJECTS = { check: SUBJECTS.check, record: SUBJECTS.record, audit: SUBJECTS.listAudit, verify: SUBJECTS.verifyAudit } as const;
 
 /** Queue group and NATS micro-service name. */
-export const APPROVAL_SERVICE = 'approval';
+export const APPROVAL_SERVICE = APPROVAL_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
 export const APPROVAL_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -73,16 +70,8 @@ export async function createApprovalService(deps: ApprovalDeps): Promise<Approva
     },
     async start() {
       if (subs.length > 0) return;
-      const opts = { queue: APPROVAL_SERVICE, version: APPROVAL_VERSION, description: 'AgentLoop tool approval rules and audit trail' };
-      try {
-        subs.push(await deps.bus.serve(APPROVAL_SUBJECTS.check, opts, checkHandler(ctx)));
-        subs.push(await deps.bus.serve(APPROVAL_SUBJECTS.record, opts, recordHandler(ctx)));
-        subs.push(await deps.bus.serve(APPROVAL_SUBJECTS.audit, opts, auditHandler(ctx)));
-        subs.push(await deps.bus.serve(APPROVAL_SUBJECTS.verify, opts, verifyHandler(ctx)));
-      } catch (err) {
-        await service.stop();
-        throw err;
-      }
+      const impl = { check: check(ctx), record: record(ctx), listAudit: listAudit(ctx), verifyAudit: verifyAudit(ctx) };
+      subs.push(await serveService(deps.bus, APPROVAL_RPC, impl, { logger, version: APPROVAL_VERSION, description: 'AgentLoop tool approval rules and audit trail' }));
       logger.info(
         { version: APPROVAL_VERSION, enabled: deps.config.APPROVAL_ENABLED && rules.enabled, rules: deps.rules ? '(given)' : rulesPath, checkers: rules.checkedTools },
         'approval serving',

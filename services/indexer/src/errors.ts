@@ -12,8 +12,5 @@ export class IndexerError extends AgentLoopError {
   }
 }
 
-/** A path as it may be shown: control characters escaped so a message stays on one line. */
-export function displayPath(p: string): string {
-  // eslint-disable-next-line no-control-regex
-  return p.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
+/** A path as it may be shown (control characters escaped): the workspace library's. */
+export { displayPath } from '@agentloop/workspace';

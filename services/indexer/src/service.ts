@@ -1,18 +1,17 @@
 import { readFileSync } from 'node:fs';
-import type { Bus, Subscription } from '@agentloop/bus';
+import { INDEXER_RPC, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
 import type { IndexerConfig } from './config.js';
 import { DocumentService } from './documents.js';
-import { readDocumentHandler } from './handlers/read.js';
-import { searchDocumentHandler } from './handlers/search.js';
+import { readDocument } from './handlers/read.js';
+import { searchDocument } from './handlers/search.js';
 
-export const INDEXER_SUBJECTS = {
-  read: 'agentloop.indexer.read',
-  search: 'agentloop.indexer.search',
-} as const;
+/** This service's subjects, as declared once in INDEXER_RPC (@agentloop/bus). */
+const SUBJECTS = subjectsOf(INDEXER_RPC);
+export const INDEXER_SUBJECTS = { read: SUBJECTS.readDocument, search: SUBJECTS.searchDocument } as const;
 
 /** Queue group and NATS micro-service name. */
-export const INDEXER_SERVICE = 'indexer';
+export const INDEXER_SERVICE = INDEXER_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
 export const INDEXER_VERSION: string = (
@@ -55,10 +54,9 @@ export function createIndexer({ bus, logger: baseLogger, config }: IndexerDeps):
         stopped = false;
       }
       await documents.init();
-      const opts = { queue: INDEXER_SERVICE, version: INDEXER_VERSION, description: 'AgentLoop document extraction and search' };
       try {
-        subs.push(await bus.serve(INDEXER_SUBJECTS.read, opts, readDocumentHandler(documents, logger)));
-        subs.push(await bus.serve(INDEXER_SUBJECTS.search, opts, searchDocumentHandler(documents, logger)));
+        const impl = { readDocument: readDocument(documents), searchDocument: searchDocument(documents) };
+        subs.push(await serveService(bus, INDEXER_RPC, impl, { logger, version: INDEXER_VERSION, description: 'AgentLoop document extraction and search' }));
       } catch (err) {
         await this.stop();
         throw err;

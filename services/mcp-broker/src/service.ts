@@ -1,20 +1,21 @@
 import { readFileSync } from 'node:fs';
-import type { Bus, Subscription } from '@agentloop/bus';
+import { MCP_TOOLS_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
-import { executeToolHandler } from './handlers/execute.js';
-import { listToolsHandler } from './handlers/list.js';
+import { executeTool } from './handlers/execute.js';
+import { listTools } from './handlers/list.js';
 import { McpPool, type McpServerStatus } from './pool.js';
 import { McpToolProvider } from './provider.js';
 import { mcpPathRedactor } from './redaction.js';
 
 /**
- * Subjects served (queue group `mcp-broker`), with the tool-runner's messages:
- * list: ListToolsRequest → ListToolsResponse; execute: ExecuteToolRequest → ExecuteToolResponse.
+ * Subjects served (queue group `mcp-broker`), with the tool-runner's messages (declared once in
+ * MCP_TOOLS_RPC of @agentloop/bus): list: ListToolsRequest → ListToolsResponse; execute:
+ * ExecuteToolRequest → ExecuteToolResponse.
  */
 export const MCP_SUBJECTS = {
-  toolsList: 'agentloop.mcp.tools.list',
-  toolsExecute: 'agentloop.mcp.tools.execute',
+  toolsList: MCP_TOOLS_RPC.methods.listTools.subject,
+  toolsExecute: MCP_TOOLS_RPC.methods.executeTool.subject,
 } as const;
 
 export const MCP_BROKER_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -74,10 +75,14 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
     status: () => pool.status(),
     async start() {
       if (subs.length > 0) return;
-      const opts = { queue: 'mcp-broker', version: MCP_BROKER_VERSION, description: 'AgentLoop MCP client pool: MCP servers as tools' };
+      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger) };
       subs = [
-        await deps.bus.serve(MCP_SUBJECTS.toolsList, opts, listToolsHandler(provider, logger)),
-        await deps.bus.serve(MCP_SUBJECTS.toolsExecute, opts, executeToolHandler(provider, logger)),
+        await serveService(deps.bus, MCP_TOOLS_RPC, impl, {
+          logger,
+          version: MCP_BROKER_VERSION,
+          description: 'AgentLoop MCP client pool: MCP servers as tools',
+          redact: (text) => redactor.redact(text),
+        }),
       ];
       logger.info({ servers: Object.keys(servers), configured: Object.keys(file.servers).length, lazy_startup: file.global.lazy_startup }, 'mcp-broker serving');
       if (!file.global.lazy_startup) {

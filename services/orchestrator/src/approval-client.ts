@@ -1,22 +1,6 @@
-import {
-  ApprovalAction,
-  CheckApprovalRequestSchema,
-  CheckApprovalResponseSchema,
-  DecisionKind,
-  RecordDecisionRequestSchema,
-  RecordDecisionResponseSchema,
-  RiskLevel,
-  create,
-  fromBinary,
-  toBinary,
-} from '@agentloop/proto';
-import { Headers, type Bus } from '@agentloop/bus';
+import { Approval, ApprovalAction, DecisionKind, RiskLevel } from '@agentloop/proto';
+import { serviceClient, type Bus } from '@agentloop/bus';
 import { errorMessage } from '@agentloop/core';
-
-export const APPROVAL_CLIENT_SUBJECTS = {
-  check: 'agentloop.approval.check',
-  record: 'agentloop.approval.record',
-} as const;
 
 export type ApprovalActionName = 'allow' | 'require_approval' | 'deny';
 export type RiskLevelName = 'low' | 'medium' | 'high' | 'critical' | 'unspecified';
@@ -98,13 +82,17 @@ export class ApprovalUnavailableError extends Error {
  * closed: when no verdict can be obtained the caller must not run the tool.
  */
 export class ApprovalClient {
+  private readonly approval;
+
   constructor(
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly opts: { timeoutMs?: number } = {},
-  ) {}
+  ) {
+    this.approval = serviceClient(bus, Approval);
+  }
 
   async check(call: ApprovalCall): Promise<ApprovalVerdict> {
-    const req = create(CheckApprovalRequestSchema, {
+    const req = {
       tenantId: call.tenantId,
       threadId: call.threadId,
       runId: call.runId,
@@ -114,16 +102,11 @@ export class ApprovalClient {
       subagent: call.subagent ?? false,
       precedingText: tail(call.precedingText ?? '', PRECEDING_TEXT_MAX_CHARS),
       resolvedPaths: call.resolvedPaths ?? {},
-    });
+    };
     let res;
     try {
-      const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, req), {
-        timeoutMs: this.opts.timeoutMs ?? 5_000,
-        headers: { [Headers.tenant]: call.tenantId },
-        // A verdict has no side effect: resend it when the connection drops (e.g. a NATS restart).
-        idempotent: true,
-      });
-      res = fromBinary(CheckApprovalResponseSchema, reply.data);
+      // A verdict has no side effect: APPROVAL_RPC resends it when the connection drops (e.g. a NATS restart).
+      res = await this.approval.check(req, { timeoutMs: this.opts.timeoutMs, tenantId: call.tenantId });
     } catch (err) {
       throw new ApprovalUnavailableError(`the approval service did not answer (${errorMessage(err)})`, { cause: err });
     }
@@ -140,7 +123,7 @@ export class ApprovalClient {
    * answered, from the authenticated resume (omit it for the rules' own denials).
    */
   async record(call: ApprovalCall, verdict: ApprovalVerdict, decision: HumanDecision, decidedBy: string, comment = '', approver?: ApproverIdentity): Promise<void> {
-    const req = create(RecordDecisionRequestSchema, {
+    const req = {
       tenantId: call.tenantId,
       threadId: call.threadId,
       runId: call.runId,
@@ -155,14 +138,9 @@ export class ApprovalClient {
       comment,
       approverTenantId: approver?.tenantId ?? '',
       approverKeyId: approver?.keyId ?? '',
-    });
-    const reply = await this.bus.request(APPROVAL_CLIENT_SUBJECTS.record, toBinary(RecordDecisionRequestSchema, req), {
-      timeoutMs: this.opts.timeoutMs ?? 5_000,
-      headers: { [Headers.tenant]: call.tenantId },
-      // Recording is deduplicated per (run, tool call): safe to resend.
-      idempotent: true,
-    });
-    const res = fromBinary(RecordDecisionResponseSchema, reply.data);
+    };
+    // Recording is deduplicated per (run, tool call): APPROVAL_RPC resends it when the connection drops.
+    const res = await this.approval.record(req, { timeoutMs: this.opts.timeoutMs, tenantId: call.tenantId });
     if (res.error) throw new Error(`approval decision not recorded: ${res.error.message}`);
   }
 }

@@ -37,7 +37,7 @@ describe('light LangChain run context (no RunTree per call while tracing is off)
     const config = { configurable: { thread_id: 't1' } };
     const first = await graph.invoke({ answer: '' }, config);
     expect(isInterrupted(first)).toBe(true);
-    expect((first as Record<string, Array<{ value: unknown }>>)[INTERRUPT]![0]!.value).toBe('approve?');
+    expect((first as unknown as Record<string, Array<{ value: unknown }>>)[INTERRUPT]![0]!.value).toBe('approve?');
     const second = await graph.invoke(new Command({ resume: 'yes' }), config);
     expect(second.answer).toBe('yes');
   });

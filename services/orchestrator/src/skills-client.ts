@@ -1,7 +1,5 @@
-import { Headers, type Bus } from '@agentloop/bus';
-import { ListSkillsRequestSchema, ListSkillsResponseSchema, LoadSkillRequestSchema, LoadSkillResponseSchema, create, fromBinary, toBinary } from '@agentloop/proto';
-
-export const SKILLS_CLIENT_SUBJECTS = { list: 'agentloop.skills.list', load: 'agentloop.skills.load' } as const;
+import { serviceClient, type Bus } from '@agentloop/bus';
+import { SkillSandbox } from '@agentloop/proto';
 
 /**
  * The orchestrator's side of the skill sandbox for @mentions (seed 001 §2.4): which skill ids a
@@ -10,22 +8,21 @@ export const SKILLS_CLIENT_SUBJECTS = { list: 'agentloop.skills.list', load: 'ag
  */
 export class SkillsClient {
   private readonly cache = new Map<string, { at: number; names: ReadonlySet<string> }>();
+  private readonly skills;
 
   constructor(
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly opts: { timeoutMs?: number; cacheMs?: number } = {},
-  ) {}
+  ) {
+    this.skills = serviceClient(bus, SkillSandbox);
+  }
 
   async names(tenantId: string): Promise<ReadonlySet<string>> {
     const hit = this.cache.get(tenantId);
     if (hit && Date.now() - hit.at < (this.opts.cacheMs ?? 10_000)) return hit.names;
     let names: ReadonlySet<string>;
     try {
-      const reply = await this.bus.request(SKILLS_CLIENT_SUBJECTS.list, toBinary(ListSkillsRequestSchema, create(ListSkillsRequestSchema, { tenantId })), {
-        timeoutMs: this.opts.timeoutMs ?? 3_000,
-        headers: { [Headers.tenant]: tenantId },
-      });
-      const res = fromBinary(ListSkillsResponseSchema, reply.data);
+      const res = await this.skills.listSkills({ tenantId }, { timeoutMs: this.opts.timeoutMs, tenantId });
       names = new Set(res.error ? [] : res.skills.map((s) => s.id));
     } catch {
       names = new Set();
@@ -37,11 +34,7 @@ export class SkillsClient {
 
   /** Links a skill into a workspace; returns its document path, or throws with the sandbox's reason. */
   async load(tenantId: string, threadId: string, skillId: string): Promise<string> {
-    const reply = await this.bus.request(SKILLS_CLIENT_SUBJECTS.load, toBinary(LoadSkillRequestSchema, create(LoadSkillRequestSchema, { tenantId, threadId, skillId })), {
-      timeoutMs: this.opts.timeoutMs ?? 10_000,
-      headers: { [Headers.tenant]: tenantId },
-    });
-    const res = fromBinary(LoadSkillResponseSchema, reply.data);
+    const res = await this.skills.loadSkill({ tenantId, threadId, skillId }, { timeoutMs: this.opts.timeoutMs, tenantId });
     if (res.error) throw new Error(res.error.message);
     return res.docPath;
   }

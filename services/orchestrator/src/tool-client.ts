@@ -1,42 +1,36 @@
-import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema, ListToolsRequestSchema, ListToolsResponseSchema, WorkspaceRequestSchema, WorkspaceRequest_Action, WorkspaceResponseSchema, type ToolSpec } from '@agentloop/proto';
-import { Headers, type Bus } from '@agentloop/bus';
+import { ToolRunner, WorkspaceRequest_Action, type ToolSpec } from '@agentloop/proto';
+import {
+  Headers,
+  MCP_TOOLS_RPC,
+  SKILL_TOOLS_RPC,
+  TOOL_RUNNER_RPC,
+  serviceClient,
+  type Bus,
+  type ServiceBinding,
+  type ServiceClient,
+  type ServiceShape,
+} from '@agentloop/bus';
 import { TimeoutError, UnavailableError, errorMessage } from '@agentloop/core';
 
-export const TOOL_SUBJECTS = {
-  list: 'agentloop.tools.list',
-  execute: 'agentloop.tools.execute',
-  workspace: 'agentloop.tools.workspace',
-} as const;
+type ToolProtocol = 'listTools' | 'executeTool';
 
 /**
  * A service that offers tools over the tool protocol (ListTools / ExecuteTool): the tool-runner,
- * and beside it the skill sandbox (`skill`, `run_skill_script`) — later the MCP broker.
+ * and beside it the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
  */
 export interface ToolProvider {
   name: string;
-  listSubject: string;
-  executeSubject: string;
+  /** Its subjects and deadlines (@agentloop/bus services.ts). */
+  rpc: ServiceBinding<ServiceShape<typeof ToolRunner>, ToolProtocol>;
   /** Answers replay-only / re-execute requests from its replay log (only the tool-runner does). */
   replays: boolean;
   /** The model still works when this provider is absent (its tools are just not offered). */
   optional: boolean;
 }
 
-export const TOOL_RUNNER_PROVIDER: ToolProvider = { name: 'tool-runner', listSubject: TOOL_SUBJECTS.list, executeSubject: TOOL_SUBJECTS.execute, replays: true, optional: false };
-export const SKILLS_PROVIDER: ToolProvider = {
-  name: 'skill-sandbox',
-  listSubject: 'agentloop.skills.tools.list',
-  executeSubject: 'agentloop.skills.tools.execute',
-  replays: false,
-  optional: true,
-};
-export const MCP_PROVIDER: ToolProvider = {
-  name: 'mcp-broker',
-  listSubject: 'agentloop.mcp.tools.list',
-  executeSubject: 'agentloop.mcp.tools.execute',
-  replays: false,
-  optional: true,
-};
+export const TOOL_RUNNER_PROVIDER: ToolProvider = { name: 'tool-runner', rpc: TOOL_RUNNER_RPC, replays: true, optional: false };
+export const SKILLS_PROVIDER: ToolProvider = { name: 'skill-sandbox', rpc: SKILL_TOOLS_RPC, replays: false, optional: true };
+export const MCP_PROVIDER: ToolProvider = { name: 'mcp-broker', rpc: MCP_TOOLS_RPC, replays: false, optional: true };
 
 /** A workspace file as the tool-runner lists it. */
 export interface WorkspaceFileInfo {
@@ -93,12 +87,17 @@ export class ToolClient {
   /** Which provider offered each tool name in the latest listings. */
   private readonly owner = new Map<string, ToolProvider>();
   private readonly providers: readonly ToolProvider[];
+  /** One typed client per provider, in the order of `providers`. */
+  private readonly clients: ReadonlyMap<ToolProvider, ServiceClient<ServiceShape<typeof ToolRunner>, ToolProtocol>>;
+  private readonly runner: ServiceClient<ServiceShape<typeof ToolRunner>>;
 
   constructor(
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly opts: { callTimeoutMs: number; listTimeoutMs?: number; listCacheMs?: number; providers?: readonly ToolProvider[] },
   ) {
     this.providers = opts.providers ?? [TOOL_RUNNER_PROVIDER];
+    this.clients = new Map(this.providers.map((p) => [p, serviceClient(bus, p.rpc)]));
+    this.runner = serviceClient(bus, ToolRunner);
   }
 
   /**
@@ -115,9 +114,8 @@ export class ToolClient {
     if (hit && now - hit.at < (this.opts.listCacheMs ?? 5_000)) return hit.tools;
     // Every provider is asked in parallel; the first one listing a name owns it. An optional
     // provider that does not answer only means its tools are not offered this time.
-    const body = toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, request.wire));
     const replies = await Promise.allSettled(
-      this.providers.map((p) => this.bus.request(p.listSubject, body, { timeoutMs: this.opts.listTimeoutMs ?? 5_000, headers: { [Headers.tenant]: tenantId } })),
+      this.providers.map((p) => this.clients.get(p)!.listTools(request.wire, { timeoutMs: this.opts.listTimeoutMs ?? 5_000, tenantId })),
     );
     const tools: ToolSpec[] = [];
     const seen = new Set<string>();
@@ -127,7 +125,7 @@ export class ToolClient {
         if (!provider.optional) throw r.reason;
         return;
       }
-      for (const t of fromBinary(ListToolsResponseSchema, r.value.data).tools) {
+      for (const t of r.value.tools) {
         if (seen.has(t.name)) continue;
         seen.add(t.name);
         tools.push(t);
@@ -142,15 +140,12 @@ export class ToolClient {
 
   /** Creates the workspace; with `runId`, the tool-runner also records what outputs/ holds at the run's first start. */
   async ensureWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000, runId = ''): Promise<void> {
-    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.ENSURE, runId });
-    const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: tenantId } });
-    const res = fromBinary(WorkspaceResponseSchema, reply.data);
+    const res = await this.runner.workspace({ tenantId, threadId, action: WorkspaceRequest_Action.ENSURE, runId }, { timeoutMs, tenantId });
     if (res.error) throw new Error(`Workspace for thread ${threadId} could not be prepared: ${res.error.message}`);
   }
 
   async deleteWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000): Promise<void> {
-    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.DELETE });
-    await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: tenantId } });
+    await this.runner.workspace({ tenantId, threadId, action: WorkspaceRequest_Action.DELETE }, { timeoutMs, tenantId });
   }
 
   /**
@@ -162,7 +157,7 @@ export class ToolClient {
     threadId: string,
     opts: { folders?: readonly string[]; runId?: string; modifiedSinceMs?: number; maxFiles?: number; timeoutMs?: number } = {},
   ): Promise<{ files: WorkspaceFileInfo[]; truncated: boolean }> {
-    const req = create(WorkspaceRequestSchema, {
+    const req = {
       tenantId,
       threadId,
       action: WorkspaceRequest_Action.LIST,
@@ -170,9 +165,8 @@ export class ToolClient {
       modifiedSinceMs: BigInt(Math.max(0, Math.floor(opts.modifiedSinceMs ?? 0))),
       maxFiles: opts.maxFiles ?? 0,
       runId: opts.runId ?? '',
-    });
-    const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: opts.timeoutMs ?? 10_000, headers: { [Headers.tenant]: tenantId } });
-    const res = fromBinary(WorkspaceResponseSchema, reply.data);
+    };
+    const res = await this.runner.workspace(req, { timeoutMs: opts.timeoutMs ?? 10_000, tenantId });
     if (res.error) throw new Error(`Files of thread ${threadId} could not be listed: ${res.error.message}`);
     return {
       truncated: res.truncated,
@@ -192,9 +186,8 @@ export class ToolClient {
     filePath: string,
     opts: { tailBytes?: number; timeoutMs?: number } = {},
   ): Promise<{ relativePath: string; exists: boolean; tail: string } | { refused: string }> {
-    const req = create(WorkspaceRequestSchema, { tenantId, threadId, action: WorkspaceRequest_Action.INSPECT, path: filePath, tailBytes: opts.tailBytes ?? 0 });
-    const reply = await this.bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: opts.timeoutMs ?? 5_000, headers: { [Headers.tenant]: tenantId } });
-    const res = fromBinary(WorkspaceResponseSchema, reply.data);
+    const req = { tenantId, threadId, action: WorkspaceRequest_Action.INSPECT, path: filePath, tailBytes: opts.tailBytes ?? 0 };
+    const res = await this.runner.workspace(req, { timeoutMs: opts.timeoutMs ?? 5_000, tenantId });
     if (res.error || res.relativePath === '') return { refused: res.error?.message || 'the path could not be resolved' };
     return { relativePath: res.relativePath, exists: res.exists, tail: res.tail };
   }
@@ -231,7 +224,7 @@ export class ToolClient {
 
   async execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
     const provider = this.providerOf(call.name);
-    const req = create(ExecuteToolRequestSchema, {
+    const req = {
       tenantId: call.tenantId,
       // The wire's thread_id names the workspace; the ledger keeps the caller's own thread.
       threadId: call.workspaceThreadId || call.threadId,
@@ -241,19 +234,14 @@ export class ToolClient {
       argsJson: JSON.stringify(call.args ?? {}),
       onDemand: call.onDemand ?? false,
       subagent: call.subagent ?? false,
-    });
+    };
     const headers: Record<string, string> = {
-      [Headers.tenant]: call.tenantId,
       [Headers.idempotencyKey]: `${call.runId}:${call.toolCallId}`,
       ...extraHeaders,
     };
     if (traceparent) headers[Headers.traceparent] = traceparent;
     try {
-      const reply = await this.bus.request(provider.executeSubject, toBinary(ExecuteToolRequestSchema, req), {
-        timeoutMs: this.opts.callTimeoutMs,
-        headers,
-      });
-      const res = fromBinary(ExecuteToolResponseSchema, reply.data);
+      const res = await this.clients.get(provider)!.executeTool(req, { timeoutMs: this.opts.callTimeoutMs, tenantId: call.tenantId, headers });
       if (res.error) {
         const content = res.content.startsWith('Error:') ? res.content : `Error: ${res.error.message}`;
         return { content, isError: true, errorCode: res.error.code };

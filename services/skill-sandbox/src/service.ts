@@ -2,40 +2,43 @@ import { randomUUID } from 'node:crypto';
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import type { Bus, Subscription } from '@agentloop/bus';
+import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import type { Skill } from '@agentloop/skills';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { SkillCatalog, type ReloadResult } from './catalog.js';
 import { DEFAULT_SKILLS_CONFIG, DEFAULT_SKILLS_ROOT, type SkillSandboxConfig } from './config.js';
 import { DependencyInstaller } from './dependencies.js';
-import { executeToolHandler } from './handlers/execute-tool.js';
-import { listSkillsHandler } from './handlers/list-skills.js';
-import { listToolsHandler } from './handlers/list-tools.js';
-import { loadSkillHandler } from './handlers/load-skill.js';
-import { reloadBroadcastHandler, reloadSkillsHandler } from './handlers/reload.js';
+import { executeTool } from './handlers/execute-tool.js';
+import { listSkills } from './handlers/list-skills.js';
+import { listTools } from './handlers/list-tools.js';
+import { loadSkillMethod } from './handlers/load-skill.js';
+import { reloadBroadcastHandler, reloadSkills } from './handlers/reload.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
 import { SkillTools } from './tools.js';
 
-/** NATS subjects of the skill sandbox (queue group SKILL_SANDBOX_SERVICE, except the broadcast). */
+/**
+ * NATS subjects of the skill sandbox (queue group SKILL_SANDBOX_SERVICE, except the broadcast): its RPCs'
+ * as declared once in SKILL_SANDBOX_RPC and SKILL_TOOLS_RPC (@agentloop/bus), and its reload broadcast.
+ */
 export const SKILL_SUBJECTS = {
   /** ListSkillsRequest → ListSkillsResponse. */
-  list: 'agentloop.skills.list',
+  list: SKILL_SANDBOX_RPC.methods.listSkills.subject,
   /** LoadSkillRequest → LoadSkillResponse. */
-  load: 'agentloop.skills.load',
+  load: SKILL_SANDBOX_RPC.methods.loadSkill.subject,
   /** ReloadSkillsRequest → ReloadSkillsResponse. */
-  reload: 'agentloop.skills.reload',
+  reload: SKILL_SANDBOX_RPC.methods.reloadSkills.subject,
   /** ReloadSkillsRequest, published to every replica (no queue group, no reply). */
-  reloadBroadcast: 'agentloop.skills.reload.broadcast',
+  reloadBroadcast: `${SKILL_SANDBOX_RPC.methods.reloadSkills.subject}.broadcast`,
   /** Tool protocol: ListToolsRequest → ListToolsResponse. */
-  toolsList: 'agentloop.skills.tools.list',
+  toolsList: SKILL_TOOLS_RPC.methods.listTools.subject,
   /** Tool protocol: ExecuteToolRequest → ExecuteToolResponse. */
-  toolsExecute: 'agentloop.skills.tools.execute',
+  toolsExecute: SKILL_TOOLS_RPC.methods.executeTool.subject,
 } as const;
 
 /** Queue group and NATS micro-service name. */
-export const SKILL_SANDBOX_SERVICE = 'skill-sandbox';
+export const SKILL_SANDBOX_SERVICE = SKILL_SANDBOX_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
 export const SKILL_SANDBOX_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -135,13 +138,16 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       if (!capabilities.unshare && config.SKILL_SCRIPT_ISOLATION === 'auto') {
         logger.warn('namespaces are not available: skill scripts can reach the network and read this service\'s process environment (/proc)');
       }
-      const opts = { queue: SKILL_SANDBOX_SERVICE, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts' };
+      // No host path leaves the sandbox: every error message is redacted too.
+      const opts = { logger, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts', redact: (text: string) => redaction.base.redact(text) };
       try {
-        subs.push(await bus.serve(SKILL_SUBJECTS.list, opts, listSkillsHandler(catalog, logger, redaction.base)));
-        subs.push(await bus.serve(SKILL_SUBJECTS.load, opts, loadSkillHandler({ catalog, workspaces, dependencies, redaction, logger })));
-        subs.push(await bus.serve(SKILL_SUBJECTS.toolsList, opts, listToolsHandler(tools, logger)));
-        subs.push(await bus.serve(SKILL_SUBJECTS.toolsExecute, opts, executeToolHandler(tools, logger)));
-        subs.push(await bus.serve(SKILL_SUBJECTS.reload, opts, reloadSkillsHandler({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast })));
+        const skills = {
+          listSkills: listSkills(catalog),
+          loadSkill: loadSkillMethod({ catalog, workspaces, dependencies, redaction, logger }),
+          reloadSkills: reloadSkills({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast }),
+        };
+        subs.push(await serveService(bus, SKILL_SANDBOX_RPC, skills, opts));
+        subs.push(await serveService(bus, SKILL_TOOLS_RPC, { listTools: listTools(tools, logger), executeTool: executeTool(tools) }, opts));
         subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler({ reload, logger, replica })));
       } catch (err) {
         await this.stop();

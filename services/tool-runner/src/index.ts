@@ -54,4 +54,4 @@ export {
 } from './errors.js';
 export { builtinTools, type BuiltinToolOptions } from './tools/index.js';
 export type { DocumentReader } from './tools/read-file.js';
-export { createSearchFileTool, indexerDocumentReader, INDEXER_SUBJECTS as INDEXER_CLIENT_SUBJECTS, type IndexerClientOptions } from './tools/documents.js';
+export { createSearchFileTool, indexerDocumentReader, type IndexerClientOptions } from './tools/documents.js';

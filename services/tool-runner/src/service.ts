@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Bus, Subscription } from '@agentloop/bus';
+import { TOOL_RUNNER_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { newId, type Logger } from '@agentloop/core';
 import type { ToolRunnerConfig } from './config.js';
 import { ToolExecutor } from './executor.js';
-import { executeToolHandler } from './handlers/execute.js';
-import { listToolsHandler } from './handlers/list.js';
-import { reloadBroadcastHandler, reloadToolsHandler } from './handlers/reload.js';
-import { workspaceHandler } from './handlers/workspace.js';
+import { executeTool } from './handlers/execute.js';
+import { listTools } from './handlers/list.js';
+import { reloadBroadcastHandler, reloadTools } from './handlers/reload.js';
+import { manageWorkspace } from './handlers/workspace.js';
 import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
@@ -17,18 +17,19 @@ import type { DocumentReader } from './tools/read-file.js';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { ReplayLog } from './replay-log.js';
 
+/** This service's subjects: its RPCs' (declared once, in TOOL_RUNNER_RPC of @agentloop/bus) and its reload broadcast. */
 export const TOOL_SUBJECTS = {
-  list: 'agentloop.tools.list',
-  execute: 'agentloop.tools.execute',
-  workspace: 'agentloop.tools.workspace',
+  list: TOOL_RUNNER_RPC.methods.listTools.subject,
+  execute: TOOL_RUNNER_RPC.methods.executeTool.subject,
+  workspace: TOOL_RUNNER_RPC.methods.workspace.subject,
   /** Request (queue group): one replica answers and re-publishes on `reloadBroadcast`. */
-  reload: 'agentloop.tools.reload',
-  /** Plain subscription on every replica (no queue group). */
-  reloadBroadcast: 'agentloop.tools.reload.broadcast',
+  reload: TOOL_RUNNER_RPC.methods.reloadTools.subject,
+  /** Plain subscription on every replica (no queue group): ReloadToolsRequest. */
+  reloadBroadcast: `${TOOL_RUNNER_RPC.methods.reloadTools.subject}.broadcast`,
 } as const;
 
 /** Queue group and NATS micro-service name. */
-export const TOOL_RUNNER_SERVICE = 'tool-runner';
+export const TOOL_RUNNER_SERVICE = TOOL_RUNNER_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
 export const TOOL_RUNNER_VERSION: string = (
@@ -121,13 +122,21 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
         booted = true;
       }
       await workspaces.init();
-      const opts = { queue: TOOL_RUNNER_SERVICE, version: TOOL_RUNNER_VERSION, description: 'AgentLoop tools and workspaces' };
       const reloadDeps = { loader, bus, logger, replica, broadcastSubject: TOOL_SUBJECTS.reloadBroadcast };
       try {
-        subs.push(await bus.serve(TOOL_SUBJECTS.list, opts, listToolsHandler(registry)));
-        subs.push(await bus.serve(TOOL_SUBJECTS.execute, opts, executeToolHandler(executor, logger, new ReplayLog(workspaces))));
-        subs.push(await bus.serve(TOOL_SUBJECTS.workspace, opts, workspaceHandler(workspaces, logger)));
-        subs.push(await bus.serve(TOOL_SUBJECTS.reload, opts, reloadToolsHandler(reloadDeps)));
+        subs.push(
+          await serveService(
+            bus,
+            TOOL_RUNNER_RPC,
+            {
+              listTools: listTools(registry),
+              executeTool: executeTool(executor, logger, new ReplayLog(workspaces)),
+              workspace: manageWorkspace(workspaces, logger),
+              reloadTools: reloadTools(reloadDeps),
+            },
+            { logger, version: TOOL_RUNNER_VERSION, description: 'AgentLoop tools and workspaces', redact: (text) => workspaces.redact(text) },
+          ),
+        );
         subs.push(await bus.subscribe(TOOL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler(reloadDeps)));
       } catch (err) {
         await this.stop();

@@ -1,9 +1,8 @@
-import type { RequestHandler } from '@agentloop/bus';
-import { ApprovalAction, CheckApprovalRequestSchema, CheckApprovalResponseSchema, create, toBinary, type CheckApprovalResponse } from '@agentloop/proto';
+import { ApprovalAction } from '@agentloop/proto';
 import { instruments } from '@agentloop/telemetry';
 import { ApprovalError } from '../errors.js';
 import type { Action, Verdict } from '../rules.js';
-import { argsSha256Paced, checkTenant, decode, parseArgs, RISK_WIRE, toWire, type HandlerContext } from './common.js';
+import { argsSha256Paced, parseArgs, requireTenant, RISK_WIRE, type ApprovalMethod, type HandlerContext } from './common.js';
 
 const ACTION_WIRE: Record<Action, ApprovalAction> = {
   allow: ApprovalAction.ALLOW,
@@ -13,28 +12,20 @@ const ACTION_WIRE: Record<Action, ApprovalAction> = {
 
 const DISABLED: Verdict = { action: 'allow', reason: 'Approval is disabled (APPROVAL_ENABLED=false)', risk: 'unspecified', rule: 'disabled' };
 
-/** `agentloop.approval.check`: the rules' verdict on one tool call. Always replies; failures are in `error`. */
-export function checkHandler(ctx: HandlerContext): RequestHandler {
-  return async (msg) => {
-    let res: CheckApprovalResponse;
-    let log = ctx.logger;
-    try {
-      const req = decode(CheckApprovalRequestSchema, msg.data);
-      const tenant = checkTenant(msg, req.tenantId);
-      log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
-      if (req.toolName.trim() === '') throw new ApprovalError('INVALID_ARGUMENT', 'tool_name is required');
-      const args = parseArgs(req.argsJson);
-      const v = ctx.enabled ? await ctx.rules().check(req.toolName, args, { precedingText: req.precedingText, resolvedPaths: req.resolvedPaths }) : DISABLED;
-      instruments().approvals.add(1, { verdict: v.action, 'agentloop.tool': req.toolName });
-      // The argument values may hold secrets: only their hash is logged.
-      log[v.action === 'allow' ? 'debug' : 'info'](
-        { tool: req.toolName, tool_call_id: req.toolCallId, subagent: req.subagent, action: v.action, rule: v.rule, risk: v.risk, args_sha256: await argsSha256Paced(args) },
-        v.action === 'allow' ? 'tool call allowed' : 'tool call needs a decision',
-      );
-      res = create(CheckApprovalResponseSchema, { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule });
-    } catch (err) {
-      res = create(CheckApprovalResponseSchema, { error: toWire(err, log, 'check') });
-    }
-    return toBinary(CheckApprovalResponseSchema, res);
+/** Check (`agentloop.approval.check`): the rules' verdict on one tool call. Always replies; failures are in `error`. */
+export function check(ctx: HandlerContext): ApprovalMethod<'check'> {
+  return async (req, call) => {
+    const tenant = requireTenant(call.tenantId);
+    const log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
+    if (req.toolName.trim() === '') throw new ApprovalError('INVALID_ARGUMENT', 'tool_name is required');
+    const args = parseArgs(req.argsJson);
+    const v = ctx.enabled ? await ctx.rules().check(req.toolName, args, { precedingText: req.precedingText, resolvedPaths: req.resolvedPaths }) : DISABLED;
+    instruments().approvals.add(1, { verdict: v.action, 'agentloop.tool': req.toolName });
+    // The argument values may hold secrets: only their hash is logged.
+    log[v.action === 'allow' ? 'debug' : 'info'](
+      { tool: req.toolName, tool_call_id: req.toolCallId, subagent: req.subagent, action: v.action, rule: v.rule, risk: v.risk, args_sha256: await argsSha256Paced(args) },
+      v.action === 'allow' ? 'tool call allowed' : 'tool call needs a decision',
+    );
+    return { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule };
   };
 }

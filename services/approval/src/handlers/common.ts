@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Headers, type BusMessage } from '@agentloop/bus';
-import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
-import { AuditEntrySchema, DecisionKind, ErrorSchema, RiskLevel, create, fromBinary, type AuditEntry as WireAuditEntry, type WireError } from '@agentloop/proto';
-import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
+import type { MethodImpl, ServiceShape } from '@agentloop/bus';
+import { errorMessage, type Logger } from '@agentloop/core';
+import { AuditEntrySchema, DecisionKind, RiskLevel, create, type Approval, type AuditEntry as WireAuditEntry } from '@agentloop/proto';
 import type { AuditDecision, AuditEntry, AuditRiskLevel, Store } from '@agentloop/store';
 import { ApprovalError } from '../errors.js';
 import type { ApprovalRules, Risk } from '../rules.js';
+
+/** A handler of an Approval RPC (decoding, tenant agreement and the error channel: APPROVAL_RPC in @agentloop/bus). */
+export type ApprovalMethod<K extends keyof ServiceShape<typeof Approval> & string> = MethodImpl<ServiceShape<typeof Approval>, K>;
 
 /** What every handler works with. `rules()` is read per request, so a reload applies to the next one. */
 export interface HandlerContext {
@@ -16,24 +18,10 @@ export interface HandlerContext {
   enabled: boolean;
 }
 
-/** Decodes a request; bytes that are not the expected message are the caller's error. */
-export function decode<D extends DescMessage>(schema: D, data: Uint8Array): MessageShape<D> {
-  try {
-    return fromBinary(schema, data);
-  } catch (err) {
-    throw new ApprovalError('INVALID_ARGUMENT', `Invalid ${schema.name}: ${errorMessage(err)}`);
-  }
-}
-
 const TENANT = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-/** The caller's tenant: the body's, which must agree with the tenant header when both are set. */
-export function checkTenant(msg: BusMessage, bodyTenant: string): string {
-  const header = msg.headers[Headers.tenant];
-  if (bodyTenant && header && bodyTenant !== header) {
-    throw new ApprovalError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
-  }
-  const tenant = bodyTenant || header || '';
+/** The caller's tenant (the body's or else the header's; the server checked that they agree): required, of a safe shape. */
+export function requireTenant(tenant: string): string {
   if (tenant === '') throw new ApprovalError('INVALID_ARGUMENT', 'tenant_id is required');
   if (!TENANT.test(tenant)) {
     throw new ApprovalError('INVALID_ARGUMENT', `Invalid tenant_id ${JSON.stringify(tenant.slice(0, 140))}: expected 1-128 characters of A-Z a-z 0-9 _ . : -`);
@@ -198,18 +186,4 @@ export function toWireEntry(e: AuditEntry): WireAuditEntry {
     prevHash: e.prevHash,
     hash: e.hash,
   });
-}
-
-/**
- * Local error → proto Error. Our own errors travel as they are; anything else
- * (the database is down, a bug) is logged and reported as INTERNAL, retryable:
- * the request itself was valid.
- */
-export function toWire(err: unknown, logger: Logger, what: string): WireError {
-  if (err instanceof AgentLoopError) {
-    logger.info({ code: err.code }, `${what} refused: ${err.message}`);
-    return create(ErrorSchema, { code: err.code, message: err.message, retryable: err.retryable });
-  }
-  logger.error({ err: errorMessage(err) }, `${what} failed unexpectedly`);
-  return create(ErrorSchema, { code: 'INTERNAL', message: `The approval service failed: ${errorMessage(err)}`, retryable: true });
 }

@@ -1,8 +1,6 @@
-import type { RequestHandler } from '@agentloop/bus';
-import { RecordDecisionRequestSchema, RecordDecisionResponseSchema, create, toBinary, type RecordDecisionResponse } from '@agentloop/proto';
 import { instruments } from '@agentloop/telemetry';
 import { ApprovalError } from '../errors.js';
-import { argsSha256Paced, checkTenant, decisionName, decode, parseArgs, requireId, riskName, toWire, toWireEntry, type HandlerContext } from './common.js';
+import { argsSha256Paced, decisionName, parseArgs, requireId, requireTenant, riskName, toWireEntry, type ApprovalMethod, type HandlerContext } from './common.js';
 
 /** An approver key id as the gateway makes them ("key_" + 12 hex digits), or any other id of the same alphabet. */
 const KEY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -31,57 +29,49 @@ function approverOf(tenant: string, approverTenantId: string, approverKeyId: str
  * CONFLICT, never answered as a duplicate: the caller must not take the first
  * call's decision for the second's (issue 18: two calls sharing one id).
  */
-export function recordHandler(ctx: HandlerContext): RequestHandler {
-  return async (msg) => {
-    let res: RecordDecisionResponse;
-    let log = ctx.logger;
-    try {
-      const req = decode(RecordDecisionRequestSchema, msg.data);
-      const tenant = checkTenant(msg, req.tenantId);
-      log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
-      const decision = decisionName(req.decision);
-      if (!decision) throw new ApprovalError('INVALID_ARGUMENT', 'decision must be APPROVED, REJECTED or DENIED');
-      const args = parseArgs(req.argsJson);
-      const approver = approverOf(tenant, req.approverTenantId, req.approverKeyId);
-      const wanted = {
-        tenantId: tenant,
-        threadId: requireId('thread_id', req.threadId),
-        runId: requireId('run_id', req.runId),
-        toolCallId: requireId('tool_call_id', req.toolCallId),
-        toolName: requireId('tool_name', req.toolName),
-        argsSha256: await argsSha256Paced(args),
-        decision,
-        reason: req.reason,
-        rule: req.rule,
-        riskLevel: riskName(req.riskLevel),
-        // A label as the resume said; denials are made by the rules when the caller does not say otherwise.
-        decidedBy: req.decidedBy || (decision === 'denied' ? 'rules' : ''),
-        comment: req.comment,
-        ...approver,
-      };
-      const { entry, duplicate } = await ctx.store.appendAuditEntry(wanted);
-      if (duplicate) {
-        const differs = (['threadId', 'toolName', 'argsSha256', 'decision', 'approverTenantId', 'approverKeyId'] as const).filter((k) => entry[k] !== wanted[k]);
-        if (differs.length > 0) {
-          log.warn(
-            { seq: entry.seq, tool_call_id: entry.toolCallId, tool: wanted.toolName, recorded_tool: entry.toolName, args_sha256: wanted.argsSha256, recorded_args_sha256: entry.argsSha256, differs },
-            'decision refused: another call was already recorded under this tool call id',
-          );
-          throw new ApprovalError(
-            'CONFLICT',
-            `tool_call_id ${JSON.stringify(entry.toolCallId)} of run ${entry.runId} is already recorded (audit entry ${entry.seq}) for a different call or decision (${differs.join(', ')}); each tool call needs its own id`,
-          );
-        }
+export function record(ctx: HandlerContext): ApprovalMethod<'record'> {
+  return async (req, call) => {
+    const tenant = requireTenant(call.tenantId);
+    const log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
+    const decision = decisionName(req.decision);
+    if (!decision) throw new ApprovalError('INVALID_ARGUMENT', 'decision must be APPROVED, REJECTED or DENIED');
+    const args = parseArgs(req.argsJson);
+    const approver = approverOf(tenant, req.approverTenantId, req.approverKeyId);
+    const wanted = {
+      tenantId: tenant,
+      threadId: requireId('thread_id', req.threadId),
+      runId: requireId('run_id', req.runId),
+      toolCallId: requireId('tool_call_id', req.toolCallId),
+      toolName: requireId('tool_name', req.toolName),
+      argsSha256: await argsSha256Paced(args),
+      decision,
+      reason: req.reason,
+      rule: req.rule,
+      riskLevel: riskName(req.riskLevel),
+      // A label as the resume said; denials are made by the rules when the caller does not say otherwise.
+      decidedBy: req.decidedBy || (decision === 'denied' ? 'rules' : ''),
+      comment: req.comment,
+      ...approver,
+    };
+    const { entry, duplicate } = await ctx.store.appendAuditEntry(wanted);
+    if (duplicate) {
+      const differs = (['threadId', 'toolName', 'argsSha256', 'decision', 'approverTenantId', 'approverKeyId'] as const).filter((k) => entry[k] !== wanted[k]);
+      if (differs.length > 0) {
+        log.warn(
+          { seq: entry.seq, tool_call_id: entry.toolCallId, tool: wanted.toolName, recorded_tool: entry.toolName, args_sha256: wanted.argsSha256, recorded_args_sha256: entry.argsSha256, differs },
+          'decision refused: another call was already recorded under this tool call id',
+        );
+        throw new ApprovalError(
+          'CONFLICT',
+          `tool_call_id ${JSON.stringify(entry.toolCallId)} of run ${entry.runId} is already recorded (audit entry ${entry.seq}) for a different call or decision (${differs.join(', ')}); each tool call needs its own id`,
+        );
       }
-      if (!duplicate) instruments().approvals.add(1, { decision, 'agentloop.tool': entry.toolName });
-      log.info(
-        { seq: entry.seq, tool: entry.toolName, tool_call_id: entry.toolCallId, decision, rule: entry.rule, duplicate, args_sha256: entry.argsSha256, approver_key_id: entry.approverKeyId || undefined },
-        'decision recorded',
-      );
-      res = create(RecordDecisionResponseSchema, { entry: toWireEntry(entry), duplicate });
-    } catch (err) {
-      res = create(RecordDecisionResponseSchema, { error: toWire(err, log, 'record') });
     }
-    return toBinary(RecordDecisionResponseSchema, res);
+    if (!duplicate) instruments().approvals.add(1, { decision, 'agentloop.tool': entry.toolName });
+    log.info(
+      { seq: entry.seq, tool: entry.toolName, tool_call_id: entry.toolCallId, decision, rule: entry.rule, duplicate, args_sha256: entry.argsSha256, approver_key_id: entry.approverKeyId || undefined },
+      'decision recorded',
+    );
+    return { entry: toWireEntry(entry), duplicate };
   };
 }

@@ -1,7 +1,5 @@
-import type { RequestHandler } from '@agentloop/bus';
-import { VerifyAuditRequestSchema, VerifyAuditResponseSchema, create, toBinary, type VerifyAuditResponse } from '@agentloop/proto';
 import { AuditChainVerifier, type AuditChainProblem, type Store } from '@agentloop/store';
-import { checkTenant, decode, toWire, type HandlerContext } from './common.js';
+import { requireTenant, type ApprovalMethod, type HandlerContext } from './common.js';
 
 const PAGE = 1000;
 
@@ -29,26 +27,18 @@ export async function verifyTrail(store: Store, tenantId: string): Promise<{ ent
   }
 }
 
-/** `agentloop.approval.verify`: is the tenant's audit trail intact, and if not, from which entry on. */
-export function verifyHandler(ctx: HandlerContext): RequestHandler {
-  return async (msg) => {
-    let res: VerifyAuditResponse;
-    let log = ctx.logger;
-    try {
-      const req = decode(VerifyAuditRequestSchema, msg.data);
-      const tenant = checkTenant(msg, req.tenantId);
-      log = ctx.logger.child({ tenant });
-      const { entries, problem } = await verifyTrail(ctx.store, tenant);
-      if (problem) log.error({ seq: problem.seq, detail: problem.detail }, 'audit trail verification FAILED');
-      res = create(VerifyAuditResponseSchema, {
-        ok: !problem,
-        entries: BigInt(entries),
-        firstBadSeq: BigInt(problem?.seq ?? 0),
-        detail: problem?.detail ?? `${entries} entries verified`,
-      });
-    } catch (err) {
-      res = create(VerifyAuditResponseSchema, { error: toWire(err, log, 'verify') });
-    }
-    return toBinary(VerifyAuditResponseSchema, res);
+/** VerifyAudit (`agentloop.approval.verify`): is the tenant's audit trail intact, and if not, from which entry on. */
+export function verifyAudit(ctx: HandlerContext): ApprovalMethod<'verifyAudit'> {
+  return async (_req, call) => {
+    const tenant = requireTenant(call.tenantId);
+    const log = ctx.logger.child({ tenant });
+    const { entries, problem } = await verifyTrail(ctx.store, tenant);
+    if (problem) log.error({ seq: problem.seq, detail: problem.detail }, 'audit trail verification FAILED');
+    return {
+      ok: !problem,
+      entries: BigInt(entries),
+      firstBadSeq: BigInt(problem?.seq ?? 0),
+      detail: problem?.detail ?? `${entries} entries verified`,
+    };
   };
 }

@@ -1,25 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { Headers, type Bus } from '@agentloop/bus';
+import { serviceClient, type Bus } from '@agentloop/bus';
 import { UnavailableError, errorMessage } from '@agentloop/core';
-import {
-  create,
-  fromBinary,
-  toBinary,
-  DecisionKind,
-  ListAuditRequestSchema,
-  ListAuditResponseSchema,
-  RiskLevel,
-  VerifyAuditRequestSchema,
-  VerifyAuditResponseSchema,
-  type AuditEntry,
-} from '@agentloop/proto';
+import { Approval, DecisionKind, RiskLevel, type AuditEntry } from '@agentloop/proto';
 import { parseRequest } from '../validation.js';
-
-export const APPROVAL_AUDIT_SUBJECTS = {
-  audit: 'agentloop.approval.audit',
-  verify: 'agentloop.approval.verify',
-} as const;
 
 const AuditQuery = z.object({
   run_id: z.string().max(128).optional(),
@@ -73,10 +57,11 @@ function toApiEntry(e: AuditEntry): Record<string, unknown> {
  * `approver_key_id`: the tenant and API key id of the resume that decided).
  */
 export function registerApprovalRoutes(app: FastifyInstance, bus: Bus | undefined): void {
-  const ask = async (subject: string, data: Uint8Array, tenantId: string): Promise<Uint8Array> => {
-    if (!bus) throw new UnavailableError('The approval audit trail is not available: this gateway has no bus to the approval service.');
+  const approval = bus ? serviceClient(bus, Approval) : undefined;
+  const ask = async <T>(call: (client: NonNullable<typeof approval>) => Promise<T>): Promise<T> => {
+    if (!approval) throw new UnavailableError('The approval audit trail is not available: this gateway has no bus to the approval service.');
     try {
-      return (await bus.request(subject, data, { timeoutMs: 10_000, headers: { [Headers.tenant]: tenantId } })).data;
+      return await call(approval);
     } catch (err) {
       throw new UnavailableError(`The approval service did not answer: ${errorMessage(err)}`, { cause: err });
     }
@@ -84,21 +69,20 @@ export function registerApprovalRoutes(app: FastifyInstance, bus: Bus | undefine
 
   app.get('/approvals/audit', async (request) => {
     const q = parseRequest(AuditQuery, request.query, 'query');
-    const req = create(ListAuditRequestSchema, {
+    const req = {
       tenantId: request.tenantId,
       runId: q.run_id ?? '',
       threadId: q.thread_id ?? '',
       afterSeq: BigInt(q.after_seq ?? 0),
       limit: q.limit ?? 100,
-    });
-    const res = fromBinary(ListAuditResponseSchema, await ask(APPROVAL_AUDIT_SUBJECTS.audit, toBinary(ListAuditRequestSchema, req), request.tenantId));
+    };
+    const res = await ask((a) => a.listAudit(req, { tenantId: request.tenantId }));
     if (res.error) throw new UnavailableError(`The approval service failed: ${res.error.message}`);
     return { entries: res.entries.map(toApiEntry) };
   });
 
   app.get('/approvals/audit/verify', async (request) => {
-    const req = create(VerifyAuditRequestSchema, { tenantId: request.tenantId });
-    const res = fromBinary(VerifyAuditResponseSchema, await ask(APPROVAL_AUDIT_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, req), request.tenantId));
+    const res = await ask((a) => a.verifyAudit({ tenantId: request.tenantId }, { tenantId: request.tenantId }));
     if (res.error) throw new UnavailableError(`The approval service failed: ${res.error.message}`);
     return { ok: res.ok, entries: Number(res.entries), first_bad_seq: Number(res.firstBadSeq) || null, detail: res.detail };
   });

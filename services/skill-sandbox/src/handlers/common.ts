@@ -1,26 +1,18 @@
-import { Headers, type BusMessage } from '@agentloop/bus';
-import { AgentLoopError, errorMessage, type Logger } from '@agentloop/core';
-import { create, ErrorSchema, type WireError } from '@agentloop/proto';
+import type { MethodImpl, ServiceShape } from '@agentloop/bus';
+import { AgentLoopError } from '@agentloop/core';
+import type { SkillSandbox, ToolRunner } from '@agentloop/proto';
 import { SkillSandboxError } from '../errors.js';
 
-/**
- * The tenant of a request: the body's tenant_id, else the tenant header. When both are set they
- * must agree (a caller cannot act for another tenant by editing the body).
- */
-export function tenantOf(msg: BusMessage, bodyTenant: string): string {
-  const header = msg.headers[Headers.tenant];
-  if (bodyTenant && header && bodyTenant !== header) {
-    throw new SkillSandboxError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
-  }
-  return bodyTenant || header || '';
-}
+/** A handler of a SkillSandbox RPC (decoding, tenant agreement, error channel: SKILL_SANDBOX_RPC in @agentloop/bus). */
+export type SkillsMethod<K extends keyof ServiceShape<typeof SkillSandbox> & string> = MethodImpl<ServiceShape<typeof SkillSandbox>, K>;
+/** A handler of the tool protocol as the skill sandbox speaks it (SKILL_TOOLS_RPC). */
+export type ToolsMethod<K extends 'listTools' | 'executeTool'> = MethodImpl<ServiceShape<typeof ToolRunner>, K>;
 
 /**
- * A local error as the proto Error; an unexpected one is logged and reported as INTERNAL. The
- * message goes through `redact` (host paths → logical names, redaction.ts) either way.
+ * Our own error with its message passed through `redact` (host paths → logical names, redaction.ts);
+ * anything else as it is (the server reports it as INTERNAL without its text).
  */
-export function toWire(err: unknown, logger: Logger, what: string, redact: (s: string) => string): WireError {
-  if (err instanceof AgentLoopError) return create(ErrorSchema, { code: err.code, message: redact(err.message), retryable: err.retryable });
-  logger.error({ err: errorMessage(err) }, `${what} failed`);
-  return create(ErrorSchema, { code: 'INTERNAL', message: `The skill sandbox failed: ${redact(errorMessage(err))}`, retryable: false });
+export function redactedError(err: unknown, redact: (s: string) => string): unknown {
+  if (!(err instanceof AgentLoopError)) return err;
+  return new SkillSandboxError(err.code, redact(err.message), { retryable: err.retryable, cause: err });
 }

@@ -1,7 +1,8 @@
-import type { Bus, EventHandler, RequestHandler } from '@agentloop/bus';
+import type { Bus, EventHandler } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { create, fromBinary, toBinary, ReloadSkillsRequestSchema, ReloadSkillsResponseSchema, SkippedSkillSchema, type ReloadSkillsResponse } from '@agentloop/proto';
 import type { ReloadResult } from '../catalog.js';
+import type { SkillsMethod } from './common.js';
 
 export interface ReloadHandlerDeps {
   reload: (reason: string) => Promise<ReloadResult>;
@@ -14,17 +15,12 @@ export interface ReloadHandlerDeps {
 }
 
 /**
- * `agentloop.skills.reload` (queue group: one replica answers): re-publishes the request on the
+ * ReloadSkills (`agentloop.skills.reload`, queue group: one replica answers): re-publishes the request on the
  * broadcast subject so every other replica reloads too, reloads this one and replies with the result.
  */
-export function reloadSkillsHandler({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): RequestHandler {
-  return async (msg) => {
-    let reason = 'reload request';
-    try {
-      reason = fromBinary(ReloadSkillsRequestSchema, msg.data).reason || reason;
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'malformed ReloadSkillsRequest; reloading anyway');
-    }
+export function reloadSkills({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): SkillsMethod<'reloadSkills'> {
+  return async (req) => {
+    const reason = req.reason || 'reload request';
     try {
       await bus.publish(broadcastSubject, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { originReplica: replica, reason })));
     } catch (err) {
@@ -36,7 +32,7 @@ export function reloadSkillsHandler({ reload, bus, logger, replica, broadcastSub
     } catch (err) {
       result = { skills: [], skipped: [], configError: errorMessage(err) };
     }
-    return toBinary(ReloadSkillsResponseSchema, reloadResponse(result, replica));
+    return reloadResponse(result, replica);
   };
 }
 

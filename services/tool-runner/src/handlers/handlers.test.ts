@@ -1,6 +1,6 @@
 import { mkdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Headers, type BusMessage, type HandlerContext } from '@agentloop/bus';
+import { Headers, TOOL_RUNNER_RPC, rpcHandler, type BusMessage, type HandlerContext } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
 import {
   create,
@@ -18,9 +18,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../registry.js';
 import { createToolHarness, type ToolHarness } from '../testing/index.js';
-import { executeToolHandler } from './execute.js';
-import { listToolsHandler } from './list.js';
-import { workspaceHandler } from './workspace.js';
+import { executeTool } from './execute.js';
+import { listTools } from './list.js';
+import { manageWorkspace } from './workspace.js';
+
+// The handlers as the tool-runner serves them (decoding, tenant check, error channel of TOOL_RUNNER_RPC).
+const listToolsHandler = (...a: Parameters<typeof listTools>) => rpcHandler(TOOL_RUNNER_RPC, 'listTools', listTools(...a), { logger: silentLogger() });
+const executeToolHandler = (...a: Parameters<typeof executeTool>) => rpcHandler(TOOL_RUNNER_RPC, 'executeTool', executeTool(...a), { logger: a[1] });
+const workspaceHandler = (...a: Parameters<typeof manageWorkspace>) =>
+  rpcHandler(TOOL_RUNNER_RPC, 'workspace', manageWorkspace(...a), { logger: a[1], redact: (t) => a[0].redact(t) });
 
 let h: ToolHarness;
 beforeEach(async () => {
@@ -159,7 +165,7 @@ describe('execute handler', () => {
   it('replies to a malformed request instead of throwing', async () => {
     const reply = await executeToolHandler(h.executor, silentLogger())(msg('agentloop.tools.execute', new Uint8Array([0xff, 0xff, 0xff])), ctx());
     const res = fromBinary(ExecuteToolResponseSchema, reply);
-    expect(res.content).toMatch(/^Error: Invalid request: /);
+    expect(res.content).toMatch(/^Error: Invalid ExecuteToolRequest: /);
     expect(res.error?.code).toBe('INVALID_ARGUMENT');
   });
 });

@@ -1,4 +1,4 @@
-import type { Bus, EventHandler, RequestHandler } from '@agentloop/bus';
+import type { Bus, EventHandler, MethodImpl, ServiceShape } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
 import {
   create,
@@ -8,6 +8,7 @@ import {
   ReloadToolsResponseSchema,
   SkippedToolModuleSchema,
   type ReloadToolsResponse,
+  type ToolRunner,
 } from '@agentloop/proto';
 import type { ReloadResult, ToolLoader } from '../tool-loader.js';
 
@@ -22,13 +23,12 @@ export interface ReloadHandlerDeps {
 }
 
 /**
- * `agentloop.tools.reload` (queue group: one replica answers): re-publishes
+ * ReloadTools (`agentloop.tools.reload`, queue group: one replica answers): re-publishes
  * the request on the broadcast subject so every other replica reloads too,
  * reloads this replica and replies with its counts.
  */
-export function reloadToolsHandler({ loader, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): RequestHandler {
-  return async (msg) => {
-    const req = fromBinary(ReloadToolsRequestSchema, msg.data);
+export function reloadTools({ loader, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): MethodImpl<ServiceShape<typeof ToolRunner>, 'reloadTools'> {
+  return async (req) => {
     const reason = req.reason || 'reload request';
     try {
       await bus.publish(broadcastSubject, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { originReplica: replica, reason })));
@@ -36,7 +36,7 @@ export function reloadToolsHandler({ loader, bus, logger, replica, broadcastSubj
       logger.warn({ err: errorMessage(err) }, 'could not broadcast the reload to the other replicas');
     }
     const result = await loader.reload(reason);
-    return toBinary(ReloadToolsResponseSchema, toWire(result, replica));
+    return reloadResponse(result, replica);
   };
 }
 
@@ -57,7 +57,7 @@ export function reloadBroadcastHandler({ loader, logger, replica }: Omit<ReloadH
   };
 }
 
-export function toWire(result: ReloadResult, replica: string): ReloadToolsResponse {
+export function reloadResponse(result: ReloadResult, replica: string): ReloadToolsResponse {
   return create(ReloadToolsResponseSchema, {
     loaded: result.loaded.length,
     skipped: result.skipped.length,

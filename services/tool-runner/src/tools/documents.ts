@@ -1,21 +1,10 @@
 import { z } from 'zod';
-import { Headers, type Bus } from '@agentloop/bus';
-import {
-  create,
-  fromBinary,
-  toBinary,
-  ReadDocumentRequestSchema,
-  ReadDocumentResponseSchema,
-  SearchDocumentRequestSchema,
-  SearchDocumentResponseSchema,
-} from '@agentloop/proto';
+import { serviceClient, type Bus, type ServiceClient, type ServiceShape } from '@agentloop/bus';
+import { Indexer } from '@agentloop/proto';
 import { TimeoutError, UnavailableError } from '@agentloop/core';
 import { ToolError } from '../errors.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../registry.js';
 import type { DocumentReader } from './read-file.js';
-
-/** Subjects of the indexer service (documents are its business, not the tool-runner's). */
-export const INDEXER_SUBJECTS = { read: 'agentloop.indexer.read', search: 'agentloop.indexer.search' } as const;
 
 const DOCUMENT_EXTENSIONS = new Set(['.pdf', '.docx', '.xlsx', '.pptx']);
 
@@ -25,18 +14,12 @@ export interface IndexerClientOptions {
   timeoutMs: number;
 }
 
-async function ask<T>(
-  opts: IndexerClientOptions,
-  subject: string,
-  payload: Uint8Array,
-  ctx: ToolContext,
-  decode: (b: Uint8Array) => T,
-): Promise<T> {
+/** Calls the indexer (documents are its business, not the tool-runner's) within the tool call's budget. */
+async function ask<T>(opts: IndexerClientOptions, ctx: ToolContext, call: (indexer: ServiceClient<ServiceShape<typeof Indexer>>, timeoutMs: number) => Promise<T>): Promise<T> {
   // No longer than the call's own budget: the indexer sees that deadline and stops its work with it.
   const timeoutMs = Math.max(1, Math.min(opts.timeoutMs, ctx.deadline - Date.now()));
   try {
-    const reply = await opts.bus.request(subject, payload, { timeoutMs, headers: { [Headers.tenant]: ctx.tenantId } });
-    return decode(reply.data);
+    return await call(serviceClient(opts.bus, Indexer), timeoutMs);
   } catch (err) {
     if (err instanceof UnavailableError) throw new ToolError('UNAVAILABLE', 'the document service (indexer) is not running; documents cannot be read or searched right now');
     if (err instanceof TimeoutError) throw new ToolError('TIMEOUT', `the document service (indexer) did not answer within ${timeoutMs} ms`);
@@ -58,8 +41,8 @@ export function indexerDocumentReader(opts: IndexerClientOptions): DocumentReade
       return head.length >= 5 && head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46 && head[4] === 0x2d;
     },
     async read(file, ctx) {
-      const req = create(ReadDocumentRequestSchema, { tenantId: ctx.tenantId, threadId: ctx.threadId, path: file.relative });
-      const res = await ask(opts, INDEXER_SUBJECTS.read, toBinary(ReadDocumentRequestSchema, req), ctx, (b) => fromBinary(ReadDocumentResponseSchema, b));
+      const req = { tenantId: ctx.tenantId, threadId: ctx.threadId, path: file.relative };
+      const res = await ask(opts, ctx, (indexer, timeoutMs) => indexer.readDocument(req, { timeoutMs }));
       if (res.error) failed(res.error);
       return res.content;
     },
@@ -83,14 +66,8 @@ export function createSearchFileTool(opts: IndexerClientOptions): ToolDefinition
     metadata: { category: 'file', tags: ['file', 'search', 'document'], idempotent: true, displayName: 'Search File', availableToSubagent: true },
     async execute(args, ctx) {
       const target = await ctx.workspace.resolve(args.file_path, { access: 'read', mustExist: true, signal: ctx.signal });
-      const req = create(SearchDocumentRequestSchema, {
-        tenantId: ctx.tenantId,
-        threadId: ctx.threadId,
-        path: target.relative,
-        query: args.query,
-        maxResults: args.max_results ?? 0,
-      });
-      const res = await ask(opts, INDEXER_SUBJECTS.search, toBinary(SearchDocumentRequestSchema, req), ctx, (b) => fromBinary(SearchDocumentResponseSchema, b));
+      const req = { tenantId: ctx.tenantId, threadId: ctx.threadId, path: target.relative, query: args.query, maxResults: args.max_results ?? 0 };
+      const res = await ask(opts, ctx, (indexer, timeoutMs) => indexer.searchDocument(req, { timeoutMs }));
       if (res.error) failed(res.error);
       return res.content;
     },
