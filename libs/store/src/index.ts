@@ -7,7 +7,6 @@ export {
   type RunRecord,
   type NewThread,
   type NewRun,
-  type RunPatch,
   type ThreadPatch,
   type Store,
   type ToolEffect,
@@ -24,6 +23,25 @@ export {
   type WebhookAttempt,
 } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
+export {
+  RunLifecycle,
+  threadStatusAfter,
+  recordedError,
+  type RunLifecycleOptions,
+  type TerminalRunStatus,
+  type RunErrorInfo,
+  type RunJobSpec,
+  type RunJobSink,
+  type AdmitRequest,
+  type AdmitResult,
+  type StartResult,
+  type EndCause,
+  type EndRequest,
+  type EndResult,
+  type LifecycleEvent,
+  type LifecycleEventType,
+  type LifecycleSubscriber,
+} from './run-lifecycle.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';
 export { cachePreparedStatements, openCachedSqlite } from './statement-cache.js';
 export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';

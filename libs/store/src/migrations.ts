@@ -10,6 +10,7 @@
 import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuilder, type CreateTableBuilder } from 'kysely';
 import type { SqlDialectName } from './schema.js';
 import { approvalAuditApprover } from './migrations/0008_approval_audit_approver.js';
+import { runLifecycle } from './migrations/0009_run_lifecycle.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -299,6 +300,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0006_runs_status_updated': runsStatusUpdatedIndex(dialect),
     '0007_webhook_deliveries': webhookDeliveries(dialect),
     '0008_approval_audit_approver': approvalAuditApprover(dialect),
+    '0009_run_lifecycle': runLifecycle(dialect),
   };
 }
 

@@ -17,6 +17,12 @@ export interface ThreadsTable {
   metadata: string;
   /** JSON object or NULL (no run finished yet). `values` is an SQL keyword, hence the name. */
   state_values: string | null;
+  /**
+   * The run that holds the thread (pending with its job queued, or running); NULL when none does.
+   * Admission takes it with a guarded update, the run's end releases it or hands it to the next
+   * deferred run (migration 0009; written only by `RunLifecycle`).
+   */
+  active_run_id: string | null;
 }
 
 export interface RunsTable {
@@ -38,6 +44,10 @@ export interface RunsTable {
   /** JSON object. */
   kwargs: string;
   multitask_strategy: string;
+  /** 1 while a pending run waits for its thread (multitask_strategy enqueue), 0 otherwise (migration 0009). */
+  deferred: Generated<number>;
+  /** The run's queue job as admitted (JSON: base64 payload, attempts, backoff, delay), so any process can enqueue it (migration 0009). */
+  job: string | null;
 }
 
 export interface ToolEffectsTable {

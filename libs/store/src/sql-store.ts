@@ -5,9 +5,7 @@ import type { ApprovalAuditTable, Database, RunsTable, SqlDialectName, ThreadsTa
 import { AUDIT_GENESIS_HASH, auditEntryHash } from './audit-hash.js';
 import type {
   JsonObject,
-  NewRun,
   NewThread,
-  RunPatch,
   RunRecord,
   RunStatusName,
   Store,
@@ -193,24 +191,39 @@ export class SqlStore implements Store {
       // The head row exists before any append locks it (created outside the transaction: inserting it
       // inside would take gap locks that deadlock concurrent first appends).
       await this.db.insertInto('approval_audit_heads').ignore().values(head0).execute();
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.db.transaction().execute((trx) => this.appendLocked(trx, e, true));
-        } catch (err) {
-          // Deadlock or lock wait timeout: the transaction was rolled back; try again.
-          const errno = (err as { errno?: number }).errno;
-          if ((errno === 1213 || errno === 1205) && attempt < 10) {
-            await sleep(5 + Math.random() * 20 * attempt);
-            continue;
-          }
-          throw err;
+      return this.writeTransaction((trx) => this.appendLocked(trx, e, true));
+    }
+    // SQLite: BEGIN IMMEDIATE serializes appends from several connections to one file.
+    return this.sqliteImmediate(async (conn) => {
+      await conn.insertInto('approval_audit_heads').values(head0).onConflict((oc) => oc.column('tenant_id').doNothing()).execute();
+      return this.appendLocked(conn, e, false);
+    });
+  }
+
+  async writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    if (this.dialect === 'sqlite') return this.sqliteImmediate(fn);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(fn);
+      } catch (err) {
+        // Deadlock or lock wait timeout: the transaction was rolled back; try again.
+        const errno = (err as { errno?: number }).errno;
+        if ((errno === 1213 || errno === 1205) && attempt < 10) {
+          await sleep(5 + Math.random() * 20 * attempt);
+          continue;
         }
+        throw err;
       }
     }
-    // SQLite: BEGIN IMMEDIATE takes the write lock up front (waiting up to busy_timeout), so appends
-    // from several connections to one file queue instead of failing on a lock upgrade.
-    // better-sqlite3 is synchronous: a busy timeout would block this whole process while another
-    // connection of the same process holds the lock, so the wait is done asynchronously instead.
+  }
+
+  /**
+   * SQLite: one transaction that takes the write lock up front (BEGIN IMMEDIATE), so writers on
+   * several connections to one file queue instead of failing on a lock upgrade. better-sqlite3 is
+   * synchronous: a busy timeout would block this whole process while another connection of the
+   * same process holds the lock, so the wait for the lock is done asynchronously instead.
+   */
+  private sqliteImmediate<T>(fn: (conn: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.db.connection().execute(async (conn) => {
       const deadline = Date.now() + 30_000;
       const saved = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn)).rows[0]?.timeout ?? 5000;
@@ -229,8 +242,7 @@ export class SqlStore implements Store {
         await sql.raw(`pragma busy_timeout = ${Math.max(0, Math.floor(Number(saved)))}`).execute(conn);
       }
       try {
-        await conn.insertInto('approval_audit_heads').values(head0).onConflict((oc) => oc.column('tenant_id').doNothing()).execute();
-        const out = await this.appendLocked(conn, e, false);
+        const out = await fn(conn);
         await sql`commit`.execute(conn);
         return out;
       } catch (err) {
@@ -455,9 +467,7 @@ export class SqlStore implements Store {
       .updateTable('threads')
       .set({
         updated_at: this.now(),
-        ...(patch.status !== undefined ? { status: patch.status } : {}),
         ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
-        ...(patch.values !== undefined ? { state_values: patch.values === null ? null : JSON.stringify(patch.values) } : {}),
       })
       .where('tenant_id', '=', tenantId)
       .where('thread_id', '=', threadId)
@@ -519,44 +529,6 @@ export class SqlStore implements Store {
   // -------------------------------------------------------------------------
   // Runs
 
-  async createRun(r: NewRun): Promise<{ run: RunRecord; created: boolean }> {
-    checkId('tenantId', r.tenantId);
-    checkId('threadId', r.threadId);
-    checkId('runId', r.runId);
-    checkId('assistantId', r.assistantId);
-    const now = this.now();
-    let created = true;
-    try {
-      await this.db
-        .insertInto('runs')
-        .values({
-          run_id: r.runId,
-          thread_id: r.threadId,
-          tenant_id: r.tenantId,
-          assistant_id: r.assistantId,
-          status: 'pending',
-          created_at: now,
-          updated_at: now,
-          started_at: null,
-          ended_at: null,
-          error: null,
-          metadata: JSON.stringify(r.metadata ?? {}),
-          kwargs: JSON.stringify(r.kwargs ?? {}),
-          multitask_strategy: r.multitaskStrategy ?? 'reject',
-        })
-        .execute();
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      created = false;
-    }
-    const run = await this.getRun(r.tenantId, r.runId);
-    if (!run) {
-      // The id is taken by another tenant's run: refuse without revealing it.
-      throw new AgentLoopError('CONFLICT', `Run id ${r.runId} is already in use`);
-    }
-    return { run, created };
-  }
-
   async getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
     const row = await this.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
     return row && toRun(row);
@@ -598,25 +570,6 @@ export class SqlStore implements Store {
       .where('status', 'in', ['pending', 'running'])
       .executeTakeFirst();
     return Number(row?.n ?? 0);
-  }
-
-  async updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean> {
-    if (onlyFrom !== undefined && onlyFrom.length === 0) return false;
-    const res = await this.db
-      .updateTable('runs')
-      .set((eb) => ({
-        updated_at: this.now(),
-        ...(patch.status !== undefined ? { status: patch.status } : {}),
-        ...(patch.startedAt !== undefined ? { started_at: patch.startedAt.getTime() } : {}),
-        ...(patch.endedAt !== undefined ? { ended_at: patch.endedAt.getTime() } : {}),
-        ...(patch.error !== undefined ? { error: patch.error } : {}),
-        ...(patch.incrementAttempts ? { attempts: eb('attempts', '+', 1) } : {}),
-      }))
-      .where('tenant_id', '=', tenantId)
-      .where('run_id', '=', runId)
-      .$if(onlyFrom !== undefined, (q) => q.where('status', 'in', onlyFrom as RunStatusName[]))
-      .executeTakeFirst();
-    return res.numUpdatedRows > 0n;
   }
 
   close(): Promise<void> {
@@ -733,7 +686,7 @@ function toAudit(row: Selectable<ApprovalAuditTable>): AuditEntry {
   };
 }
 
-function toUpload(row: Selectable<ThreadUploadsTable>): UploadRecord {
+export function toUpload(row: Selectable<ThreadUploadsTable>): UploadRecord {
   return {
     tenantId: row.tenant_id,
     threadId: row.thread_id,
@@ -750,7 +703,7 @@ function toUpload(row: Selectable<ThreadUploadsTable>): UploadRecord {
   };
 }
 
-function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
+export function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
   return {
     threadId: row.thread_id,
     tenantId: row.tenant_id,
@@ -759,10 +712,11 @@ function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
     metadata: parseObject(row.metadata, 'thread metadata'),
     status: row.status as ThreadStatus,
     values: row.state_values === null ? null : parseObject(row.state_values, 'thread values'),
+    activeRunId: row.active_run_id ?? null,
   };
 }
 
-function toRun(row: Selectable<RunsTable>): RunRecord {
+export function toRun(row: Selectable<RunsTable>): RunRecord {
   return {
     runId: row.run_id,
     threadId: row.thread_id,
@@ -778,6 +732,7 @@ function toRun(row: Selectable<RunsTable>): RunRecord {
     metadata: parseObject(row.metadata, 'run metadata'),
     kwargs: parseObject(row.kwargs, 'run kwargs'),
     multitaskStrategy: row.multitask_strategy,
+    deferred: Number(row.deferred) === 1,
   };
 }
 
@@ -788,14 +743,14 @@ function toRun(row: Selectable<RunsTable>): RunRecord {
  * Ids are compared byte for byte (binary collation on MySQL), but MySQL still
  * ignores trailing spaces, and SQLite would store any length: refuse both up front.
  */
-function checkId(field: string, value: string): void {
+export function checkId(field: string, value: string): void {
   // eslint-disable-next-line no-control-regex
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || value.trim() !== value || /[\u0000-\u001f]/.test(value)) {
     throw new InvalidArgumentError(`Invalid ${field} ${JSON.stringify(value)}: expected 1-${MAX_ID_LENGTH} characters without surrounding spaces or control characters`);
   }
 }
 
-function isDuplicateKey(err: unknown): boolean {
+export function isDuplicateKey(err: unknown): boolean {
   const e = err as { code?: unknown; errno?: unknown };
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
 }

@@ -5,6 +5,9 @@
  * versioned migrations. Every query is scoped by tenant.
  */
 
+import type { Kysely } from 'kysely';
+import type { Database, SqlDialectName } from './schema.js';
+
 export type RunStatusName = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
 export const TERMINAL_RUN_STATUSES: readonly RunStatusName[] = ['success', 'error', 'timeout', 'interrupted'];
 
@@ -21,6 +24,8 @@ export interface ThreadRecord {
   status: ThreadStatus;
   /** Latest state values (messages, ...) written by the orchestrator at the end of each run; null before the first run. */
   values: JsonObject | null;
+  /** The run holding the thread (pending with its job queued, or running); null when none does. */
+  activeRunId: string | null;
 }
 
 export interface RunRecord {
@@ -40,6 +45,8 @@ export interface RunRecord {
   /** The request: input, command, config, webhook, stream_mode... as given by the client. */
   kwargs: JsonObject;
   multitaskStrategy: string;
+  /** A pending run waiting for its thread's current run to end (multitask_strategy enqueue). */
+  deferred: boolean;
 }
 
 export interface NewThread {
@@ -58,18 +65,8 @@ export interface NewRun {
   multitaskStrategy?: string;
 }
 
-export interface RunPatch {
-  status?: RunStatusName;
-  startedAt?: Date;
-  endedAt?: Date;
-  error?: string | null;
-  /** Increment attempts by one. */
-  incrementAttempts?: boolean;
-}
-
+/** What may change on a thread outside the run lifecycle (status and values belong to `RunLifecycle`). */
 export interface ThreadPatch {
-  status?: ThreadStatus;
-  values?: JsonObject | null;
   metadata?: JsonObject;
 }
 
@@ -203,8 +200,6 @@ export interface Store {
   deleteThread(tenantId: string, threadId: string): Promise<boolean>;
   searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]>;
 
-  /** Creates a run in status `pending`; creating the same run id twice returns the first with created=false. */
-  createRun(r: NewRun): Promise<{ run: RunRecord; created: boolean }>;
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;
   /** Runs of the tenant that are pending or running (admission quotas). */
@@ -212,10 +207,14 @@ export interface Store {
   /** Runs of every tenant in a status whose record has not changed since `updatedBefore`, oldest first (operations). */
   listRunsInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]>;
   /**
-   * Applies a patch. When `onlyFrom` is given the update happens only if the
-   * current status is one of them; returns whether a row changed.
+   * Runs `fn` as one write transaction on one connection: SQLite takes the write lock up front
+   * (BEGIN IMMEDIATE, waiting for it without blocking the process), MySQL retries on a deadlock,
+   * so `fn` may run more than once and must only touch the database. The primitive of
+   * `RunLifecycle`, the one owner of run and thread status changes.
    */
-  updateRun(tenantId: string, runId: string, patch: RunPatch, onlyFrom?: readonly RunStatusName[]): Promise<boolean>;
+  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** The SQL dialect (`RunLifecycle` locks rows with FOR UPDATE on MySQL). */
+  readonly dialect: SqlDialectName;
 
   /**
    * Effect ledger: records that a tool call is starting. Returns created=true

@@ -1,8 +1,8 @@
 import { CancelRunSchema, create, RunJobSchema, toBinary } from '@agentloop/proto';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store } from '@agentloop/store';
-import { errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
+import { RunLifecycle, TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store, type UploadRecord } from '@agentloop/store';
+import { assertNever, errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, HttpError, invalid, notFound } from './errors.js';
@@ -58,13 +58,20 @@ export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.i
  * and follows a run through its event log (wait, join, stream).
  */
 export class RunService {
-  private readonly locks = new KeyedMutex();
+  /** Every status change of a run goes through the lifecycle (admission, deferral, cancel). */
+  readonly lifecycle: RunLifecycle;
   private readonly background = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   private readonly log: Logger;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.log = deps.logger.child({ component: 'runs' });
+    this.lifecycle = new RunLifecycle(deps.store, { jobs: deps.runs, logger: this.log });
+    // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
+    // The worker executing it (if any) announces again when it stops, which is harmless.
+    this.lifecycle.on('run.ended', async (e) => {
+      await this.deps.events.publish(e.run.runId, e.run.threadId, 'end', null).catch((err: unknown) => this.log.warn({ run_id: e.run.runId, err: errorMessage(err) }, 'end of a run not published'));
+    });
   }
 
   /** Aborted when the gateway shuts down. */
@@ -96,6 +103,7 @@ export class RunService {
     await this.checkQuota(tenantId);
     const stateless = threadId === undefined;
     const runId = newId();
+    // (The thread id is known below: a stateless run gets a new temporary thread.)
     const newRun = (tid: string) => ({
       runId,
       threadId: tid,
@@ -106,75 +114,84 @@ export class RunService {
       multitaskStrategy: strategy,
     });
 
-    let run: RunRecord;
-    let predecessors: RunRecord[] = [];
+    const tid = threadId ?? newId();
     if (threadId === undefined) {
-      const tid = newId();
       await store.createThread({ threadId: tid, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId, stateless: true } });
-      run = (await store.createRun(newRun(tid))).run;
-      await store.updateThread(tenantId, tid, { status: 'busy' });
     } else {
-      // Check-then-create of the multitask strategy, serialized per thread in this process.
-      const admitted = await this.locks.run(`${tenantId}\u0000${threadId}`, async () => {
-        const thread = await store.getThread(tenantId, threadId);
-        if (!thread) {
-          if (body.if_not_exists !== 'create') {
-            throw notFound(`Thread ${threadId} not found. Create it with POST /threads, or pass "if_not_exists": "create".`);
-          }
-          await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
+      const thread = await store.getThread(tenantId, threadId);
+      if (!thread) {
+        if (body.if_not_exists !== 'create') {
+          throw notFound(`Thread ${threadId} not found. Create it with POST /threads, or pass "if_not_exists": "create".`);
         }
-        let inflight = await this.inflightRuns(tenantId, threadId);
-        if (inflight.length === 0 && isResume(body) && thread?.status !== 'interrupted') {
-          // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
-          // start a run that replays nothing and tell the client its answer was taken.
-          throw conflict(`Thread ${threadId} has no pending interrupt to resume (its status is ${thread?.status ?? 'idle'}). Send input to start a new run instead of command.resume.`);
-        }
-        if (inflight.length > 0 && strategy === 'reject') {
-          throw conflict(
-            `Thread ${threadId} already has a ${inflight[0]?.status} run (${inflight[0]?.runId}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
-          );
-        }
-        if (inflight.length > 0 && strategy === 'interrupt') {
-          // LangGraph's "interrupt": the runs in progress stop where they are (they keep their
-          // checkpoints), then the new run starts on the thread.
-          for (const r of inflight) await this.cancel(tenantId, r, 'interrupted by a new run (multitask_strategy interrupt)');
-          inflight = [];
-        }
-        const created = (await store.createRun(newRun(threadId))).run;
-        await store.updateThread(tenantId, threadId, { status: 'busy' });
-        return { created, inflight };
-      });
-      run = admitted.created;
-      predecessors = admitted.inflight;
+        await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
+      }
+      if (isResume(body) && !thread?.activeRunId && thread?.status !== 'interrupted') {
+        // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
+        // start a run that replays nothing and tell the client its answer was taken.
+        throw conflict(`Thread ${threadId} has no pending interrupt to resume (its status is ${thread?.status ?? 'idle'}). Send input to start a new run instead of command.resume.`);
+      }
     }
 
-    const input = stateless ? body.input : await this.announceUploads(tenantId, run, body.input);
+    // The run's job, built in the admission's transaction with the uploads it claims: files uploaded
+    // to the thread since its last run are announced in this run's user message (seed 001 §3.3).
+    const claimUploads = !stateless && hasUserMessage(body.input);
     const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
-    const payload = toBinary(
-      RunJobSchema,
-      create(RunJobSchema, {
-        runId: run.runId,
-        threadId: run.threadId,
-        tenantId,
-        assistantId,
-        inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
-        commandJson: body.command ? JSON.stringify(body.command) : '',
-        configJson: JSON.stringify(body.config ?? {}),
-        metadataJson: JSON.stringify(body.metadata ?? {}),
-        webhookUrl: body.webhook ?? '',
-        streamMode: streamModes,
-        ephemeral: stateless,
-        // The orchestrator's run span joins the trace of the request that created the run.
-        traceparent: currentTraceparent(),
-        // Who submitted it, from the authenticated request (the audit trail's approver of a resume).
-        apiKeyId: caller.apiKeyId ?? '',
-      }),
-    );
+    const traceparent = currentTraceparent();
+    const job = (uploads: UploadRecord[]) => {
+      const input = uploads.length === 0 ? body.input : appendToLastUserMessage(body.input, formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en'));
+      const payload = toBinary(
+        RunJobSchema,
+        create(RunJobSchema, {
+          runId,
+          threadId: tid,
+          tenantId,
+          assistantId,
+          inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
+          commandJson: body.command ? JSON.stringify(body.command) : '',
+          configJson: JSON.stringify(body.config ?? {}),
+          metadataJson: JSON.stringify(body.metadata ?? {}),
+          webhookUrl: body.webhook ?? '',
+          streamMode: streamModes,
+          ephemeral: stateless,
+          // The orchestrator's run span joins the trace of the request that created the run.
+          traceparent,
+          // Who submitted it, from the authenticated request (the audit trail's approver of a resume).
+          apiKeyId: caller.apiKeyId ?? '',
+        }),
+      );
+      return { payload, attempts: this.deps.config.RUN_ATTEMPTS, backoffMs: this.deps.config.RUN_BACKOFF_MS, ...(delayMs ? { delayMs } : {}) };
+    };
 
-    if (predecessors.length > 0) {
-      this.track(this.enqueueAfter(tenantId, run, predecessors, payload, delayMs));
-    } else {
-      await this.enqueue(tenantId, run, payload, delayMs);
+    // The multitask strategy is decided by the database (the thread's guarded hold), so it holds
+    // across gateway replicas: "enqueue" stores the run behind the thread's current one (durably;
+    // whoever ends that run starts it), "reject" refuses, "interrupt" cancels what is in flight.
+    let run: RunRecord | undefined;
+    for (let attempt = 1; run === undefined; attempt++) {
+      const res = await this.lifecycle.admit({ run: newRun(tid), whenBusy: strategy === 'enqueue' ? 'defer' : 'reject', claimUploads, job });
+      switch (res.kind) {
+        case 'admitted':
+        case 'exists':
+          run = res.run;
+          break;
+        case 'deferred':
+          this.log.info({ run_id: runId, thread_id: tid, tenant: tenantId, after: res.behind }, 'run queued behind earlier runs on its thread');
+          run = res.run;
+          break;
+        case 'no_thread':
+          throw notFound(`Thread ${tid} not found.`);
+        case 'busy':
+          if (strategy === 'interrupt' && attempt <= 5) {
+            // LangGraph's "interrupt": the runs in progress stop where they are (they keep their
+            // checkpoints), then the new run starts on the thread.
+            await this.interruptThread(tenantId, tid);
+            continue;
+          }
+          throw conflict(
+            `Thread ${tid} already has a ${res.holder?.status ?? 'pending'} run (${res.holder?.runId ?? 'unknown'}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
+          );
+        default:
+          return assertNever(res, 'admission result');
+      }
     }
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
@@ -202,11 +219,10 @@ export class RunService {
    * the run are cancelled too. Returns the run as recorded afterwards (a finished run: unchanged).
    */
   async cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
-    const { store, events } = this.deps;
     if (isTerminal(run.status)) return run;
-    const marked = await store.updateRun(tenantId, run.runId, { status: 'interrupted', endedAt: new Date(), error: null }, ['pending', 'running']);
-    const now = (await store.getRun(tenantId, run.runId)) ?? run;
-    if (!marked) return now;
+    const res = await this.lifecycle.cancel(tenantId, run.runId);
+    if (res.kind === 'missing') return run;
+    if (res.kind === 'already_ended') return res.run;
     this.log.info({ run_id: run.runId, thread_id: run.threadId, was: run.status }, 'run cancelled');
     if (this.deps.bus) {
       const msg = create(CancelRunSchema, { tenantId, threadId: run.threadId, runId: run.runId, reason });
@@ -214,31 +230,21 @@ export class RunService {
         this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'),
       );
     }
-    // Waiters and streams end now; the worker (if any) announces again when it stops, which is harmless.
-    await events.publish(run.runId, run.threadId, 'end', null).catch((err: unknown) => this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'end of a cancelled run not published'));
-    if ((await this.inflightRuns(tenantId, run.threadId)).length === 0) await store.updateThread(tenantId, run.threadId, { status: 'idle' });
     // Delegated agents the run started (each on its own thread, metadata parent_run_id).
-    const childThreads = await store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });
+    const childThreads = await this.deps.store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });
     for (const t of childThreads) {
-      for (const child of await store.listRuns(tenantId, t.threadId, { limit: 100 })) {
+      for (const child of await this.deps.store.listRuns(tenantId, t.threadId, { limit: 100 })) {
         if (child.metadata.parent_run_id === run.runId && !isTerminal(child.status)) await this.cancel(tenantId, child, `parent run ${run.runId} cancelled`);
       }
     }
-    return now;
+    return res.run;
   }
 
-  /**
-   * Files uploaded to the thread since its last run are announced in this
-   * run's user message (seed 001 §3.3). Only a run whose input has a user
-   * message claims them; a resume (command only) leaves them for the next one.
-   */
-  private async announceUploads(tenantId: string, run: RunRecord, input: unknown): Promise<unknown> {
-    if (!hasUserMessage(input)) return input;
-    const uploads = await this.deps.store.claimUploads(tenantId, run.threadId, run.runId);
-    if (uploads.length === 0) return input;
-    const block = formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en');
-    this.log.debug({ run_id: run.runId, files: uploads.length }, 'uploads announced');
-    return appendToLastUserMessage(input, block);
+  /** multitask_strategy "interrupt": cancels the thread's deferred runs (newest first), then the run holding it. */
+  private async interruptThread(tenantId: string, threadId: string): Promise<void> {
+    const inflight = await this.inflightRuns(tenantId, threadId);
+    const order = [...inflight.filter((r) => r.deferred).reverse(), ...inflight.filter((r) => !r.deferred)];
+    for (const r of order) await this.cancel(tenantId, r, 'interrupted by a new run (multitask_strategy interrupt)');
   }
 
   /**
@@ -360,45 +366,6 @@ export class RunService {
     return [...running, ...pending];
   }
 
-  private async enqueue(tenantId: string, run: RunRecord, payload: Uint8Array, delayMs: number | undefined): Promise<void> {
-    try {
-      await this.deps.runs.enqueue(payload, {
-        jobId: run.runId,
-        attempts: this.deps.config.RUN_ATTEMPTS,
-        backoffMs: this.deps.config.RUN_BACKOFF_MS,
-        ...(delayMs ? { delayMs } : {}),
-      });
-    } catch (err) {
-      const message = `Could not enqueue run ${run.runId}: ${errorMessage(err)}`;
-      this.log.error({ run_id: run.runId, tenant: tenantId, err: errorMessage(err) }, 'enqueue failed');
-      await this.deps.store.updateRun(tenantId, run.runId, { status: 'error', endedAt: new Date(), error: message }, ['pending']).catch(() => false);
-      await this.deps.store.updateThread(tenantId, run.threadId, { status: 'idle' }).catch(() => undefined);
-      throw new UnavailableError(`${message}. The run queue is unavailable; retry later.`, { cause: err });
-    }
-  }
-
-  /** multitask_strategy "enqueue": the run is stored now and handed to the queue once the runs before it finished. */
-  private async enqueueAfter(tenantId: string, run: RunRecord, before: RunRecord[], payload: Uint8Array, delayMs: number | undefined): Promise<void> {
-    const log = this.log.child({ run_id: run.runId, thread_id: run.threadId, tenant: tenantId });
-    log.info({ after: before.map((r) => r.runId) }, 'run queued behind earlier runs on its thread');
-    const signal = AbortSignal.any([this.closing.signal, AbortSignal.timeout(this.deps.config.RUN_WAIT_MAX_MS)]);
-    for (const prev of before) {
-      const result = await this.waitForEnd(tenantId, prev.runId, signal).catch((err: unknown) => {
-        log.warn({ prev_run_id: prev.runId, err: errorMessage(err) }, 'lost track of an earlier run; starting anyway');
-        return undefined;
-      });
-      if (result?.kind === 'aborted') {
-        if (this.closing.signal.aborted) {
-          log.warn('gateway stopping: deferred run left pending');
-          return;
-        }
-        log.warn({ prev_run_id: prev.runId }, 'earlier run still unfinished after RUN_WAIT_MAX_MS; starting anyway');
-        break;
-      }
-    }
-    await this.enqueue(tenantId, run, payload, delayMs).catch((err: unknown) => log.error({ err: errorMessage(err) }, 'deferred enqueue failed'));
-  }
-
   private track(p: Promise<void>): void {
     const guarded = p.catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'background task failed'));
     this.background.add(guarded);
@@ -494,24 +461,4 @@ class EventCursor {
 function isResume(body: RunCreateBody): boolean {
   const command = body.command as { resume?: unknown } | null | undefined;
   return command !== null && command !== undefined && command.resume !== undefined && (body.input === undefined || body.input === null);
-}
-
-/** Serializes async critical sections per key (in this process). */
-class KeyedMutex {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
-    this.tails.set(key, tail);
-    await prev;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
 }

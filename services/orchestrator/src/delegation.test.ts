@@ -3,7 +3,7 @@ import { Command, MemorySaver } from '@langchain/langgraph';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { create, fromBinary, RunJobSchema } from '@agentloop/proto';
 import { MemoryQueue } from '@agentloop/queue';
-import { createSqliteStore, type Store } from '@agentloop/store';
+import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger } from '@agentloop/core';
 import {
   childConfig,
@@ -253,6 +253,7 @@ describe('delegate node', () => {
 describe('DelegationCoordinator', () => {
   let store: Store;
   let runs: MemoryQueue;
+  let lifecycle: RunLifecycle;
   afterEach(async () => {
     await runs.close();
     await store.close();
@@ -275,13 +276,14 @@ describe('DelegationCoordinator', () => {
     runs = new MemoryQueue('runs');
     const parent = parentJob();
     await store.createThread({ tenantId: 't1', threadId: parent.threadId });
-    await store.createRun({ tenantId: 't1', threadId: parent.threadId, runId: parent.runId, assistantId: 'agent' });
+    lifecycle = new RunLifecycle(store);
+    await lifecycle.admit({ run: { tenantId: 't1', threadId: parent.threadId, runId: parent.runId, assistantId: 'agent' }, whenBusy: 'reject' });
     const children = ['call_1', 'call_2'].map((id, i) => {
       const runId = childRunId(parent.runId, id);
       return { tool_call_id: id, run_id: runId, thread_id: childThreadId(runId), task: `task ${i}`, max_loops: 15, config: { configurable: { max_loops: 15 } } };
     });
     const request: DelegationRequest = { type: 'agentloop_delegation', delegation_id: delegationId(parent.runId, ['call_1', 'call_2']), children };
-    const coordinator = new DelegationCoordinator({ store, runs, logger: silentLogger(), attempts: 3, backoffMs: 10 });
+    const coordinator = new DelegationCoordinator({ store, lifecycle, runs, logger: silentLogger(), attempts: 3, backoffMs: 10 });
     return { parent, request, coordinator };
   }
 
@@ -289,9 +291,7 @@ describe('DelegationCoordinator', () => {
   async function finishChild(runId: string, status: 'success' | 'error', answer: string) {
     const state = await runs.getState(runId);
     expect(state).toBe('waiting');
-    const run = (await store.getRun('t1', runId))!;
-    await store.updateThread('t1', run.threadId, { values: { messages: [{ type: 'ai', content: answer }] } });
-    await store.updateRun('t1', runId, { status, ...(status === 'error' ? { error: answer } : {}) });
+    await lifecycle.end({ tenantId: 't1', runId, status, values: { messages: [{ type: 'ai', content: answer }] }, ...(status === 'error' ? { error: { error: 'Error', message: answer } } : {}), cause: 'finished' });
   }
 
   it('records each child as a run of its own thread linked to the parent, and enqueues one job per child once', async () => {

@@ -2,7 +2,7 @@ import { currentTraceparent } from '@agentloop/telemetry';
 import { createHash } from 'node:crypto';
 import { clone, create, DelegationSchema, RunJobSchema, toBinary, type Delegation, type RunJob } from '@agentloop/proto';
 import type { JobQueue } from '@agentloop/queue';
-import type { JsonObject, RunRecord, Store } from '@agentloop/store';
+import type { JsonObject, RunLifecycle, RunRecord, Store } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { MAX_LOOPS_MAX, MAX_LOOPS_MIN } from './limits.js';
 import { promptTexts, type PromptLanguage } from './prompts.js';
@@ -197,7 +197,9 @@ export function childResult(run: Pick<RunRecord, 'runId' | 'status' | 'error'>, 
 const TERMINAL = new Set(['success', 'error', 'timeout', 'interrupted']);
 
 export interface DelegationCoordinatorDeps {
-  store: Pick<Store, 'createThread' | 'createRun' | 'getRun' | 'getThread' | 'claimToolEffect' | 'completeToolEffect' | 'listToolEffects'>;
+  store: Pick<Store, 'createThread' | 'getRun' | 'getThread' | 'claimToolEffect' | 'completeToolEffect' | 'listToolEffects'>;
+  /** Children are admitted on their threads through the run lifecycle (an existing child is kept). */
+  lifecycle: Pick<RunLifecycle<never>, 'admit'>;
   runs: Pick<JobQueue, 'enqueue'>;
   logger: Logger;
   language?: PromptLanguage;
@@ -236,13 +238,17 @@ export class DelegationCoordinator {
       const link = { parent_run_id: parent.runId, parent_thread_id: parent.threadId, tool_call_id: child.tool_call_id };
       await store.createThread({ threadId: child.thread_id, tenantId: parent.tenantId, metadata: { ...link, delegated: true } });
       const input = { messages: [{ role: 'user', content: child.task }] };
-      await store.createRun({
-        runId: child.run_id,
-        threadId: child.thread_id,
-        tenantId: parent.tenantId,
-        assistantId: parent.assistantId,
-        metadata: { ...link, delegation_id: request.delegation_id, depth: parentDepth + 1, workspace_thread_id: workspaceThreadId },
-        kwargs: { input, config: child.config },
+      await this.deps.lifecycle.admit({
+        run: {
+          runId: child.run_id,
+          threadId: child.thread_id,
+          tenantId: parent.tenantId,
+          assistantId: parent.assistantId,
+          metadata: { ...link, delegation_id: request.delegation_id, depth: parentDepth + 1, workspace_thread_id: workspaceThreadId },
+          kwargs: { input, config: child.config },
+        },
+        // The child's thread is its own: only a retry of this very step finds it held (by the child).
+        whenBusy: 'reject',
       });
       const { effect } = await store.claimToolEffect({
         tenantId: parent.tenantId,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSqliteStore, type Store } from '@agentloop/store';
+import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { executeWithLedger, interruptedMessage } from './effect-ledger.js';
 import type { ToolCallInput, ToolCallResult } from './tool-client.js';
 
@@ -25,7 +25,7 @@ describe('executeWithLedger', () => {
     store = createSqliteStore({ path: ':memory:' });
     await store.migrate();
     await store.createThread({ tenantId: 't', threadId: 'th' });
-    await store.createRun({ tenantId: 't', threadId: 'th', runId: 'run-1', assistantId: 'a' });
+    await new RunLifecycle(store).admit({ run: { tenantId: 't', threadId: 'th', runId: 'run-1', assistantId: 'a' }, whenBusy: 'reject' });
   });
   afterEach(async () => store.close());
 

@@ -3,7 +3,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import { create, RunJobSchema } from '@agentloop/proto';
 import { MemoryBus, MemoryRunEventStream, type StoredRunEvent } from '@agentloop/bus';
 import { MemoryQueue, type QueueWorker } from '@agentloop/queue';
-import { createSqliteStore, type Store } from '@agentloop/store';
+import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger } from '@agentloop/core';
 import { RunExecutor } from './run-executor.js';
 import { ModelRegistry } from './models/registry.js';
@@ -49,7 +49,7 @@ describe('RunExecutor with delegated agents', () => {
       config: { maxLoopsDefault: 100, runTimeoutMs: 60_000, webhookAttempts: 1, webhookBackoffMs: 10, durability: 'sync', delegation: { attempts: 1 } },
     });
     await store.createThread({ tenantId: 't1', threadId: THREAD });
-    await store.createRun({ tenantId: 't1', threadId: THREAD, runId: PARENT, assistantId: 'agent' });
+    await new RunLifecycle(store).admit({ run: { tenantId: 't1', threadId: THREAD, runId: PARENT, assistantId: 'agent' }, whenBusy: 'reject' });
     const job = create(RunJobSchema, {
       runId: PARENT,
       threadId: THREAD,

@@ -4,7 +4,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { create, RunJobSchema, toBinary, type RunJob } from '@agentloop/proto';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue, ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
-import { createSqliteStore, type Store } from '@agentloop/store';
+import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { UnavailableError, silentLogger } from '@agentloop/core';
 import { isTransientInfraError, RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
@@ -71,7 +71,7 @@ describe('RunExecutor durability', () => {
         config: { maxLoopsDefault: 10, runTimeoutMs: 60_000, webhookAttempts: 1, webhookBackoffMs: 10, durability: 'sync' },
       });
     await store.createThread({ tenantId: 't1', threadId: THREAD });
-    await store.createRun({ tenantId: 't1', threadId: THREAD, runId: RUN, assistantId: 'agent' });
+    await new RunLifecycle(store).admit({ run: { tenantId: 't1', threadId: THREAD, runId: RUN, assistantId: 'agent' }, whenBusy: 'reject' });
     const job: RunJob = create(RunJobSchema, {
       runId: RUN,
       threadId: THREAD,
@@ -174,7 +174,7 @@ describe('RunExecutor durability', () => {
 
   it('the sweeper ends a running run whose queue job failed outside the handler (and leaves live ones alone)', async () => {
     const { executor, job } = await setup([{ content: 'done' }]);
-    await store.updateRun('t1', RUN, { status: 'running', startedAt: new Date() });
+    await new RunLifecycle(store).start((await store.getRun('t1', RUN))!);
     const runsQueue = new MemoryQueue('runs');
     try {
       await runsQueue.enqueue(toBinary(RunJobSchema, job), { jobId: RUN, attempts: 1 });

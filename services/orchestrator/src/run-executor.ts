@@ -1,11 +1,11 @@
 import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { BaseMessage } from '@langchain/core/messages';
-import { create, toBinary, WebhookJobSchema, RunStatus, type RunJob } from '@agentloop/proto';
+import type { RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import { ReleaseJobError, type JobQueue } from '@agentloop/queue';
-import { TERMINAL_RUN_STATUSES, type Store, type RunStatusName, type RunRecord, type JsonObject } from '@agentloop/store';
-import { UnavailableError, errorMessage, type Logger } from '@agentloop/core';
+import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type JsonObject, type RunErrorInfo, type TerminalRunStatus } from '@agentloop/store';
+import { UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import { buildAgentGraph, MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type ModelRouter, type RunContext } from './graph.js';
 import type { ModelRegistry, ModelSlot, ResolvedModel } from './models/registry.js';
 import type { PromptLanguage } from './prompts.js';
@@ -18,6 +18,8 @@ import { extractTraceContext, instruments, SpanKind, SpanStatusCode, withSpan, t
 import type { ToolClient } from './tool-client.js';
 import { parseInputMessages, toJsonValue } from './serialize.js';
 import { RunInputError } from './errors.js';
+import { announceRunEnds, type EndContext } from './run-end.js';
+import { classifyFailure, terminalStatusOf, type RunOutcome } from './run-outcome.js';
 import type { StepLease } from './step-gate.js';
 import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, isDelegationRequest, pendingDelegation, type DelegationLimits, type DelegationRequest } from './delegation.js';
 
@@ -60,15 +62,6 @@ export interface RunExecutorDeps {
 /** Namespaced checkpoint thread id: a tenant can never address another tenant's checkpoints. */
 export const checkpointThreadId = (tenantId: string, threadId: string): string => `${tenantId}:${threadId}`;
 
-const STATUS: Record<RunStatusName, RunStatus> = {
-  pending: RunStatus.PENDING,
-  running: RunStatus.RUNNING,
-  success: RunStatus.SUCCESS,
-  error: RunStatus.ERROR,
-  timeout: RunStatus.TIMEOUT,
-  interrupted: RunStatus.INTERRUPTED,
-};
-
 type GraphInput = Parameters<AgentGraph['stream']>[0];
 
 /**
@@ -83,13 +76,17 @@ export class RunExecutor {
   /** Set by drain(): every run stops at its next checkpoint and is handed back to the queue. */
   private draining = false;
   private readonly delegation: DelegationCoordinator | undefined;
+  /** The run lifecycle (take, end; the thread handed to its next deferred run); its `run.ended` subscribers announce the end. */
+  readonly lifecycle: RunLifecycle<EndContext>;
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
     const limits: DelegationLimits = { maxDepth: d.maxDepth ?? DEFAULT_DELEGATION_LIMITS.maxDepth, maxParallel: d.maxParallel ?? DEFAULT_DELEGATION_LIMITS.maxParallel };
+    this.lifecycle = new RunLifecycle<EndContext>(deps.store, { ...(deps.runs ? { jobs: deps.runs } : {}), logger: deps.logger.child({ component: 'lifecycle' }) });
     this.delegation = deps.runs
       ? new DelegationCoordinator({
           store: deps.store,
+          lifecycle: this.lifecycle,
           runs: deps.runs,
           logger: deps.logger.child({ component: 'delegation' }),
           ...(deps.config.language ? { language: deps.config.language } : {}),
@@ -97,6 +94,17 @@ export class RunExecutor {
           backoffMs: d.backoffMs ?? 1_000,
         })
       : undefined;
+    announceRunEnds(this.lifecycle, {
+      events: deps.events,
+      webhooks: deps.webhooks,
+      checkpointer: deps.checkpointer,
+      tools: deps.tools,
+      delegation: this.delegation,
+      logger: deps.logger,
+      webhookAttempts: deps.config.webhookAttempts,
+      webhookBackoffMs: deps.config.webhookBackoffMs,
+      checkpointThreadId,
+    });
     this.graph = buildAgentGraph({
       ...(this.delegation ? { delegation: limits } : {}),
       tools: deps.tools,
@@ -154,8 +162,7 @@ export class RunExecutor {
       // job id dedupes the delivery, and a delegated run's parent is told (again) that it finished.
       log.info({ status: existing.status }, 'run already finished; announcing its end again');
       const thread = await store.getThread(job.tenantId, job.threadId);
-      const error = existing.status === 'success' ? undefined : { error: existing.status === 'timeout' ? 'TimeoutError' : 'Error', message: existing.error ?? `Run ${existing.status}` };
-      await this.announceEnd(job, existing.status, thread?.values ?? null, error, this.modelOf(job), existing, log);
+      await this.lifecycle.replayEnd(existing, { job, model: this.modelOf(job) }, thread?.values ?? null);
       return;
     }
     const cpConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
@@ -173,21 +180,30 @@ export class RunExecutor {
     // run's artifacts are the outputs written since it first started.
     const startedAt = existing.startedAt ?? new Date();
     // Listen for a cancel before taking the run: a cancel recorded from now on either stops the
-    // update below (the run is no longer pending/running) or reaches this controller.
+    // take below (the run is no longer pending/running) or reaches this controller.
     const cancel = new AbortController();
     this.cancels.set(job.runId, cancel);
     try {
-      const taken = await store.updateRun(job.tenantId, job.runId, { status: 'running', ...(existing.startedAt ? {} : { startedAt }), incrementAttempts: true }, ['pending', 'running']);
-      if (!taken) {
-        const now = await store.getRun(job.tenantId, job.runId);
-        if (now && TERMINAL_RUN_STATUSES.includes(now.status)) {
-          log.info({ status: now.status }, 'run ended (cancelled) before it started; announcing its end');
+      const taken = await this.lifecycle.start(existing);
+      switch (taken.kind) {
+        case 'started':
+          break;
+        case 'ended': {
+          log.info({ status: taken.run.status }, 'run ended (cancelled) before it started; announcing its end');
           const thread = await store.getThread(job.tenantId, job.threadId);
-          await this.announceEnd(job, now.status, thread?.values ?? null, undefined, this.modelOf(job), now, log);
+          await this.lifecycle.replayEnd(taken.run, { job, model: this.modelOf(job) }, thread?.values ?? null, undefined);
           return;
         }
+        case 'deferred':
+          // Its thread's current run hands it the thread (and enqueues it again) when it ends.
+          log.warn('run still waits for its thread; job dropped');
+          return;
+        case 'missing':
+          log.warn('run record not found; dropping job');
+          return;
+        default:
+          assertNever(taken, 'start result');
       }
-      await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
       await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal, lease }, log, span);
     } finally {
       if (this.cancels.get(job.runId) === cancel) this.cancels.delete(job.runId);
@@ -244,12 +260,10 @@ export class RunExecutor {
     const { events } = this.deps;
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
     const signal = AbortSignal.any([timeout, workerSignal, cancel]);
-    let status: RunStatusName = 'success';
-    let error: { error: string; message: string } | undefined;
+    let outcome: RunOutcome = { kind: 'success' };
     let values: JsonObject | null = null;
     let resolved: ResolvedModel | undefined;
     let waiting: DelegationRequest | undefined;
-    let interrupted = false;
     const depth = job.delegation?.depth ?? 0;
 
     try {
@@ -306,40 +320,52 @@ export class RunExecutor {
       // Waiting for a human (tool approval, ask_human): the run ends, the thread is `interrupted`,
       // and the values carry `__interrupt__` as LangGraph Platform reports it; a `command.resume` continues.
       const pendingInterrupts = humanInterrupts(final);
-      if (!waiting && pendingInterrupts.length > 0) {
-        interrupted = true;
+      if (waiting) outcome = { kind: 'suspended' };
+      else if (pendingInterrupts.length > 0) {
+        outcome = { kind: 'waits_for_human' };
         values = { ...values, __interrupt__: pendingInterrupts } as JsonObject;
         log.info({ interrupts: pendingInterrupts.map((i) => (i.value as { type?: unknown } | null)?.type) }, 'run waits for a human');
       }
     } catch (err) {
-      if (cancel.aborted) {
-        // The client cancelled (the record is already `interrupted`): stop where the run is.
-        status = 'interrupted';
-        log.info({ reason: errorMessage(cancel.reason) }, 'run cancelled');
-      } else if (timeout.aborted) {
-        status = 'timeout';
-        error = { error: 'TimeoutError', message: `The run exceeded its time limit of ${Number(job.timeoutMs) || this.deps.config.runTimeoutMs} ms.` };
-      } else if (workerSignal.aborted) {
-        // Shutdown: leave the run resumable from its last checkpoint; the queue hands it to another worker.
-        this.contexts.delete(job.runId);
-        log.warn('worker stopping; run left resumable');
-        throw err;
-      } else if (this.draining) {
-        // Graceful shutdown: the step in flight finished and was checkpointed; another worker resumes from there.
-        this.contexts.delete(job.runId);
-        log.info({ err: errorMessage(err) }, 'worker draining: run handed back after its last checkpoint');
-        throw new ReleaseJobError(`run ${job.runId} handed back by a draining worker`, { cause: err });
-      } else if (isTransientInfraError(err) && attempt + 1 < attempts) {
-        // The store, the checkpoints or the event stream are unreachable for now: the queue retries
-        // the job (with backoff) and the next attempt resumes from the last checkpoint.
-        this.contexts.delete(job.runId);
-        log.warn({ err: errorMessage(err), attempt: attempt + 1, attempts }, 'infrastructure unavailable; run left resumable for a retry');
-        throw err;
-      } else {
-        status = 'error';
-        error = { error: err instanceof Error ? err.name : 'Error', message: errorMessage(err) };
+      outcome = classifyFailure(err, {
+        cancel,
+        timeout,
+        timeoutMs: Number(job.timeoutMs) || this.deps.config.runTimeoutMs,
+        workerSignal,
+        draining: this.draining,
+        transient: isTransientInfraError(err),
+        attempt,
+        attempts,
+      });
+      switch (outcome.kind) {
+        case 'worker_stopping':
+          // Shutdown: leave the run resumable from its last checkpoint; the queue hands it to another worker.
+          log.warn('worker stopping; run left resumable');
+          throw err;
+        case 'handed_back':
+          // Graceful shutdown: the step in flight finished and was checkpointed; another worker resumes from there.
+          log.info({ err: errorMessage(err) }, 'worker draining: run handed back after its last checkpoint');
+          throw new ReleaseJobError(`run ${job.runId} handed back by a draining worker`, { cause: err });
+        case 'retry_later':
+          // The store, the checkpoints or the event stream are unreachable for now: the queue retries
+          // the job (with backoff) and the next attempt resumes from the last checkpoint.
+          log.warn({ err: errorMessage(err), attempt: attempt + 1, attempts }, 'infrastructure unavailable; run left resumable for a retry');
+          throw err;
+        case 'cancelled':
+          // The client cancelled (the record is already `interrupted`): stop where the run is.
+          log.info({ reason: outcome.reason }, 'run cancelled');
+          break;
+        case 'timeout':
+        case 'failed':
+          log.error({ err: outcome.error }, 'run failed');
+          break;
+        case 'success':
+        case 'waits_for_human':
+        case 'suspended':
+          break;
+        default:
+          assertNever(outcome, 'run outcome');
       }
-      if (status !== 'interrupted') log.error({ err: error }, 'run failed');
       try {
         const state = await this.graph.getState(cpConfig);
         values = toJsonValue(publicValues(state.values as JsonObject, job.runId)) as JsonObject;
@@ -351,14 +377,18 @@ export class RunExecutor {
     }
 
     if (resolved) span.setAttribute('agentloop.model', resolved.label);
-    if (status === 'success' && waiting) {
+    if (outcome.kind === 'suspended' && waiting) {
       await this.suspend(job, waiting, depth, log);
       return 'suspended';
     }
-    await this.finish(job, status, values, error, resolved, log, startedAt, interrupted);
-    instruments().runsFinished.add(1, { status: interrupted ? 'interrupted' : status });
-    if (status !== 'success' && error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-    return interrupted ? 'interrupted' : status;
+    const status = terminalStatusOf(outcome);
+    if (status === undefined) throw new Error(`internal: run outcome ${outcome.kind} reached the end of the run`);
+    const error = outcome.kind === 'timeout' || outcome.kind === 'failed' ? outcome.error : undefined;
+    const waitsForHuman = outcome.kind === 'waits_for_human';
+    await this.finish(job, status, values, error, resolved, log, startedAt, waitsForHuman);
+    instruments().runsFinished.add(1, { status: waitsForHuman ? 'interrupted' : status });
+    if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    return waitsForHuman ? 'interrupted' : status;
   }
 
   /**
@@ -373,7 +403,9 @@ export class RunExecutor {
     if (!existing || TERMINAL_RUN_STATUSES.includes(existing.status)) return;
     const error = { error: 'Error', message: `The run could not be executed: ${errorMessage(cause)}` };
     log.error({ err: error.message }, 'run abandoned after its last attempt');
-    await this.finish(job, 'error', null, error, undefined, log, existing.startedAt ?? new Date());
+    await this.deps.events.publish(job.runId, job.threadId, 'error', error);
+    const ended = await this.lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status: 'error', error, cause: 'abandoned' }, { job, model: null });
+    if (ended.kind === 'already_ended') await this.lifecycle.replayEnd(ended.run, { job, model: null }, null);
   }
 
   /**
@@ -452,39 +484,31 @@ export class RunExecutor {
 
   private async finish(
     job: RunJob,
-    status: RunStatusName,
+    status: TerminalRunStatus,
     values: JsonObject | null,
-    error: { error: string; message: string } | undefined,
+    error: RunErrorInfo | undefined,
     resolved: ResolvedModel | undefined,
     log: Logger,
     startedAt: Date,
-    interrupted = false,
+    waitsForHuman = false,
   ): Promise<void> {
-    const { store, events } = this.deps;
+    const { events } = this.deps;
     if (values) {
       const artifacts = await this.artifacts(job, startedAt, log);
       values = { ...values, artifacts };
       // The stream's last `values` predates the listing and the interrupt: clients following it see them too.
-      if (artifacts.length > 0 || interrupted) await events.publish(job.runId, job.threadId, 'values', values);
+      if (artifacts.length > 0 || waitsForHuman) await events.publish(job.runId, job.threadId, 'values', values);
     }
     if (error) await events.publish(job.runId, job.threadId, 'error', error);
-    // A cancelled run leaves its thread usable (idle), like a finished one.
-    const threadStatus = status === 'interrupted' ? 'idle' : status !== 'success' ? 'error' : interrupted ? 'interrupted' : 'idle';
-    if (values) await store.updateThread(job.tenantId, job.threadId, { values, status: threadStatus });
-    else await store.updateThread(job.tenantId, job.threadId, { status: threadStatus });
-    const recorded = await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
-    if (!recorded) {
+    // One transition: the record, the thread's values and status, the thread handed to its next
+    // deferred run; the `run.ended` subscribers announce it (end event, webhook, cleanup, parent).
+    const model = resolved ? { provider: resolved.provider, label: resolved.label } : null;
+    const ended = await this.lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status, error, values, waitsForHuman, cause: 'finished' }, { job, model });
+    if (ended.kind === 'already_ended') {
       // The record ended first (a cancel): announce what it says, so events, webhook and record agree.
-      const now = await store.getRun(job.tenantId, job.runId);
-      if (now && TERMINAL_RUN_STATUSES.includes(now.status) && now.status !== status) {
-        log.info({ ran_to: status, recorded: now.status }, 'run record ended first; announcing the recorded status');
-        status = now.status;
-        error = undefined;
-      }
+      if (ended.run.status !== status) log.info({ ran_to: status, recorded: ended.run.status }, 'run record ended first; announcing the recorded status');
+      await this.lifecycle.replayEnd(ended.run, { job, model }, values, ended.run.status === status ? error : undefined);
     }
-    // Read the record before `end`: a stateless run's thread is deleted by the gateway once it sees `end`.
-    const run = job.webhookUrl ? await store.getRun(job.tenantId, job.runId) : undefined;
-    await this.announceEnd(job, status, values, error, resolved ? { provider: resolved.provider, label: resolved.label } : null, run, log);
   }
 
   /**
@@ -528,55 +552,6 @@ export class RunExecutor {
     }
   }
 
-  /** What follows the recorded outcome: the `end` event, the webhook, cleanup, the parent's notice. Safe to repeat. */
-  private async announceEnd(
-    job: RunJob,
-    status: RunStatusName,
-    values: JsonObject | null,
-    error: { error: string; message: string } | undefined,
-    model: { provider: string; label: string } | null,
-    run: RunRecord | undefined,
-    log: Logger,
-  ): Promise<void> {
-    await this.deps.events.publish(job.runId, job.threadId, 'end', null);
-    log.info({ status, model: model?.label }, 'run finished');
-
-    if (job.webhookUrl) {
-      const payload = {
-        run_id: job.runId,
-        thread_id: job.threadId,
-        assistant_id: job.assistantId,
-        status,
-        created_at: run?.createdAt.toISOString(),
-        updated_at: run?.updatedAt.toISOString(),
-        metadata: run?.metadata ?? {},
-        model,
-        values: values ?? {},
-        ...(error ? { error: error.message, error_type: error.error } : {}),
-        webhook_sent_at: new Date().toISOString(),
-      };
-      const hook = create(WebhookJobSchema, {
-        deliveryId: job.runId,
-        url: job.webhookUrl,
-        runId: job.runId,
-        threadId: job.threadId,
-        tenantId: job.tenantId,
-        status: STATUS[status],
-        payloadJson: JSON.stringify(payload),
-      });
-      await this.deps.webhooks.enqueue(toBinary(WebhookJobSchema, hook), {
-        jobId: job.runId,
-        attempts: this.deps.config.webhookAttempts,
-        backoffMs: this.deps.config.webhookBackoffMs,
-      });
-    }
-    if (job.ephemeral) {
-      await this.deps.checkpointer.deleteThread(checkpointThreadId(job.tenantId, job.threadId));
-      // Never a workspace this run only borrowed.
-      if (!job.workspaceThreadId || job.workspaceThreadId === job.threadId) await this.deps.tools.deleteWorkspace(job.tenantId, job.threadId).catch(() => undefined);
-    }
-    if (job.delegation) await this.delegation?.childFinished(job);
-  }
 }
 
 /**

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
+import { RunLifecycle } from '../run-lifecycle.js';
+import { lifecycleContract } from './lifecycle-contract.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
 import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
@@ -30,11 +32,13 @@ export function storeContract(harness: StoreTestHarness): void {
   describe(`Store contract (${harness.name})`, () => {
     let database: StoreTestDatabase;
     let store: Store;
+    let lifecycle: RunLifecycle;
 
     beforeAll(async () => {
       database = await harness.newDatabase();
       store = database.open();
       await store.migrate();
+      lifecycle = new RunLifecycle(store);
     });
     afterAll(async () => {
       await store?.close();
@@ -45,8 +49,12 @@ export function storeContract(harness: StoreTestHarness): void {
       const thread = await store.createThread({ tenantId, threadId: uid('thread'), metadata: { graph_id: 'agent' } });
       return { tenantId, threadId: thread.threadId, thread };
     };
-    const newRun = async (tenantId: string, threadId: string, runId = uid('run')) =>
-      store.createRun({ runId, threadId, tenantId, assistantId: 'agent', kwargs: { input: { messages: [] } } });
+    /** Admits a run (behind the thread's current one when it has one). */
+    const newRun = async (tenantId: string, threadId: string, runId = uid('run'), more: { assistantId?: string; kwargs?: Record<string, unknown>; metadata?: Record<string, unknown>; multitaskStrategy?: string } = {}) => {
+      const res = await lifecycle.admit({ run: { runId, threadId, tenantId, assistantId: 'agent', kwargs: { input: { messages: [] } }, ...more }, whenBusy: 'defer' });
+      if (res.kind === 'busy' || res.kind === 'no_thread') throw new Error(`run not admitted: ${res.kind}`);
+      return { run: res.run, created: res.kind !== 'exists' };
+    };
 
     describe('migrate', () => {
       it('is idempotent: a second migrate() changes nothing', async () => {
@@ -62,7 +70,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver', '0009_run_lifecycle']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -83,14 +91,14 @@ export function storeContract(harness: StoreTestHarness): void {
         expect(first.values).toBeNull();
       });
 
-      it('updateThread replaces metadata, values and status', async () => {
+      it('updateThread replaces metadata; the end of a run writes the values', async () => {
         const { tenantId, threadId } = await newThread();
         const values = { messages: [{ type: 'ai', content: 'héllo ✓ 😀' }], nested: { a: [1, 2, { b: null }] } };
-        await store.updateThread(tenantId, threadId, { status: 'busy', values, metadata: { k: 'v' } });
-        const t = await store.getThread(tenantId, threadId);
-        expect(t).toMatchObject({ status: 'busy', values, metadata: { k: 'v' } });
-        await store.updateThread(tenantId, threadId, { values: null });
-        expect((await store.getThread(tenantId, threadId))?.values).toBeNull();
+        await store.updateThread(tenantId, threadId, { metadata: { k: 'v' } });
+        const { run } = await newRun(tenantId, threadId);
+        expect(await store.getThread(tenantId, threadId)).toMatchObject({ status: 'busy', activeRunId: run.runId, metadata: { k: 'v' } });
+        await lifecycle.end({ tenantId, runId: run.runId, status: 'success', values, cause: 'finished' });
+        expect(await store.getThread(tenantId, threadId)).toMatchObject({ status: 'idle', activeRunId: null, values, metadata: { k: 'v' } });
       });
 
       it('searchThreads filters by status and metadata and pages newest first', async () => {
@@ -98,7 +106,7 @@ export function storeContract(harness: StoreTestHarness): void {
         for (let i = 0; i < 5; i++) {
           await store.createThread({ tenantId, threadId: `t${i}`, metadata: { parity: i % 2 === 0 ? 'even' : 'odd', tags: { i } } });
         }
-        await store.updateThread(tenantId, 't4', { status: 'busy', metadata: { parity: 'even', tags: { i: 4 } } });
+        await newRun(tenantId, 't4');
         const all = await store.searchThreads(tenantId, { limit: 10, offset: 0 });
         expect(all.map((t) => t.threadId).sort()).toEqual(['t0', 't1', 't2', 't3', 't4']);
         for (let i = 1; i < all.length; i++) expect(all[i - 1]!.createdAt.getTime()).toBeGreaterThanOrEqual(all[i]!.createdAt.getTime());
@@ -140,12 +148,14 @@ export function storeContract(harness: StoreTestHarness): void {
         expect(await store.listRuns(b, a.threadId)).toEqual([]);
         expect(await store.searchThreads(b, { limit: 100, offset: 0 })).toEqual([]);
 
-        await store.updateThread(b, a.threadId, { status: 'error', metadata: { owned: 'by b' } });
-        expect(await store.updateRun(b, run.runId, { status: 'error', error: 'b was here' })).toBe(false);
-        expect(await store.updateRun(b, run.runId, { status: 'running' }, ['pending'])).toBe(false);
+        const threadBefore = await store.getThread(a.tenantId, a.threadId);
+        await store.updateThread(b, a.threadId, { metadata: { owned: 'by b' } });
+        expect(await lifecycle.end({ tenantId: b, runId: run.runId, status: 'error', error: { error: 'Error', message: 'b was here' }, cause: 'finished' })).toEqual({ kind: 'missing' });
+        expect(await lifecycle.start({ ...run, tenantId: b })).toEqual({ kind: 'missing' });
+        expect(await lifecycle.admit({ run: { runId: uid('run'), threadId: a.threadId, tenantId: b, assistantId: 'agent' }, whenBusy: 'defer' })).toEqual({ kind: 'no_thread' });
         expect(await store.deleteThread(b, a.threadId)).toBe(false);
 
-        expect(await store.getThread(a.tenantId, a.threadId)).toEqual(a.thread);
+        expect(await store.getThread(a.tenantId, a.threadId)).toEqual(threadBefore);
         expect(await store.getRun(a.tenantId, run.runId)).toEqual(run);
       });
 
@@ -175,49 +185,44 @@ export function storeContract(harness: StoreTestHarness): void {
     });
 
     describe('runs', () => {
-      it('createRun twice with one id stores one run and reports created=false the second time', async () => {
+      it('admitting one run id twice stores one run and reports created=false the second time', async () => {
         const { tenantId, threadId } = await newThread();
         const first = await newRun(tenantId, threadId, 'dup-run-' + uid('r'));
-        const second = await store.createRun({ runId: first.run.runId, threadId, tenantId, assistantId: 'other', kwargs: { different: true } });
+        const second = await newRun(tenantId, threadId, first.run.runId, { assistantId: 'other', kwargs: { different: true } });
         expect(first.created).toBe(true);
         expect(second.created).toBe(false);
         expect(second.run).toEqual(first.run);
         expect(await store.listRuns(tenantId, threadId)).toHaveLength(1);
       });
 
-      it('createRun stores a pending run with its request, metadata and defaults', async () => {
+      it('admission stores a pending run with its request, metadata and defaults', async () => {
         const { tenantId, threadId } = await newThread();
         const kwargs = { input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: ['values'], webhook: 'https://x.test/h' };
-        const { run } = await store.createRun({ runId: uid('run'), threadId, tenantId, assistantId: 'agent', kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue' });
-        expect(run).toMatchObject({ status: 'pending', attempts: 0, error: null, startedAt: null, endedAt: null, kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue', assistantId: 'agent' });
-        expect(await store.getRun(tenantId, run.runId)).toEqual(run);
+        const { run } = await newRun(tenantId, threadId, uid('run'), { kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue' });
+        expect(run).toMatchObject({ status: 'pending', attempts: 0, error: null, startedAt: null, endedAt: null, kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue', assistantId: 'agent', deferred: false });
+        const stored = await store.getRun(tenantId, run.runId);
+        expect({ ...stored, createdAt: undefined, updatedAt: undefined }).toEqual({ ...run, createdAt: undefined, updatedAt: undefined });
+        expect(stored?.createdAt.getTime()).toBe(run.createdAt.getTime());
         const { run: plain } = await newRun(tenantId, threadId);
         expect(plain.multitaskStrategy).toBe('reject');
       });
 
-      it('updateRun with onlyFrom changes the run only from the listed statuses', async () => {
+      it('start and end change the run only from pending/running, counting attempts and keeping the first start', async () => {
         const { tenantId, threadId } = await newThread();
         const { run } = await newRun(tenantId, threadId);
-        const startedAt = new Date(1_700_000_000_123);
-        expect(await store.updateRun(tenantId, run.runId, { status: 'running', startedAt, incrementAttempts: true }, ['pending'])).toBe(true);
-        expect(await store.updateRun(tenantId, run.runId, { status: 'running', incrementAttempts: true }, ['pending'])).toBe(false);
-        const endedAt = new Date(1_700_000_005_456);
-        expect(await store.updateRun(tenantId, run.runId, { status: 'error', endedAt, error: 'boom' }, ['pending', 'running'])).toBe(true);
-        expect(await store.updateRun(tenantId, run.runId, { status: 'success' }, ['pending', 'running'])).toBe(false);
-        expect(await store.updateRun(tenantId, run.runId, { status: 'success' }, [])).toBe(false);
+        const first = await lifecycle.start(run);
+        expect(first).toMatchObject({ kind: 'started', run: { status: 'running', attempts: 1 } });
+        const startedAt = first.kind === 'started' ? first.run.startedAt : null;
+        const again = await lifecycle.start(first.kind === 'started' ? first.run : run);
+        expect(again).toMatchObject({ kind: 'started', run: { status: 'running', attempts: 2 } });
+        expect(await lifecycle.end({ tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message: 'boom' }, cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'error' });
+        expect(await lifecycle.end({ tenantId, runId: run.runId, status: 'success', cause: 'finished' })).toMatchObject({ kind: 'already_ended', run: { status: 'error' } });
+        expect(await lifecycle.start(run)).toMatchObject({ kind: 'ended' });
         const after = await store.getRun(tenantId, run.runId);
-        expect(after).toMatchObject({ status: 'error', attempts: 1, error: 'boom' });
-        expect(after?.startedAt?.getTime()).toBe(startedAt.getTime());
-        expect(after?.endedAt?.getTime()).toBe(endedAt.getTime());
-      });
-
-      it('updateRun without onlyFrom always applies and increments attempts', async () => {
-        const { tenantId, threadId } = await newThread();
-        const { run } = await newRun(tenantId, threadId);
-        expect(await store.updateRun(tenantId, run.runId, { incrementAttempts: true })).toBe(true);
-        expect(await store.updateRun(tenantId, run.runId, { incrementAttempts: true, error: null })).toBe(true);
-        expect((await store.getRun(tenantId, run.runId))?.attempts).toBe(2);
-        expect(await store.updateRun(tenantId, 'no-such-run', { status: 'success' })).toBe(false);
+        expect(after).toMatchObject({ status: 'error', attempts: 2, error: 'boom' });
+        expect(after?.startedAt?.getTime()).toBe(startedAt?.getTime());
+        expect(after?.endedAt).not.toBeNull();
+        expect(await store.getThread(tenantId, threadId)).toMatchObject({ status: 'error', activeRunId: null });
       });
 
       it('listRuns returns the thread’s runs newest first, with limit, offset and status filter', async () => {
@@ -229,7 +234,7 @@ export function storeContract(harness: StoreTestHarness): void {
         const runs = await store.listRuns(tenantId, threadId);
         expect(runs.map((r) => r.runId)).toEqual([...ids].reverse());
         expect((await store.listRuns(tenantId, threadId, { limit: 2, offset: 1 })).map((r) => r.runId)).toEqual([ids[2], ids[1]]);
-        await store.updateRun(tenantId, ids[1]!, { status: 'success' });
+        await lifecycle.end({ tenantId, runId: ids[1]!, status: 'success', cause: 'finished' });
         expect((await store.listRuns(tenantId, threadId, { status: 'success' })).map((r) => r.runId)).toEqual([ids[1]]);
       });
     });
@@ -239,8 +244,8 @@ export function storeContract(harness: StoreTestHarness): void {
       const b = await newThread();
       const ra = (await newRun(a.tenantId, a.threadId)).run;
       const rb = (await newRun(b.tenantId, b.threadId)).run;
-      await store.updateRun(a.tenantId, ra.runId, { status: 'running' });
-      await store.updateRun(b.tenantId, rb.runId, { status: 'running' });
+      await lifecycle.start(ra);
+      await lifecycle.start(rb);
       const found = await store.listRunsInStatus('running', new Date(Date.now() + 60_000), 1000);
       const ids = found.map((r) => r.runId);
       expect(ids).toEqual(expect.arrayContaining([ra.runId, rb.runId]));
@@ -267,8 +272,8 @@ export function storeContract(harness: StoreTestHarness): void {
       const a = (await newRun(tenantId, threadId)).run;
       const b = (await newRun(tenantId, threadId)).run;
       await newRun(tenantId, threadId);
-      await store.updateRun(tenantId, a.runId, { status: 'running' });
-      await store.updateRun(tenantId, b.runId, { status: 'success' });
+      await lifecycle.start(a);
+      await lifecycle.end({ tenantId, runId: b.runId, status: 'success', cause: 'finished' });
       expect(await store.countActiveRuns(tenantId)).toBe(2);
       expect(await store.countActiveRuns(uid('nobody'))).toBe(0);
     });
@@ -613,4 +618,5 @@ export function storeContract(harness: StoreTestHarness): void {
       });
     });
   });
+  lifecycleContract(harness);
 }

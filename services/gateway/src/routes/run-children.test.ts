@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../testing/index.js';
+import { RunLifecycle } from '@agentloop/store';
 
 let gw: TestGateway;
 afterEach(async () => gw.close());
@@ -24,7 +25,7 @@ async function parentWithChildren() {
     const childThread = `3333333${i}-3333-8333-8333-333333333333`;
     const link = { parent_run_id: parent, parent_thread_id: thread, tool_call_id: `call_${i}` };
     await gw.store.createThread({ tenantId: 'tenant-a', threadId: childThread, metadata: { ...link, delegated: true } });
-    await gw.store.createRun({ tenantId: 'tenant-a', threadId: childThread, runId: id, assistantId: 'agent', metadata: link });
+    await new RunLifecycle(gw.store).admit({ run: { tenantId: 'tenant-a', threadId: childThread, runId: id, assistantId: 'agent', metadata: link }, whenBusy: 'reject' });
     children.push(id);
   }
   // An unrelated thread and run of the same tenant.

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { latch, startTestGateway, type TestGateway } from '../testing/index.js';
 import { DEFAULT_ASSISTANT_ID } from '../serialize.js';
+import { RunLifecycle } from '@agentloop/store';
 
 let gw: TestGateway;
 afterEach(async () => gw.close());
@@ -145,6 +146,35 @@ describe('POST /threads/{id}/runs', () => {
     const joined = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${second.json().run_id}/join` });
     expect(gw.orchestrator!.jobs.map((j) => j.runId)).toEqual([first.run_id, second.json().run_id]);
     expect(joined.json().messages.map((m: { content: string }) => m.content)).toEqual(['one', 'echo: one', 'two', 'echo: two']);
+  });
+  it('two gateway replicas over one store racing on one thread: the store admits one; enqueued runs all run, one at a time, once', async () => {
+    const gate = latch();
+    gw = await startTestGateway({ orchestrator: { gate: () => gate.wait() } });
+    // A second gateway (its own RunService: no lock in memory shared with the first) over the same store and queue.
+    const replica = await startTestGateway({ orchestrator: false, events: gw.events, shared: { store: gw.store, runs: gw.runs, webhooks: gw.webhooks } });
+    try {
+      const tid = await newThread();
+      const post = (app: TestGateway['app'], text: string, strategy: string) =>
+        app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi(text), multitask_strategy: strategy } });
+      const rejects = await Promise.all(Array.from({ length: 8 }, (_, i) => post(i % 2 ? replica.app : gw!.app, `r${i}`, 'reject')));
+      expect(rejects.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+      const enqueued = await Promise.all(Array.from({ length: 6 }, (_, i) => post(i % 2 ? replica.app : gw!.app, `e${i}`, 'enqueue')));
+      expect(enqueued.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(enqueued.every((r) => r.json().status === 'pending')).toBe(true);
+      gate.open();
+      const last = enqueued.map((r) => r.json().run_id as string);
+      for (const id of last) await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${id}/join` });
+      const runs = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs?limit=100` })).json() as Array<{ status: string }>;
+      expect(runs.map((r) => r.status)).toEqual(Array(7).fill('success'));
+      // Each run's job taken once; each answered on the thread once.
+      expect(new Set(gw.orchestrator!.jobs.map((j) => j.runId)).size).toBe(7);
+      expect(gw.orchestrator!.jobs).toHaveLength(7);
+      const thread = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json();
+      expect(thread.status).toBe('idle');
+      expect((thread.values.messages as Array<{ content: string }>).filter((m) => m.content.startsWith('echo: '))).toHaveLength(7);
+    } finally {
+      await replica.close();
+    }
   });
 });
 
@@ -295,7 +325,10 @@ describe('issue 18: resume, disconnect, caller identity', () => {
   it('accepts a resume on an interrupted thread', async () => {
     gw = await startTestGateway({ orchestrator: false });
     const tid = await newThread();
-    await gw.store.updateThread('default', tid, { status: 'interrupted' });
+    // A run that stopped for a human leaves its thread interrupted.
+    const lifecycle = new RunLifecycle(gw.store);
+    await lifecycle.admit({ run: { runId: 'run-that-asked', threadId: tid, tenantId: 'default', assistantId: 'agent' }, whenBusy: 'reject' });
+    await lifecycle.end({ tenantId: 'default', runId: 'run-that-asked', status: 'success', waitsForHuman: true, cause: 'finished' });
     const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', command: { resume: 'approve' } } });
     expect(res.statusCode).toBe(200);
   });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryRunEventStream, type RunEventStream, type RunEventSubscribeOptions, type StoredRunEvent } from '@agentloop/bus';
 import { latch, parseSse, startTestGateway, type TestGateway } from '../testing/index.js';
+import { RunLifecycle } from '@agentloop/store';
 
 let gw: TestGateway;
 afterEach(async () => gw.close());
@@ -130,7 +131,7 @@ describe('GET /threads/{id}/runs/{run_id}/stream', () => {
     gw = await startTestGateway({ orchestrator: false, env: { SSE_REPLAY_IDLE_MS: '20' } });
     const tid = await newThread();
     const run = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent' } })).json();
-    await gw.store.updateRun('default', run.run_id, { status: 'success', endedAt: new Date() });
+    await new RunLifecycle(gw.store).end({ tenantId: 'default', runId: run.run_id, status: 'success', cause: 'finished' });
     const res = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}/stream` });
     expect(parseSse(res.payload).map((e) => e.event)).toEqual(['end']);
   });

@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { create, fromBinary, RunJobSchema, RunStatus, toBinary, WebhookJobSchema, type RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue, QueueWorker } from '@agentloop/queue';
-import { TERMINAL_RUN_STATUSES, type JsonObject, type RunStatusName, type Store } from '@agentloop/store';
+import { RunLifecycle, type JsonObject, type RunErrorInfo, type RunStatusName, type Store } from '@agentloop/store';
 
 /**
  * A test double of the orchestrator *service* (not of infrastructure): it
- * consumes the `runs` queue and follows the orchestrator's contract with the
- * gateway: run status pending → running → success/error, `values` and
- * `updates` events per step, an `error` event on failure, the thread's final
- * values and status in the Store, then `end`; and a WebhookJob when the run
- * asked for one. Instead of a model it answers `echo: <last human message>`.
+ * consumes the `runs` queue and drives the real run lifecycle (`RunLifecycle`
+ * of @agentloop/store: start, end — with the thread's values and status, and
+ * the thread handed to its next deferred run), publishing `values` and
+ * `updates` events per step, an `error` event on failure, then `end`; and a
+ * WebhookJob when the run asked for one. It has no lifecycle of its own.
+ * Instead of a model it answers `echo: <last human message>`.
  */
 export interface FakeOrchestratorOptions {
   runs: JobQueue;
@@ -64,12 +65,34 @@ function toMessages(input: unknown): Message[] {
 export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Promise<FakeOrchestrator> {
   const jobs: RunJob[] = [];
   const { store, events } = opts;
+  // The run's end, as the orchestrator announces it: `end`, then the webhook.
+  const lifecycle = new RunLifecycle<RunJob>(store, { jobs: opts.runs });
+  lifecycle.on('run.ended', async (e) => {
+    await events.publish(e.run.runId, e.run.threadId, 'end', null);
+    const job = e.ctx;
+    if (!job?.webhookUrl || !opts.webhooks) return;
+    const payload = { run_id: job.runId, thread_id: job.threadId, assistant_id: job.assistantId, status: e.run.status, values: e.values ?? {}, ...(e.error ? { error: e.error.message } : {}) };
+    const hook = create(WebhookJobSchema, {
+      deliveryId: job.runId,
+      url: job.webhookUrl,
+      runId: job.runId,
+      threadId: job.threadId,
+      tenantId: job.tenantId,
+      status: STATUS[e.run.status],
+      payloadJson: JSON.stringify(payload),
+    });
+    await opts.webhooks.enqueue(toBinary(WebhookJobSchema, hook), {
+      jobId: job.runId,
+      attempts: opts.webhookAttempts ?? 6,
+      backoffMs: opts.webhookBackoffMs ?? 1000,
+    });
+  });
 
   const execute = async (job: RunJob): Promise<void> => {
     const existing = await store.getRun(job.tenantId, job.runId);
-    if (!existing || TERMINAL_RUN_STATUSES.includes(existing.status)) return;
-    await store.updateRun(job.tenantId, job.runId, { status: 'running', startedAt: new Date(), incrementAttempts: true }, ['pending', 'running']);
-    await store.updateThread(job.tenantId, job.threadId, { status: 'busy' });
+    if (!existing) return;
+    const started = await lifecycle.start(existing);
+    if (started.kind !== 'started') return;
     if (opts.gate) await opts.gate(job);
 
     const thread = await store.getThread(job.tenantId, job.threadId);
@@ -80,8 +103,8 @@ export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Prom
     if (job.commandJson) text = `resume ${JSON.stringify((JSON.parse(job.commandJson) as { resume?: unknown }).resume)}`;
     let messages = [...previous, ...added];
 
-    let status: RunStatusName = 'success';
-    let error: { error: string; message: string } | undefined;
+    let status: 'success' | 'error' = 'success';
+    let error: RunErrorInfo | undefined;
     await events.publish(job.runId, job.threadId, 'values', { messages });
     try {
       const content = opts.reply ? await opts.reply(job, String(text ?? '')) : `echo: ${String(text ?? '')}`;
@@ -95,27 +118,9 @@ export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Prom
       await events.publish(job.runId, job.threadId, 'error', error);
     }
     const values: JsonObject = { messages };
-    await store.updateThread(job.tenantId, job.threadId, { values, status: status === 'success' ? 'idle' : 'error' });
-    await store.updateRun(job.tenantId, job.runId, { status, endedAt: new Date(), error: error?.message ?? null }, ['pending', 'running']);
-    await events.publish(job.runId, job.threadId, 'end', null);
-
-    if (job.webhookUrl && opts.webhooks) {
-      const payload = { run_id: job.runId, thread_id: job.threadId, assistant_id: job.assistantId, status, values, ...(error ? { error: error.message } : {}) };
-      const hook = create(WebhookJobSchema, {
-        deliveryId: job.runId,
-        url: job.webhookUrl,
-        runId: job.runId,
-        threadId: job.threadId,
-        tenantId: job.tenantId,
-        status: STATUS[status],
-        payloadJson: JSON.stringify(payload),
-      });
-      await opts.webhooks.enqueue(toBinary(WebhookJobSchema, hook), {
-        jobId: job.runId,
-        attempts: opts.webhookAttempts ?? 6,
-        backoffMs: opts.webhookBackoffMs ?? 1000,
-      });
-    }
+    const ended = await lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status, values, ...(error ? { error } : {}), cause: 'finished' }, job);
+    // Cancelled meanwhile: announce what the record says.
+    if (ended.kind === 'already_ended') await lifecycle.replayEnd(ended.run, job, values);
   };
 
   const worker: QueueWorker = await opts.runs.process(

@@ -19,6 +19,8 @@ export interface TestGatewayOptions {
   events?: RunEventStream;
   /** Redis for shared rate-limit counters. */
   rateLimitRedis?: Redis;
+  /** The store, runs queue and webhooks queue to use (default: new ones), e.g. a second gateway replica over the first one's; they are not closed with this gateway. */
+  shared?: { store: Store; runs: JobQueue; webhooks: JobQueue };
 }
 
 export interface TestGateway extends AsyncDisposable {
@@ -42,10 +44,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   // Workspaces (uploads) go to a temporary folder unless the test names one.
   const tmp = opts.env?.WORKSPACE_ROOT === undefined ? await createTempDir('agentloop-gateway-') : undefined;
   const config = loadGatewayConfig({ ...(tmp ? { WORKSPACE_ROOT: tmp.path } : {}), ...opts.env });
-  const store = createSqliteStore({ path: ':memory:' });
-  await store.migrate();
-  const runs = new MemoryQueue('runs');
-  const webhooks = new MemoryQueue('webhooks');
+  const owned = opts.shared === undefined;
+  const store = opts.shared?.store ?? createSqliteStore({ path: ':memory:' });
+  if (owned) await store.migrate();
+  const runs = opts.shared?.runs ?? new MemoryQueue('runs');
+  const webhooks = opts.shared?.webhooks ?? new MemoryQueue('webhooks');
   const events = opts.events ?? new MemoryRunEventStream();
   const orchestrator =
     opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
@@ -54,6 +57,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const close = async () => {
     await app.close();
     await orchestrator?.close();
+    if (!owned) return void (await tmp?.[Symbol.asyncDispose]());
     await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
     await store.close();
     await tmp?.[Symbol.asyncDispose]();

@@ -1,0 +1,549 @@
+/**
+ * The one owner of run and thread status (issue 10). Every transition of a run — admitted,
+ * deferred, started, ended (finished, cancelled, abandoned), promoted — and every status change of
+ * its thread is one guarded update in one transaction here; nothing else writes `runs.status`,
+ * `threads.status`, `threads.active_run_id` or `runs.deferred`. Each transition returns a typed
+ * result and emits a typed event after its commit; subscribers (the orchestrator's end
+ * announcement, the gateway's `end` event for a cancel...) do the side effects.
+ *
+ * The model (after Trigger.dev's run engine):
+ * - A thread is held by at most one run, `threads.active_run_id`: the run admitted with its job
+ *   queued, then running, until it ends. Admission takes the thread with
+ *   `update threads ... where active_run_id is null`, so the database decides between two gateway
+ *   replicas racing on one thread — no lock in memory.
+ * - A run admitted while the thread is held, with multitask_strategy "enqueue", is stored
+ *   `pending` with `deferred = 1` and its queue job (`runs.job`). The transition that ends the
+ *   holder hands the thread to the oldest deferred run in the same transaction, and its job is
+ *   enqueued after the commit (job id = run id: enqueueing twice is a no-op). Nothing waits in a
+ *   process's memory: any gateway or orchestrator that ends the holder promotes the next run, and
+ *   `recoverPending` (the sweeper) enqueues a job lost between a commit and its enqueue.
+ * - Invariant: `threads.active_run_id = R` implies run R is pending (not deferred) or running.
+ */
+import { sql, type Kysely } from 'kysely';
+import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
+import type { Database } from './schema.js';
+import { checkId, isDuplicateKey, toRun, toUpload } from './sql-store.js';
+import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
+
+export type TerminalRunStatus = Exclude<RunStatusName, 'pending' | 'running'>;
+
+/** `{error, message}` of a failed run, as events and webhooks report it. */
+export interface RunErrorInfo {
+  error: string;
+  message: string;
+}
+
+/** A run's queue job. */
+export interface RunJobSpec {
+  payload: Uint8Array;
+  attempts?: number;
+  backoffMs?: number;
+  /** Delay before its first attempt (after_seconds). */
+  delayMs?: number;
+}
+
+/** Where run jobs go (the `runs` JobQueue fits). */
+export interface RunJobSink {
+  enqueue(payload: Uint8Array, opts: { jobId: string; attempts?: number; backoffMs?: number; delayMs?: number }): Promise<{ added: boolean }>;
+  /** The state of a job (the sweeper: was a pending run's job ever enqueued?). */
+  getState?(jobId: string): Promise<string>;
+}
+
+export interface AdmitRequest {
+  run: NewRun;
+  /** When another run holds the thread: refuse this one (`busy`), or store it to run after the runs before it. */
+  whenBusy: 'reject' | 'defer';
+  /** Hand the thread's pending uploads to this run, in the same transaction (given to `job`). */
+  claimUploads?: boolean;
+  /**
+   * The run's queue job, built in the transaction from the claimed uploads (keep it pure). Stored
+   * with the run; enqueued after the commit when the run holds the thread. Without it the caller
+   * enqueues (delegated runs).
+   */
+  job?: (uploads: UploadRecord[]) => RunJobSpec;
+}
+
+export type AdmitResult =
+  /** The run holds the thread; its job (if given) is enqueued. */
+  | { kind: 'admitted'; run: RunRecord }
+  /** The run waits for `behind` (and any deferred run before it) to end. */
+  | { kind: 'deferred'; run: RunRecord; behind: string }
+  /** `whenBusy: reject` and the thread is held. */
+  | { kind: 'busy'; holder: RunRecord | undefined }
+  /** A run with this id exists already (a retried delegation): nothing changed. */
+  | { kind: 'exists'; run: RunRecord }
+  | { kind: 'no_thread' };
+
+export type StartResult =
+  | { kind: 'started'; run: RunRecord }
+  /** The run ended before it could start (a cancel). */
+  | { kind: 'ended'; run: RunRecord }
+  /** The run waits for its thread: not startable now. */
+  | { kind: 'deferred'; run: RunRecord }
+  | { kind: 'missing' };
+
+/** Why a run ended. */
+export type EndCause =
+  /** Its execution finished (any outcome). */
+  | 'finished'
+  /** A client (or multitask_strategy interrupt, or a cancelled parent) cancelled it. */
+  | 'cancelled'
+  /** Its job failed for good without the run recording an outcome (the sweeper, the last attempt). */
+  | 'abandoned'
+  /** Its job could not be enqueued at admission. */
+  | 'enqueue_failed';
+
+export interface EndRequest {
+  tenantId: string;
+  runId: string;
+  status: TerminalRunStatus;
+  error?: RunErrorInfo | undefined;
+  /** The thread's values after the run (written when the run held the thread; null/undefined: unchanged). */
+  values?: JsonObject | null | undefined;
+  /** The run stopped to wait for a human: its thread becomes `interrupted`. */
+  waitsForHuman?: boolean;
+  cause: EndCause;
+}
+
+export type EndResult =
+  | {
+      kind: 'ended';
+      run: RunRecord;
+      /** The thread's status afterwards; undefined when the run did not hold it (a deferred run cancelled). */
+      threadStatus: ThreadStatus | undefined;
+      /** The deferred run the thread was handed to. */
+      promoted: RunRecord | undefined;
+    }
+  /** The record had ended first (e.g. cancelled while it ran): nothing changed but the thread's values. */
+  | { kind: 'already_ended'; run: RunRecord }
+  | { kind: 'missing' };
+
+/** Events, emitted after each transition's commit (and `run.ended` again by `replayEnd`). */
+export type LifecycleEvent<C> =
+  | { type: 'run.admitted'; run: RunRecord; deferred: boolean }
+  | { type: 'run.started'; run: RunRecord }
+  | {
+      type: 'run.ended';
+      run: RunRecord;
+      /** `replay`: announced again for a run that had ended (a retried job). */
+      cause: EndCause | 'replay';
+      threadStatus: ThreadStatus | undefined;
+      values: JsonObject | null;
+      error: RunErrorInfo | undefined;
+      /** What the caller of the transition passed along (the orchestrator: the run's job). */
+      ctx: C | undefined;
+    }
+  | { type: 'run.promoted'; run: RunRecord; after: string };
+
+export type LifecycleEventType = LifecycleEvent<unknown>['type'];
+type EventOf<C, T extends LifecycleEventType> = Extract<LifecycleEvent<C>, { type: T }>;
+export type LifecycleSubscriber<C, T extends LifecycleEventType> = (event: EventOf<C, T>) => void | Promise<void>;
+
+export interface RunLifecycleOptions {
+  /** Where the jobs of admitted and promoted runs go; without it, runs are recorded but not enqueued. */
+  jobs?: RunJobSink;
+  logger?: Logger;
+  /** Clock in epoch ms (tests). */
+  now?: () => number;
+}
+
+const ACTIVE: RunStatusName[] = ['pending', 'running'];
+
+/** The thread's status once its run ended with `status`. A cancelled run leaves its thread usable. */
+export function threadStatusAfter(status: TerminalRunStatus, waitsForHuman = false): ThreadStatus {
+  switch (status) {
+    case 'success':
+      return waitsForHuman ? 'interrupted' : 'idle';
+    case 'interrupted':
+      return 'idle';
+    case 'error':
+    case 'timeout':
+      return 'error';
+    default:
+      return assertNever(status, 'run status');
+  }
+}
+
+/** The error a terminal record reports (`error`/`timeout`). */
+export function recordedError(run: RunRecord): RunErrorInfo | undefined {
+  if (run.status === 'error') return { error: 'Error', message: run.error ?? 'The run failed.' };
+  if (run.status === 'timeout') return { error: 'TimeoutError', message: run.error ?? 'The run exceeded its time limit.' };
+  return undefined;
+}
+
+interface StoredJob {
+  b64: string;
+  attempts?: number;
+  backoff_ms?: number;
+  delay_ms?: number;
+}
+
+const encodeJob = (j: RunJobSpec): string =>
+  JSON.stringify({
+    b64: Buffer.from(j.payload).toString('base64'),
+    ...(j.attempts !== undefined ? { attempts: j.attempts } : {}),
+    ...(j.backoffMs !== undefined ? { backoff_ms: j.backoffMs } : {}),
+    ...(j.delayMs ? { delay_ms: j.delayMs } : {}),
+  } satisfies StoredJob);
+
+function decodeJob(text: string | null): RunJobSpec | undefined {
+  if (!text) return undefined;
+  const j = JSON.parse(text) as StoredJob;
+  return {
+    payload: new Uint8Array(Buffer.from(j.b64, 'base64')),
+    ...(j.attempts !== undefined ? { attempts: j.attempts } : {}),
+    ...(j.backoff_ms !== undefined ? { backoffMs: j.backoff_ms } : {}),
+    ...(j.delay_ms ? { delayMs: j.delay_ms } : {}),
+  };
+}
+
+/** Rolls an admission back: its run id exists already. */
+class DuplicateRun extends Error {}
+/** Rolls an admission back: the holder it saw was released meanwhile; try again. */
+class HolderChanged extends Error {}
+
+/** The lifecycle engine over a store. `C` is what transitions pass to `run.ended` subscribers. */
+export class RunLifecycle<C = unknown> {
+  private readonly subscribers = new Map<LifecycleEventType, Array<(e: never) => void | Promise<void>>>();
+  private readonly now: () => number;
+
+  constructor(
+    readonly store: Store,
+    private readonly opts: RunLifecycleOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Subscribes to one kind of event; returns the unsubscribe function. Subscribers run in order, awaited. */
+  on<T extends LifecycleEventType>(type: T, fn: LifecycleSubscriber<C, T>): () => void {
+    const list = this.subscribers.get(type) ?? [];
+    list.push(fn as (e: never) => void | Promise<void>);
+    this.subscribers.set(type, list);
+    return () => {
+      const i = list.indexOf(fn as (e: never) => void | Promise<void>);
+      if (i >= 0) list.splice(i, 1);
+    };
+  }
+
+  private async emit<T extends LifecycleEventType>(event: EventOf<C, T>): Promise<void> {
+    for (const fn of this.subscribers.get(event.type) ?? []) await (fn as (e: EventOf<C, T>) => void | Promise<void>)(event);
+  }
+
+  // -------------------------------------------------------------------------
+  // Admission
+
+  /**
+   * Admits a run on an existing thread: takes the thread when no run holds it (`admitted`, its job
+   * enqueued after the commit), else refuses (`busy`) or stores the run behind the holder
+   * (`deferred`). One transaction: the thread's guarded update, the uploads' claim, the insert.
+   * When the job cannot be enqueued the run ends as `error` and an UnavailableError is thrown.
+   */
+  async admit(req: AdmitRequest): Promise<AdmitResult> {
+    const r = req.run;
+    checkId('tenantId', r.tenantId);
+    checkId('threadId', r.threadId);
+    checkId('runId', r.runId);
+    checkId('assistantId', r.assistantId);
+    let out: (AdmitResult & { job?: RunJobSpec }) | undefined;
+    for (let attempt = 1; out === undefined; attempt++) {
+      try {
+        out = await this.store.writeTransaction((db) => this.admitTx(db, req));
+      } catch (err) {
+        if (err instanceof HolderChanged && attempt < 5) continue;
+        if (err instanceof DuplicateRun) {
+          const run = await this.store.getRun(r.tenantId, r.runId);
+          // The id is taken by another tenant's run: refuse without revealing it.
+          if (!run) throw new AgentLoopError('CONFLICT', `Run id ${r.runId} is already in use`);
+          return { kind: 'exists', run };
+        }
+        throw err;
+      }
+    }
+    if (out.kind !== 'admitted' && out.kind !== 'deferred') return out;
+    const { job, ...result } = out;
+    await this.emit({ type: 'run.admitted', run: result.run, deferred: result.kind === 'deferred' });
+    if (result.kind === 'admitted' && job) await this.enqueueAdmitted(result.run, job);
+    return result;
+  }
+
+  private async admitTx(db: Kysely<Database>, req: AdmitRequest): Promise<AdmitResult & { job?: RunJobSpec }> {
+    const r = req.run;
+    const now = this.now();
+    const took = await db
+      .updateTable('threads')
+      .set({ active_run_id: r.runId, status: 'busy', updated_at: now })
+      .where('tenant_id', '=', r.tenantId)
+      .where('thread_id', '=', r.threadId)
+      .where('active_run_id', 'is', null)
+      .executeTakeFirst();
+    let behind: string | undefined;
+    if (took.numUpdatedRows === 0n) {
+      const thread = await db.selectFrom('threads').select('active_run_id').where('tenant_id', '=', r.tenantId).where('thread_id', '=', r.threadId).executeTakeFirst();
+      if (!thread) return { kind: 'no_thread' };
+      if (thread.active_run_id === null) throw new HolderChanged();
+      if (thread.active_run_id === r.runId) throw new DuplicateRun();
+      behind = thread.active_run_id;
+      if (req.whenBusy === 'reject') {
+        const holder = await db.selectFrom('runs').selectAll().where('tenant_id', '=', r.tenantId).where('run_id', '=', behind).executeTakeFirst();
+        return { kind: 'busy', holder: holder && toRun(holder) };
+      }
+    }
+    let uploads: UploadRecord[] = [];
+    if (req.claimUploads) {
+      await db.updateTable('thread_uploads').set({ run_id: r.runId }).where('tenant_id', '=', r.tenantId).where('thread_id', '=', r.threadId).where('run_id', 'is', null).execute();
+      const rows = await db
+        .selectFrom('thread_uploads')
+        .selectAll()
+        .where('tenant_id', '=', r.tenantId)
+        .where('thread_id', '=', r.threadId)
+        .where('run_id', '=', r.runId)
+        .orderBy('created_at')
+        .orderBy('upload_id')
+        .execute();
+      uploads = rows.map(toUpload);
+    }
+    const job = req.job?.(uploads);
+    const row = {
+      run_id: r.runId,
+      thread_id: r.threadId,
+      tenant_id: r.tenantId,
+      assistant_id: r.assistantId,
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      ended_at: null,
+      error: null,
+      metadata: JSON.stringify(r.metadata ?? {}),
+      kwargs: JSON.stringify(r.kwargs ?? {}),
+      multitask_strategy: r.multitaskStrategy ?? 'reject',
+      deferred: behind === undefined ? 0 : 1,
+      job: job ? encodeJob(job) : null,
+    };
+    try {
+      await db.insertInto('runs').values(row).execute();
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new DuplicateRun();
+      throw err;
+    }
+    const run = toRun({ ...row, seq: 0, attempts: 0 });
+    return behind === undefined ? { kind: 'admitted', run, ...(job ? { job } : {}) } : { kind: 'deferred', run, behind };
+  }
+
+  private async enqueueAdmitted(run: RunRecord, job: RunJobSpec): Promise<void> {
+    if (!this.opts.jobs) return;
+    try {
+      await this.enqueue(run.runId, job);
+    } catch (err) {
+      const message = `Could not enqueue run ${run.runId}: ${errorMessage(err)}`;
+      this.opts.logger?.error({ run_id: run.runId, tenant: run.tenantId, err: errorMessage(err) }, 'enqueue failed');
+      await this.end({ tenantId: run.tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message }, cause: 'enqueue_failed' }).catch(() => undefined);
+      throw new UnavailableError(`${message}. The run queue is unavailable; retry later.`, { cause: err });
+    }
+  }
+
+  private async enqueue(runId: string, job: RunJobSpec): Promise<boolean> {
+    if (!this.opts.jobs) return false;
+    const { added } = await this.opts.jobs.enqueue(job.payload, {
+      jobId: runId,
+      ...(job.attempts !== undefined ? { attempts: job.attempts } : {}),
+      ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}),
+      ...(job.delayMs ? { delayMs: job.delayMs } : {}),
+    });
+    return added;
+  }
+
+  // -------------------------------------------------------------------------
+  // Start
+
+  /**
+   * A worker takes the run: pending (or running: a retry, a resume) → running, one more attempt,
+   * started_at kept from the first start. One guarded update; the thread is already held by the
+   * run since its admission. `run` is the record as the caller read it.
+   */
+  async start(run: RunRecord): Promise<StartResult> {
+    const now = this.now();
+    const res = await this.store.writeTransaction((db) =>
+      db
+        .updateTable('runs')
+        .set((eb) => ({ status: 'running', updated_at: now, attempts: eb('attempts', '+', 1), started_at: sql<number>`coalesce(started_at, ${now})` }))
+        .where('tenant_id', '=', run.tenantId)
+        .where('run_id', '=', run.runId)
+        .where('status', 'in', ACTIVE)
+        .where('deferred', '=', 0)
+        .executeTakeFirst(),
+    );
+    if (res.numUpdatedRows > 0n) {
+      const started: RunRecord = { ...run, status: 'running', attempts: run.attempts + 1, startedAt: run.startedAt ?? new Date(now), updatedAt: new Date(now), deferred: false };
+      await this.emit({ type: 'run.started', run: started });
+      return { kind: 'started', run: started };
+    }
+    const current = await this.store.getRun(run.tenantId, run.runId);
+    if (!current) return { kind: 'missing' };
+    if (current.deferred) return { kind: 'deferred', run: current };
+    return { kind: 'ended', run: current };
+  }
+
+  // -------------------------------------------------------------------------
+  // End
+
+  /**
+   * Ends a pending or running run (every terminal transition: finished, cancelled, abandoned,
+   * enqueue failed). In one transaction: the run's guarded update, then — when it held its thread —
+   * the thread's status and values, and the thread handed to its oldest deferred run, whose job is
+   * enqueued after the commit. Emits `run.ended` (and `run.promoted`); subscriber errors are
+   * rethrown after the promoted run's job is enqueued.
+   */
+  async end(req: EndRequest, ctx?: C): Promise<EndResult> {
+    const now = this.now();
+    const out = await this.store.writeTransaction((db) => this.endTx(db, req, now));
+    if (out.kind !== 'ended') return out;
+    const { job, ...result } = out;
+    if (result.promoted) {
+      this.opts.logger?.info({ run_id: result.promoted.runId, thread_id: result.promoted.threadId, after: result.run.runId }, 'deferred run promoted');
+      if (job) {
+        await this.enqueue(result.promoted.runId, job).catch((err: unknown) =>
+          this.opts.logger?.warn({ run_id: result.promoted?.runId, err: errorMessage(err) }, 'promoted run not enqueued; the sweeper enqueues it later'),
+        );
+      }
+    }
+    await this.emit({
+      type: 'run.ended',
+      run: result.run,
+      cause: req.cause,
+      threadStatus: result.threadStatus,
+      values: req.values ?? null,
+      error: req.error,
+      ctx,
+    });
+    if (result.promoted) await this.emit({ type: 'run.promoted', run: result.promoted, after: result.run.runId });
+    return result;
+  }
+
+  private async endTx(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
+    const ended = await db
+      .updateTable('runs')
+      .set({ status: req.status, ended_at: now, updated_at: now, error: req.error?.message ?? null, deferred: 0 })
+      .where('tenant_id', '=', req.tenantId)
+      .where('run_id', '=', req.runId)
+      .where('status', 'in', ACTIVE)
+      .executeTakeFirst();
+    const values = req.values ? JSON.stringify(req.values) : undefined;
+    const self = await db.selectFrom('runs').selectAll().where('tenant_id', '=', req.tenantId).where('run_id', '=', req.runId).executeTakeFirst();
+    if (!self) return { kind: 'missing' };
+    const run = toRun(self);
+    if (ended.numUpdatedRows === 0n) {
+      // Ended first by someone else (a cancel): the values of where the run stopped still land on
+      // its thread, unless another run holds it by now.
+      if (values !== undefined) {
+        await db
+          .updateTable('threads')
+          .set({ state_values: values, updated_at: now })
+          .where('tenant_id', '=', req.tenantId)
+          .where('thread_id', '=', run.threadId)
+          .where('active_run_id', 'is', null)
+          .execute();
+      }
+      return { kind: 'already_ended', run };
+    }
+    // The thread's oldest deferred run, read before the thread is handed over (locked on MySQL).
+    let q = db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', req.tenantId)
+      .where('thread_id', '=', run.threadId)
+      .where('deferred', '=', 1)
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(1);
+    if (this.store.dialect === 'mysql') q = q.forUpdate();
+    const next = await q.executeTakeFirst();
+    const threadStatus = next ? 'busy' : threadStatusAfter(req.status, req.waitsForHuman);
+    const released = await db
+      .updateTable('threads')
+      .set({ status: threadStatus, active_run_id: next?.run_id ?? null, updated_at: now, ...(values !== undefined ? { state_values: values } : {}) })
+      .where('tenant_id', '=', req.tenantId)
+      .where('thread_id', '=', run.threadId)
+      .where('active_run_id', '=', run.runId)
+      .executeTakeFirst();
+    if (released.numUpdatedRows === 0n) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
+    if (!next) return { kind: 'ended', run, threadStatus, promoted: undefined };
+    await db.updateTable('runs').set({ deferred: 0, updated_at: now }).where('tenant_id', '=', req.tenantId).where('run_id', '=', next.run_id).execute();
+    const promoted = { ...toRun(next), deferred: false, updatedAt: new Date(now) };
+    const job = decodeJob(next.job);
+    return { kind: 'ended', run, threadStatus, promoted, ...(job ? { job } : {}) };
+  }
+
+  /** Cancels a pending (deferred or not) or running run: it ends `interrupted`, its thread stays usable. */
+  cancel(tenantId: string, runId: string, ctx?: C): Promise<EndResult> {
+    return this.end({ tenantId, runId, status: 'interrupted', cause: 'cancelled' }, ctx);
+  }
+
+  /**
+   * Announces again the end of a run that had ended (a job that ran before, or ran into a run
+   * cancelled before it started): `run.ended` with cause `replay`, no transition.
+   */
+  async replayEnd(run: RunRecord, ctx: C | undefined, values: JsonObject | null, error: RunErrorInfo | undefined = recordedError(run)): Promise<void> {
+    await this.emit({ type: 'run.ended', run, cause: 'replay', threadStatus: undefined, values, error, ctx });
+  }
+
+  // -------------------------------------------------------------------------
+  // Recovery
+
+  /**
+   * Pending runs left behind by a crash (the sweeper): a deferred run whose thread no run holds is
+   * handed the thread; a run that holds its thread but whose job the queue has never seen (the
+   * process died between the admission's commit and the enqueue) gets its job enqueued. Returns
+   * the run ids it enqueued. Safe on several processes at once (guarded updates, job id = run id).
+   */
+  async recoverPending(olderThan: Date, limit = 100): Promise<string[]> {
+    const jobs = this.opts.jobs;
+    if (!jobs) return [];
+    const enqueued: string[] = [];
+    for (const run of await this.store.listRunsInStatus('pending', olderThan, limit)) {
+      try {
+        if (run.deferred) {
+          const job = await this.store.writeTransaction(async (db) => {
+            const took = await db
+              .updateTable('threads')
+              .set({ active_run_id: run.runId, status: 'busy', updated_at: this.now() })
+              .where('tenant_id', '=', run.tenantId)
+              .where('thread_id', '=', run.threadId)
+              .where('active_run_id', 'is', null)
+              .executeTakeFirst();
+            if (took.numUpdatedRows === 0n) return undefined;
+            // Only the oldest deferred run of the thread may take it.
+            const first = await db
+              .selectFrom('runs')
+              .select(['run_id', 'job'])
+              .where('tenant_id', '=', run.tenantId)
+              .where('thread_id', '=', run.threadId)
+              .where('deferred', '=', 1)
+              .where('status', '=', 'pending')
+              .orderBy('seq')
+              .limit(1)
+              .executeTakeFirst();
+            if (first?.run_id !== run.runId) throw new HolderChanged();
+            await db.updateTable('runs').set({ deferred: 0, updated_at: this.now() }).where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).execute();
+            return decodeJob(first.job) ?? null;
+          }).catch((err: unknown) => {
+            if (err instanceof HolderChanged) return undefined;
+            throw err;
+          });
+          if (job === undefined) continue;
+          if (job && (await this.enqueue(run.runId, job))) enqueued.push(run.runId);
+          await this.emit({ type: 'run.promoted', run: { ...run, deferred: false }, after: '' });
+          continue;
+        }
+        const state = jobs.getState ? await jobs.getState(run.runId) : 'unknown';
+        if (state !== 'unknown') continue;
+        const row = await this.store.writeTransaction((db) => db.selectFrom('runs').select('job').where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).executeTakeFirst());
+        const job = decodeJob(row?.job ?? null);
+        if (job && (await this.enqueue(run.runId, job))) enqueued.push(run.runId);
+      } catch (err) {
+        this.opts.logger?.warn({ run_id: run.runId, err: errorMessage(err) }, 'pending run not recovered');
+      }
+    }
+    return enqueued;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The run lifecycle over a real database (SQLite file / MariaDB): admission decided by the
+ * database with several clients racing, durable deferral and promotion, cancels, recovery.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunLifecycle, type LifecycleEvent, type RunJobSink } from '../run-lifecycle.js';
+import type { Store } from '../types.js';
+import type { StoreTestDatabase, StoreTestHarness } from './contract.js';
+
+let counter = 0;
+const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+/** A job sink that records what was enqueued, once per job id (like the queues). */
+function recordingSink(opts: { fail?: boolean } = {}) {
+  const jobs = new Map<string, Uint8Array>();
+  const order: string[] = [];
+  const sink: RunJobSink = {
+    async enqueue(payload, o) {
+      if (opts.fail) throw new Error('queue down');
+      if (jobs.has(o.jobId)) return { added: false };
+      jobs.set(o.jobId, payload);
+      order.push(o.jobId);
+      return { added: true };
+    },
+    async getState(jobId) {
+      return jobs.has(jobId) ? 'waiting' : 'unknown';
+    },
+  };
+  return { sink, jobs, order };
+}
+
+const payloadOf = (s: string) => new TextEncoder().encode(s);
+
+export function lifecycleContract(harness: StoreTestHarness): void {
+  describe(`RunLifecycle (${harness.name})`, () => {
+    let database: StoreTestDatabase;
+    let a: Store;
+    let b: Store;
+
+    beforeAll(async () => {
+      database = await harness.newDatabase();
+      a = database.open();
+      await a.migrate();
+      b = database.open();
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await database?.drop();
+    });
+
+    const thread = async (store: Store, tenantId = uid('tenant')) => {
+      const t = await store.createThread({ tenantId, threadId: uid('thread') });
+      return { tenantId, threadId: t.threadId };
+    };
+    const runOf = (tenantId: string, threadId: string, runId = uid('run')) => ({ runId, threadId, tenantId, assistantId: 'agent' });
+
+    it('two clients racing admissions on one thread: the database admits exactly one, the rest are refused or deferred', async () => {
+      const la = new RunLifecycle(a);
+      const lb = new RunLifecycle(b);
+      for (const whenBusy of ['reject', 'defer'] as const) {
+        const { tenantId, threadId } = await thread(a);
+        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? lb : la).admit({ run: runOf(tenantId, threadId), whenBusy })));
+        const kinds = results.map((r) => r.kind);
+        expect(kinds.filter((k) => k === 'admitted')).toHaveLength(1);
+        expect(kinds.filter((k) => k === (whenBusy === 'reject' ? 'busy' : 'deferred'))).toHaveLength(11);
+        const admitted = results.find((r) => r.kind === 'admitted');
+        const t = await a.getThread(tenantId, threadId);
+        expect(t).toMatchObject({ status: 'busy', activeRunId: admitted?.kind === 'admitted' ? admitted.run.runId : 'x' });
+        expect(await a.countActiveRuns(tenantId)).toBe(whenBusy === 'reject' ? 1 : 12);
+      }
+    });
+
+    it('ending the holder hands the thread to the oldest deferred run and enqueues its stored job, once', async () => {
+      const { sink, order } = recordingSink();
+      const la = new RunLifecycle(a, { jobs: sink });
+      const lb = new RunLifecycle(b, { jobs: sink });
+      const events: LifecycleEvent<unknown>[] = [];
+      la.on('run.ended', (e) => void events.push(e));
+      la.on('run.promoted', (e) => void events.push(e));
+      const { tenantId, threadId } = await thread(a);
+      const ids = [uid('r0'), uid('r1'), uid('r2')];
+      const admitted = [];
+      for (const id of ids) admitted.push(await la.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), attempts: 3 }) }));
+      expect(admitted.map((r) => r.kind)).toEqual(['admitted', 'deferred', 'deferred']);
+      expect(order).toEqual([ids[0]]);
+      // A worker of another process starts the first; a deferred run is not startable.
+      const r1 = await a.getRun(tenantId, ids[1]!);
+      expect(await lb.start(r1!)).toMatchObject({ kind: 'deferred' });
+      const started = await lb.start((await a.getRun(tenantId, ids[0]!))!);
+      expect(started.kind).toBe('started');
+
+      const end0 = await la.end({ tenantId, runId: ids[0]!, status: 'success', values: { n: 0 }, cause: 'finished' }, { note: 'ctx' });
+      expect(end0).toMatchObject({ kind: 'ended', threadStatus: 'busy', promoted: { runId: ids[1], deferred: false } });
+      expect(order).toEqual([ids[0], ids[1]]);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'busy', activeRunId: ids[1], values: { n: 0 } });
+      expect(events.map((e) => e.type)).toEqual(['run.ended', 'run.promoted']);
+      expect(events[0]).toMatchObject({ cause: 'finished', ctx: { note: 'ctx' }, values: { n: 0 } });
+
+      // Ended twice (a cancel racing the end): the second changes nothing and enqueues nothing.
+      expect(await lb.cancel(tenantId, ids[0]!)).toMatchObject({ kind: 'already_ended', run: { status: 'success' } });
+      // A cancel of the promoted holder promotes the last one; ending that frees the thread.
+      expect(await lb.cancel(tenantId, ids[1]!)).toMatchObject({ kind: 'ended', promoted: { runId: ids[2] } });
+      expect(await la.end({ tenantId, runId: ids[2]!, status: 'success', waitsForHuman: true, cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'interrupted', promoted: undefined });
+      expect(order).toEqual(ids);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'interrupted', activeRunId: null });
+      expect((await a.listRuns(tenantId, threadId)).map((r) => r.status).sort()).toEqual(['interrupted', 'success', 'success']);
+    });
+
+    it('a cancelled deferred run is skipped: it never holds the thread and its job is never enqueued', async () => {
+      const { sink, order } = recordingSink();
+      const l = new RunLifecycle(a, { jobs: sink });
+      const { tenantId, threadId } = await thread(a);
+      const [h, d1, d2] = [uid('h'), uid('d1'), uid('d2')];
+      for (const id of [h, d1, d2]) await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id) }) });
+      expect(await l.cancel(tenantId, d1)).toMatchObject({ kind: 'ended', threadStatus: undefined, promoted: undefined });
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: h });
+      expect(await l.end({ tenantId, runId: h, status: 'error', error: { error: 'Error', message: 'x' }, cause: 'finished' })).toMatchObject({ promoted: { runId: d2 } });
+      expect(order).toEqual([h, d2]);
+    });
+
+    it('a job lost between a commit and its enqueue is enqueued by recoverPending, once', async () => {
+      const { tenantId, threadId } = await thread(a);
+      const crashed = new RunLifecycle(a); // no queue: as if the process died right after each commit
+      const [h, d] = [uid('h'), uid('d')];
+      for (const id of [h, d]) await crashed.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), delayMs: 0 }) });
+      const { sink, jobs } = recordingSink();
+      const sweeper = new RunLifecycle(b, { jobs: sink });
+      // (Other tests' runs share the database: only this test's runs are looked at.)
+      const recover = async () => (await sweeper.recoverPending(new Date(Date.now() + 60_000), 1000)).filter((id) => id === h || id === d);
+      expect(await recover()).toEqual([h]);
+      expect(new TextDecoder().decode(jobs.get(h))).toBe(h);
+      await crashed.end({ tenantId, runId: h, status: 'success', cause: 'finished' });
+      expect(await recover()).toEqual([d]);
+      expect(await recover()).toEqual([]);
+      expect([...jobs.keys()].filter((id) => id === h || id === d)).toEqual([h, d]);
+    });
+
+    it('a deferred run whose thread no run holds takes it through recoverPending', async () => {
+      const { tenantId, threadId } = await thread(a);
+      const l = new RunLifecycle(a);
+      const [h, d] = [uid('h'), uid('d')];
+      await l.admit({ run: runOf(tenantId, threadId, h), whenBusy: 'defer' });
+      await l.admit({ run: runOf(tenantId, threadId, d), whenBusy: 'defer', job: () => ({ payload: payloadOf(d) }) });
+      // The holder is deleted with no end transition (e.g. records restored from an old backup).
+      await a.writeTransaction((db) => db.updateTable('threads').set({ active_run_id: null }).where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute());
+      const { sink } = recordingSink();
+      expect(await new RunLifecycle(b, { jobs: sink }).recoverPending(new Date(Date.now() + 60_000), 1000)).toContain(d);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: d, status: 'busy' });
+      expect(await a.getRun(tenantId, d)).toMatchObject({ deferred: false, status: 'pending' });
+    });
+
+    it('a run whose job cannot be enqueued ends as error, releases its thread, and admission throws UNAVAILABLE', async () => {
+      const { tenantId, threadId } = await thread(a);
+      const { sink } = recordingSink({ fail: true });
+      const l = new RunLifecycle(a, { jobs: sink });
+      const id = uid('r');
+      await expect(l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }) })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(await a.getRun(tenantId, id)).toMatchObject({ status: 'error' });
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: null, status: 'error' });
+    });
+
+    it('admission claims the thread\'s pending uploads in its transaction; a refused admission claims none', async () => {
+      const { tenantId, threadId } = await thread(a);
+      await a.addUpload({ tenantId, threadId, uploadId: 'u1', path: 'uploads/a.txt', name: 'a.txt', originalName: 'a.txt', type: 'text', mime: 'text/plain', size: 1, mismatch: null });
+      const l = new RunLifecycle(a);
+      const first = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject' });
+      const seen: string[][] = [];
+      const busy = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject', claimUploads: true, job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }) });
+      expect(busy.kind).toBe('busy');
+      expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBeNull();
+      await l.end({ tenantId, runId: first.kind === 'admitted' ? first.run.runId : '', status: 'success', cause: 'finished' });
+      const second = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject', claimUploads: true, job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }) });
+      expect(second.kind).toBe('admitted');
+      expect(seen).toEqual([['u1']]);
+      expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBe(second.kind === 'admitted' ? second.run.runId : '');
+    });
+  });
+}
