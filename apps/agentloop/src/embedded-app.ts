@@ -1,7 +1,9 @@
 /**
- * Embedded mode: every service in one process, with the in-memory bus, queue
- * and event stream behind the same interfaces as the cluster adapters, SQLite
- * for records and checkpoints, and the protobuf codec still on every hop.
+ * Embedded mode: every service in one process, with the in-memory bus and
+ * event stream behind the same interfaces as the cluster adapters, SQLite for
+ * records, checkpoints and the job queues (so a restarted process takes up the
+ * runs and webhook deliveries that were in flight), and the protobuf codec
+ * still on every hop.
  */
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
@@ -10,7 +12,7 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
-import { MemoryQueue } from '@agentloop/queue';
+import { SqliteQueueDatabase } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
@@ -75,8 +77,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
 
   const bus = new MemoryBus();
   const events = new MemoryRunEventStream(gatewayConfig.RUN_EVENTS_MAX_BYTES ? { maxBytes: gatewayConfig.RUN_EVENTS_MAX_BYTES } : {});
-  const runs = new MemoryQueue('runs', { logger: loggerFor('orchestrator') });
-  const webhooks = new MemoryQueue('webhooks', { logger: loggerFor('gateway') });
+  // Durable queues: a job a killed process had taken goes back to waiting when the workers below
+  // start (as a stalled BullMQ job does), so its run resumes from its last checkpoint.
+  const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite') });
+  const runs = queues.queue('runs', { logger: loggerFor('orchestrator') });
+  const webhooks = queues.queue('webhooks', { logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
@@ -134,6 +139,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await skillSandbox.stop();
       await mcpBroker.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
+      await queues.close();
       await store.close();
       checkpointer.db.close();
       await bus.close();

@@ -1,0 +1,262 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SQL, SqliteQueue, SqliteQueueDatabase } from './sqlite-queue.js';
+import { queueContract } from './testing/index.js';
+import type { Job } from './types.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'agentloop-sqlite-queue-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string) => path.join(dir, `${name}.sqlite`);
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const stop = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+// Every queue of the suite in one shared file (as embedded mode shares one between runs and webhooks) ...
+const shared = new SqliteQueueDatabase({ path: file('contract-shared') });
+afterAll(() => shared.close());
+queueContract('SqliteQueue (one file shared by the queues)', async (name) => shared.queue(name));
+// ... and each queue opening and closing its own file.
+queueContract('SqliteQueue (own file)', async (name) => new SqliteQueue(name, { path: file(name) }));
+
+/**
+ * Runs `code` in a child process with `q` (SqliteQueue on `dbFile`, queue `name`) in scope; the
+ * child prints `READY` when `code` got there. Returns the child and a way to wait for a line.
+ */
+function child(dbFile: string, name: string, code: string) {
+  const script = `import { SqliteQueue } from '@agentloop/queue';
+const q = new SqliteQueue(${JSON.stringify(name)}, { path: ${JSON.stringify(dbFile)} });
+${code}`;
+  const c = spawn(process.execPath, ['--conditions=@agentloop/source', '--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  c.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  return { child: c, waitFor: (line: string) => until(`child to print ${line}`, () => out.includes(line), 30_000) };
+}
+
+describe('SqliteQueue durability', () => {
+  it('keeps waiting and delayed jobs, their attempts and their dedupe across a reopen of the file', async () => {
+    const f = file('reopen');
+    const q1 = new SqliteQueue('runs', { path: f });
+    await q1.enqueue(new Uint8Array([1]), { jobId: 'now', attempts: 3, backoffMs: 5 });
+    await q1.enqueue(new Uint8Array([2]), { jobId: 'later', delayMs: 300 });
+    await q1.close();
+
+    const q2 = new SqliteQueue('runs', { path: f });
+    expect(await q2.getState('now')).toBe('waiting');
+    expect(await q2.getState('later')).toBe('delayed');
+    expect(await q2.enqueue(new Uint8Array([9]), { jobId: 'now' })).toEqual({ jobId: 'now', added: false });
+    const seen: Job[] = [];
+    const w = await q2.process(async (job) => void seen.push(job), { concurrency: 2 });
+    await until('both completed', async () => (await q2.getState('now')) === 'completed' && (await q2.getState('later')) === 'completed');
+    expect(seen.map((j) => [j.id, [...j.payload], j.attempts])).toEqual([
+      ['now', [1], 3],
+      ['later', [2], 1],
+    ]);
+    await w.close();
+    await q2.close();
+  });
+
+  it('takes a job again after the process running it was SIGKILLed, without counting an attempt', async () => {
+    const f = file('killed');
+    const victim = child(
+      f,
+      'runs',
+      `await q.enqueue(new Uint8Array([7]), { jobId: 'victim', attempts: 1 });
+await q.process(async () => { console.log('READY'); await new Promise(() => {}); }, { concurrency: 1 });`,
+    );
+    await victim.waitFor('READY');
+    const q = new SqliteQueue('runs', { path: f });
+    expect(await q.getState('victim')).toBe('active');
+    victim.child.kill('SIGKILL');
+    await once(victim.child, 'exit');
+
+    // The job is still active in the file: no process looks at it until a worker starts.
+    expect(await q.getState('victim')).toBe('active');
+    const seen: Job[] = [];
+    const w = await q.process(async (job) => void seen.push(job), { concurrency: 1, maxStalledCount: 1 });
+    await until('victim completed', async () => (await q.getState('victim')) === 'completed');
+    expect(seen.map((j) => [j.id, [...j.payload], j.attemptsMade])).toEqual([['victim', [7], 0]]);
+    await w.close();
+    await q.close();
+  }, 60_000);
+
+  it('fails a job that stalled more than maxStalledCount times, with the reason', async () => {
+    const f = file('poison');
+    for (let i = 0; i < 2; i++) {
+      const victim = child(
+        f,
+        'runs',
+        `await q.enqueue(new Uint8Array([7]), { jobId: 'poison', attempts: 5 });
+await q.process(async () => { console.log('READY'); await new Promise(() => {}); }, { concurrency: 1, maxStalledCount: 1 });`,
+      );
+      await victim.waitFor('READY');
+      victim.child.kill('SIGKILL');
+      await once(victim.child, 'exit');
+    }
+    const q = new SqliteQueue('runs', { path: f });
+    let calls = 0;
+    const w = await q.process(async () => void calls++, { concurrency: 1, maxStalledCount: 1 });
+    // Stalled once (taken by the second child), then a second time: more than allowed.
+    expect(await q.getState('poison')).toBe('failed');
+    expect(calls).toBe(0);
+    const raw = new BetterSqlite3(f, { readonly: true });
+    expect(raw.prepare(`SELECT stalled, error FROM queue_jobs WHERE id = 'poison'`).get()).toEqual({ stalled: 2, error: expect.stringMatching(/stalled more than 1 time/) });
+    // The dead owners are forgotten once none of their jobs is active.
+    expect(raw.prepare('SELECT count(*) AS n FROM queue_owners').get()).toEqual({ n: 1 });
+    raw.close();
+    await w.close();
+    await q.close();
+  }, 60_000);
+
+  it('leaves the active jobs of another live process alone', async () => {
+    const f = file('alive');
+    const other = child(
+      f,
+      'runs',
+      `await q.enqueue(new Uint8Array([1]), { jobId: 'theirs' });
+await q.process(async (_job, signal) => { console.log('READY'); await new Promise((r) => setTimeout(r, 1500)); }, { concurrency: 1 });
+setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
+    );
+    await other.waitFor('READY');
+    const q = new SqliteQueue('runs', { path: f });
+    let calls = 0;
+    const w = await q.process(async () => void calls++, { concurrency: 1, stalledIntervalMs: 100 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await q.getState('theirs')).toBe('active');
+    await other.waitFor('CLOSED');
+    expect(await q.getState('theirs')).toBe('completed');
+    expect(calls).toBe(0);
+    await once(other.child, 'exit');
+    await w.close();
+    await q.close();
+  }, 60_000);
+
+  it('an idle worker wakes for a delayed job when it is due, and for a job another process added at its next check', async () => {
+    const f = file('wake');
+    const q = new SqliteQueue('runs', { path: f });
+    const took: Array<{ id: string; at: number }> = [];
+    const w = await q.process(async (job) => void took.push({ id: job.id, at: Date.now() }), { concurrency: 2, stalledIntervalMs: 200 });
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    await q.enqueue(new Uint8Array([1]), { jobId: 'due-later', delayMs: 150 });
+    await until('delayed job taken', () => took.length === 1);
+    expect(took[0]!.at - t0).toBeGreaterThanOrEqual(140);
+    const other = child(f, 'runs', `await q.enqueue(new Uint8Array([2]), { jobId: 'from-elsewhere' }); await q.close(); console.log('READY');`);
+    await other.waitFor('READY');
+    await until('job of the other process taken', () => took.length === 2);
+    expect(took.map((t) => t.id)).toEqual(['due-later', 'from-elsewhere']);
+    await w.close();
+    await q.close();
+  }, 60_000);
+
+  it('keeps queues of one file apart (the same job id in two queues)', async () => {
+    const db = new SqliteQueueDatabase({ path: file('two-queues') });
+    const runs = db.queue('runs');
+    const hooks = db.queue('webhooks');
+    expect((await runs.enqueue(new Uint8Array([1]), { jobId: 'same' })).added).toBe(true);
+    expect((await hooks.enqueue(new Uint8Array([2]), { jobId: 'same', delayMs: 60_000 })).added).toBe(true);
+    const seen: number[] = [];
+    const w = await runs.process(async (job) => void seen.push(...job.payload), { concurrency: 4 });
+    await until('runs job completed', async () => (await runs.getState('same')) === 'completed');
+    expect(await hooks.getState('same')).toBe('delayed');
+    expect([...((await hooks.getPayload('same')) ?? [])]).toEqual([2]);
+    expect(seen).toEqual([1]);
+    await w.close();
+    await db.close();
+  });
+
+  it('forgets a finished job id after the retention period, so the id can be added again', async () => {
+    const q = new SqliteQueue('retention', { path: file('retention'), retentionMs: 0 });
+    let runs = 0;
+    const w = await q.process(async () => void runs++, { concurrency: 1 });
+    await q.enqueue(new Uint8Array([1]), { jobId: 'once' });
+    await until('once completed', () => runs === 1);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await q.getState('once')).toBe('unknown');
+    expect(await q.enqueue(new Uint8Array([1]), { jobId: 'once' })).toEqual({ jobId: 'once', added: true });
+    await until('once ran again', () => runs === 2);
+    await w.close();
+    await q.close();
+  });
+
+  it('waits base * 2^(n-1) between attempts', async () => {
+    const q = new SqliteQueue('backoff', { path: file('backoff') });
+    const seen: number[] = [];
+    const w = await q.process(
+      async (job) => {
+        seen.push(job.attemptsMade);
+        throw new Error('fail');
+      },
+      { concurrency: 1 },
+    );
+    await q.enqueue(new Uint8Array([1]), { jobId: 'b', attempts: 3, backoffMs: 60_000 });
+    await until('first attempt', () => seen.length === 1);
+    await until('delayed', async () => (await q.getState('b')) === 'delayed');
+    expect(seen).toEqual([0]);
+    await w.close();
+    await q.close();
+  });
+
+  it('copies the payload so the caller cannot change a queued job, and rejects an integer job id', async () => {
+    const q = new SqliteQueue('copy', { path: file('copy') });
+    const payload = new Uint8Array([1, 2, 3]);
+    await q.enqueue(payload.subarray(1), { jobId: 'c' });
+    payload[1] = 9;
+    expect([...((await q.getPayload('c')) ?? [])]).toEqual([2, 3]);
+    await expect(q.enqueue(new Uint8Array(), { jobId: '42' })).rejects.toThrow(/Invalid job id "42"/);
+    await q.close();
+  });
+
+  it('takes the next job through the index of ready jobs, and settles it by rowid (no table scan)', () => {
+    const db = new BetterSqlite3(':memory:');
+    db.exec(SQL.schema);
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<null>((sql.match(/\?/g) ?? []).length).fill(null)) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    for (const k of ['enqueue', 'take', 'nextReadyAt', 'settle', 'get', 'sweep', 'requeueStalled', 'failStalled', 'ownerBusy'] as const) {
+      const p = plan(SQL[k]);
+      expect(p, k).not.toMatch(/SCAN queue_jobs|TEMP B-TREE/);
+    }
+    expect(plan(SQL.take)).toMatch(/USING COVERING INDEX queue_jobs_ready/);
+    db.close();
+  });
+
+  it('takes and completes thousands of jobs with a huge concurrency, costing little per job', async () => {
+    const q = new SqliteQueue('many', { path: file('many') });
+    const N = 5_000;
+    // Fill the file with finished jobs first: taking must not slow down with the jobs kept.
+    for (let i = 0; i < N; i++) await q.enqueue(new Uint8Array([i & 255]), { jobId: `old-${i}` });
+    let done = 0;
+    let w = await q.process(async () => void done++, { concurrency: 100_000 });
+    await until('old jobs done', () => done === N, 60_000);
+    await w.close();
+    done = 0;
+    const gates: Array<() => void> = [];
+    w = await q.process(() => new Promise<void>((r) => gates.push(r)), { concurrency: 100_000 });
+    const started = process.cpuUsage();
+    for (let i = 0; i < N; i++) await q.enqueue(new Uint8Array([i & 255]), { jobId: `new-${i}` });
+    await until('all new jobs active', () => gates.length === N, 60_000);
+    for (const g of gates) g();
+    await until('all new jobs completed', async () => (await q.getState(`new-${N - 1}`)) === 'completed', 60_000);
+    const cpu = process.cpuUsage(started);
+    const perJobMs = (cpu.user + cpu.system) / 1000 / N;
+    console.log(`SqliteQueue: enqueue + take + complete with ${N} jobs kept and up to ${N} active: ${perJobMs.toFixed(3)} ms CPU per job`);
+    // A generous bound (CPU time, not wall time): an O(active) take would cost far more.
+    expect(perJobMs).toBeLessThan(1);
+    await w.close();
+    await q.close();
+  }, 120_000);
+});
