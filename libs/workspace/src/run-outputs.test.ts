@@ -1,6 +1,6 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { filesChangedSinceRunStart, recordRunStart, RUN_RECORDS_DIR } from './run-outputs.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
 
@@ -48,5 +48,30 @@ describe('run start records', () => {
     await recordRunStart(ws, 'run-1', ['outputs']);
     for (const n of ['a', 'b', 'c']) await writeFile(path.join(ws, 'outputs', `${n}.txt`), n);
     expect(await filesChangedSinceRunStart(ws, 'run-1', ['outputs'], { maxFiles: 2 })).toMatchObject({ truncated: true, files: [{ name: 'a.txt' }, { name: 'b.txt' }] });
+  });
+
+  it('prunes records older than 30 days when a run starts, at most once an hour per workspace', async () => {
+    const records = path.join(ws, RUN_RECORDS_DIR);
+    const stale = async (name: string) => {
+      await mkdir(records, { recursive: true });
+      await writeFile(path.join(records, name), '{}');
+      const old = new Date(Date.now() - 31 * 24 * 3600 * 1000);
+      await utimes(path.join(records, name), old, old);
+    };
+    await stale('old-1.json');
+    await recordRunStart(ws, 'run-1', ['outputs']);
+    expect((await readdir(records)).sort()).toEqual(['run-1.json']);
+    // Within the hour, a new start does not list the folder again.
+    await stale('old-2.json');
+    await recordRunStart(ws, 'run-2', ['outputs']);
+    expect((await readdir(records)).sort()).toEqual(['old-2.json', 'run-1.json', 'run-2.json']);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 61 * 60 * 1000);
+      await recordRunStart(ws, 'run-3', ['outputs']);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await readdir(records)).sort()).toEqual(['run-1.json', 'run-2.json', 'run-3.json']);
   });
 });

@@ -33,12 +33,8 @@ export async function recordRunStart(workspaceRoot: string, runId: string, folde
   const dir = path.dirname(file);
   await fs.mkdir(dir, { recursive: true });
   if ((await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
-  try {
-    await fs.access(file);
-    return false;
-  } catch {
-    /* not recorded yet */
-  }
+  // No look before the write: a run's first start (the common case) would pay for a failing
+  // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
   const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
   const record: StartRecord = { run_id: runId, created_at: new Date().toISOString(), files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])) };
   // Written to a temp name and linked into place: readers never see half a record, and the first writer wins.
@@ -56,8 +52,22 @@ export async function recordRunStart(workspaceRoot: string, runId: string, folde
   return true;
 }
 
+/**
+ * Records folders pruned lately, by path → when. Pruning lists every record of the thread, so on
+ * every run start a long thread would pay O(its runs of the last 30 days); once an hour per
+ * folder (per process) keeps the folder bounded at the same cost per run whatever its length.
+ */
+const lastPruned = new Map<string, number>();
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+const PRUNED_REMEMBERED = 10_000;
+
 async function pruneRecords(dir: string): Promise<void> {
-  const cutoff = Date.now() - RECORD_MAX_AGE_MS;
+  const now = Date.now();
+  if ((lastPruned.get(dir) ?? -Infinity) > now - PRUNE_EVERY_MS) return;
+  lastPruned.delete(dir);
+  lastPruned.set(dir, now);
+  if (lastPruned.size > PRUNED_REMEMBERED) lastPruned.delete(lastPruned.keys().next().value!);
+  const cutoff = now - RECORD_MAX_AGE_MS;
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     const p = path.join(dir, name);
     const st = await fs.lstat(p).catch(() => undefined);
