@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
-import { initTelemetry } from '@agentloop/telemetry';
+import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
@@ -69,7 +69,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const mcpConfig = loadMcpBrokerConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
-    opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL });
+    opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL, mixin: traceLogFields });
   const logger = loggerFor('agentloop');
   logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
   // One OpenTelemetry SDK for the whole process, per the OTEL_* environment (no-op when none is set).

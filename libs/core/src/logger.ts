@@ -6,16 +6,21 @@ export interface LoggerOptions {
   service: string;
   level?: string;
   destination?: DestinationStream;
+  /**
+   * Fields computed for every line, e.g. `trace_id`/`span_id` of the active span
+   * (`traceLogFields` of @agentloop/telemetry: libs/core does not depend on OpenTelemetry).
+   */
+  mixin?: () => object;
 }
 
 /**
- * JSON-lines logger with the fields every line must carry (`service`); callers
- * add `component`, `tenant`, `run_id`, `trace_id` through `child()`.
+ * JSON-lines logger with the fields every line must carry (`service`, and with `mixin` the
+ * trace of the work it is about); callers add `component`, `tenant`, `run_id` through `child()`.
  */
 export function createLogger(opts: LoggerOptions): Logger {
   const level = opts.level ?? process.env.LOG_LEVEL ?? 'info';
-  const base = { service: opts.service };
-  return opts.destination ? pino({ level, base }, opts.destination) : pino({ level, base });
+  const options = { level, base: { service: opts.service }, ...(opts.mixin ? { mixin: opts.mixin } : {}) };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
 }
 
 /** A logger that drops everything, for tests. */

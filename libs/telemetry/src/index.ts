@@ -12,6 +12,7 @@ export {
   injectTraceContext,
   extractTraceContext,
   currentTraceparent,
+  traceLogFields,
   instruments,
   SpanKind,
   SpanStatusCode,

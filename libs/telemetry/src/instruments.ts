@@ -89,6 +89,18 @@ export function currentTraceparent(): string {
   return bag.traceparent ?? '';
 }
 
+/**
+ * `trace_id` and `span_id` of the span active where a line is logged (none outside a span, or
+ * with tracing off): the `mixin` of every service's logger (createLogger), so a log line leads to
+ * its trace and back (issue 10).
+ */
+export function traceLogFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const sc = span.spanContext();
+  return trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}
+
 /** The instruments every service records into (names follow OTel semantic conventions where one exists). */
 export interface AgentLoopInstruments {
   runsStarted: Counter;

@@ -3,7 +3,7 @@
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
-import { initTelemetry } from '@agentloop/telemetry';
+import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -16,7 +16,7 @@ import { withThreadResourceDeletion } from './thread-deletion.js';
 
 await runMain('gateway', async () => {
   const config = loadGatewayConfig();
-  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL, mixin: traceLogFields });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'gateway', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {

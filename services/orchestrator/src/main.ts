@@ -3,7 +3,7 @@
  * agent loop with MySQL checkpoints and calls tools over NATS.
  */
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
-import { initTelemetry } from '@agentloop/telemetry';
+import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -13,7 +13,7 @@ import { createOrchestrator } from './service.js';
 
 await runMain('orchestrator', async () => {
   const config = loadOrchestratorConfig();
-  const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL });
+  const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL, mixin: traceLogFields });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'orchestrator', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {

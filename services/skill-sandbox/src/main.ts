@@ -4,13 +4,13 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, runMain } from '@agentloop/core';
-import { initTelemetry } from '@agentloop/telemetry';
+import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadSkillSandboxConfig } from './config.js';
 import { createSkillSandbox } from './service.js';
 
 await runMain('skill-sandbox', async () => {
   const config = loadSkillSandboxConfig();
-  const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL });
+  const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL, mixin: traceLogFields });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'skill-sandbox', logger });
   if (!config.NATS_URL) {
