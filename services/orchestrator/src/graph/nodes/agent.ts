@@ -1,0 +1,210 @@
+/**
+ * The agent node: one model call per execution, made of the steps below in this order —
+ * visible tools, prompt, fit to the token budget, route to a model slot, call the model,
+ * post-process its answer. Each step is its own function so it can be read (and tested) alone.
+ */
+import { REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { AIMessage, RemoveMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { errorMessage } from '@agentloop/core';
+import { instruments, SpanKind, withSpan } from '@agentloop/telemetry';
+import type { ToolSpec } from '@agentloop/proto';
+import type { ModelSlot, ResolvedModel } from '../../models/registry.js';
+import { basePrompt, buildSystemPrompt, mentionReminders, todoReminder } from '../../prompts.js';
+import { ASK_HUMAN_SPEC, DELEGATE_TASK_SPEC, TODO_READ_SPEC, TODO_WRITE_SPEC } from '../../local-tools.js';
+import { classifyMentions, mentionsOf } from '../../mentions.js';
+import { selectHistory } from '../../history.js';
+import { estimateInputTokens, isSummaryMessage, planAutoCompaction } from '../../compaction.js';
+import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } from '../../routing.js';
+import { usageOf } from '../../usage.js';
+import { withUniqueToolCallIds } from '../../tool-call-ids.js';
+import { CallMeter, callOptions, compactWith, pickModel, startTurn } from '../model-calls.js';
+import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
+import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
+
+export type AgentDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'skills' | 'delegation' | 'systemPrompt'>;
+
+/** What the model is sent: the system prompt (rebuilt every call, never stored) and the history window. */
+export interface ModelInput {
+  system: string;
+  history: BaseMessage[];
+}
+
+export function toOpenAiTools(specs: ToolSpec[]) {
+  return specs.map((s) => ({
+    type: 'function' as const,
+    function: { name: s.name, description: s.description, parameters: safeJson(s.parametersJsonSchema) },
+  }));
+}
+
+function safeJson(s: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(s);
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : { type: 'object' };
+  } catch {
+    return { type: 'object' };
+  }
+}
+
+/**
+ * The tool-runner's list (with @mentioned tools loaded on demand) plus the local tools, and how the
+ * @mentions of the conversation classify against them.
+ */
+export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'agentNames'>, state: AgentStateType, ctx: RunContext) {
+  const mentioned = mentionsOf(state.messages);
+  const listed = await deps.tools
+    .listTools(ctx.tenantId, { mentioned, allowed: state.allowed_tools, subagent: state.parent_context !== null })
+    .catch((err: unknown) => {
+      // No tool-runner reachable: the model still answers, with the local tools only.
+      ctx.logger.warn({ err }, 'tool list unavailable; calling the model with the orchestrator tools only');
+      return [] as ToolSpec[];
+    });
+  // ask_human needs someone to resume the run: not for delegated agents nor stateless (ephemeral) runs.
+  const local = [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])];
+  const known = new Set([...listed, ...local].map((s) => s.name));
+  const skillNames = mentioned.length > 0 && deps.skills ? await deps.skills.names(ctx.tenantId) : new Set<string>();
+  const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });
+  // A mentioned skill is linked into the workspace so the reminder's skills/<id>/SKILL.md is there to read.
+  for (const id of mentions.skills) {
+    await deps.skills?.load(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, id).catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, '@mentioned skill not loaded'));
+  }
+  const missing = mentions.tools.filter((n) => !known.has(n));
+  if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
+  // delegate_task is offered when an agent is @mentioned (seed 001 §2.5) and this run may still delegate.
+  const mayDelegate = !deps.delegation || (ctx.depth ?? 0) < deps.delegation.maxDepth;
+  const visible: ToolSpec[] = [];
+  for (const s of [...local, ...listed, ...(mentions.agents.length > 0 && mayDelegate ? [DELEGATE_TASK_SPEC] : [])]) {
+    if (!visible.some((v) => v.name === s.name)) visible.push(s);
+  }
+  return { visible, known, mentions };
+}
+
+/** System messages in state (client instructions, compaction summaries) become system prompt sections. */
+function systemSections(texts: NodeShared['texts'], messages: readonly BaseMessage[]) {
+  return messages.filter((m) => SystemMessage.isInstance(m)).map((m) => (isSummaryMessage(m) ? texts.summarySection(messageText(m)) : messageText(m)));
+}
+
+/**
+ * The prompt builder for this call. A function of the messages because compaction may replace them
+ * and the summary then becomes a system prompt section.
+ */
+export function promptBuilder(
+  deps: Pick<AgentDeps, 'systemPrompt'>,
+  shared: Pick<NodeShared, 'language' | 'texts' | 'history'>,
+  state: AgentStateType,
+  tools: Pick<Awaited<ReturnType<typeof visibleTools>>, 'known' | 'mentions'>,
+): (messages: BaseMessage[]) => ModelInput {
+  const { language, texts, history } = shared;
+  const { known, mentions } = tools;
+  // A delegated agent executes a task and cannot talk to the user (seed 001 §5.4).
+  const delegated = state.parent_context !== null;
+  const reminders = [
+    todoReminder(state.todos, language),
+    mentionReminders({ tools: mentions.tools.filter((n) => known.has(n)), skills: mentions.skills, agents: mentions.agents }, language),
+  ];
+  return (messages) => ({
+    system: buildSystemPrompt({ base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)), language, extra: [...systemSections(texts, messages), ...reminders] }),
+    history: selectHistory(messages, history),
+  });
+}
+
+/**
+ * Compacts first when the input would exceed the token budget. `rewrite` is the new full message
+ * list when it did (the state's messages are then replaced), else null.
+ */
+export async function fitToBudget(
+  shared: Pick<NodeShared, 'language' | 'budget'>,
+  ctx: RunContext,
+  messages: BaseMessage[],
+  input: (messages: BaseMessage[]) => ModelInput,
+  meter: CallMeter,
+): Promise<{ messages: BaseMessage[]; rewrite: BaseMessage[] | null; next: ModelInput }> {
+  const next = input(messages);
+  if (shared.budget <= 0) return { messages, rewrite: null, next };
+  const estimate = estimateInputTokens(next.history, next.system);
+  const plan = estimate > shared.budget ? planAutoCompaction(messages, shared.budget) : null;
+  if (!plan) return { messages, rewrite: null, next };
+  ctx.logger.info({ estimate, budget: shared.budget }, 'token budget exceeded; compacting');
+  const list = (await compactWith(ctx, shared.language, messages, plan, meter)).list;
+  return { messages: list, rewrite: list, next: input(list) };
+}
+
+/** The run config's preference wins over the state's; an invalid state value is ignored, not fatal. */
+function preference(state: AgentStateType, ctx: RunContext): ModelSlot | null {
+  if (ctx.modelPref) return ctx.modelPref;
+  try {
+    return parseModelPref(state.model_pref, 'state model_pref');
+  } catch (err) {
+    ctx.logger.warn({ err, model_pref: state.model_pref }, 'ignoring invalid model_pref in state');
+    return null;
+  }
+}
+
+/** Seed 001 §1.7: the model slot of this call. */
+export function routeModel(state: AgentStateType, ctx: RunContext, messages: BaseMessage[]): { decision: RouteDecision; resolved: ResolvedModel } {
+  const decision = resolveModelSlot({ node: 'agent', preference: preference(state, ctx), messages, configured: ctx.router?.configured ?? new Set() });
+  return { decision, resolved: pickModel(ctx, decision) };
+}
+
+/** One model call, traced and metered; the worker's CPU slot is released while the provider answers. */
+export async function callModel(ctx: RunContext, resolved: ResolvedModel, decision: RouteDecision, visible: ToolSpec[], next: ModelInput, meter: CallMeter): Promise<AIMessage> {
+  const base = resolved.model;
+  const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
+  const modelStarted = performance.now();
+  const response = await withSpan(`model ${resolved.label}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason } }, async (span) => {
+    const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+    const r = await (ctx.stepLease ? ctx.stepLease.idle(call) : call());
+    const u = (r as AIMessage).usage_metadata;
+    if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
+    return r;
+  }).catch((err: unknown) => {
+    instruments().modelCalls.add(1, { 'gen_ai.request.model': resolved.label, outcome: 'error' });
+    throw err;
+  });
+  const metrics = instruments();
+  const attrs = { 'gen_ai.request.model': resolved.label };
+  metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
+  metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
+  const u = (response as AIMessage).usage_metadata;
+  if (u) {
+    metrics.tokens.add(u.input_tokens, { ...attrs, kind: 'input' });
+    metrics.tokens.add(u.output_tokens, { ...attrs, kind: 'output' });
+  }
+  return response as AIMessage;
+}
+
+/**
+ * The message stored in history: a plain AIMessage (bound models return chunks) whose tool calls
+ * each have their own id before anything keys on it (approval, ledger, replay log).
+ */
+export function postProcess(ctx: RunContext, r: AIMessage, resolved: ResolvedModel, decision: RouteDecision): AIMessage {
+  const unique = withUniqueToolCallIds(r.tool_calls ?? []);
+  if (unique.changed) ctx.logger.warn({ ids: (r.tool_calls ?? []).map((tc) => tc.id ?? '') }, 'the model gave tool calls missing or repeated ids; fresh ids assigned');
+  const { tool_calls: rawToolCalls, ...kwargs } = (r.additional_kwargs ?? {}) as Record<string, unknown>;
+  return new AIMessage({
+    content: r.content,
+    tool_calls: unique.calls,
+    ...(r.id ? { id: r.id } : {}),
+    ...(r.usage_metadata ? { usage_metadata: r.usage_metadata } : {}),
+    response_metadata: { ...(r.response_metadata ?? {}), agentloop_model: resolved.label, agentloop_route: ctx.router ? decision.reason : 'scripted' },
+    // The provider's raw tool calls carry the old ids; `tool_calls` above is what is sent back.
+    additional_kwargs: unique.changed || rawToolCalls === undefined ? kwargs : { ...kwargs, tool_calls: rawToolCalls },
+  });
+}
+
+/** Seed 000 §1.1–1.4: the agent step. Counts one loop per execution. */
+export function agentNode(deps: AgentDeps, shared: NodeShared) {
+  return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const meter = new CallMeter(startTurn(state, ctx));
+    const tools = await visibleTools(deps, shared, state, ctx);
+    const input = promptBuilder(deps, shared, state, tools);
+    const { messages, rewrite, next } = await fitToBudget(shared, ctx, state.messages, input, meter);
+    const { decision, resolved } = routeModel(state, ctx, messages);
+    const response = await callModel(ctx, resolved, decision, tools.visible, next, meter);
+    const ai = postProcess(ctx, response, resolved, decision);
+    meter.record(usageOf(ai));
+    ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: tools.visible.length, history: next.history.length }, 'model call');
+    const out: BaseMessage[] = rewrite ? [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...rewrite, ai] : [ai];
+    return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
+  };
+}

@@ -1,0 +1,96 @@
+import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import { errorMessage } from '@agentloop/core';
+import { instruments } from '@agentloop/telemetry';
+import { isLocalTool } from '../../local-tools.js';
+import { sharedToolCallIds } from '../../tool-call-ids.js';
+import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
+import type { AgentGraphDeps, AgentStateType, ApprovalEntry, RunContext } from '../state.js';
+
+/** The argument naming the file a tool writes, for tools whose approval depends on where it lands. */
+const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
+/** How much of a file's end an append's approval sees (CheckApprovalRequest.preceding_text). */
+const APPEND_CONTEXT_BYTES = 4096;
+
+export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath'> };
+
+/** The approval service's view of a tool call; await_approval records decisions with the same one. */
+export const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; args: unknown }, subagent: boolean) => ({
+  tenantId: ctx.tenantId,
+  threadId: ctx.threadId,
+  runId: ctx.runId,
+  toolCallId: tc.id ?? '',
+  toolName: tc.name,
+  args: tc.args,
+  subagent,
+});
+
+/**
+ * What the rules need besides the arguments for calls that name a file: where the path really
+ * lands (an absolute spelling of uploads/x is uploads/x) and, for an append, the end of the file
+ * it extends (a secret split across two appends is seen whole). Asked of the tool-runner, which
+ * resolves paths exactly as the write will. When it cannot say, the rules get nothing extra and
+ * judge the raw path, failing closed on what they cannot place.
+ */
+async function approvalContext(
+  deps: Pick<ApproveDeps, 'tools'>,
+  ctx: RunContext,
+  tc: { name: string; args: unknown },
+): Promise<{ resolvedPaths?: Record<string, string>; precedingText?: string }> {
+  const arg = PATH_ARGS[tc.name];
+  const args = (tc.args ?? {}) as Record<string, unknown>;
+  const raw = arg ? args[arg] : undefined;
+  if (!arg || typeof raw !== 'string' || raw === '' || !deps.tools.inspectPath) return {};
+  const append = tc.name === 'write_file' && args.append === true;
+  try {
+    const seen = await deps.tools.inspectPath(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, raw, { tailBytes: append ? APPEND_CONTEXT_BYTES : 0 });
+    if ('refused' in seen) return {}; // the tool refuses the path itself
+    return { resolvedPaths: { [arg]: seen.relativePath }, ...(append && seen.tail !== '' ? { precedingText: seen.tail } : {}) };
+  } catch (err) {
+    ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'path not inspected before approval; the rules judge the raw path');
+    return {};
+  }
+}
+
+/**
+ * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
+ * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
+ * deny are recorded in the audit trail. Then: await_approval when a human must decide, else tools.
+ */
+export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
+  return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
+    const ctx = ctxOf(deps, config);
+    const subagent = state.parent_context !== null;
+    const all = lastAi(state.messages)?.tool_calls ?? [];
+    // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
+    const shared = sharedToolCallIds(all);
+    const calls = all.filter((tc) => !isLocalTool(tc.name) && !shared.has(tc.id ?? ''));
+    const approvals: Record<string, ApprovalEntry> = {};
+    await Promise.all(
+      calls.map(async (tc) => {
+        const id = tc.id ?? '';
+        const call = approvalCall(ctx, tc, subagent);
+        let entry: ApprovalEntry;
+        try {
+          entry = { ...(await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) })), tool: tc.name };
+        } catch (err) {
+          ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
+          approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
+          return;
+        }
+        // A delegated agent has no human to ask: what would need one is denied.
+        if (entry.action === 'deny' || (entry.action === 'require_approval' && subagent)) {
+          entry.decision = 'denied';
+          entry.by = 'rules';
+          await deps.approvals!.record(call, { ...entry, action: entry.action }, 'denied', 'rules', subagent && entry.action === 'require_approval' ? 'delegated agent: no human to ask' : '').catch((err: unknown) =>
+            ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'),
+          );
+        }
+        instruments().approvals.add(1, { verdict: entry.action, 'agentloop.tool': tc.name });
+        if (entry.action !== 'allow') ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
+        approvals[id] = entry;
+      }),
+    );
+    const waiting = Object.values(approvals).some((a) => a.action === 'require_approval' && a.decision === undefined);
+    return new Command({ update: { approvals }, goto: waiting ? 'await_approval' : 'tools' });
+  };
+}
