@@ -11,6 +11,7 @@ import { sql, type Kysely, type Migration, type MigrationProvider, type RawBuild
 import type { SqlDialectName } from './schema.js';
 import { approvalAuditApprover } from './migrations/0008_approval_audit_approver.js';
 import { runLifecycle } from './migrations/0009_run_lifecycle.js';
+import { deadLetter } from './migrations/0010_dead_letter.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -301,6 +302,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0007_webhook_deliveries': webhookDeliveries(dialect),
     '0008_approval_audit_approver': approvalAuditApprover(dialect),
     '0009_run_lifecycle': runLifecycle(dialect),
+    '0010_dead_letter': deadLetter(dialect),
   };
 }
 

@@ -18,12 +18,29 @@
  *   process's memory: any gateway or orchestrator that ends the holder promotes the next run, and
  *   `recoverPending` (the sweeper) enqueues a job lost between a commit and its enqueue.
  * - Invariant: `threads.active_run_id = R` implies run R is pending (not deferred) or running.
+ * - Dead letter: a run whose queue job failed for good without the run recording an outcome (its
+ *   worker died more than RUN_MAX_STALLED times — a poison run — or its job is gone) is ended by
+ *   `deadLetter`: status `error` (LangGraph's statuses are kept), `dead_letter_reason` and
+ *   `dead_lettered_at` set, the job kept in `runs.job`; it emits `run.ended` (cause
+ *   `dead_lettered`) like every other end, so its webhook, cleanup and delegation parent follow.
+ *   `redrive` takes such a run back: pending again on its thread, with a new queue job
+ *   (`runJobId`: attempts reset) that resumes from its last checkpoint. Only dead-lettered runs.
+ *
+ * Longer than ~400 lines on purpose: every status transition lives here, in one place to audit.
  */
 import { sql, type Kysely } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import type { Database } from './schema.js';
 import { checkId, isDuplicateKey, toRun, toUpload } from './sql-store.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
+
+/**
+ * The queue job id of a run's current execution: the run id, then `<run id>-redrive-<n>` after its
+ * n-th redrive (a new job: the failed one keeps its id in the queue for a while).
+ */
+export function runJobId(run: Pick<RunRecord, 'runId' | 'redrives'>): string {
+  return run.redrives > 0 ? `${run.runId}-redrive-${run.redrives}` : run.runId;
+}
 
 export type TerminalRunStatus = Exclude<RunStatusName, 'pending' | 'running'>;
 
@@ -61,6 +78,11 @@ export interface AdmitRequest {
    * enqueues (delegated runs).
    */
   job?: (uploads: UploadRecord[]) => RunJobSpec;
+  /**
+   * Store `job` with the run but do not enqueue it: the caller enqueues it later (a delegated run,
+   * after its parent's ledger entry is claimed). Stored, it can be re-driven from the dead letter.
+   */
+  callerEnqueues?: boolean;
 }
 
 export type AdmitResult =
@@ -91,7 +113,9 @@ export type EndCause =
   /** Its job failed for good without the run recording an outcome (the sweeper, the last attempt). */
   | 'abandoned'
   /** Its job could not be enqueued at admission. */
-  | 'enqueue_failed';
+  | 'enqueue_failed'
+  /** Its job failed for good at queue level (a poison run) or is gone: dead-lettered (`deadLetter`). */
+  | 'dead_lettered';
 
 export interface EndRequest {
   tenantId: string;
@@ -103,7 +127,29 @@ export interface EndRequest {
   /** The run stopped to wait for a human: its thread becomes `interrupted`. */
   waitsForHuman?: boolean;
   cause: EndCause;
+  /** Dead-letter the run (`deadLetter`): the reason, and its job to keep when the run stores none. */
+  deadLetter?: { reason: string; job?: RunJobSpec | undefined };
 }
+
+export interface DeadLetterRequest {
+  tenantId: string;
+  runId: string;
+  /** Why: shown by the API (`dead_letter_reason`) and as the run's error. */
+  reason: string;
+  /** The run's job as the queue had it, kept for a redrive when the run stores none. */
+  job?: RunJobSpec | undefined;
+}
+
+export type RedriveResult =
+  /** The run is pending again, holding its thread; its new job (`jobId`) is enqueued. */
+  | { kind: 'redriven'; run: RunRecord; jobId: string }
+  /** Only dead-lettered runs can be re-driven. */
+  | { kind: 'not_dead_lettered'; run: RunRecord }
+  /** Another run holds the run's thread now: end or cancel it first. */
+  | { kind: 'thread_busy'; run: RunRecord; holder: string }
+  /** No job is stored for the run (dead-lettered before jobs were kept): it cannot be re-driven. */
+  | { kind: 'no_job'; run: RunRecord }
+  | { kind: 'missing' };
 
 export type EndResult =
   | {
@@ -133,7 +179,8 @@ export type LifecycleEvent<C> =
       /** What the caller of the transition passed along (the orchestrator: the run's job). */
       ctx: C | undefined;
     }
-  | { type: 'run.promoted'; run: RunRecord; after: string };
+  | { type: 'run.promoted'; run: RunRecord; after: string }
+  | { type: 'run.redriven'; run: RunRecord; jobId: string };
 
 export type LifecycleEventType = LifecycleEvent<unknown>['type'];
 type EventOf<C, T extends LifecycleEventType> = Extract<LifecycleEvent<C>, { type: T }>;
@@ -262,7 +309,7 @@ export class RunLifecycle<C = unknown> {
     if (out.kind !== 'admitted' && out.kind !== 'deferred') return out;
     const { job, ...result } = out;
     await this.emit({ type: 'run.admitted', run: result.run, deferred: result.kind === 'deferred' });
-    if (result.kind === 'admitted' && job) await this.enqueueAdmitted(result.run, job);
+    if (result.kind === 'admitted' && job && !req.callerEnqueues) await this.enqueueAdmitted(result.run, job);
     return result;
   }
 
@@ -326,7 +373,7 @@ export class RunLifecycle<C = unknown> {
       if (isDuplicateKey(err)) throw new DuplicateRun();
       throw err;
     }
-    const run = toRun({ ...row, seq: 0, attempts: 0 });
+    const run = toRun({ ...row, seq: 0, attempts: 0, dead_letter_reason: null, dead_lettered_at: null, redrives: 0 });
     return behind === undefined ? { kind: 'admitted', run, ...(job ? { job } : {}) } : { kind: 'deferred', run, behind };
   }
 
@@ -363,7 +410,7 @@ export class RunLifecycle<C = unknown> {
    */
   async start(run: RunRecord): Promise<StartResult> {
     const now = this.now();
-    const res = await this.store.writeTransaction((db) =>
+    const res = await this.store.writeStatement((db) =>
       db
         .updateTable('runs')
         .set((eb) => ({ status: 'running', updated_at: now, attempts: eb('attempts', '+', 1), started_at: sql<number>`coalesce(started_at, ${now})` }))
@@ -423,7 +470,20 @@ export class RunLifecycle<C = unknown> {
   private async endTx(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
     const ended = await db
       .updateTable('runs')
-      .set({ status: req.status, ended_at: now, updated_at: now, error: req.error?.message ?? null, deferred: 0 })
+      .set({
+        status: req.status,
+        ended_at: now,
+        updated_at: now,
+        error: req.error?.message ?? null,
+        deferred: 0,
+        ...(req.deadLetter
+          ? {
+              dead_letter_reason: req.deadLetter.reason,
+              dead_lettered_at: now,
+              ...(req.deadLetter.job ? { job: sql<string>`coalesce(job, ${encodeJob(req.deadLetter.job)})` } : {}),
+            }
+          : {}),
+      })
       .where('tenant_id', '=', req.tenantId)
       .where('run_id', '=', req.runId)
       .where('status', 'in', ACTIVE)
@@ -477,6 +537,121 @@ export class RunLifecycle<C = unknown> {
   /** Cancels a pending (deferred or not) or running run: it ends `interrupted`, its thread stays usable. */
   cancel(tenantId: string, runId: string, ctx?: C): Promise<EndResult> {
     return this.end({ tenantId, runId, status: 'interrupted', cause: 'cancelled' }, ctx);
+  }
+
+  /**
+   * Dead-letters a pending or running run whose queue job failed for good without the run
+   * recording an outcome (a poison run: its worker died more than RUN_MAX_STALLED times), or whose
+   * job is gone: it ends `error` with the reason, marked dead-lettered, its job kept for a
+   * `redrive`. The same transition as every end (thread released or handed over), emitting
+   * `run.ended` with cause `dead_lettered` (webhook, cleanup, the delegation parent notified).
+   */
+  deadLetter(req: DeadLetterRequest, ctx?: C): Promise<EndResult> {
+    return this.end(
+      {
+        tenantId: req.tenantId,
+        runId: req.runId,
+        status: 'error',
+        error: { error: 'DeadLetterError', message: `The run was dead-lettered: ${req.reason}` },
+        cause: 'dead_lettered',
+        deadLetter: { reason: req.reason, job: req.job },
+      },
+      ctx,
+    );
+  }
+
+  /**
+   * Re-drives a dead-lettered run: in one transaction it takes the run's thread back (refused when
+   * another run holds it) and makes the run `pending` again, no longer dead-lettered, one more
+   * redrive; after the commit its stored job is enqueued under a new job id (`runJobId`: attempts
+   * reset). The executor resumes it from its last checkpoint (the run started before). When the
+   * enqueue fails the run ends `error` again and an UnavailableError is thrown.
+   */
+  async redrive(tenantId: string, runId: string): Promise<RedriveResult> {
+    const now = this.now();
+    let out: (RedriveResult & { job?: RunJobSpec }) | undefined;
+    for (let attempt = 1; out === undefined; attempt++) {
+      try {
+        out = await this.redriveTx(tenantId, runId, now);
+      } catch (err) {
+        if (err instanceof HolderChanged && attempt < 5) continue;
+        throw err;
+      }
+    }
+    if (out.kind !== 'redriven') return out;
+    const { job, ...result } = out;
+    this.opts.logger?.info({ run_id: runId, tenant: tenantId, job_id: result.jobId }, 'dead-lettered run re-driven');
+    await this.emit({ type: 'run.redriven', run: result.run, jobId: result.jobId });
+    if (job && this.opts.jobs) {
+      try {
+        await this.opts.jobs.enqueue(job.payload, { jobId: result.jobId, ...(job.attempts !== undefined ? { attempts: job.attempts } : {}), ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}) });
+      } catch (err) {
+        const message = `Could not enqueue run ${runId}: ${errorMessage(err)}`;
+        await this.end({ tenantId, runId, status: 'error', error: { error: 'Error', message }, cause: 'enqueue_failed' }).catch(() => undefined);
+        throw new UnavailableError(`${message}. The run queue is unavailable; retry later.`, { cause: err });
+      }
+    }
+    return result;
+  }
+
+  private redriveTx(tenantId: string, runId: string, now: number): Promise<RedriveResult & { job?: RunJobSpec }> {
+    return this.store.writeTransaction(async (db): Promise<RedriveResult & { job?: RunJobSpec }> => {
+      let q = db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId);
+      if (this.store.dialect === 'mysql') q = q.forUpdate();
+      const row = await q.executeTakeFirst();
+      if (!row) return { kind: 'missing' };
+      const run = toRun(row);
+      if (run.status !== 'error' || !run.deadLetter) return { kind: 'not_dead_lettered', run };
+      const job = decodeJob(row.job);
+      if (!job) return { kind: 'no_job', run };
+      const took = await db
+        .updateTable('threads')
+        .set({ active_run_id: runId, status: 'busy', updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('thread_id', '=', run.threadId)
+        .where('active_run_id', 'is', null)
+        .executeTakeFirst();
+      if (took.numUpdatedRows === 0n) {
+        const t = await db.selectFrom('threads').select('active_run_id').where('tenant_id', '=', tenantId).where('thread_id', '=', run.threadId).executeTakeFirst();
+        if (!t) return { kind: 'missing' };
+        if (t.active_run_id === null) throw new HolderChanged();
+        return { kind: 'thread_busy', run, holder: t.active_run_id };
+      }
+      const updated = await db
+        .updateTable('runs')
+        .set((eb) => ({ status: 'pending', ended_at: null, error: null, dead_letter_reason: null, dead_lettered_at: null, deferred: 0, updated_at: now, redrives: eb('redrives', '+', 1) }))
+        .where('tenant_id', '=', tenantId)
+        .where('run_id', '=', runId)
+        .where('status', '=', 'error')
+        .where('dead_letter_reason', 'is not', null)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) throw new HolderChanged();
+      const redriven: RunRecord = { ...run, status: 'pending', endedAt: null, error: null, deadLetter: null, deferred: false, updatedAt: new Date(now), redrives: run.redrives + 1 };
+      return { kind: 'redriven', run: redriven, jobId: runJobId(redriven), job };
+    });
+  }
+
+  /** The tenant's dead-lettered runs, newest first. */
+  async listDeadLettered(tenantId: string, opts: { limit: number; offset: number }): Promise<RunRecord[]> {
+    const rows = await this.store.writeTransaction((db) =>
+      db
+        .selectFrom('runs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('dead_lettered_at', 'is not', null)
+        .orderBy('dead_lettered_at', 'desc')
+        .orderBy('seq', 'desc')
+        .limit(opts.limit)
+        .offset(opts.offset)
+        .execute(),
+    );
+    return rows.map(toRun);
+  }
+
+  /** The job stored with a run (admitted with one, or kept when it was dead-lettered). */
+  async storedJob(tenantId: string, runId: string): Promise<RunJobSpec | undefined> {
+    const row = await this.store.writeTransaction((db) => db.selectFrom('runs').select('job').where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst());
+    return decodeJob(row?.job ?? null);
   }
 
   /**
@@ -535,11 +710,13 @@ export class RunLifecycle<C = unknown> {
           await this.emit({ type: 'run.promoted', run: { ...run, deferred: false }, after: '' });
           continue;
         }
-        const state = jobs.getState ? await jobs.getState(run.runId) : 'unknown';
+        // Its current job: a re-driven run's is a new one.
+        const jobId = runJobId(run);
+        const state = jobs.getState ? await jobs.getState(jobId) : 'unknown';
         if (state !== 'unknown') continue;
         const row = await this.store.writeTransaction((db) => db.selectFrom('runs').select('job').where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).executeTakeFirst());
         const job = decodeJob(row?.job ?? null);
-        if (job && (await this.enqueue(run.runId, job))) enqueued.push(run.runId);
+        if (job && (await this.enqueue(jobId, job))) enqueued.push(run.runId);
       } catch (err) {
         this.opts.logger?.warn({ run_id: run.runId, err: errorMessage(err) }, 'pending run not recovered');
       }

@@ -48,6 +48,11 @@ export interface RunsTable {
   deferred: Generated<number>;
   /** The run's queue job as admitted (JSON: base64 payload, attempts, backoff, delay), so any process can enqueue it (migration 0009). */
   job: string | null;
+  /** Why the run was dead-lettered, while it is (migration 0010). */
+  dead_letter_reason: string | null;
+  dead_lettered_at: number | null;
+  /** Times the run was re-driven from the dead letter (migration 0010). */
+  redrives: Generated<number>;
 }
 
 export interface ToolEffectsTable {

@@ -200,6 +200,10 @@ export class SqlStore implements Store {
     });
   }
 
+  writeStatement<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return fn(this.db);
+  }
+
   async writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     if (this.dialect === 'sqlite') return this.sqliteImmediate(fn);
     for (let attempt = 1; ; attempt++) {
@@ -223,10 +227,15 @@ export class SqlStore implements Store {
    * synchronous: a busy timeout would block this whole process while another connection of the
    * same process holds the lock, so the wait for the lock is done asynchronously instead.
    */
+  /** The connection's busy_timeout as configured (see sqliteImmediate). */
+  private sqliteBusyTimeoutMs: number | undefined;
+
   private sqliteImmediate<T>(fn: (conn: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.db.connection().execute(async (conn) => {
       const deadline = Date.now() + 30_000;
-      const saved = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn)).rows[0]?.timeout ?? 5000;
+      // Read once: only this method changes it, and it always puts it back (a statement less per transaction).
+      this.sqliteBusyTimeoutMs ??= (await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn)).rows[0]?.timeout ?? 5000;
+      const saved = this.sqliteBusyTimeoutMs;
       await sql.raw('pragma busy_timeout = 0').execute(conn);
       try {
         for (;;) {
@@ -733,6 +742,8 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
     kwargs: parseObject(row.kwargs, 'run kwargs'),
     multitaskStrategy: row.multitask_strategy,
     deferred: Number(row.deferred) === 1,
+    deadLetter: row.dead_letter_reason !== null && row.dead_letter_reason !== undefined ? { reason: row.dead_letter_reason, at: millisToDate(row.dead_lettered_at ?? row.updated_at) } : null,
+    redrives: Number(row.redrives ?? 0),
   };
 }
 

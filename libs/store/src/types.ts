@@ -47,6 +47,10 @@ export interface RunRecord {
   multitaskStrategy: string;
   /** A pending run waiting for its thread's current run to end (multitask_strategy enqueue). */
   deferred: boolean;
+  /** Set while the run is dead-lettered (its job failed for good at queue level): why, and when. */
+  deadLetter: { reason: string; at: Date } | null;
+  /** Times the run was re-driven from the dead letter (its queue job id: `runJobId`). */
+  redrives: number;
 }
 
 export interface NewThread {
@@ -213,6 +217,12 @@ export interface Store {
    * `RunLifecycle`, the one owner of run and thread status changes.
    */
   writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn`, which sends ONE write statement, without a transaction around it: a single
+   * statement is atomic by itself, and BEGIN/COMMIT would triple its round trips (issue 9). For
+   * `RunLifecycle` transitions that are one guarded update.
+   */
+  writeStatement<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   /** The SQL dialect (`RunLifecycle` locks rows with FOR UPDATE on MySQL). */
   readonly dialect: SqlDialectName;
 

@@ -212,6 +212,37 @@ export class RunService {
   }
 
   /**
+   * Re-drives a dead-lettered run (`POST /threads/{id}/runs/{run_id}/redrive`): through the
+   * lifecycle's `redrive` transition it is pending again on its thread with a new queue job
+   * (attempts reset), and resumes from its last checkpoint. 409 unless the run is dead-lettered
+   * and its thread free; counts against the tenant's active-run quota like a new run.
+   */
+  async redrive(tenantId: string, run: RunRecord): Promise<RunRecord> {
+    if (run.status !== 'error' || !run.deadLetter) throw conflict(`Run ${run.runId} is not dead-lettered (status ${run.status}); only dead-lettered runs can be re-driven.`);
+    await this.checkQuota(tenantId);
+    const res = await this.lifecycle.redrive(tenantId, run.runId);
+    switch (res.kind) {
+      case 'redriven':
+        return res.run;
+      case 'not_dead_lettered':
+        throw conflict(`Run ${run.runId} is not dead-lettered (status ${res.run.status}); only dead-lettered runs can be re-driven.`);
+      case 'thread_busy':
+        throw conflict(`Thread ${run.threadId} is busy with run ${res.holder}; cancel it or wait for its end, then re-drive run ${run.runId}.`);
+      case 'no_job':
+        throw conflict(`Run ${run.runId} has no stored job to re-drive; create a new run instead.`);
+      case 'missing':
+        throw notFound(`Run ${run.runId} not found.`);
+      default:
+        return assertNever(res, 'redrive result');
+    }
+  }
+
+  /** The tenant's dead-lettered runs, newest first (`GET /runs/dead-letter`). */
+  listDeadLettered(tenantId: string, page: { limit: number; offset: number }): Promise<RunRecord[]> {
+    return this.lifecycle.listDeadLettered(tenantId, page);
+  }
+
+  /**
    * Cancels a run (LangGraph `POST /threads/{id}/runs/{run_id}/cancel`, action interrupt): the
    * record becomes `interrupted` first — the source of truth every worker checks — then the
    * orchestrators are told, and the one executing the run aborts it where it is (its checkpoints

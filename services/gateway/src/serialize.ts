@@ -36,6 +36,8 @@ export interface ApiRun {
   metadata: JsonObject;
   kwargs: JsonObject;
   multitask_strategy: string;
+  /** Only on a dead-lettered run (status error): why its job failed for good, and when (`GET /runs/dead-letter`). */
+  dead_letter?: { reason: string; dead_lettered_at: string };
 }
 
 export interface ApiAssistant {
@@ -114,6 +116,7 @@ export function toApiRun(r: RunRecord): ApiRun {
     metadata: r.metadata,
     kwargs: r.kwargs,
     multitask_strategy: r.multitaskStrategy,
+    ...(r.deadLetter ? { dead_letter: { reason: r.deadLetter.reason, dead_lettered_at: r.deadLetter.at.toISOString() } } : {}),
   };
 }
 

@@ -238,26 +238,6 @@ export class DelegationCoordinator {
       const link = { parent_run_id: parent.runId, parent_thread_id: parent.threadId, tool_call_id: child.tool_call_id };
       await store.createThread({ threadId: child.thread_id, tenantId: parent.tenantId, metadata: { ...link, delegated: true } });
       const input = { messages: [{ role: 'user', content: child.task }] };
-      await this.deps.lifecycle.admit({
-        run: {
-          runId: child.run_id,
-          threadId: child.thread_id,
-          tenantId: parent.tenantId,
-          assistantId: parent.assistantId,
-          metadata: { ...link, delegation_id: request.delegation_id, depth: parentDepth + 1, workspace_thread_id: workspaceThreadId },
-          kwargs: { input, config: child.config },
-        },
-        // The child's thread is its own: only a retry of this very step finds it held (by the child).
-        whenBusy: 'reject',
-      });
-      const { effect } = await store.claimToolEffect({
-        tenantId: parent.tenantId,
-        threadId: parent.threadId,
-        runId: parent.runId,
-        toolCallId: child.tool_call_id,
-        toolName: 'delegate_task',
-      });
-      if (effect.state === 'completed') continue; // finished before a crash of the parent's job
       const job = create(RunJobSchema, {
         runId: child.run_id,
         threadId: child.thread_id,
@@ -280,7 +260,32 @@ export class DelegationCoordinator {
           parentJob: template,
         }),
       });
-      const { added } = await runs.enqueue(toBinary(RunJobSchema, job), { jobId: child.run_id, attempts: this.deps.attempts, backoffMs: this.deps.backoffMs });
+      const payload = toBinary(RunJobSchema, job);
+      await this.deps.lifecycle.admit({
+        run: {
+          runId: child.run_id,
+          threadId: child.thread_id,
+          tenantId: parent.tenantId,
+          assistantId: parent.assistantId,
+          metadata: { ...link, delegation_id: request.delegation_id, depth: parentDepth + 1, workspace_thread_id: workspaceThreadId },
+          kwargs: { input, config: child.config },
+        },
+        // The child's thread is its own: only a retry of this very step finds it held (by the child).
+        whenBusy: 'reject',
+        // Stored with the run (a dead-lettered child can be re-driven); enqueued below, once the
+        // parent's ledger entry is claimed.
+        job: () => ({ payload, attempts: this.deps.attempts, backoffMs: this.deps.backoffMs }),
+        callerEnqueues: true,
+      });
+      const { effect } = await store.claimToolEffect({
+        tenantId: parent.tenantId,
+        threadId: parent.threadId,
+        runId: parent.runId,
+        toolCallId: child.tool_call_id,
+        toolName: 'delegate_task',
+      });
+      if (effect.state === 'completed') continue; // finished before a crash of the parent's job
+      const { added } = await runs.enqueue(payload, { jobId: child.run_id, attempts: this.deps.attempts, backoffMs: this.deps.backoffMs });
       log.info({ child_run_id: child.run_id, child_thread_id: child.thread_id, tool_call_id: child.tool_call_id, added }, 'delegated agent started');
     }
     // Every child may already be done (the parent's job crashed after they finished): resume now.

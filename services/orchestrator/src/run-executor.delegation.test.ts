@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySaver } from '@langchain/langgraph';
-import { create, RunJobSchema } from '@agentloop/proto';
+import { create, RunJobSchema, toBinary } from '@agentloop/proto';
 import { MemoryBus, MemoryRunEventStream, type StoredRunEvent } from '@agentloop/bus';
-import { MemoryQueue, type QueueWorker } from '@agentloop/queue';
+import { MemoryQueue, UnrecoverableJobError, type QueueWorker } from '@agentloop/queue';
 import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger } from '@agentloop/core';
 import { RunExecutor } from './run-executor.js';
@@ -10,6 +10,7 @@ import { ModelRegistry } from './models/registry.js';
 import { ToolClient } from './tool-client.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { childRunId, delegationId, resumeJobId } from './delegation.js';
+import { sweepOrphanedRuns } from './sweeper.js';
 
 const PARENT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 const THREAD = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
@@ -116,5 +117,50 @@ describe('RunExecutor with delegated agents', () => {
     expect(await webhooks.getState(PARENT)).toBe('waiting');
     expect(await runs.getState(resumeJobId(PARENT, delegationId(PARENT, ['call_s1_1'])))).toBe('completed');
     expect((await store.getRun('t1', childRunId(PARENT, 'call_s1_1')))?.metadata).toMatchObject({ parent_run_id: PARENT });
+  });
+
+  it('a child whose job fails for good at queue level is dead-lettered by the sweeper; the suspended parent is told (an error result) and its model answers', async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal);
+    const child = childRunId(PARENT, 'call_s1_1');
+    // The queue fails the child's job without our handler running (as BullMQ does past RUN_MAX_STALLED).
+    const poison = await runs.process(async () => {
+      throw new UnrecoverableJobError('job stalled more than allowable limit');
+    }, { concurrency: 1 });
+    await expect.poll(() => runs.getState(child), { timeout: 5_000 }).toBe('failed');
+    await poison.close();
+    expect((await store.getRun('t1', child))?.status).toBe('pending');
+    // The parent, suspended on its child, is left alone; the child is dead-lettered.
+    const swept = await sweepOrphanedRuns({ store, runs, executor, logger: silentLogger(), olderThanMs: 0 });
+    expect(swept).toEqual([child]);
+    expect(await store.getRun('t1', child)).toMatchObject({ status: 'error', deadLetter: { reason: expect.stringContaining('RUN_MAX_STALLED') } });
+    // The run.ended subscriber notified the parent: its resume job is queued; it runs to its end.
+    expect(await runs.getState(resumeJobId(PARENT, delegationId(PARENT, ['call_s1_1'])))).toBe('waiting');
+    worker = await runs.process(runJobHandler(executor), { concurrency: 1 });
+    await expect.poll(async () => (await store.getRun('t1', PARENT))?.status, { timeout: 10_000 }).toBe('success');
+    const values = (await store.getThread('t1', THREAD))?.values as { messages: Array<{ type: string; content: string; name?: string }> };
+    expect(values.messages.find((m) => m.name === 'delegate_task')?.content).toMatch(/dead-lettered/);
+    expect(values.messages.at(-1)).toMatchObject({ type: 'ai', content: 'parent: got it' });
+    expect(await sweepOrphanedRuns({ store, runs, executor, logger: silentLogger(), olderThanMs: 0 })).toEqual([]);
+  });
+
+  it('the sweeper dead-letters a running run whose job is gone, from its record (the stored job: webhook sent), and leaves a suspended parent alone', async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal); // PARENT suspended, its job never in this queue
+    const lonely = 'cccccccc-cccc-4ccc-8ccc-cccccccccccc';
+    const thread = 'dddddddd-dddd-4ddd-8ddd-dddddddddddd';
+    await store.createThread({ tenantId: 't1', threadId: thread });
+    const lonelyJob = create(RunJobSchema, { ...job, runId: lonely, threadId: thread, webhookUrl: 'http://127.0.0.1:9/hook' });
+    const lc = new RunLifecycle(store);
+    await lc.admit({ run: { tenantId: 't1', threadId: thread, runId: lonely, assistantId: 'agent' }, whenBusy: 'reject', job: () => ({ payload: toBinary(RunJobSchema, lonelyJob) }) });
+    await lc.start((await store.getRun('t1', lonely))!);
+    expect(await runs.getState(lonely)).toBe('unknown');
+    const swept = await sweepOrphanedRuns({ store, runs, executor, logger: silentLogger(), olderThanMs: 0 });
+    expect(swept).toEqual([lonely]);
+    expect(await store.getRun('t1', lonely)).toMatchObject({ status: 'error', deadLetter: { reason: expect.stringContaining('is gone') } });
+    expect(await store.getThread('t1', thread)).toMatchObject({ status: 'error', activeRunId: null });
+    expect(await webhooks.getState(lonely)).toBe('waiting');
+    expect((await eventsOf(lonely)).map((e) => e.event)).toEqual(['error', 'end']);
+    expect((await store.getRun('t1', PARENT))?.status).toBe('running');
   });
 });

@@ -187,7 +187,7 @@ describe('RunExecutor durability', () => {
       await new Promise((r) => setTimeout(r, 5));
       const ended = await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 });
       expect(ended).toEqual([RUN]);
-      expect(await store.getRun('t1', RUN)).toMatchObject({ status: 'error', error: expect.stringContaining('its job failed in the queue') });
+      expect(await store.getRun('t1', RUN)).toMatchObject({ status: 'error', error: expect.stringContaining('dead-lettered'), deadLetter: { reason: expect.stringContaining('RUN_MAX_STALLED') } });
       expect(await webhooks.getState(RUN)).toBe('waiting');
       // A second sweep finds nothing left to do.
       expect(await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 })).toEqual([]);

@@ -1,7 +1,7 @@
 import { Command } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { BaseMessage } from '@langchain/core/messages';
-import type { RunJob } from '@agentloop/proto';
+import { fromBinary, RunJobSchema, type RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import { ReleaseJobError, type JobQueue } from '@agentloop/queue';
 import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type JsonObject, type RunErrorInfo, type TerminalRunStatus } from '@agentloop/store';
@@ -406,6 +406,37 @@ export class RunExecutor {
     await this.deps.events.publish(job.runId, job.threadId, 'error', error);
     const ended = await this.lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status: 'error', error, cause: 'abandoned' }, { job, model: null });
     if (ended.kind === 'already_ended') await this.lifecycle.replayEnd(ended.run, { job, model: null }, null);
+  }
+
+  /**
+   * The run's queue job failed for good at queue level (a poison run: its worker died more than
+   * RUN_MAX_STALLED times) or is gone, without the run recording an outcome (the sweeper):
+   * dead-letter it with the reason — an `error` event, then the lifecycle's `deadLetter`
+   * transition, whose `run.ended` subscribers send the webhook and notify a delegation parent.
+   * `payload` is the job as the queue still has it; else the job stored with the run is used.
+   * Returns whether this call ended the run.
+   */
+  async deadLetter(run: RunRecord, reason: string, payload: Uint8Array | undefined): Promise<boolean> {
+    const log = this.deps.logger.child({ run_id: run.runId, thread_id: run.threadId, tenant: run.tenantId });
+    const stored = await this.lifecycle.storedJob(run.tenantId, run.runId);
+    let job: RunJob | undefined;
+    for (const bytes of [stored?.payload, payload]) {
+      if (job || !bytes) continue;
+      try {
+        job = fromBinary(RunJobSchema, bytes);
+      } catch (err) {
+        log.warn({ err: errorMessage(err) }, 'unreadable run job');
+      }
+    }
+    const d = this.deps.config.delegation;
+    const keep = !stored && payload ? { payload, attempts: d?.attempts ?? 3, backoffMs: d?.backoffMs ?? 1000 } : undefined;
+    const current = await this.deps.store.getRun(run.tenantId, run.runId);
+    if (!current || TERMINAL_RUN_STATUSES.includes(current.status)) return false;
+    log.error({ reason }, 'run dead-lettered');
+    // Before the transition, whose `run.ended` subscriber publishes `end`.
+    await this.deps.events.publish(run.runId, run.threadId, 'error', { error: 'DeadLetterError', message: `The run was dead-lettered: ${reason}` }).catch(() => undefined);
+    const ended = await this.lifecycle.deadLetter({ tenantId: run.tenantId, runId: run.runId, reason, job: keep }, job ? { job, model: null } : undefined);
+    return ended.kind === 'ended';
   }
 
   /**

@@ -70,7 +70,7 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver', '0009_run_lifecycle']);
+          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver', '0009_run_lifecycle', '0010_dead_letter']);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {

@@ -3,7 +3,7 @@
  * database with several clients racing, durable deferral and promotion, cancels, recovery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunLifecycle, type LifecycleEvent, type RunJobSink } from '../run-lifecycle.js';
+import { RunLifecycle, runJobId, type LifecycleEvent, type RunJobSink } from '../run-lifecycle.js';
 import type { Store } from '../types.js';
 import type { StoreTestDatabase, StoreTestHarness } from './contract.js';
 
@@ -158,6 +158,119 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       await expect(l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }) })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
       expect(await a.getRun(tenantId, id)).toMatchObject({ status: 'error' });
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: null, status: 'error' });
+    });
+
+    it('deadLetter ends a running run as error with the reason, releases its thread, emits run.ended; it is listed; a second call changes nothing', async () => {
+      const { sink } = recordingSink();
+      const l = new RunLifecycle(a, { jobs: sink });
+      const ended: LifecycleEvent<unknown>[] = [];
+      l.on('run.ended', (e) => void ended.push(e));
+      const tenantId = uid('tenant');
+      const { threadId } = await thread(a, tenantId);
+      const id = uid('poison');
+      await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id), attempts: 3 }) });
+      await l.start((await a.getRun(tenantId, id))!);
+      const res = await l.deadLetter({ tenantId, runId: id, reason: 'its worker died 3 times' }, { job: 'ctx' });
+      expect(res).toMatchObject({ kind: 'ended', threadStatus: 'error', run: { status: 'error', deadLetter: { reason: 'its worker died 3 times' } } });
+      expect(ended).toHaveLength(1);
+      expect(ended[0]).toMatchObject({ type: 'run.ended', cause: 'dead_lettered', ctx: { job: 'ctx' }, error: { error: 'DeadLetterError', message: expect.stringContaining('its worker died 3 times') } });
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'error', activeRunId: null });
+      const run = await a.getRun(tenantId, id);
+      expect(run).toMatchObject({ status: 'error', error: expect.stringContaining('dead-lettered'), redrives: 0 });
+      expect(run?.deadLetter?.at).toBeInstanceOf(Date);
+      expect((await l.listDeadLettered(tenantId, { limit: 10, offset: 0 })).map((r) => r.runId)).toEqual([id]);
+      expect(await new RunLifecycle(b).listDeadLettered(uid('other-tenant'), { limit: 10, offset: 0 })).toEqual([]);
+      expect(await l.deadLetter({ tenantId, runId: id, reason: 'again' })).toMatchObject({ kind: 'already_ended' });
+      expect(ended).toHaveLength(1);
+      // A run that ended normally is never dead-lettered.
+      const ok = uid('ok');
+      await l.admit({ run: runOf(tenantId, threadId, ok), whenBusy: 'reject' });
+      await l.end({ tenantId, runId: ok, status: 'success', cause: 'finished' });
+      expect(await l.deadLetter({ tenantId, runId: ok, reason: 'x' })).toMatchObject({ kind: 'already_ended', run: { status: 'success', deadLetter: null } });
+    });
+
+    it('deadLetter keeps the job the queue had when the run stores none (a delegated run admitted without one); paginated list, newest first', async () => {
+      const l = new RunLifecycle(a);
+      const tenantId = uid('tenant');
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { threadId } = await thread(a, tenantId);
+        const id = uid(`dl${i}`);
+        ids.push(id);
+        await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject' });
+        await l.deadLetter({ tenantId, runId: id, reason: `r${i}`, job: { payload: payloadOf(`job-${i}`), attempts: 2 } });
+        await new Promise((r) => setTimeout(r, 3));
+      }
+      expect(new TextDecoder().decode((await l.storedJob(tenantId, ids[0]!))?.payload)).toBe('job-0');
+      expect((await l.listDeadLettered(tenantId, { limit: 2, offset: 0 })).map((r) => r.runId)).toEqual([ids[2], ids[1]]);
+      expect((await l.listDeadLettered(tenantId, { limit: 2, offset: 2 })).map((r) => r.runId)).toEqual([ids[0]]);
+      // A job stored at admission is not replaced.
+      const { threadId } = await thread(a, tenantId);
+      const own = uid('own');
+      await l.admit({ run: runOf(tenantId, threadId, own), whenBusy: 'reject', job: () => ({ payload: payloadOf('admitted') }), callerEnqueues: true });
+      await l.deadLetter({ tenantId, runId: own, reason: 'x', job: { payload: payloadOf('from-queue') } });
+      expect(new TextDecoder().decode((await l.storedJob(tenantId, own))?.payload)).toBe('admitted');
+    });
+
+    it('admission with callerEnqueues stores the job but does not enqueue it', async () => {
+      const { sink, order } = recordingSink();
+      const l = new RunLifecycle(a, { jobs: sink });
+      const { tenantId, threadId } = await thread(a);
+      const id = uid('child');
+      expect(await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }), callerEnqueues: true })).toMatchObject({ kind: 'admitted' });
+      expect(order).not.toContain(id);
+      expect(new TextDecoder().decode((await l.storedJob(tenantId, id))?.payload)).toBe(id);
+    });
+
+    it('redrive: only a dead-lettered run, only when its thread is free; pending again with a new job id, once, across two clients', async () => {
+      const { sink, jobs } = recordingSink();
+      const la = new RunLifecycle(a, { jobs: sink });
+      const lb = new RunLifecycle(b, { jobs: sink });
+      const redriven: LifecycleEvent<unknown>[] = [];
+      la.on('run.redriven', (e) => void redriven.push(e));
+      lb.on('run.redriven', (e) => void redriven.push(e));
+      const { tenantId, threadId } = await thread(a);
+      const id = uid('poison');
+      await la.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id), attempts: 3 }) });
+      // Not dead-lettered: refused while running, and after a normal error.
+      expect(await la.redrive(tenantId, id)).toMatchObject({ kind: 'not_dead_lettered' });
+      await la.start((await a.getRun(tenantId, id))!);
+      expect(await la.redrive(tenantId, id)).toMatchObject({ kind: 'not_dead_lettered', run: { status: 'running' } });
+      await la.deadLetter({ tenantId, runId: id, reason: 'poison' });
+      // Another run took the thread meanwhile: refused until it ends.
+      const other = uid('other');
+      await la.admit({ run: runOf(tenantId, threadId, other), whenBusy: 'reject' });
+      expect(await la.redrive(tenantId, id)).toMatchObject({ kind: 'thread_busy', holder: other });
+      await la.end({ tenantId, runId: other, status: 'success', cause: 'finished' });
+      // Two clients race: exactly one re-drives it.
+      const results = await Promise.all([la.redrive(tenantId, id), lb.redrive(tenantId, id)]);
+      expect(results.map((r) => r.kind).sort()).toEqual(['not_dead_lettered', 'redriven']);
+      const won = results.find((r) => r.kind === 'redriven');
+      expect(won).toMatchObject({ jobId: `${id}-redrive-1`, run: { status: 'pending', deadLetter: null, redrives: 1 } });
+      expect(redriven).toHaveLength(1);
+      expect(new TextDecoder().decode(jobs.get(`${id}-redrive-1`))).toBe(id);
+      const run = (await a.getRun(tenantId, id))!;
+      expect(run).toMatchObject({ status: 'pending', error: null, endedAt: null, deadLetter: null, redrives: 1 });
+      expect(runJobId(run)).toBe(`${id}-redrive-1`);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'busy', activeRunId: id });
+      expect((await la.listDeadLettered(tenantId, { limit: 10, offset: 0 })).map((r) => r.runId)).not.toContain(id);
+      // It runs again (attempts keep counting: the executor resumes from its checkpoint) and ends.
+      expect(await la.start(run)).toMatchObject({ kind: 'started', run: { attempts: 2 } });
+      expect(await la.end({ tenantId, runId: id, status: 'success', cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'idle' });
+      expect(await la.redrive(tenantId, id)).toMatchObject({ kind: 'not_dead_lettered' });
+      expect(await la.redrive(tenantId, uid('missing'))).toMatchObject({ kind: 'missing' });
+    });
+
+    it('a re-driven run whose new job was lost is enqueued by recoverPending under its new job id', async () => {
+      const l = new RunLifecycle(a, { jobs: recordingSink().sink });
+      const { tenantId, threadId } = await thread(a);
+      const id = uid('poison');
+      await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }) });
+      await l.deadLetter({ tenantId, runId: id, reason: 'poison' });
+      await new RunLifecycle(a).redrive(tenantId, id); // no queue: as if the process died after the commit
+      const { sink, jobs } = recordingSink();
+      expect(await new RunLifecycle(b, { jobs: sink }).recoverPending(new Date(Date.now() + 60_000), 1000)).toContain(id);
+      expect(jobs.has(`${id}-redrive-1`)).toBe(true);
     });
 
     it('admission claims the thread\'s pending uploads in its transaction; a refused admission claims none', async () => {

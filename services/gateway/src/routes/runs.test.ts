@@ -405,3 +405,33 @@ describe('issue 18: resume, disconnect, caller identity', () => {
     expect(JSON.stringify(job, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('secret-key-a');
   });
 });
+
+describe('dead letter: GET /runs/dead-letter, POST /threads/{id}/runs/{run_id}/redrive', () => {
+  it('lists a dead-lettered run with its reason, re-drives it once (a new job, pending again), 409 otherwise', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const tid = await newThread();
+    const run = (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } })).json();
+    // Not dead-lettered (pending): 409.
+    expect((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/${run.run_id}/redrive` })).statusCode).toBe(409);
+    expect((await gw.app.inject({ method: 'GET', url: '/runs/dead-letter' })).json()).toEqual([]);
+    // The sweeper's transition (the queue failed its job: its worker kept dying).
+    await new RunLifecycle(gw.store).deadLetter({ tenantId: 'default', runId: run.run_id, reason: 'its worker died 2 times' });
+    const listed = await gw.app.inject({ method: 'GET', url: '/runs/dead-letter?limit=5&offset=0' });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json()).toMatchObject([{ run_id: run.run_id, status: 'error', dead_letter: { reason: 'its worker died 2 times', dead_lettered_at: expect.any(String) } }]);
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}` })).json()).toMatchObject({ status: 'error', dead_letter: { reason: 'its worker died 2 times' } });
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json()).toMatchObject({ status: 'error' });
+
+    const redriven = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/${run.run_id}/redrive` });
+    expect(redriven.statusCode).toBe(202);
+    expect(redriven.json()).toMatchObject({ run_id: run.run_id, status: 'pending' });
+    expect(redriven.json().dead_letter).toBeUndefined();
+    expect(await gw.runs.getState(`${run.run_id}-redrive-1`)).toBe('waiting');
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json()).toMatchObject({ status: 'busy' });
+    expect((await gw.app.inject({ method: 'GET', url: '/runs/dead-letter' })).json()).toEqual([]);
+    const again = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/${run.run_id}/redrive` });
+    expect(again.statusCode).toBe(409);
+    expect(JSON.stringify(again.json())).toMatch(/not dead-lettered/);
+    expect((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/${UNKNOWN}/redrive` })).statusCode).toBe(404);
+  });
+});

@@ -218,6 +218,23 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     return reply.code(202).send(toApiRun(after));
   });
 
+  // --- dead letter: runs whose queue job failed for good (poison runs) or was lost ---------
+
+  // The tenant's dead-lettered runs, newest first (paginated: limit, offset).
+  app.get('/runs/dead-letter', async (request) => {
+    const q = parseRequest(ListQuery, request.query, 'query');
+    return (await runs.listDeadLettered(request.tenantId, { limit: q.limit, offset: q.offset })).map(toApiRun);
+  });
+
+  // Re-queues a dead-lettered run from its last checkpoint (a new job, attempts reset); 409 otherwise.
+  app.post('/threads/:thread_id/runs/:run_id/redrive', async (request, reply) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    const run = await requireRun(request.tenantId, thread_id, run_id);
+    const after = await runs.redrive(request.tenantId, run);
+    reply.header('content-location', runPath(after));
+    return reply.code(202).send(toApiRun(after));
+  });
+
   // The webhook delivery log of a run: every attempt with its outcome (delivery id = run id).
   app.get('/runs/:run_id/webhook', async (request) => {
     const { run_id } = parseRequest(z.object({ run_id: Uuid }), request.params, 'params');
