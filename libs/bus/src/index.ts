@@ -54,3 +54,4 @@ export {
   type ServeServiceOptions,
 } from './service-rpc.js';
 export { TOOL_RUNNER_RPC, SKILL_TOOLS_RPC, MCP_TOOLS_RPC, APPROVAL_RPC, SKILL_SANDBOX_RPC, INDEXER_RPC } from './services.js';
+export { reloadBroadcast, type ReloadBroadcastOptions } from './reload-broadcast.js';

@@ -13,7 +13,7 @@ import { executeTool } from './handlers/execute-tool.js';
 import { listSkills } from './handlers/list-skills.js';
 import { listTools } from './handlers/list-tools.js';
 import { loadSkillMethod } from './handlers/load-skill.js';
-import { reloadBroadcastHandler, reloadSkills } from './handlers/reload.js';
+import { skillReloads } from './handlers/reload.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
 import { SkillTools } from './tools.js';
@@ -141,14 +141,15 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       // No host path leaves the sandbox: every error message is redacted too.
       const opts = { logger, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts', redact: (text: string) => redaction.base.redact(text) };
       try {
+        const reloads = skillReloads({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast });
         const skills = {
           listSkills: listSkills(catalog),
           loadSkill: loadSkillMethod({ catalog, workspaces, dependencies, redaction, logger }),
-          reloadSkills: reloadSkills({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast }),
+          reloadSkills: reloads.method,
         };
         subs.push(await serveService(bus, SKILL_SANDBOX_RPC, skills, opts));
         subs.push(await serveService(bus, SKILL_TOOLS_RPC, { listTools: listTools(tools, logger), executeTool: executeTool(tools) }, opts));
-        subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler({ reload, logger, replica })));
+        subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloads.broadcastHandler));
       } catch (err) {
         await this.stop();
         throw err;

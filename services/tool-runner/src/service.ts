@@ -6,7 +6,7 @@ import type { ToolRunnerConfig } from './config.js';
 import { ToolExecutor } from './executor.js';
 import { executeTool } from './handlers/execute.js';
 import { listTools } from './handlers/list.js';
-import { reloadBroadcastHandler, reloadTools } from './handlers/reload.js';
+import { toolReloads } from './handlers/reload.js';
 import { manageWorkspace } from './handlers/workspace.js';
 import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
@@ -122,7 +122,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
         booted = true;
       }
       await workspaces.init();
-      const reloadDeps = { loader, bus, logger, replica, broadcastSubject: TOOL_SUBJECTS.reloadBroadcast };
+      const reloads = toolReloads({ loader, bus, logger, replica, broadcastSubject: TOOL_SUBJECTS.reloadBroadcast });
       try {
         subs.push(
           await serveService(
@@ -132,12 +132,12 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
               listTools: listTools(registry),
               executeTool: executeTool(executor, logger, new ReplayLog(workspaces)),
               workspace: manageWorkspace(workspaces, logger),
-              reloadTools: reloadTools(reloadDeps),
+              reloadTools: reloads.method,
             },
             { logger, version: TOOL_RUNNER_VERSION, description: 'AgentLoop tools and workspaces', redact: (text) => workspaces.redact(text) },
           ),
         );
-        subs.push(await bus.subscribe(TOOL_SUBJECTS.reloadBroadcast, reloadBroadcastHandler(reloadDeps)));
+        subs.push(await bus.subscribe(TOOL_SUBJECTS.reloadBroadcast, reloads.broadcastHandler));
       } catch (err) {
         await this.stop();
         throw err;

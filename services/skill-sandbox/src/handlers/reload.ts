@@ -1,6 +1,6 @@
-import type { Bus, EventHandler } from '@agentloop/bus';
+import { reloadBroadcast, type Bus, type EventHandler } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
-import { create, fromBinary, toBinary, ReloadSkillsRequestSchema, ReloadSkillsResponseSchema, SkippedSkillSchema, type ReloadSkillsResponse } from '@agentloop/proto';
+import { create, ReloadSkillsRequestSchema, ReloadSkillsResponseSchema, SkippedSkillSchema, type ReloadSkillsResponse } from '@agentloop/proto';
 import type { ReloadResult } from '../catalog.js';
 import type { SkillsMethod } from './common.js';
 
@@ -15,41 +15,26 @@ export interface ReloadHandlerDeps {
 }
 
 /**
- * ReloadSkills (`agentloop.skills.reload`, queue group: one replica answers): re-publishes the request on the
- * broadcast subject so every other replica reloads too, reloads this one and replies with the result.
+ * ReloadSkills (`agentloop.skills.reload`, queue group: one replica answers) and the broadcast
+ * (`agentloop.skills.reload.broadcast`) that makes every other replica reload too (libs/bus
+ * reload-broadcast.ts). `method` reloads this replica and replies with the result; a failed
+ * reload is replied as `config_error`.
  */
-export function reloadSkills({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): SkillsMethod<'reloadSkills'> {
-  return async (req) => {
-    const reason = req.reason || 'reload request';
-    try {
-      await bus.publish(broadcastSubject, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { originReplica: replica, reason })));
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'could not broadcast the reload to the other replicas');
-    }
-    let result: ReloadResult;
-    try {
-      result = await reload(reason);
-    } catch (err) {
-      result = { skills: [], skipped: [], configError: errorMessage(err) };
-    }
-    return reloadResponse(result, replica);
-  };
-}
-
-/** `agentloop.skills.reload.broadcast`: every replica reloads, except the one that published it. */
-export function reloadBroadcastHandler({ reload, logger, replica }: Omit<ReloadHandlerDeps, 'bus' | 'broadcastSubject'>): EventHandler {
-  return (msg) => {
-    let origin = '';
-    let reason = 'broadcast';
-    try {
-      const req = fromBinary(ReloadSkillsRequestSchema, msg.data);
-      origin = req.originReplica;
-      reason = req.reason || reason;
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'malformed reload broadcast; reloading anyway');
-    }
-    if (origin === replica) return;
-    reload(`${reason} (broadcast from ${origin || 'unknown'})`).catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'broadcast reload failed'));
+export function skillReloads({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): { method: SkillsMethod<'reloadSkills'>; broadcastHandler: EventHandler } {
+  const broadcast = reloadBroadcast({ bus, logger, replica, subject: broadcastSubject, schema: ReloadSkillsRequestSchema, reload });
+  return {
+    method: async (req) => {
+      const reason = req.reason || 'reload request';
+      await broadcast.announce(reason);
+      let result: ReloadResult;
+      try {
+        result = await reload(reason);
+      } catch (err) {
+        result = { skills: [], skipped: [], configError: errorMessage(err) };
+      }
+      return reloadResponse(result, replica);
+    },
+    broadcastHandler: broadcast.handler,
   };
 }
 

@@ -1,15 +1,6 @@
-import type { Bus, EventHandler, MethodImpl, ServiceShape } from '@agentloop/bus';
-import { errorMessage, type Logger } from '@agentloop/core';
-import {
-  create,
-  fromBinary,
-  toBinary,
-  ReloadToolsRequestSchema,
-  ReloadToolsResponseSchema,
-  SkippedToolModuleSchema,
-  type ReloadToolsResponse,
-  type ToolRunner,
-} from '@agentloop/proto';
+import { reloadBroadcast, type Bus, type EventHandler, type MethodImpl, type ServiceShape } from '@agentloop/bus';
+import type { Logger } from '@agentloop/core';
+import { create, ReloadToolsRequestSchema, ReloadToolsResponseSchema, SkippedToolModuleSchema, type ReloadToolsResponse, type ToolRunner } from '@agentloop/proto';
 import type { ReloadResult, ToolLoader } from '../tool-loader.js';
 
 export interface ReloadHandlerDeps {
@@ -23,37 +14,22 @@ export interface ReloadHandlerDeps {
 }
 
 /**
- * ReloadTools (`agentloop.tools.reload`, queue group: one replica answers): re-publishes
- * the request on the broadcast subject so every other replica reloads too,
- * reloads this replica and replies with its counts.
+ * ReloadTools (`agentloop.tools.reload`, queue group: one replica answers) and the broadcast
+ * (`agentloop.tools.reload.broadcast`) that makes every other replica reload too (libs/bus
+ * reload-broadcast.ts). `method` reloads this replica and replies with its counts.
  */
-export function reloadTools({ loader, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): MethodImpl<ServiceShape<typeof ToolRunner>, 'reloadTools'> {
-  return async (req) => {
-    const reason = req.reason || 'reload request';
-    try {
-      await bus.publish(broadcastSubject, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { originReplica: replica, reason })));
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'could not broadcast the reload to the other replicas');
-    }
-    const result = await loader.reload(reason);
-    return reloadResponse(result, replica);
-  };
-}
-
-/** `agentloop.tools.reload.broadcast`: every replica reloads, except the one that published it. */
-export function reloadBroadcastHandler({ loader, logger, replica }: Omit<ReloadHandlerDeps, 'bus' | 'broadcastSubject'>): EventHandler {
-  return (msg) => {
-    let origin = '';
-    let reason = 'broadcast';
-    try {
-      const req = fromBinary(ReloadToolsRequestSchema, msg.data);
-      origin = req.originReplica;
-      reason = req.reason || reason;
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'malformed reload broadcast; reloading anyway');
-    }
-    if (origin === replica) return;
-    loader.reload(`${reason} (broadcast from ${origin || 'unknown'})`).catch((err: unknown) => logger.error({ err }, 'broadcast reload failed'));
+export function toolReloads({ loader, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): {
+  method: MethodImpl<ServiceShape<typeof ToolRunner>, 'reloadTools'>;
+  broadcastHandler: EventHandler;
+} {
+  const broadcast = reloadBroadcast({ bus, logger, replica, subject: broadcastSubject, schema: ReloadToolsRequestSchema, reload: (reason) => loader.reload(reason) });
+  return {
+    method: async (req) => {
+      const reason = req.reason || 'reload request';
+      await broadcast.announce(reason);
+      return reloadResponse(await loader.reload(reason), replica);
+    },
+    broadcastHandler: broadcast.handler,
   };
 }
 
