@@ -110,6 +110,7 @@ export function toRunInfo(r: RunRecord): RunInfo {
     updatedAtMs: ms(r.updatedAt),
     kwargsJson: jsonText(r.kwargs),
     multitaskStrategy: r.multitaskStrategy,
+    ...(r.deadLetter ? { deadLetter: { reason: r.deadLetter.reason, deadLetteredAtMs: ms(r.deadLetter.at) } } : {}),
   });
 }
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { MemoryRunEventStream, type RunEventStream, type RunEventSubscribeOptions, type StoredRunEvent } from '@agentloop/bus';
 import type { RunStreamEvent } from '@agentloop/proto';
+import { RunLifecycle } from '@agentloop/store';
 import { latch, startTestGateway, type TestGateway, type TestGatewayOptions } from '../testing/index.js';
 import { AgentLoopGrpcClient, createAgentLoopGrpcClient, startGrpcServer, type AgentLoopClient, type GrpcServer } from './index.js';
 
@@ -203,6 +204,24 @@ describe('runs', () => {
     expect(interrupted.runs.map((r) => r.runId)).toEqual([held.runId]);
     const again = await failure(c.cancelRun({ threadId: t.threadId, runId: done.run!.runId }));
     expect(again.code).toBe(grpc.status.FAILED_PRECONDITION);
+  });
+
+  it('lists dead-lettered runs with their reason and re-drives one (FAILED_PRECONDITION otherwise), as HTTP does', async () => {
+    const c = await setup({ orchestrator: false });
+    const t = await c.createThread({});
+    const run = await c.createRun({ threadId: t.threadId, inputJson: say('poison') });
+    expect((await failure(c.redriveRun({ threadId: t.threadId, runId: run.runId }))).code).toBe(grpc.status.FAILED_PRECONDITION);
+    expect((await c.listDeadLetterRuns({})).runs).toEqual([]);
+    // The sweeper's transition (the queue failed the run's job: its worker kept dying).
+    await new RunLifecycle(gw!.store).deadLetter({ tenantId: 'default', runId: run.runId, reason: 'its worker died 2 times' });
+    const [listed] = (await c.listDeadLetterRuns({ limit: 5 })).runs;
+    expect(listed).toMatchObject({ runId: run.runId, status: 'error', deadLetter: { reason: 'its worker died 2 times' } });
+    expect(Number(listed!.deadLetter!.deadLetteredAtMs)).toBeGreaterThan(0);
+    const redriven = await c.redriveRun({ threadId: t.threadId, runId: run.runId });
+    expect(redriven).toMatchObject({ runId: run.runId, status: 'pending' });
+    expect(redriven.deadLetter).toBeUndefined();
+    expect((await c.listDeadLetterRuns({})).runs).toEqual([]);
+    expect((await failure(c.listDeadLetterRuns({ limit: 5000 }))).details).toContain('limit');
   });
 
   it('rejects a ListRuns limit out of range, naming limit', async () => {

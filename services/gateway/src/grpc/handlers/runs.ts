@@ -16,6 +16,9 @@ const ListRunsQuery = z.object({
   status: z.enum(['pending', 'running', 'success', 'error', 'timeout', 'interrupted']).optional(),
 });
 
+/** HTTP GET /runs/dead-letter's query, with proto3's 0 meaning "default". */
+const DeadLetterQuery = ListRunsQuery.pick({ limit: true, offset: true });
+
 /** The run on that thread, or NOT_FOUND (another tenant's run, or one on another thread, too). */
 export async function requireRun(ctx: GrpcContext, tenant: string, threadId: string, runId: string): Promise<RunRecord> {
   uuidField(threadId, 'thread_id');
@@ -41,7 +44,7 @@ export async function admitRun(ctx: GrpcContext, scope: CallScope, req: CreateRu
   return created;
 }
 
-/** CreateRun, WaitRun, GetRun, ListRuns, CancelRun: HTTP's run routes over gRPC. */
+/** CreateRun, WaitRun, GetRun, ListRuns, CancelRun, ListDeadLetterRuns, RedriveRun: HTTP's run routes over gRPC. */
 export function runHandlers(ctx: GrpcContext) {
   const { runs, store } = ctx;
   return {
@@ -86,6 +89,20 @@ export function runHandlers(ctx: GrpcContext) {
       await requireThread(ctx, tenant, req.threadId);
       const list = await store.listRuns(tenant, req.threadId, { limit: q.limit, offset: q.offset, ...(q.status ? { status: q.status } : {}) });
       return create(ListRunsResponseSchema, { runs: list.map(toRunInfo) });
+    },
+
+    async listDeadLetterRuns(req: RequestOf<'listDeadLetterRuns'>, { tenant }: CallScope): Promise<ResponseOf<'listDeadLetterRuns'>> {
+      let q: z.infer<typeof DeadLetterQuery>;
+      try {
+        q = parseRequest(DeadLetterQuery, { limit: req.limit === 0 ? 10 : req.limit, offset: req.offset }, 'body');
+      } catch (err) {
+        throw withProtoFieldNames(err, { limit: 'limit', offset: 'offset' });
+      }
+      return create(ListRunsResponseSchema, { runs: (await runs.listDeadLettered(tenant, q)).map(toRunInfo) });
+    },
+
+    async redriveRun(req: RequestOf<'redriveRun'>, { tenant }: CallScope): Promise<ResponseOf<'redriveRun'>> {
+      return toRunInfo(await runs.redrive(tenant, await requireRun(ctx, tenant, req.threadId, req.runId)));
     },
 
     async cancelRun(req: RequestOf<'cancelRun'>, { tenant }: CallScope): Promise<ResponseOf<'cancelRun'>> {

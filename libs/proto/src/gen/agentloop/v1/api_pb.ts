@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/api.proto.
  */
 export const file_agentloop_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCLIAQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJIlgKCVJ1blJlc3VsdBIiCgNydW4YASABKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbxITCgt2YWx1ZXNfanNvbhgCIAEoCRISCgplcnJvcl9qc29uGAMgASgJIj4KDlJ1blN0cmVhbUV2ZW50EgoKAmlkGAEgASgDEg0KBWV2ZW50GAIgASgJEhEKCWRhdGFfanNvbhgDIAEoCSJgCg5Kb2luUnVuUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhYKDmFmdGVyX2V2ZW50X2lkGAMgASgDEhMKC3N0cmVhbV9tb2RlGAQgAygJIjIKDUdldFJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIqChVHZXRUaHJlYWRTdGF0ZVJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJIp4BCgtUaHJlYWRTdGF0ZRIRCgl0aHJlYWRfaWQYASABKAkSEwoLdmFsdWVzX2pzb24YAiABKAkSDAoEbmV4dBgDIAMoCRISCgp0YXNrc19qc29uGAQgASgJEhcKD2ludGVycnVwdHNfanNvbhgFIAEoCRIVCg1tZXRhZGF0YV9qc29uGAYgASgJEhUKDWNyZWF0ZWRfYXRfbXMYByABKAMiUwoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRINCgVsaW1pdBgCIAEoBRIOCgZvZmZzZXQYAyABKAUSDgoGc3RhdHVzGAQgASgJIjcKEExpc3RSdW5zUmVzcG9uc2USIwoEcnVucxgBIAMoCzIVLmFnZW50bG9vcC52MS5SdW5JbmZvMrMGCglBZ2VudExvb3ASSwoMQ3JlYXRlVGhyZWFkEiEuYWdlbnRsb29wLnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJFCglHZXRUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvElIKDERlbGV0ZVRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkRlbGV0ZVRocmVhZFJlc3BvbnNlElAKDkdldFRocmVhZFN0YXRlEiMuYWdlbnRsb29wLnYxLkdldFRocmVhZFN0YXRlUmVxdWVzdBoZLmFnZW50bG9vcC52MS5UaHJlYWRTdGF0ZRJCCglDcmVhdGVSdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkIKB1dhaXRSdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBoXLmFnZW50bG9vcC52MS5SdW5SZXN1bHQSSwoJU3RyZWFtUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARJNCg1Kb2luUnVuU3RyZWFtEhwuYWdlbnRsb29wLnYxLkpvaW5SdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESPAoGR2V0UnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJJCghMaXN0UnVucxIdLmFnZW50bG9vcC52MS5MaXN0UnVuc1JlcXVlc3QaHi5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXNwb25zZRI/CglDYW5jZWxSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvYgZwcm90bzM");
+  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbzLUBwoJQWdlbnRMb29wEksKDENyZWF0ZVRocmVhZBIhLmFnZW50bG9vcC52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SRQoJR2V0VGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJSCgxEZWxldGVUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoiLmFnZW50bG9vcC52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJQCg5HZXRUaHJlYWRTdGF0ZRIjLmFnZW50bG9vcC52MS5HZXRUaHJlYWRTdGF0ZVJlcXVlc3QaGS5hZ2VudGxvb3AudjEuVGhyZWFkU3RhdGUSQgoJQ3JlYXRlUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJCCgdXYWl0UnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFy5hZ2VudGxvb3AudjEuUnVuUmVzdWx0EksKCVN0cmVhbVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESTQoNSm9pblJ1blN0cmVhbRIcLmFnZW50bG9vcC52MS5Kb2luUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEjwKBkdldFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SSQoITGlzdFJ1bnMSHS5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXF1ZXN0Gh4uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVzcG9uc2USPwoJQ2FuY2VsUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJdChJMaXN0RGVhZExldHRlclJ1bnMSJy5hZ2VudGxvb3AudjEuTGlzdERlYWRMZXR0ZXJSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEkAKClJlZHJpdmVSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvYgZwcm90bzM");
 
 /**
  * @generated from message agentloop.v1.CreateThreadRequest
@@ -252,6 +252,13 @@ export type RunInfo = Message<"agentloop.v1.RunInfo"> & {
    * @generated from field: string multitask_strategy = 9;
    */
   multitaskStrategy: string;
+
+  /**
+   * Set while the run is dead-lettered (status error); see ListDeadLetterRuns.
+   *
+   * @generated from field: agentloop.v1.DeadLetter dead_letter = 10;
+   */
+  deadLetter?: DeadLetter | undefined;
 };
 
 /**
@@ -260,6 +267,52 @@ export type RunInfo = Message<"agentloop.v1.RunInfo"> & {
  */
 export const RunInfoSchema: GenMessage<RunInfo> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_api, 5);
+
+/**
+ * @generated from message agentloop.v1.DeadLetter
+ */
+export type DeadLetter = Message<"agentloop.v1.DeadLetter"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 dead_lettered_at_ms = 2;
+   */
+  deadLetteredAtMs: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.DeadLetter.
+ * Use `create(DeadLetterSchema)` to create a new message.
+ */
+export const DeadLetterSchema: GenMessage<DeadLetter> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 6);
+
+/**
+ * @generated from message agentloop.v1.ListDeadLetterRunsRequest
+ */
+export type ListDeadLetterRunsRequest = Message<"agentloop.v1.ListDeadLetterRunsRequest"> & {
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 2;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message agentloop.v1.ListDeadLetterRunsRequest.
+ * Use `create(ListDeadLetterRunsRequestSchema)` to create a new message.
+ */
+export const ListDeadLetterRunsRequestSchema: GenMessage<ListDeadLetterRunsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 7);
 
 /**
  * @generated from message agentloop.v1.RunResult
@@ -290,7 +343,7 @@ export type RunResult = Message<"agentloop.v1.RunResult"> & {
  * Use `create(RunResultSchema)` to create a new message.
  */
 export const RunResultSchema: GenMessage<RunResult> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 6);
+  messageDesc(file_agentloop_v1_api, 8);
 
 /**
  * @generated from message agentloop.v1.RunStreamEvent
@@ -321,7 +374,7 @@ export type RunStreamEvent = Message<"agentloop.v1.RunStreamEvent"> & {
  * Use `create(RunStreamEventSchema)` to create a new message.
  */
 export const RunStreamEventSchema: GenMessage<RunStreamEvent> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 7);
+  messageDesc(file_agentloop_v1_api, 9);
 
 /**
  * @generated from message agentloop.v1.JoinRunRequest
@@ -353,7 +406,7 @@ export type JoinRunRequest = Message<"agentloop.v1.JoinRunRequest"> & {
  * Use `create(JoinRunRequestSchema)` to create a new message.
  */
 export const JoinRunRequestSchema: GenMessage<JoinRunRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 8);
+  messageDesc(file_agentloop_v1_api, 10);
 
 /**
  * @generated from message agentloop.v1.GetRunRequest
@@ -375,7 +428,7 @@ export type GetRunRequest = Message<"agentloop.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 9);
+  messageDesc(file_agentloop_v1_api, 11);
 
 /**
  * @generated from message agentloop.v1.GetThreadStateRequest
@@ -392,7 +445,7 @@ export type GetThreadStateRequest = Message<"agentloop.v1.GetThreadStateRequest"
  * Use `create(GetThreadStateRequestSchema)` to create a new message.
  */
 export const GetThreadStateRequestSchema: GenMessage<GetThreadStateRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 10);
+  messageDesc(file_agentloop_v1_api, 12);
 
 /**
  * @generated from message agentloop.v1.ThreadState
@@ -447,7 +500,7 @@ export type ThreadState = Message<"agentloop.v1.ThreadState"> & {
  * Use `create(ThreadStateSchema)` to create a new message.
  */
 export const ThreadStateSchema: GenMessage<ThreadState> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 11);
+  messageDesc(file_agentloop_v1_api, 13);
 
 /**
  * @generated from message agentloop.v1.ListRunsRequest
@@ -483,7 +536,7 @@ export type ListRunsRequest = Message<"agentloop.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 12);
+  messageDesc(file_agentloop_v1_api, 14);
 
 /**
  * @generated from message agentloop.v1.ListRunsResponse
@@ -500,7 +553,7 @@ export type ListRunsResponse = Message<"agentloop.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api, 13);
+  messageDesc(file_agentloop_v1_api, 15);
 
 /**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
@@ -654,6 +707,30 @@ export const AgentLoop: GenService<{
    * @generated from rpc agentloop.v1.AgentLoop.CancelRun
    */
   cancelRun: {
+    methodKind: "unary";
+    input: typeof GetRunRequestSchema;
+    output: typeof RunInfoSchema;
+  },
+  /**
+   * The tenant's dead-lettered runs, newest first: runs whose queue job failed for good (a poison
+   * run that killed its worker more than RUN_MAX_STALLED times) or was lost, as HTTP
+   * GET /runs/dead-letter. Errors: INVALID_ARGUMENT (limit, offset).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListDeadLetterRuns
+   */
+  listDeadLetterRuns: {
+    methodKind: "unary";
+    input: typeof ListDeadLetterRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Re-queues a dead-lettered run from its last checkpoint (a new queue job, attempts reset), as
+   * HTTP POST /threads/{id}/runs/{run_id}/redrive. Errors: NOT_FOUND, FAILED_PRECONDITION (not
+   * dead-lettered, its thread is busy, or no job is stored for it), UNAVAILABLE.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.RedriveRun
+   */
+  redriveRun: {
     methodKind: "unary";
     input: typeof GetRunRequestSchema;
     output: typeof RunInfoSchema;
