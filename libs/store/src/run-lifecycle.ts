@@ -31,7 +31,7 @@
 import { sql, type Kysely } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import type { Database } from './schema.js';
-import { checkId, isDuplicateKey, toRun, toUpload } from './sql-store.js';
+import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
 
 /**

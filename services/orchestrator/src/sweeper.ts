@@ -29,7 +29,9 @@ export async function sweepOrphanedRuns(deps: {
   olderThanMs: number;
   limit?: number;
 }): Promise<string[]> {
-  const before = new Date(Date.now() - deps.olderThanMs);
+  // Untouched for at least olderThanMs: updated at or before now − olderThanMs (the store's bound is
+  // exclusive, and milliseconds are its resolution — a run updated this very millisecond counts for 0).
+  const before = new Date(Date.now() - deps.olderThanMs + 1);
   const limit = deps.limit ?? 100;
   const stale: RunRecord[] = [...(await deps.store.listRunsInStatus('running', before, limit)), ...(await deps.store.listRunsInStatus('pending', before, limit))];
   const swept: string[] = [];

@@ -1,0 +1,56 @@
+/**
+ * Reads of runs. Every write of a run (admission, status, deferral, dead letter) belongs to
+ * `RunLifecycle`, the one owner of run and thread status (issue 10): there is no write here on purpose.
+ */
+import type { RunRecord, RunStatusName } from '../types.js';
+import type { RepositoryContext } from './context.js';
+import { toRun } from './rows.js';
+
+export class RunRepository {
+  constructor(private readonly ctx: RepositoryContext) {}
+
+  async get(tenantId: string, runId: string): Promise<RunRecord | undefined> {
+    const row = await this.ctx.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
+    return row && toRun(row);
+  }
+
+  /** Newest first (ties in the same millisecond: last inserted first). */
+  async list(tenantId: string, threadId: string, opts: { limit?: number; offset?: number; status?: RunStatusName } = {}): Promise<RunRecord[]> {
+    const rows = await this.ctx.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .$if(opts.status !== undefined, (q) => q.where('status', '=', opts.status as RunStatusName))
+      .orderBy('created_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(Math.max(0, Math.floor(opts.limit ?? 10)))
+      .offset(Math.max(0, Math.floor(opts.offset ?? 0)))
+      .execute();
+    return rows.map(toRun);
+  }
+
+  /** Every tenant's runs in `status` unchanged since `updatedBefore`, oldest first (the sweeper). */
+  async listInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]> {
+    const rows = await this.ctx.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('status', '=', status)
+      .where('updated_at', '<', updatedBefore.getTime())
+      .orderBy('updated_at')
+      .limit(Math.max(1, Math.floor(limit)))
+      .execute();
+    return rows.map(toRun);
+  }
+
+  /** The tenant's pending and running runs (admission quotas). */
+  async countActive(tenantId: string): Promise<number> {
+    const row = await this.ctx.db
+      .selectFrom('runs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('status', 'in', ['pending', 'running'])
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Threads: creation, reads, metadata and deletion. Their status, values and holder
+ * (`active_run_id`) are written only by `RunLifecycle`, never here.
+ */
+import { AgentLoopError } from '@agentloop/core';
+import type { JsonObject, NewThread, ThreadPatch, ThreadRecord, ThreadStatus } from '../types.js';
+import type { RepositoryContext } from './context.js';
+import { checkId, isDuplicateKey, jsonEqual, toThread } from './rows.js';
+
+/** Page size when `search` filters on metadata in the layer. */
+const SCAN_PAGE = 200;
+
+export class ThreadRepository {
+  constructor(private readonly ctx: RepositoryContext) {}
+
+  async create(t: NewThread): Promise<ThreadRecord> {
+    checkId('tenantId', t.tenantId);
+    checkId('threadId', t.threadId);
+    const now = this.ctx.now();
+    try {
+      await this.ctx.db
+        .insertInto('threads')
+        .values({
+          tenant_id: t.tenantId,
+          thread_id: t.threadId,
+          created_at: now,
+          updated_at: now,
+          status: 'idle',
+          metadata: JSON.stringify(t.metadata ?? {}),
+          state_values: null,
+        })
+        .execute();
+    } catch (err) {
+      // Plain INSERT, duplicate caught (not INSERT IGNORE, which would also hide truncation on MySQL).
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const thread = await this.get(t.tenantId, t.threadId);
+    if (!thread) throw new AgentLoopError('INTERNAL', `Thread ${t.threadId} vanished right after it was created`);
+    return thread;
+  }
+
+  async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
+    const row = await this.ctx.db
+      .selectFrom('threads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .executeTakeFirst();
+    return row && toThread(row);
+  }
+
+  async update(tenantId: string, threadId: string, patch: ThreadPatch): Promise<void> {
+    await this.ctx.db
+      .updateTable('threads')
+      .set({
+        updated_at: this.ctx.now(),
+        ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .execute();
+  }
+
+  /** The thread with everything hanging off it (ledger, uploads, runs), in one transaction. */
+  async delete(tenantId: string, threadId: string): Promise<boolean> {
+    return this.ctx.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('tool_effects').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
+      await trx.deleteFrom('thread_uploads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
+      await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
+      const res = await trx.deleteFrom('threads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
+      return res.numDeletedRows > 0n;
+    });
+  }
+
+  /**
+   * Newest first. A metadata filter matches threads whose top-level keys equal
+   * the given values (JSON equality); it is applied in the layer, scanning the
+   * tenant's threads page by page, so `offset`/`limit` count matches.
+   */
+  async search(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]> {
+    const base = this.ctx.db
+      .selectFrom('threads')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .$if(opts.status !== undefined, (q) => q.where('status', '=', opts.status as ThreadStatus))
+      .orderBy('created_at', 'desc')
+      .orderBy('thread_id', 'asc');
+    const limit = Math.max(0, Math.floor(opts.limit));
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const wanted = Object.entries(opts.metadata ?? {});
+    if (limit === 0) return [];
+    if (wanted.length === 0) {
+      const rows = await base.limit(limit).offset(offset).execute();
+      return rows.map(toThread);
+    }
+    const out: ThreadRecord[] = [];
+    let toSkip = offset;
+    for (let page = 0; ; page++) {
+      const rows = await base.limit(SCAN_PAGE).offset(page * SCAN_PAGE).execute();
+      for (const row of rows) {
+        const thread = toThread(row);
+        if (!wanted.every(([k, v]) => jsonEqual(thread.metadata[k], v))) continue;
+        if (toSkip > 0) {
+          toSkip--;
+          continue;
+        }
+        out.push(thread);
+        if (out.length === limit) return out;
+      }
+      if (rows.length < SCAN_PAGE) return out;
+    }
+  }
+}
