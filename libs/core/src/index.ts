@@ -11,6 +11,6 @@ export {
 } from './errors.js';
 export { parseConfig, runMain, envBool, envInt, envBaseUrl, TransportEnv } from './config.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
-export { newId, isUuid, sleep } from './ids.js';
+export { newId, newOrderedId, isUuid, sleep } from './ids.js';
 export { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, jsonDepthExceeds, jsonShapeExceeds, parseJsonWithin, JsonDepthError } from './json.js';
 export { PathRedactor, pathRootVariants, processPathRoots, type PathRoot } from './redact.js';

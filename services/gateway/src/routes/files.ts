@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import { newId } from '@agentloop/core';
+import { newId, newOrderedId } from '@agentloop/core';
 import type { UploadRecord } from '@agentloop/store';
 import { checkPathLimits, detectFileType, listWorkspaceFiles, sanitizeFileName, shownPathHead, WorkspaceError, errnoCode, type Workspace } from '@agentloop/workspace';
 import type { RouteContext } from '../context.js';
@@ -113,7 +113,7 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
         const record = await ctx.store.addUpload({
           tenantId: request.tenantId,
           threadId: thread_id,
-          uploadId: newId(),
+          uploadId: newOrderedId(),
           path: `uploads/${name}`,
           name,
           originalName: file.originalName,
