@@ -46,7 +46,9 @@ describe('orchestrator shutdown, crash takeover and thread deletion (cluster)', 
   });
 
   it('drains a SIGTERMed orchestrator: it takes no new job, finishes the step in flight, exits 0, and another orchestrator completes the run without repeating a step', async () => {
-    const LINES = 4;
+    // Enough 2.5 s turns that the run is still mid-way after the second orchestrator's boot, which
+    // takes several seconds on a loaded machine (4 lines were all written by then once).
+    const LINES = 8;
     const thread = (await client.threads.create()).thread_id;
     const run = await client.runs.create(thread, 'agent', {
       input: { messages: [{ role: 'user', content: 'slow job' }] },
@@ -103,7 +105,7 @@ describe('orchestrator shutdown, crash takeover and thread deletion (cluster)', 
     expect(runLines('orchestrator#2', other.run_id, /run started/)).toHaveLength(1);
   }, 180_000);
 
-  it('resumes the run of a SIGKILLed orchestrator on a new one within 15 s with the default lock and stalled-check settings', async () => {
+  it('resumes the run of a SIGKILLed orchestrator on a new one with the default lock and stalled-check settings (takeover time printed)', async () => {
     const LINES = 8;
     const thread = (await client.threads.create()).thread_id;
     const run = await client.runs.create(thread, 'agent', {
@@ -126,8 +128,12 @@ describe('orchestrator shutdown, crash takeover and thread deletion (cluster)', 
     // Progress again: the new orchestrator's first tool call of this run.
     await cluster.waitLog(new RegExp(`^\\[orchestrator#3\\].*${run.run_id}.*"msg":"tool call"`), mark, 60_000);
     const resumedMs = Date.now() - killedAt;
+    // The figure is printed, not asserted (no timing thresholds in tests): the lock expires within
+    // RUN_LOCK_MS, the next stalled check takes the job within RUN_STALLED_INTERVAL_MS, then the
+    // resumed run's model turn (2 s) comes before its tool call — ~12–17 s on an idle machine, more
+    // under load. The 60 s wait above is the liveness bound.
     console.log(`crash takeover (RUN_LOCK_MS 10000, RUN_STALLED_INTERVAL_MS 5000): standby orchestrator booted in ${bootedMs} ms before the kill; run progressing again ${resumedMs} ms after the SIGKILL`);
-    expect(resumedMs).toBeLessThan(15_000);
+    expect(runLines('orchestrator#3', run.run_id, /run started/)).toHaveLength(1);
 
     await client.runs.join(thread, run.run_id);
     expect((await client.runs.get(thread, run.run_id)).status).toBe('success');
