@@ -1,27 +1,44 @@
-import { Command } from '@langchain/langgraph';
+/**
+ * Executes one RunJob. This class only composes the parts of a run's execution, one idea per
+ * file under run/: input building (run/input.ts), the graph execution loop (run/stream.ts),
+ * outcome classification and the end it leads to (run/outcome.ts, run/finish.ts), the draining
+ * checkpointer (run/draining-saver.ts), cancel switches (run/cancellations.ts), suspension on
+ * delegated agents (run/suspend.ts), and the ends of runs that never ran to an outcome
+ * (run/dead-letter.ts). Transitions go through the RunLifecycle; end side effects are its
+ * `run.ended` subscribers (run-end.ts). This file remains the import path for all of them.
+ */
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { BaseMessage } from '@langchain/core/messages';
-import { fromBinary, RunJobSchema, type RunJob } from '@agentloop/proto';
+import type { RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
-import { ReleaseJobError, type JobQueue } from '@agentloop/queue';
-import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type JsonObject, type RunErrorInfo, type TerminalRunStatus } from '@agentloop/store';
-import { UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
-import { buildAgentGraph, MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type ModelRouter, type RunContext } from './graph.js';
-import type { ModelRegistry, ModelSlot, ResolvedModel } from './models/registry.js';
+import type { JobQueue } from '@agentloop/queue';
+import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord } from '@agentloop/store';
+import { assertNever, errorMessage, type Logger } from '@agentloop/core';
+import { buildAgentGraph, type AgentGraph, type RunContext } from './graph.js';
+import type { ModelRegistry, ResolvedModel } from './models/registry.js';
 import type { PromptLanguage } from './prompts.js';
 import type { HistoryOptions } from './history.js';
-import { parseModelPref } from './routing.js';
-import { runUsageFor, ZERO_USAGE, type RunUsage } from './usage.js';
 import type { ApprovalClient } from './approval-client.js';
 import type { SkillsClient } from './skills-client.js';
 import { extractTraceContext, instruments, SpanKind, SpanStatusCode, withSpan, type Span } from '@agentloop/telemetry';
 import type { ToolClient } from './tool-client.js';
-import { parseInputMessages, toJsonValue } from './serialize.js';
-import { RunInputError } from './errors.js';
 import { announceRunEnds, type EndContext } from './run-end.js';
-import { classifyFailure, terminalStatusOf, type RunOutcome } from './run-outcome.js';
 import type { StepLease } from './step-gate.js';
-import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, isDelegationRequest, pendingDelegation, type DelegationLimits, type DelegationRequest } from './delegation.js';
+import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, type DelegationLimits, type DelegationRequest } from './delegation.js';
+import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, resolveRunModel, type CheckpointConfig, type GraphInput } from './run/input.js';
+import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
+import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
+import { finishRun } from './run/finish.js';
+import { suspendRun } from './run/suspend.js';
+import { stopAfterCheckpointWhen } from './run/draining-saver.js';
+import { CancelRegistry } from './run/cancellations.js';
+import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
+
+// The import paths the rest of the repository (and the package index) uses.
+export { parseMaxLoops } from './run/input.js';
+export { publicValues, humanInterrupts } from './run/values.js';
+export { isTransientInfraError } from './run/transient.js';
+export { RunCancelledError } from './run/cancellations.js';
+export { WorkerDrainingError, stopAfterCheckpointWhen } from './run/draining-saver.js';
 
 export interface RunExecutorDeps {
   store: Store;
@@ -62,7 +79,20 @@ export interface RunExecutorDeps {
 /** Namespaced checkpoint thread id: a tenant can never address another tenant's checkpoints. */
 export const checkpointThreadId = (tenantId: string, threadId: string): string => `${tenantId}:${threadId}`;
 
-type GraphInput = Parameters<AgentGraph['stream']>[0];
+/** One execution of a taken run, as runGraph needs it. */
+interface TakenRun {
+  attempt: number;
+  attempts: number;
+  workerSignal: AbortSignal;
+  existing: RunRecord;
+  startedAt: Date;
+  cpConfig: CheckpointConfig;
+  resumeInput: GraphInput | undefined;
+  /** Aborted when a client cancels the run. */
+  cancel: AbortSignal;
+  /** The run's slot of the worker's CPU gate, given back while it waits on its model. */
+  lease?: StepLease | undefined;
+}
 
 /**
  * Executes one RunJob: status transitions, the LangGraph agent loop with the
@@ -72,7 +102,7 @@ export class RunExecutor {
   private readonly graph: AgentGraph;
   private readonly contexts = new Map<string, RunContext>();
   /** Cancel switches of the runs executing here, by run id. */
-  private readonly cancels = new Map<string, AbortController>();
+  private readonly cancels = new CancelRegistry();
   /** Set by drain(): every run stops at its next checkpoint and is handed back to the queue. */
   private draining = false;
   private readonly delegation: DelegationCoordinator | undefined;
@@ -148,6 +178,7 @@ export class RunExecutor {
     );
   }
 
+  /** Takes the run (or announces the end it already has), then runs it. */
   private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span, lease: StepLease | undefined): Promise<void> {
     const { store } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
@@ -162,14 +193,14 @@ export class RunExecutor {
       // job id dedupes the delivery, and a delegated run's parent is told (again) that it finished.
       log.info({ status: existing.status }, 'run already finished; announcing its end again');
       const thread = await store.getThread(job.tenantId, job.threadId);
-      await this.lifecycle.replayEnd(existing, { job, model: this.modelOf(job) }, thread?.values ?? null);
+      await this.lifecycle.replayEnd(existing, { job, model: modelOf(job, this.deps.models) }, thread?.values ?? null);
       return;
     }
-    const cpConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
+    const cpConfig: CheckpointConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
     // The resume of a run suspended on delegated agents: only while it still waits on that step.
     let resumeInput: GraphInput | undefined;
     if (job.resumeDelegationId) {
-      const decided = await this.delegationResumeInput(job, cpConfig, attempt);
+      const decided = await delegationResumeInput(this.graph, job, cpConfig, attempt);
       if (decided === 'stale') {
         log.info({ delegation_id: job.resumeDelegationId }, 'run no longer waits on this delegation step; resume job dropped');
         return;
@@ -181,8 +212,7 @@ export class RunExecutor {
     const startedAt = existing.startedAt ?? new Date();
     // Listen for a cancel before taking the run: a cancel recorded from now on either stops the
     // take below (the run is no longer pending/running) or reaches this controller.
-    const cancel = new AbortController();
-    this.cancels.set(job.runId, cancel);
+    const cancel = this.cancels.register(job.runId);
     try {
       const taken = await this.lifecycle.start(existing);
       switch (taken.kind) {
@@ -191,7 +221,7 @@ export class RunExecutor {
         case 'ended': {
           log.info({ status: taken.run.status }, 'run ended (cancelled) before it started; announcing its end');
           const thread = await store.getThread(job.tenantId, job.threadId);
-          await this.lifecycle.replayEnd(taken.run, { job, model: this.modelOf(job) }, thread?.values ?? null, undefined);
+          await this.lifecycle.replayEnd(taken.run, { job, model: modelOf(job, this.deps.models) }, thread?.values ?? null, undefined);
           return;
         }
         case 'deferred':
@@ -206,7 +236,7 @@ export class RunExecutor {
       }
       await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal, lease }, log, span);
     } finally {
-      if (this.cancels.get(job.runId) === cancel) this.cancels.delete(job.runId);
+      this.cancels.release(job.runId, cancel);
     }
   }
 
@@ -215,14 +245,10 @@ export class RunExecutor {
    * `interrupted`). Returns false when the run is not executing here.
    */
   cancel(runId: string, reason = 'cancelled'): boolean {
-    const c = this.cancels.get(runId);
-    if (!c) return false;
-    c.abort(new RunCancelledError(reason));
-    return true;
+    return this.cancels.cancel(runId, reason);
   }
 
-  private async executeTaken(job: RunJob, run: Parameters<RunExecutor['runGraph']>[1], log: Logger, span: Span): Promise<void> {
-
+  private async executeTaken(job: RunJob, run: TakenRun, log: Logger, span: Span): Promise<void> {
     const metrics = instruments();
     const runStarted = performance.now();
     metrics.runsStarted.add(1);
@@ -238,44 +264,22 @@ export class RunExecutor {
   }
 
   /** The graph part of a run; returns how this execution ended (a run status, `suspended`, or `interrupted`). */
-  private async runGraph(
-    job: RunJob,
-    run: {
-      attempt: number;
-      attempts: number;
-      workerSignal: AbortSignal;
-      existing: RunRecord;
-      startedAt: Date;
-      cpConfig: { configurable: Record<string, unknown> };
-      resumeInput: GraphInput | undefined;
-      /** Aborted when a client cancels the run. */
-      cancel: AbortSignal;
-      /** The run's slot of the worker's CPU gate, given back while it waits on its model. */
-      lease?: StepLease | undefined;
-    },
-    log: Logger,
-    span: Span,
-  ): Promise<string> {
+  private async runGraph(job: RunJob, run: TakenRun, log: Logger, span: Span): Promise<string> {
     const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel, lease } = run;
     const { events } = this.deps;
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
     const signal = AbortSignal.any([timeout, workerSignal, cancel]);
-    let outcome: RunOutcome = { kind: 'success' };
-    let values: JsonObject | null = null;
+    let outcome: EndingOutcome | { kind: 'suspended'; waiting: DelegationRequest };
+    // The last values published: what the run ends with when the stream throws and the checkpoint cannot be read.
+    const seen: SeenValues = { values: null };
     let resolved: ResolvedModel | undefined;
-    let waiting: DelegationRequest | undefined;
     const depth = job.delegation?.depth ?? 0;
 
     try {
-      const config = parseJsonObject(job.configJson, 'config');
-      const configurable = (config.configurable ?? {}) as JsonObject;
-      resolved = this.deps.models.resolve(configurable.model);
-      // A slot named in `configurable.model` is a preference like `model_pref`; the scripted provider pins the model.
-      const modelPref = parseModelPref(configurable.model_pref, 'config.configurable.model_pref') ?? selectedSlot(configurable.model);
-      const router: ModelRouter | undefined =
-        resolved.provider === 'scripted' ? undefined : { configured: new Set(this.deps.models.configuredSlots()), forSlot: (slot) => this.deps.models.resolve(slot) };
+      const setup = resolveRunModel(job, this.deps.models);
+      resolved = setup.resolved;
       log.info({ model: resolved.label, provider: resolved.provider, attempt }, resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started');
-      const maxLoops = parseMaxLoops(configurable.max_loops ?? config.max_loops, this.deps.config.maxLoopsDefault);
+      const maxLoops = maxLoopsOf(setup, this.deps.config.maxLoopsDefault);
       await this.deps.tools.ensureWorkspace(job.tenantId, job.workspaceThreadId || job.threadId, 10_000, job.runId).catch((err: unknown) => {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
@@ -285,436 +289,53 @@ export class RunExecutor {
         tenantId: job.tenantId,
         threadId: job.threadId,
         model: resolved,
-        ...(router ? { router } : {}),
-        modelPref,
+        ...(setup.router ? { router: setup.router } : {}),
+        modelPref: setup.modelPref,
         logger: log,
         signal,
         depth,
         ...(job.workspaceThreadId ? { workspaceThreadId: job.workspaceThreadId } : {}),
         ephemeral: job.ephemeral,
-        runConfig: config,
+        runConfig: setup.config,
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
-      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await this.graphInput(job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
-      const stream = await this.graph.stream(input, {
-        ...cpConfig,
-        streamMode: ['values', 'updates'],
-        // agent → approve → await_approval → tools → delegate → human: at most six steps per loop.
-        recursionLimit: maxLoops * 6 + 10,
-        signal,
-        durability: this.deps.config.durability,
-      });
-      for await (const chunk of stream) {
-        const [mode, data] = chunk as [string, unknown];
-        // A delegation interrupt is internal: clients see the `delegate` update published below instead.
-        if (mode === 'updates' && isDelegationInterrupt(data)) continue;
-        const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
-        if (mode === 'values') values = json as JsonObject;
-        await events.publish(job.runId, job.threadId, mode, json);
-      }
-      const final = await this.graph.getState(cpConfig);
-      values = toJsonValue(publicValues(final.values as JsonObject, job.runId)) as JsonObject;
-      waiting = pendingDelegation(final);
-      // Waiting for a human (tool approval, ask_human): the run ends, the thread is `interrupted`,
-      // and the values carry `__interrupt__` as LangGraph Platform reports it; a `command.resume` continues.
-      const pendingInterrupts = humanInterrupts(final);
-      if (waiting) outcome = { kind: 'suspended' };
-      else if (pendingInterrupts.length > 0) {
-        outcome = { kind: 'waits_for_human' };
-        values = { ...values, __interrupt__: pendingInterrupts } as JsonObject;
-        log.info({ interrupts: pendingInterrupts.map((i) => (i.value as { type?: unknown } | null)?.type) }, 'run waits for a human');
-      }
+      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await graphInput(this.graph, job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
+      const stopped = await streamGraph(this.graph, events, job, input, { cpConfig, maxLoops, signal, durability: this.deps.config.durability }, seen, log);
+      seen.values = stopped.values;
+      outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : { kind: stopped.kind };
     } catch (err) {
-      outcome = classifyFailure(err, {
-        cancel,
-        timeout,
-        timeoutMs: Number(job.timeoutMs) || this.deps.config.runTimeoutMs,
-        workerSignal,
-        draining: this.draining,
-        transient: isTransientInfraError(err),
-        attempt,
-        attempts,
-      });
-      switch (outcome.kind) {
-        case 'worker_stopping':
-          // Shutdown: leave the run resumable from its last checkpoint; the queue hands it to another worker.
-          log.warn('worker stopping; run left resumable');
-          throw err;
-        case 'handed_back':
-          // Graceful shutdown: the step in flight finished and was checkpointed; another worker resumes from there.
-          log.info({ err: errorMessage(err) }, 'worker draining: run handed back after its last checkpoint');
-          throw new ReleaseJobError(`run ${job.runId} handed back by a draining worker`, { cause: err });
-        case 'retry_later':
-          // The store, the checkpoints or the event stream are unreachable for now: the queue retries
-          // the job (with backoff) and the next attempt resumes from the last checkpoint.
-          log.warn({ err: errorMessage(err), attempt: attempt + 1, attempts }, 'infrastructure unavailable; run left resumable for a retry');
-          throw err;
-        case 'cancelled':
-          // The client cancelled (the record is already `interrupted`): stop where the run is.
-          log.info({ reason: outcome.reason }, 'run cancelled');
-          break;
-        case 'timeout':
-        case 'failed':
-          log.error({ err: outcome.error }, 'run failed');
-          break;
-        case 'success':
-        case 'waits_for_human':
-        case 'suspended':
-          break;
-        default:
-          assertNever(outcome, 'run outcome');
-      }
-      try {
-        const state = await this.graph.getState(cpConfig);
-        values = toJsonValue(publicValues(state.values as JsonObject, job.runId)) as JsonObject;
-      } catch {
-        /* keep the last published values */
-      }
+      // Throws (after logging) when the job goes back to the queue instead of ending here.
+      outcome = failureOutcome(err, { cancel, timeout, timeoutMs: Number(job.timeoutMs) || this.deps.config.runTimeoutMs, workerSignal, draining: this.draining, attempt, attempts }, job.runId, log);
+      seen.values = (await currentValues(this.graph, cpConfig, job.runId)) ?? seen.values;
     } finally {
       this.contexts.delete(job.runId);
     }
 
     if (resolved) span.setAttribute('agentloop.model', resolved.label);
-    if (outcome.kind === 'suspended' && waiting) {
-      await this.suspend(job, waiting, depth, log);
+    if (outcome.kind === 'suspended') {
+      await suspendRun(this.delegation, events, job, outcome.waiting, depth, log);
       return 'suspended';
     }
-    const status = terminalStatusOf(outcome);
-    if (status === undefined) throw new Error(`internal: run outcome ${outcome.kind} reached the end of the run`);
-    const error = outcome.kind === 'timeout' || outcome.kind === 'failed' ? outcome.error : undefined;
-    const waitsForHuman = outcome.kind === 'waits_for_human';
-    await this.finish(job, status, values, error, resolved, log, startedAt, waitsForHuman);
-    instruments().runsFinished.add(1, { status: waitsForHuman ? 'interrupted' : status });
-    if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-    return waitsForHuman ? 'interrupted' : status;
+    const end = runEndOf(outcome);
+    await finishRun({ events, lifecycle: this.lifecycle, tools: this.deps.tools, publicBaseUrl: this.deps.config.publicBaseUrl }, job, end, seen.values, resolved, startedAt, log);
+    instruments().runsFinished.add(1, { status: end.reported });
+    if (end.error) span.setStatus({ code: SpanStatusCode.ERROR, message: end.error.message });
+    return end.reported;
   }
 
-  /**
-   * The job failed for good without the run recording an outcome (e.g. the store or the event
-   * stream was unreachable before the run could start, on its last attempt): record the run as
-   * failed and announce it — `end`, webhook, and a delegated run's parent, which would otherwise
-   * stay suspended. Best effort; a run that already ended is left alone.
-   */
+  /** See abandonRun (run/dead-letter.ts): a job that failed for good before its run recorded an outcome. */
   async abandon(job: RunJob, cause: unknown): Promise<void> {
-    const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
-    const existing = await this.deps.store.getRun(job.tenantId, job.runId);
-    if (!existing || TERMINAL_RUN_STATUSES.includes(existing.status)) return;
-    const error = { error: 'Error', message: `The run could not be executed: ${errorMessage(cause)}` };
-    log.error({ err: error.message }, 'run abandoned after its last attempt');
-    await this.deps.events.publish(job.runId, job.threadId, 'error', error);
-    const ended = await this.lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status: 'error', error, cause: 'abandoned' }, { job, model: null });
-    if (ended.kind === 'already_ended') await this.lifecycle.replayEnd(ended.run, { job, model: null }, null);
+    await abandonRun(this.deadLetterDeps(), job, cause);
   }
 
-  /**
-   * The run's queue job failed for good at queue level (a poison run: its worker died more than
-   * RUN_MAX_STALLED times) or is gone, without the run recording an outcome (the sweeper):
-   * dead-letter it with the reason — an `error` event, then the lifecycle's `deadLetter`
-   * transition, whose `run.ended` subscribers send the webhook and notify a delegation parent.
-   * `payload` is the job as the queue still has it; else the job stored with the run is used.
-   * Returns whether this call ended the run.
-   */
+  /** See deadLetterRun (run/dead-letter.ts): a poison or lost queue job (the sweeper). Returns whether this call ended the run. */
   async deadLetter(run: RunRecord, reason: string, payload: Uint8Array | undefined): Promise<boolean> {
-    const log = this.deps.logger.child({ run_id: run.runId, thread_id: run.threadId, tenant: run.tenantId });
-    const stored = await this.lifecycle.storedJob(run.tenantId, run.runId);
-    let job: RunJob | undefined;
-    for (const bytes of [stored?.payload, payload]) {
-      if (job || !bytes) continue;
-      try {
-        job = fromBinary(RunJobSchema, bytes);
-      } catch (err) {
-        log.warn({ err: errorMessage(err) }, 'unreadable run job');
-      }
-    }
-    const d = this.deps.config.delegation;
-    const keep = !stored && payload ? { payload, attempts: d?.attempts ?? 3, backoffMs: d?.backoffMs ?? 1000 } : undefined;
-    const current = await this.deps.store.getRun(run.tenantId, run.runId);
-    if (!current || TERMINAL_RUN_STATUSES.includes(current.status)) return false;
-    log.error({ reason }, 'run dead-lettered');
-    // Before the transition, whose `run.ended` subscriber publishes `end`.
-    await this.deps.events.publish(run.runId, run.threadId, 'error', { error: 'DeadLetterError', message: `The run was dead-lettered: ${reason}` }).catch(() => undefined);
-    const ended = await this.lifecycle.deadLetter({ tenantId: run.tenantId, runId: run.runId, reason, job: keep }, job ? { job, model: null } : undefined);
-    return ended.kind === 'ended';
+    return deadLetterRun(this.deadLetterDeps(), run, reason, payload);
   }
 
-  /**
-   * The graph is suspended on delegated agents: start them and end this job, so the run holds
-   * no worker slot while they work. The run stays `running` (thread `busy`); the last child to
-   * finish enqueues its resume. A failure here fails the job, and its retry re-raises the interrupt.
-   */
-  private async suspend(job: RunJob, request: DelegationRequest, depth: number, log: Logger): Promise<void> {
-    if (!this.delegation) throw new Error('internal: the graph delegated but no runs queue is configured');
-    await this.delegation.start(job, request, depth);
-    await this.deps.events.publish(job.runId, job.threadId, 'updates', {
-      delegate: {
-        status: 'waiting_children',
-        delegation_id: request.delegation_id,
-        children: request.children.map((c) => ({ run_id: c.run_id, thread_id: c.thread_id, tool_call_id: c.tool_call_id, task: c.task })),
-      },
-    });
-    log.info({ delegation_id: request.delegation_id, children: request.children.map((c) => c.run_id) }, 'run suspended while delegated agents run');
+  private deadLetterDeps(): DeadLetterDeps {
+    return { store: this.deps.store, events: this.deps.events, lifecycle: this.lifecycle, logger: this.deps.logger, redrive: this.deps.config.delegation };
   }
-
-  /**
-   * Input of a resume job: the children's results when the run still waits on that step;
-   * null when this very job ran before and got past it (a retry); else 'stale' (a duplicate).
-   */
-  private async delegationResumeInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, attempt: number): Promise<GraphInput | 'stale'> {
-    const state = await this.graph.getState(cpConfig);
-    const pending = pendingDelegation(state);
-    if (pending?.delegation_id === job.resumeDelegationId) {
-      const command = parseJsonObject(job.commandJson, 'command');
-      return new Command({ resume: command.resume }) as unknown as GraphInput;
-    }
-    if (attempt > 0 && (state.values as { context_id?: unknown }).context_id === job.runId) return null;
-    return 'stale';
-  }
-
-  private async graphInput(job: RunJob, cpConfig: { configurable: Record<string, unknown> }, maxLoops: number, attempt: number): Promise<GraphInput> {
-    if (attempt > 0) {
-      // A retry of this run (worker crash, stalled job): continue from its last checkpoint instead of re-adding the input.
-      const state = await this.graph.getState(cpConfig);
-      // The input sets context_id = run id, so an unfinished checkpoint of this very run is recognisable.
-      if ((state.values as { context_id?: unknown }).context_id === job.runId) {
-        // Continue from the checkpoint. `state.next` cannot tell "finished" from "a step ran but its
-        // successor checkpoint was never written" (tasks with saved writes are not listed), and
-        // resuming a finished graph with a null input runs nothing — so always resume.
-        return null;
-      }
-    }
-    if (job.commandJson) {
-      const command = parseJsonObject(job.commandJson, 'command');
-      if ('resume' in command) return new Command({ resume: command.resume }) as unknown as GraphInput;
-      throw new RunInputError('command must contain "resume"');
-    }
-    const rawInput: unknown = job.inputJson ? JSON.parse(job.inputJson) : null;
-    const messages: BaseMessage[] = parseInputMessages(rawInput);
-    // `input.model_pref` sets the thread's preference (null clears it).
-    const hasPref = !!rawInput && typeof rawInput === 'object' && 'model_pref' in rawInput;
-    const modelPref = hasPref ? parseModelPref((rawInput as { model_pref?: unknown }).model_pref, 'input.model_pref') : undefined;
-    if (messages.length === 0) {
-      // Nothing new: continue an unfinished checkpoint (crash resume), else there is nothing to do.
-      const state = await this.graph.getState(cpConfig);
-      if (state.next.length > 0) return null;
-      throw new RunInputError('input.messages is empty: send at least one message');
-    }
-    return {
-      messages,
-      loops: 0,
-      max_loops: maxLoops,
-      finalize_reason: null,
-      context_id: job.runId,
-      thread_id: job.threadId,
-      // A delegated agent's context links to its parent's (seed 001 §5.3): it gets the delegated prompt and no ask_human.
-      ...(job.delegation ? { parent_context: job.delegation.parentRunId } : {}),
-      ...(modelPref !== undefined ? { model_pref: modelPref } : {}),
-    };
-  }
-
-  private async finish(
-    job: RunJob,
-    status: TerminalRunStatus,
-    values: JsonObject | null,
-    error: RunErrorInfo | undefined,
-    resolved: ResolvedModel | undefined,
-    log: Logger,
-    startedAt: Date,
-    waitsForHuman = false,
-  ): Promise<void> {
-    const { events } = this.deps;
-    if (values) {
-      const artifacts = await this.artifacts(job, startedAt, log);
-      values = { ...values, artifacts };
-      // The stream's last `values` predates the listing and the interrupt: clients following it see them too.
-      if (artifacts.length > 0 || waitsForHuman) await events.publish(job.runId, job.threadId, 'values', values);
-    }
-    if (error) await events.publish(job.runId, job.threadId, 'error', error);
-    // One transition: the record, the thread's values and status, the thread handed to its next
-    // deferred run; the `run.ended` subscribers announce it (end event, webhook, cleanup, parent).
-    const model = resolved ? { provider: resolved.provider, label: resolved.label } : null;
-    const ended = await this.lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status, error, values, waitsForHuman, cause: 'finished' }, { job, model });
-    if (ended.kind === 'already_ended') {
-      // The record ended first (a cancel): announce what it says, so events, webhook and record agree.
-      if (ended.run.status !== status) log.info({ ran_to: status, recorded: ended.run.status }, 'run record ended first; announcing the recorded status');
-      await this.lifecycle.replayEnd(ended.run, { job, model }, values, ended.run.status === status ? error : undefined);
-    }
-  }
-
-  /**
-   * The run's artifacts (seed 003 "The Output Pipeline"): files under outputs/ that are new or
-   * changed since the run first started (the tool-runner compares with what it recorded then;
-   * without that record, by modification time), with a download URL. Best effort: a tool-runner
-   * that does not answer leaves the run without artifacts, never fails it.
-   */
-  private async artifacts(job: RunJob, startedAt: Date, log: Logger): Promise<JsonObject[]> {
-    const workspaceThread = job.workspaceThreadId || job.threadId;
-    try {
-      const { files, truncated } = await this.deps.tools.listFiles(job.tenantId, workspaceThread, {
-        folders: ['outputs'],
-        runId: job.runId,
-        modifiedSinceMs: startedAt.getTime(),
-        maxFiles: 200,
-      });
-      if (truncated) log.warn({ listed: files.length }, 'more than 200 artifacts; the rest are not reported');
-      const base = this.deps.config.publicBaseUrl ?? '';
-      return files.map((f) => ({
-        name: f.name,
-        path: f.path,
-        size: f.size,
-        type: f.type,
-        modified_at: new Date(f.modifiedMs).toISOString(),
-        url: `${base}/threads/${encodeURIComponent(workspaceThread)}/files/${f.path.split('/').map(encodeURIComponent).join('/')}`,
-      }));
-    } catch (err) {
-      log.warn({ err: errorMessage(err) }, 'artifacts not listed');
-      return [];
-    }
-  }
-
-  /** The model of a finished run's webhook, when its config still resolves. */
-  private modelOf(job: RunJob): { provider: string; label: string } | null {
-    try {
-      const r = this.deps.models.resolve((parseJsonObject(job.configJson, 'config').configurable as JsonObject | undefined)?.model);
-      return { provider: r.provider, label: r.label };
-    } catch {
-      return null;
-    }
-  }
-
-}
-
-/**
- * State values as shown to clients: internal bookkeeping fields stay private.
- * `token_usage` = { run: this run's tokens and model calls, thread: every call on the thread }.
- */
-export function publicValues(v: JsonObject | undefined, runId: string): JsonObject {
-  if (!v) return {};
-  const { messages, loops, max_loops, finalize_reason, todos, token_usage, run_usage } = v as Record<string, unknown>;
-  return {
-    messages: messages ?? [],
-    loops,
-    max_loops,
-    finalize_reason,
-    ...(todos !== undefined ? { todos } : {}),
-    token_usage: {
-      run: runUsageFor(runId, run_usage as RunUsage | undefined),
-      thread: (token_usage as JsonObject | undefined) ?? { ...ZERO_USAGE },
-    },
-  } as JsonObject;
-}
-
-/** Abort reason of a run a client cancelled. */
-export class RunCancelledError extends Error {
-  override name = 'RunCancelledError';
-}
-
-/** Interrupts of a graph state that wait for a human (every one but a delegation), as `__interrupt__` lists them. */
-export function humanInterrupts(snapshot: { tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> }): Array<{ id?: string; value: unknown }> {
-  const out: Array<{ id?: string; value: unknown }> = [];
-  for (const t of snapshot.tasks ?? []) {
-    for (const i of t.interrupts ?? []) if (!isDelegationRequest(i.value)) out.push({ ...(i.id ? { id: i.id } : {}), value: toJsonValue(i.value) });
-  }
-  return out;
-}
-
-/** An `updates` chunk that only reports the delegate node's interrupt. */
-function isDelegationInterrupt(data: unknown): boolean {
-  const list = data && typeof data === 'object' ? (data as { __interrupt__?: unknown }).__interrupt__ : undefined;
-  return Array.isArray(list) && list.length > 0 && list.every((i: unknown) => isDelegationRequest((i as { value?: unknown } | null)?.value));
-}
-
-/** The slot named by a `configurable.model` already validated by the registry, if it names one. */
-function selectedSlot(selection: unknown): ModelSlot | null {
-  if (typeof selection === 'string') return selection as ModelSlot;
-  if (selection && typeof selection === 'object' && 'slot' in selection) return (selection as { slot: ModelSlot }).slot;
-  return null;
-}
-
-function parseJsonObject(s: string, what: string): JsonObject {
-  if (!s) return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(s);
-  } catch (err) {
-    throw new RunInputError(`${what} is not valid JSON`, { cause: err });
-  }
-  if (v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new RunInputError(`${what} must be an object`);
-  return v as JsonObject;
-}
-
-export function parseMaxLoops(v: unknown, def: number): number {
-  if (v === undefined || v === null) return def;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < MAX_LOOPS_MIN || n > MAX_LOOPS_MAX) {
-    throw new RunInputError(`max_loops must be an integer between ${MAX_LOOPS_MIN} and ${MAX_LOOPS_MAX}, got ${JSON.stringify(v)}`);
-  }
-  return n;
-}
-
-
-/** Error codes of a database (mysql2) or socket that is down, restarting or dropped the connection. */
-const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
-  'ER_SERVER_SHUTDOWN',
-  'ER_CON_COUNT_ERROR',
-  'ER_LOCK_DEADLOCK',
-  'ER_LOCK_WAIT_TIMEOUT',
-  'ER_QUERY_INTERRUPTED',
-  'ER_CONNECTION_KILLED',
-  'ER_CLIENT_INTERACTION_TIMEOUT',
-]);
-
-/**
- * Whether an error (or one of its causes) says the infrastructure is unreachable for now — a
- * server restarting, a dropped connection — rather than that the run itself is wrong. Such a
- * run is retried by the queue and resumes from its checkpoint instead of ending as `error`.
- */
-export function isTransientInfraError(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
-    if (e instanceof UnavailableError) return true;
-    const x = e as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
-    if (typeof x.code === 'string' && TRANSIENT_CODES.has(x.code)) return true;
-    if (x.name === 'MaxRetriesPerRequestError') return true;
-    if (typeof x.message === 'string' && /Connection is closed|Connection lost|server closed the connection|connect ECONNREFUSED/i.test(x.message)) return true;
-    e = x.cause;
-  }
-  return false;
-}
-
-/** Thrown by the checkpointer of a draining executor once a step's checkpoint is saved. */
-export class WorkerDrainingError extends Error {
-  override name = 'WorkerDrainingError';
-}
-
-/**
- * The saver, except that once `stop()` is true each `put` fails *after* saving: LangGraph
- * (durability "sync") then ends the run at that step boundary, with that step persisted and the
- * next one not started. That is how a draining worker lets in-flight steps finish and no more.
- */
-export function stopAfterCheckpointWhen(saver: BaseCheckpointSaver, stop: () => boolean): BaseCheckpointSaver {
-  return new Proxy(saver, {
-    get(target, prop) {
-      if (prop === 'put') {
-        return async (...args: Parameters<BaseCheckpointSaver['put']>) => {
-          const saved = await target.put(...args);
-          if (stop()) throw new WorkerDrainingError('The worker is shutting down: the run stops after this checkpoint');
-          return saved;
-        };
-      }
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
 }

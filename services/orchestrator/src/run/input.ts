@@ -1,0 +1,157 @@
+/**
+ * Input building of one run execution: the job's config (model, model preference, max_loops),
+ * the graph input (new messages, a `command.resume`, or null to continue a checkpoint), and the
+ * input of a resume job of a run suspended on delegated agents. Reads the checkpoint through
+ * `getState` only, so it is testable with a fake graph.
+ */
+import { Command } from '@langchain/langgraph';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { RunJob } from '@agentloop/proto';
+import type { JsonObject } from '@agentloop/store';
+import { MAX_LOOPS_MAX, MAX_LOOPS_MIN, type AgentGraph, type ModelRouter } from '../graph.js';
+import type { ModelRegistry, ModelSlot, ResolvedModel } from '../models/registry.js';
+import { parseModelPref } from '../routing.js';
+import { parseInputMessages } from '../serialize.js';
+import { RunInputError } from '../errors.js';
+import { pendingDelegation } from '../delegation.js';
+
+export type GraphInput = Parameters<AgentGraph['stream']>[0];
+
+/** The checkpoint address of a run: its namespaced thread and the run id. */
+export interface CheckpointConfig {
+  configurable: Record<string, unknown>;
+}
+
+/** What input building reads of the graph: the state of the run's checkpoint. */
+export interface StateReader {
+  getState(config: CheckpointConfig): Promise<{ values: unknown; next: readonly string[]; tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ value?: unknown }> }> }>;
+}
+
+/** The models part of the registry that input building needs. */
+export type ModelResolver = Pick<ModelRegistry, 'resolve' | 'configuredSlots'>;
+
+/** What a run's `config` selects: the model, the routing preference and router, the config itself. */
+export interface RunModelSetup {
+  config: JsonObject;
+  configurable: JsonObject;
+  resolved: ResolvedModel;
+  /** Absent for the scripted provider, which pins the model. */
+  router: ModelRouter | undefined;
+  modelPref: ModelSlot | null;
+}
+
+/** Resolves the model a job's config selects (throws RunInputError / ModelConfigError on a bad config). */
+export function resolveRunModel(job: Pick<RunJob, 'configJson'>, models: ModelResolver): RunModelSetup {
+  const config = parseJsonObject(job.configJson, 'config');
+  const configurable = (config.configurable ?? {}) as JsonObject;
+  const resolved = models.resolve(configurable.model);
+  // A slot named in `configurable.model` is a preference like `model_pref`; the scripted provider pins the model.
+  const modelPref = parseModelPref(configurable.model_pref, 'config.configurable.model_pref') ?? selectedSlot(configurable.model);
+  const router: ModelRouter | undefined = resolved.provider === 'scripted' ? undefined : { configured: new Set(models.configuredSlots()), forSlot: (slot) => models.resolve(slot) };
+  return { config, configurable, resolved, router, modelPref };
+}
+
+/** The max_loops of a run: `configurable.max_loops`, else the top-level `max_loops`, else the default. */
+export function maxLoopsOf(setup: Pick<RunModelSetup, 'config' | 'configurable'>, def: number): number {
+  return parseMaxLoops(setup.configurable.max_loops ?? setup.config.max_loops, def);
+}
+
+/** The model of a finished run's webhook, when its config still resolves. */
+export function modelOf(job: Pick<RunJob, 'configJson'>, models: Pick<ModelRegistry, 'resolve'>): { provider: string; label: string } | null {
+  try {
+    const r = models.resolve((parseJsonObject(job.configJson, 'config').configurable as JsonObject | undefined)?.model);
+    return { provider: r.provider, label: r.label };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The graph input of a run. A retry of a run that already wrote a checkpoint continues from it
+ * (null); a `command` resumes an interrupt; else the new input messages (and `model_pref`).
+ */
+export async function graphInput(graph: StateReader, job: RunJob, cpConfig: CheckpointConfig, maxLoops: number, attempt: number): Promise<GraphInput> {
+  if (attempt > 0) {
+    // A retry of this run (worker crash, stalled job): continue from its last checkpoint instead of re-adding the input.
+    const state = await graph.getState(cpConfig);
+    // The input sets context_id = run id, so an unfinished checkpoint of this very run is recognisable.
+    if ((state.values as { context_id?: unknown }).context_id === job.runId) {
+      // Continue from the checkpoint. `state.next` cannot tell "finished" from "a step ran but its
+      // successor checkpoint was never written" (tasks with saved writes are not listed), and
+      // resuming a finished graph with a null input runs nothing — so always resume.
+      return null;
+    }
+  }
+  if (job.commandJson) {
+    const command = parseJsonObject(job.commandJson, 'command');
+    if ('resume' in command) return new Command({ resume: command.resume }) as unknown as GraphInput;
+    throw new RunInputError('command must contain "resume"');
+  }
+  const rawInput: unknown = job.inputJson ? JSON.parse(job.inputJson) : null;
+  const messages: BaseMessage[] = parseInputMessages(rawInput);
+  // `input.model_pref` sets the thread's preference (null clears it).
+  const hasPref = !!rawInput && typeof rawInput === 'object' && 'model_pref' in rawInput;
+  const modelPref = hasPref ? parseModelPref((rawInput as { model_pref?: unknown }).model_pref, 'input.model_pref') : undefined;
+  if (messages.length === 0) {
+    // Nothing new: continue an unfinished checkpoint (crash resume), else there is nothing to do.
+    const state = await graph.getState(cpConfig);
+    if (state.next.length > 0) return null;
+    throw new RunInputError('input.messages is empty: send at least one message');
+  }
+  return {
+    messages,
+    loops: 0,
+    max_loops: maxLoops,
+    finalize_reason: null,
+    context_id: job.runId,
+    thread_id: job.threadId,
+    // A delegated agent's context links to its parent's (seed 001 §5.3): it gets the delegated prompt and no ask_human.
+    ...(job.delegation ? { parent_context: job.delegation.parentRunId } : {}),
+    ...(modelPref !== undefined ? { model_pref: modelPref } : {}),
+  };
+}
+
+/**
+ * Input of a resume job: the children's results when the run still waits on that step;
+ * null when this very job ran before and got past it (a retry); else 'stale' (a duplicate).
+ */
+export async function delegationResumeInput(graph: StateReader, job: RunJob, cpConfig: CheckpointConfig, attempt: number): Promise<GraphInput | 'stale'> {
+  const state = await graph.getState(cpConfig);
+  const pending = pendingDelegation(state);
+  if (pending?.delegation_id === job.resumeDelegationId) {
+    const command = parseJsonObject(job.commandJson, 'command');
+    return new Command({ resume: command.resume }) as unknown as GraphInput;
+  }
+  if (attempt > 0 && (state.values as { context_id?: unknown }).context_id === job.runId) return null;
+  return 'stale';
+}
+
+/** The slot named by a `configurable.model` already validated by the registry, if it names one. */
+export function selectedSlot(selection: unknown): ModelSlot | null {
+  if (typeof selection === 'string') return selection as ModelSlot;
+  if (selection && typeof selection === 'object' && 'slot' in selection) return (selection as { slot: ModelSlot }).slot;
+  return null;
+}
+
+/** A JSON object field of the job ('' and null are {}); anything else is the client's mistake. */
+export function parseJsonObject(s: string, what: string): JsonObject {
+  if (!s) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(s);
+  } catch (err) {
+    throw new RunInputError(`${what} is not valid JSON`, { cause: err });
+  }
+  if (v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new RunInputError(`${what} must be an object`);
+  return v as JsonObject;
+}
+
+export function parseMaxLoops(v: unknown, def: number): number {
+  if (v === undefined || v === null) return def;
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < MAX_LOOPS_MIN || n > MAX_LOOPS_MAX) {
+    throw new RunInputError(`max_loops must be an integer between ${MAX_LOOPS_MIN} and ${MAX_LOOPS_MAX}, got ${JSON.stringify(v)}`);
+  }
+  return n;
+}
