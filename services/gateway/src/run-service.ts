@@ -7,7 +7,7 @@ import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, HttpError, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
-import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
+import { resolveAssistantId, DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
 import { SkillsConfig } from './skills-config.js';
@@ -74,6 +74,18 @@ export class RunService {
     });
   }
 
+  /**
+   * As LangGraph does, a run stamps its graph and assistant into its thread's metadata, so
+   * `threads.search({metadata: {graph_id}})` finds threads made with a bare `POST /threads`
+   * (agent-chat-ui's history). Written only when they differ; best effort (the run is admitted).
+   */
+  private async stampThread(tenantId: string, threadId: string, metadata: JsonObject, assistantId: string): Promise<void> {
+    if (metadata.graph_id === GRAPH_ID && metadata.assistant_id === assistantId) return;
+    await this.deps.store
+      .updateThread(tenantId, threadId, { metadata: { ...metadata, graph_id: GRAPH_ID, assistant_id: assistantId } })
+      .catch((err: unknown) => this.log.warn({ thread_id: threadId, err: errorMessage(err) }, 'graph_id/assistant_id not stamped into the thread metadata'));
+  }
+
   /** Aborted when the gateway shuts down. */
   get closingSignal(): AbortSignal {
     return this.closing.signal;
@@ -115,6 +127,8 @@ export class RunService {
     });
 
     const tid = threadId ?? newId();
+    /** The thread's metadata before this run, when the run goes to a thread that existed. */
+    let threadMetadata: JsonObject | undefined;
     if (threadId === undefined) {
       await store.createThread({ threadId: tid, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId, stateless: true } });
     } else {
@@ -125,6 +139,7 @@ export class RunService {
         }
         await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
       }
+      threadMetadata = thread?.metadata;
       if (isResume(body) && !thread?.activeRunId && thread?.status !== 'interrupted') {
         // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
         // start a run that replays nothing and tell the client its answer was taken.
@@ -193,6 +208,7 @@ export class RunService {
           return assertNever(res, 'admission result');
       }
     }
+    if (threadMetadata) await this.stampThread(tenantId, tid, threadMetadata, assistantId);
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
   }

@@ -187,5 +187,5 @@ export function parseApprovalAnswer(value: unknown): ParsedApprovalAnswer | unde
   const decision = word(o.decision) ?? word(o.action) ?? word(o.type) ?? word(o.approved);
   if (!decision) return undefined;
   const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 2000) : '');
-  return { decision, by: text(o.by) || text(o.decided_by) || text(o.user), comment: text(o.comment) || text(o.reason) || text(o.args) };
+  return { decision, by: text(o.by) || text(o.decided_by) || text(o.user), comment: text(o.comment) || text(o.reason) || text(o.message) || text(o.args) };
 }

@@ -235,7 +235,7 @@ const EN: PromptTexts = {
     unavailable: (tool, detail) => `Error: ${tool} was not run: no approval decision could be obtained (${detail}).`,
     notRecorded: (tool) => `Error: ${tool} was not run: the approval could not be recorded in the audit trail; ask the user to approve it again later.`,
     subagent: (tool, reason) => `Error: ${tool} was not run: it needs a human's approval (${reason}), which a delegated agent cannot ask for. Report this back instead.`,
-    badAnswer: 'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}).',
+    badAnswer: 'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}, or {"decisions": [{"type": "approve" | "edit" | "reject", ...}]}).',
     sharedId: (tool, id) => `Error: ${tool} was not run: its tool call id ${JSON.stringify(id)} is used by another call of the same message. Give every tool call its own id and call again.`,
   },
   askHuman: {
@@ -310,7 +310,7 @@ const ZH: PromptTexts = {
     unavailable: (tool, detail) => `Error: ${tool} 未执行：无法获得审批结果（${detail}）。`,
     notRecorded: (tool) => `Error: ${tool} 未执行：审批结果无法写入审计记录；请稍后让用户重新批准。`,
     subagent: (tool, reason) => `Error: ${tool} 未执行：该操作需要人工审批（${reason}），子代理无法请求审批。请在最终答复中说明。`,
-    badAnswer: '无法识别的答复：请回复 "approve"（批准）或 "reject"（拒绝）。',
+    badAnswer: '无法识别的答复：请回复 "approve"（批准）或 "reject"（拒绝），或 {"decisions": [{"type": "approve" | "edit" | "reject"}]}。',
     sharedId: (tool, id) => `Error: ${tool} 未执行：同一条消息中另一个工具调用也使用了 ID ${JSON.stringify(id)}。请为每个工具调用使用不同的 ID 后重试。`,
   },
   askHuman: {

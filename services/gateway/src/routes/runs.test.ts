@@ -15,6 +15,18 @@ async function newThread(): Promise<string> {
 }
 
 describe('POST /threads/{id}/runs', () => {
+  it('stamps graph_id and assistant_id into the metadata of a thread made with POST /threads, as LangGraph does', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const res0 = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata: { owner: 'ann', graph_id: 'other' } } });
+    const tid = res0.json().thread_id as string;
+    const search = async () => (await gw.app.inject({ method: 'POST', url: '/threads/search', payload: { metadata: { graph_id: 'agent' } } })).json().map((t: { thread_id: string }) => t.thread_id);
+    expect(await search()).not.toContain(tid);
+    expect((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } })).statusCode).toBe(200);
+    const thread = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json();
+    expect(thread.metadata).toEqual({ owner: 'ann', graph_id: 'agent', assistant_id: DEFAULT_ASSISTANT_ID });
+    expect(await search()).toEqual([tid]);
+  });
+
   it('stores a pending run, enqueues its RunJob and answers the Run with Content-Location', async () => {
     gw = await startTestGateway({ orchestrator: false });
     const tid = await newThread();

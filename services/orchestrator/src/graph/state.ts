@@ -27,6 +27,11 @@ export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
   decision?: HumanDecision | 'unavailable' | 'not_recorded';
   by?: string;
   comment?: string;
+  /**
+   * Arguments a human's `edit` decision gave the call (same tool): the tools node runs the call with
+   * these instead of the model's, once the approval service has re-checked them.
+   */
+  edited_args?: Record<string, unknown>;
 }
 
 /** `type` of the interrupt value a tool approval raises. */

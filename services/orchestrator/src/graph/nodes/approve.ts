@@ -31,18 +31,19 @@ export const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; a
  * resolves paths exactly as the write will. When it cannot say, the rules get nothing extra and
  * judge the raw path, failing closed on what they cannot place.
  */
-async function approvalContext(
-  deps: Pick<ApproveDeps, 'tools'>,
+export async function approvalContext(
+  deps: { tools?: ApproveDeps['tools'] },
   ctx: RunContext,
   tc: { name: string; args: unknown },
 ): Promise<{ resolvedPaths?: Record<string, string>; precedingText?: string }> {
   const arg = PATH_ARGS[tc.name];
   const args = (tc.args ?? {}) as Record<string, unknown>;
   const raw = arg ? args[arg] : undefined;
-  if (!arg || typeof raw !== 'string' || raw === '' || !deps.tools.inspectPath) return {};
+  const tools = deps.tools;
+  if (!arg || typeof raw !== 'string' || raw === '' || !tools?.inspectPath) return {};
   const append = tc.name === 'write_file' && args.append === true;
   try {
-    const seen = await deps.tools.inspectPath(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, raw, { tailBytes: append ? APPEND_CONTEXT_BYTES : 0 });
+    const seen = await tools.inspectPath(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, raw, { tailBytes: append ? APPEND_CONTEXT_BYTES : 0 });
     if ('refused' in seen) return {}; // the tool refuses the path itself
     return { resolvedPaths: { [arg]: seen.relativePath }, ...(append && seen.tail !== '' ? { precedingText: seen.tail } : {}) };
   } catch (err) {

@@ -112,4 +112,14 @@ describe('tools node, alone', () => {
     expect(update.messages.map((m) => m.tool_call_id)).toEqual(['t']);
     expect(update.todos).toHaveLength(1);
   });
+
+  it("runs an approver's edit with the edited arguments", async () => {
+    const tools = fakeToolClient();
+    const approvals = { check: async () => ({ action: 'allow' as const, reason: '', risk_level: 'low' as const, rule: '' }), record: async () => {} };
+    const edited: ApprovalEntry = { action: 'require_approval', reason: 'risky', risk_level: 'high', rule: 'r', tool: 'write_file', decision: 'approved', edited_args: { file_path: 'b.txt' } };
+    const node = toolsNode({ ...runContextOf(fakeCtx()), tools, approvals } as ToolsDeps, sharedEn());
+    await node(stateOf([aiCalling({ name: 'write_file', id: 'w', args: { file_path: 'a.txt' } })], { approvals: { w: edited } }), config);
+    expect(tools.executed.map((c) => c.args)).toEqual([{ file_path: 'b.txt' }]);
+  });
 });
+

@@ -73,7 +73,8 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           runId: ctx.runId,
           toolCallId: id,
           name: tc.name,
-          args: tc.args,
+          // An approver's edit (await_approval, re-checked by the rules) replaces the model's arguments.
+          args: (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args,
           onDemand: mentioned.has(tc.name),
           subagent,
           ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
