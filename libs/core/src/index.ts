@@ -10,6 +10,7 @@ export {
   type ErrorCode,
 } from './errors.js';
 export { parseConfig, runMain, envBool, envInt, envBaseUrl, TransportEnv } from './config.js';
+export { exitOnSignals, type SignalTarget } from './signals.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { newId, newOrderedId, isUuid, sleep } from './ids.js';
 export { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, jsonDepthExceeds, jsonShapeExceeds, parseJsonWithin, JsonDepthError } from './json.js';

@@ -3,7 +3,7 @@
  * audit trail in MySQL. The embedded mode runs createApprovalService() in-process.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, errorMessage, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, errorMessage, exitOnSignals, runMain } from '@agentloop/core';
 import { createMysqlStore } from '@agentloop/store';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadApprovalConfig } from './config.js';
@@ -21,19 +21,12 @@ await runMain('approval', async () => {
   await store.migrate();
   const service = await createApprovalService({ bus, store, logger, config });
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await service.stop();
     await bus.close();
     await store.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
   // SIGHUP: read the rules file again; a bad file keeps the rules in force.
   process.on('SIGHUP', () => {
     service.reloadRules().catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'approval rules not reloaded; the previous rules stay in force'));

@@ -2,7 +2,7 @@
  * Gateway process (cluster mode): the HTTP API on MySQL records, BullMQ
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
@@ -38,11 +38,7 @@ await runMain('gateway', async () => {
   await app.listen({ port: config.PORT, host: config.HOST });
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await grpcServer?.close();
     await app.close();
     await hooks.close(10_000);
@@ -50,8 +46,5 @@ await runMain('gateway', async () => {
     rateLimitRedis.disconnect();
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });

@@ -3,7 +3,7 @@
  * The embedded mode runs createIndexer() in-process instead.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadIndexerConfig } from './config.js';
 import { createIndexer } from './service.js';
@@ -20,16 +20,9 @@ await runMain('indexer', async () => {
   const indexer = createIndexer({ bus, logger, config });
   await indexer.start();
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await indexer.stop();
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });

@@ -3,7 +3,7 @@
  * The embedded mode runs createMcpBroker() in-process instead.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadMcpBrokerConfig } from './config.js';
 import { createMcpBroker } from './service.js';
@@ -16,16 +16,9 @@ await runMain('mcp-broker', async () => {
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'mcp-broker', logger });
   const broker = await createMcpBroker({ bus, logger, config });
   await broker.start();
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await broker.stop();
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });

@@ -2,7 +2,7 @@
  * Orchestrator process (cluster mode): a BullMQ worker on `runs` that runs the
  * agent loop with MySQL checkpoints and calls tools over NATS.
  */
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
@@ -30,17 +30,10 @@ await runMain('orchestrator', async () => {
   const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync' });
   await orchestrator.start();
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await orchestrator.stop();
     await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });

@@ -3,7 +3,7 @@
  * The embedded mode runs createSkillSandbox() in-process instead.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadSkillSandboxConfig } from './config.js';
 import { createSkillSandbox } from './service.js';
@@ -20,16 +20,9 @@ await runMain('skill-sandbox', async () => {
   const sandbox = createSkillSandbox({ bus, logger, config });
   await sandbox.start();
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await sandbox.stop();
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });

@@ -3,7 +3,7 @@
  * The embedded mode runs createToolRunner() in-process instead.
  */
 import { connectNatsBus } from '@agentloop/bus';
-import { ConfigError, createLogger, runMain } from '@agentloop/core';
+import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { loadToolRunnerConfig } from './config.js';
 import { createToolRunner } from './service.js';
@@ -23,16 +23,9 @@ await runMain('tool-runner', async () => {
   const runner = createToolRunner({ bus, logger, config, useIndexer: true });
   await runner.start();
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  exitOnSignals(logger, async () => {
     await runner.stop();
     await bus.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 });
