@@ -1,8 +1,8 @@
-import { create, toBinary, WebhookJobSchema, RunStatus, type RunJob } from '@agentloop/proto';
+import { create, runStatusFromName, toBinary, WebhookJobSchema, type RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import type { LifecycleEvent, RunLifecycle, RunStatusName } from '@agentloop/store';
+import type { LifecycleEvent, RunLifecycle } from '@agentloop/store';
 import type { Logger } from '@agentloop/core';
 import type { ToolClient } from './tool-client.js';
 import type { DelegationCoordinator } from './delegation.js';
@@ -23,14 +23,6 @@ export interface EndContext {
 
 type Ended = Extract<LifecycleEvent<EndContext>, { type: 'run.ended' }>;
 
-export const RUN_STATUS_WIRE: Record<RunStatusName, RunStatus> = {
-  pending: RunStatus.PENDING,
-  running: RunStatus.RUNNING,
-  success: RunStatus.SUCCESS,
-  error: RunStatus.ERROR,
-  timeout: RunStatus.TIMEOUT,
-  interrupted: RunStatus.INTERRUPTED,
-};
 
 export interface RunEndDeps {
   events: RunEventStream;
@@ -77,7 +69,7 @@ export function announceRunEnds(lifecycle: RunLifecycle<EndContext>, deps: RunEn
       runId: job.runId,
       threadId: job.threadId,
       tenantId: job.tenantId,
-      status: RUN_STATUS_WIRE[e.run.status],
+      status: runStatusFromName(e.run.status),
       payloadJson: JSON.stringify(webhookPayload(e, job, e.ctx?.model ?? null)),
     });
     await deps.webhooks.enqueue(toBinary(WebhookJobSchema, hook), { jobId: job.runId, attempts: deps.webhookAttempts, backoffMs: deps.webhookBackoffMs });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { create, fromBinary, RunJobSchema, RunStatus, toBinary, WebhookJobSchema, type RunJob } from '@agentloop/proto';
+import { create, fromBinary, RunJobSchema, runStatusFromName, toBinary, WebhookJobSchema, type RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue, QueueWorker } from '@agentloop/queue';
-import { RunLifecycle, type JsonObject, type RunErrorInfo, type RunStatusName, type Store } from '@agentloop/store';
+import { RunLifecycle, type JsonObject, type RunErrorInfo, type Store } from '@agentloop/store';
 
 /**
  * A test double of the orchestrator *service* (not of infrastructure): it
@@ -40,14 +40,6 @@ interface Message {
   content: unknown;
 }
 
-const STATUS: Record<RunStatusName, RunStatus> = {
-  pending: RunStatus.PENDING,
-  running: RunStatus.RUNNING,
-  success: RunStatus.SUCCESS,
-  error: RunStatus.ERROR,
-  timeout: RunStatus.TIMEOUT,
-  interrupted: RunStatus.INTERRUPTED,
-};
 
 /** LangChain message dicts (`{type}` or OpenAI-style `{role}`) → `{id, type, content}`. */
 function toMessages(input: unknown): Message[] {
@@ -78,7 +70,7 @@ export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Prom
       runId: job.runId,
       threadId: job.threadId,
       tenantId: job.tenantId,
-      status: STATUS[e.run.status],
+      status: runStatusFromName(e.run.status),
       payloadJson: JSON.stringify(payload),
     });
     await opts.webhooks.enqueue(toBinary(WebhookJobSchema, hook), {
