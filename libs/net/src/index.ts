@@ -11,3 +11,4 @@ export {
   type VettedTarget,
   type VetWording,
 } from './guard.js';
+export { requestPinned, type PinnedRequestOptions } from './pinned-request.js';

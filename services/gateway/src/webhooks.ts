@@ -1,7 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
-import { HostUnresolvedError, pinnedLookup, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
+import { HostUnresolvedError, requestPinned, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { fromBinary, WebhookJobSchema, type WebhookJob } from '@agentloop/proto';
 import { UnrecoverableJobError, type Job, type JobQueue, type QueueWorker } from '@agentloop/queue';
 import type { Store, WebhookAttempt } from '@agentloop/store';
@@ -156,29 +154,12 @@ export async function deliverWebhook(
 }
 
 /** POST on a fresh connection to the vetted address; resolves with the status (the body is drained). */
-function postPinned(target: VettedTarget, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
-  const mod = target.url.protocol === 'https:' ? https : http;
+async function postPinned(target: VettedTarget, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
+  const res = await requestPinned(target, { method: 'POST', headers, body, signal });
   return new Promise<number>((resolve, reject) => {
-    const req = mod.request(
-      {
-        protocol: target.url.protocol,
-        hostname: target.host,
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        method: 'POST',
-        headers,
-        lookup: pinnedLookup(target),
-        agent: false,
-        signal,
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+    res.resume();
+    res.on('end', () => resolve(res.statusCode ?? 0));
+    res.on('error', reject);
   });
 }
 

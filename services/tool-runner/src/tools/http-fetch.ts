@@ -1,10 +1,9 @@
 import http from 'node:http';
-import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { HostUnresolvedError, pinnedLookup, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
+import { HostUnresolvedError, requestPinned, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -153,49 +152,23 @@ function withoutCredentials(h: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(h).filter(([k]) => !CREDENTIAL_HEADERS.has(k)));
 }
 
-/**
- * One request on a fresh connection (no agent, so no pooled socket) to the
- * vetted address: `lookup` ignores the name, so DNS cannot be asked again and
- * rebound between the check and the connect. TLS still verifies the name.
- */
-function request(target: VettedTarget, method: HttpFetchMethod, headers: Record<string, string>, body: string | undefined, limit: number, signal: AbortSignal): Promise<HopResult> {
-  const pinned = pinnedLookup(target);
-  const mod = target.url.protocol === 'https:' ? https : http;
-  return new Promise<HopResult>((resolve, reject) => {
-    const req = mod.request(
-      {
-        protocol: target.url.protocol,
-        hostname: target.host,
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        method,
-        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: pinned,
-        agent: false,
-        signal,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if ((REDIRECT_STATUSES.has(status) && res.headers.location !== undefined) || method === 'HEAD') {
-          res.destroy();
-          resolve({ status, statusText: res.statusMessage ?? '', headers: res.headers, body: Buffer.alloc(0), truncated: false });
-          return;
-        }
-        readLimited(decoded(res), limit).then(
-          ({ body: data, truncated }) => {
-            res.destroy();
-            resolve({ status, statusText: res.statusMessage ?? '', headers: res.headers, body: data, truncated });
-          },
-          (err: unknown) => {
-            res.destroy();
-            reject(err instanceof Error ? err : new Error(String(err)));
-          },
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+/** One request to the vetted address (`requestPinned`: no DNS between the check and the connect), its body read up to `limit`. */
+async function request(target: VettedTarget, method: HttpFetchMethod, headers: Record<string, string>, body: string | undefined, limit: number, signal: AbortSignal): Promise<HopResult> {
+  const res = await requestPinned(target, { method, headers, ...(body === undefined ? {} : { body }), signal });
+  const status = res.statusCode ?? 0;
+  const head = { status, statusText: res.statusMessage ?? '', headers: res.headers };
+  if ((REDIRECT_STATUSES.has(status) && res.headers.location !== undefined) || method === 'HEAD') {
+    res.destroy();
+    return { ...head, body: Buffer.alloc(0), truncated: false };
+  }
+  try {
+    const { body: data, truncated } = await readLimited(decoded(res), limit);
+    return { ...head, body: data, truncated };
+  } catch (err) {
+    throw err instanceof Error ? err : new Error(String(err));
+  } finally {
+    res.destroy();
+  }
 }
 
 /** The body with its content-encoding undone, so the limit counts what the model would read. */
