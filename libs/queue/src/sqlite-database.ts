@@ -1,0 +1,212 @@
+/**
+ * The SQLite file behind SqliteQueue (sqlite-queue.ts, whose header describes the design): its
+ * schema and prepared statements, and the *owners* — the processes using the file, each with a
+ * heartbeat — that crash recovery asks about.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import BetterSqlite3 from 'better-sqlite3';
+import { UnavailableError } from '@agentloop/core';
+
+import { SqliteQueue, type SqliteQueueOptions } from './sqlite-queue.js';
+
+/** Job states as stored. A queued job is `delayed` while its ready_at is in the future. */
+export const QUEUED = 0;
+export const ACTIVE = 1;
+export const COMPLETED = 2;
+export const FAILED = 3;
+
+/** Jobs taken by one statement at most. */
+export const TAKE_BATCH = 256;
+/** Finished jobs past the retention deleted by one statement at most (the sweep runs again a second later). */
+export const SWEEP_BATCH = 2_000;
+export const DEFAULT_LEASE_MS = 30_000;
+export const DEFAULT_STALLED_INTERVAL_MS = 30_000;
+
+/** @internal exported for the tests (query plans). */
+export const SQL = {
+  schema: `
+    CREATE TABLE IF NOT EXISTS queue_jobs (
+      queue TEXT NOT NULL,
+      id TEXT NOT NULL,
+      payload BLOB NOT NULL,
+      state INTEGER NOT NULL,
+      attempts INTEGER NOT NULL,
+      backoff_ms INTEGER NOT NULL,
+      attempts_made INTEGER NOT NULL,
+      stalled INTEGER NOT NULL,
+      ready_at INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      run INTEGER NOT NULL,
+      owner TEXT,
+      finished_at INTEGER,
+      error TEXT,
+      UNIQUE (queue, id)
+    );
+    CREATE INDEX IF NOT EXISTS queue_jobs_ready ON queue_jobs (queue, ready_at, seq) WHERE state = ${QUEUED};
+    CREATE INDEX IF NOT EXISTS queue_jobs_active ON queue_jobs (owner, queue) WHERE state = ${ACTIVE};
+    CREATE INDEX IF NOT EXISTS queue_jobs_finished ON queue_jobs (queue, finished_at) WHERE finished_at IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS queue_owners (owner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL);`,
+  // A finished job past the retention is replaced; any other existing job makes the add a no-op.
+  enqueue: `
+    INSERT INTO queue_jobs (queue, id, payload, state, attempts, backoff_ms, attempts_made, stalled, ready_at, seq, run, owner, finished_at, error)
+    VALUES (?, ?, ?, ${QUEUED}, ?, ?, 0, 0, ?, ?, 0, NULL, NULL, NULL)
+    ON CONFLICT (queue, id) DO UPDATE SET payload = excluded.payload, state = ${QUEUED}, attempts = excluded.attempts,
+      backoff_ms = excluded.backoff_ms, attempts_made = 0, stalled = 0, ready_at = excluded.ready_at, seq = excluded.seq,
+      owner = NULL, finished_at = NULL, error = NULL
+    WHERE queue_jobs.finished_at < ?`,
+  take: `
+    UPDATE queue_jobs SET state = ${ACTIVE}, owner = ?, run = run + 1
+    WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND state = ${QUEUED} AND ready_at <= ? ORDER BY ready_at, seq LIMIT ?)
+    RETURNING rowid AS rowid, id, payload, attempts, attempts_made AS attemptsMade, backoff_ms AS backoffMs, run, ready_at AS readyAt, seq`,
+  nextReadyAt: `SELECT ready_at AS t FROM queue_jobs WHERE queue = ? AND state = ${QUEUED} ORDER BY ready_at, seq LIMIT 1`,
+  settle: `
+    UPDATE queue_jobs SET state = ?, owner = NULL, attempts_made = ?, ready_at = ?, seq = ?, finished_at = ?, error = ?
+    WHERE rowid = ? AND run = ? AND owner = ? AND state = ${ACTIVE}`,
+  get: `SELECT state, ready_at AS readyAt, finished_at AS finishedAt, payload FROM queue_jobs WHERE queue = ? AND id = ?`,
+  sweep: `DELETE FROM queue_jobs WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND finished_at < ? LIMIT ${SWEEP_BATCH})`,
+  requeueStalled: `
+    UPDATE queue_jobs SET state = ${QUEUED}, owner = NULL, stalled = stalled + 1, ready_at = 0, seq = ?
+    WHERE owner = ? AND queue = ? AND state = ${ACTIVE} AND stalled < ? RETURNING id`,
+  failStalled: `
+    UPDATE queue_jobs SET state = ${FAILED}, owner = NULL, stalled = stalled + 1, finished_at = ?, error = ?
+    WHERE owner = ? AND queue = ? AND state = ${ACTIVE} RETURNING id`,
+  ownerBusy: `SELECT 1 FROM queue_jobs WHERE owner = ? AND state = ${ACTIVE} LIMIT 1`,
+  orphanOwners: `SELECT DISTINCT owner FROM queue_jobs WHERE state = ${ACTIVE} AND owner IS NOT NULL AND owner NOT IN (SELECT owner FROM queue_owners)`,
+  owners: `SELECT owner, host, pid, heartbeat_at AS heartbeatAt FROM queue_owners WHERE owner <> ?`,
+  beat: `INSERT INTO queue_owners (owner, host, pid, heartbeat_at) VALUES (?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+  forgetOwner: `DELETE FROM queue_owners WHERE owner = ?`,
+} as const;
+
+/** Owners of this process that are open: another owner row with this pid is a previous life of it. */
+const liveOwners = new Set<string>();
+
+export interface SqliteQueueDatabaseOptions {
+  /** Database file (`:memory:` for a private, non-durable one). */
+  path: string;
+  /**
+   * How long an owner may go without a heartbeat before its active jobs count as stalled (default
+   * 30 s). An owner on this host whose pid no longer runs counts at once.
+   */
+  leaseMs?: number;
+  /** How long a statement waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/** One SQLite file of queues, opened once per process; `queue(name)` gives its queues. */
+export class SqliteQueueDatabase {
+  /** @internal */
+  readonly db: BetterSqlite3.Database;
+  /** @internal this process's owner id in the file. */
+  readonly owner = randomUUID();
+  private readonly host = hostname();
+  private readonly leaseMs: number;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly queues = new Set<SqliteQueue>();
+  private readonly stmts: Record<Exclude<keyof typeof SQL, 'schema'>, BetterSqlite3.Statement>;
+  private lastSeq = 0;
+  private closed = false;
+
+  constructor(opts: SqliteQueueDatabaseOptions) {
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.db = new BetterSqlite3(opts.path);
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    this.db.pragma('journal_mode = WAL');
+    // Safe with WAL: a process crash loses nothing, a power loss at most the last commits.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SQL.schema);
+    const { schema: _, ...statements } = SQL;
+    this.stmts = Object.fromEntries(Object.entries(statements).map(([k, sql]) => [k, this.db.prepare(sql)])) as SqliteQueueDatabase['stmts'];
+    liveOwners.add(this.owner);
+    this.beat();
+    this.heartbeat = setInterval(() => this.beat(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.heartbeat.unref();
+  }
+
+  /** A queue of this file (closing it leaves the file open). */
+  queue(name: string, opts: Omit<SqliteQueueOptions, 'database' | 'path'> = {}): SqliteQueue {
+    return new SqliteQueue(name, { ...opts, database: this });
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** @internal */
+  stmt(name: keyof SqliteQueueDatabase['stmts']): BetterSqlite3.Statement {
+    if (this.closed) throw new UnavailableError('The queue database is closed');
+    return this.stmts[name];
+  }
+
+  /** @internal ordering of queued jobs with the same ready_at: increasing within the process, roughly across processes. */
+  nextSeq(): number {
+    this.lastSeq = Math.max(this.lastSeq + 1, Date.now() * 1000);
+    return this.lastSeq;
+  }
+
+  /** @internal */
+  attach(q: SqliteQueue): void {
+    this.queues.add(q);
+  }
+
+  /** @internal */
+  detach(q: SqliteQueue): void {
+    this.queues.delete(q);
+  }
+
+  /** @internal owners whose process is gone; with `orphans`, also owners of active jobs that have no row. */
+  deadOwners(orphans: boolean): string[] {
+    const stale = Date.now() - this.leaseMs;
+    const dead = (this.stmt('owners').all(this.owner) as Array<{ owner: string; host: string; pid: number; heartbeatAt: number }>)
+      .filter((o) => o.heartbeatAt < stale || (o.host === this.host && processGone(o.pid, o.owner)))
+      .map((o) => o.owner);
+    if (orphans) for (const r of this.stmt('orphanOwners').all() as Array<{ owner: string }>) if (r.owner !== this.owner) dead.push(r.owner);
+    return dead;
+  }
+
+  /** @internal drops the row of a dead owner once no queue has an active job of it left. */
+  forgetOwnerIfIdle(owner: string): void {
+    if (!this.stmt('ownerBusy').get(owner)) this.stmt('forgetOwner').run(owner);
+  }
+
+  /** @internal */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Closes every queue of the file (default worker grace), then the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.queues].map((q) => q.close()));
+    clearInterval(this.heartbeat);
+    try {
+      // A clean exit: nothing of ours is active any more, so no one need wait for our lease.
+      this.forgetOwnerIfIdle(this.owner);
+    } finally {
+      this.closed = true;
+      liveOwners.delete(this.owner);
+      this.db.close();
+    }
+  }
+
+  private beat(): void {
+    if (this.closed) return;
+    try {
+      this.stmts.beat.run(this.owner, this.host, process.pid, Date.now());
+    } catch {
+      // Busy (another process holds the write lock): the next beat comes well within the lease.
+    }
+  }
+}
+
+/** True when an owner that ran on this host with this pid is certainly gone. */
+function processGone(pid: number, owner: string): boolean {
+  if (pid === process.pid) return !liveOwners.has(owner);
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
