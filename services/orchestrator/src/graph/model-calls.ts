@@ -41,7 +41,8 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
   const decision = resolveModelSlot({ node: 'compact', preference: null, messages, configured: ctx.router?.configured ?? new Set() });
   const resolved = pickModel(ctx, decision);
   const older = messages.slice(0, plan.splitAt);
-  const summarize = () => summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: callOptions(resolved.model, meter.turn) });
+  // `langsmith:nostream`: the summary is not an answer; its tokens are not streamed to clients.
+  const summarize = () => summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: { ...callOptions(resolved.model, meter.turn), tags: ['langsmith:nostream'] } });
   // The worker's CPU slot is released while waiting on the provider.
   const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
   meter.record(result.usage);

@@ -1,6 +1,7 @@
 import { BaseChatModel, type BaseChatModelCallOptions, type BaseChatModelParams } from '@langchain/core/language_models/chat_models';
-import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
+import { AIMessage, AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import { z } from 'zod';
 
 /** One assistant turn a scripted model replays. */
@@ -89,6 +90,38 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
   }
 
   async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+    const message = await this.play(messages, options);
+    return { generations: [{ text: message.text, message }], llmOutput: { tokenUsage: message.usage_metadata } };
+  }
+
+  /**
+   * Streaming (used when a client asked for token events): the turn's text in a few chunks, then
+   * each tool call as chunks of its JSON arguments, then the usage and metadata — as a provider
+   * streams, so clients without a network see tokens. The chunks concatenate to the `_generate` message.
+   */
+  override async *_streamResponseChunks(messages: BaseMessage[], options: this['ParsedCallOptions'], runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
+    const whole = await this.play(messages, options);
+    const text = typeof whole.content === 'string' ? whole.content : '';
+    const emit = async (chunk: AIMessageChunk) => {
+      const gen = new ChatGenerationChunk({ text: typeof chunk.content === 'string' ? chunk.content : '', message: chunk });
+      await runManager?.handleLLMNewToken(gen.text, undefined, undefined, undefined, undefined, { chunk: gen });
+      return gen;
+    };
+    for (const piece of splitText(text, 4)) {
+      options.signal?.throwIfAborted();
+      yield await emit(new AIMessageChunk({ content: piece }));
+    }
+    for (const [index, tc] of whole.tool_calls!.entries()) {
+      const args = JSON.stringify(tc.args);
+      const half = Math.ceil(args.length / 2);
+      yield await emit(new AIMessageChunk({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, id: tc.id, name: tc.name, args: args.slice(0, half) }] }));
+      yield await emit(new AIMessageChunk({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, args: args.slice(half) }] }));
+    }
+    yield await emit(new AIMessageChunk({ content: '', usage_metadata: whole.usage_metadata!, response_metadata: whole.response_metadata }));
+  }
+
+  /** The AI message of the turn to play. */
+  private async play(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<AIMessage> {
     const index = options.scripted_turn ?? ScriptedChatModel.turnIndex(messages);
     const turn = this.turns[index];
     if (!turn) {
@@ -112,7 +145,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
       output_tokens: Math.ceil(outputChars / 4),
       total_tokens: Math.ceil(inputChars / 4) + Math.ceil(outputChars / 4),
     };
-    const message = new AIMessage({
+    return new AIMessage({
       content,
       tool_calls: toolCalls,
       usage_metadata: usage,
@@ -128,8 +161,16 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
         },
       },
     });
-    return { generations: [{ text: content, message }], llmOutput: { tokenUsage: usage } };
   }
+}
+
+/** `text` in at most `parts` pieces of about the same length (none when it is empty). */
+export function splitText(text: string, parts: number): string[] {
+  if (text === '') return [];
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
 }
 
 function toolName(t: unknown): string | undefined {

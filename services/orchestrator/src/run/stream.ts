@@ -12,6 +12,7 @@ import { pendingDelegation, type DelegationRequest } from '../delegation.js';
 import type { CheckpointConfig, GraphInput } from './input.js';
 import { humanInterrupts, isDelegationInterrupt, publicValues } from './values.js';
 import { interruptOnlyValues } from '../hitl.js';
+import { MessageEvents, wantsTokens } from './messages.js';
 
 /** How the graph stopped when it did not throw. */
 export type StoppedGraph =
@@ -37,19 +38,26 @@ export interface StoppedState {
   tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
 }
 
-/** Streams the run's graph to its stop, publishing `values` and `updates` events. */
+/**
+ * Streams the run's graph to its stop, publishing `values` and `updates` events, and the model's
+ * tokens (`messages` stream mode, see run/messages.ts) when the run was asked for `messages` or
+ * `messages-tuple`.
+ */
 export async function streamGraph(
   graph: Pick<AgentGraph, 'stream' | 'getState'>,
   events: Pick<RunEventStream, 'publish'>,
-  job: { runId: string; threadId: string },
+  job: { runId: string; threadId: string; tenantId?: string; assistantId?: string; streamMode?: readonly string[] },
   input: GraphInput,
   opts: StreamOptions,
   seen: SeenValues,
   log: Logger,
 ): Promise<StoppedGraph> {
+  const tokens = wantsTokens(job.streamMode)
+    ? new MessageEvents(job.streamMode ?? [], { runId: job.runId, threadId: job.threadId, tenantId: job.tenantId ?? '', ...(job.assistantId ? { assistantId: job.assistantId } : {}) })
+    : undefined;
   const stream = await graph.stream(input, {
     ...opts.cpConfig,
-    streamMode: ['values', 'updates'],
+    streamMode: tokens ? ['values', 'updates', 'messages'] : ['values', 'updates'],
     // agent → approve → await_approval → tools → delegate → human: at most six steps per loop.
     recursionLimit: opts.maxLoops * 6 + 10,
     signal: opts.signal,
@@ -57,6 +65,10 @@ export async function streamGraph(
   });
   for await (const chunk of stream) {
     const [mode, data] = chunk as [string, unknown];
+    if (mode === 'messages') {
+      for (const [event, payload] of tokens?.events(data) ?? []) await events.publish(job.runId, job.threadId, event, payload);
+      continue;
+    }
     // A delegation interrupt is internal: clients see the `delegate` update the executor publishes instead.
     if (mode === 'updates' && isDelegationInterrupt(data)) continue;
     // A stop at an interrupt streams as LangGraph does: a values event holding only `__interrupt__`.
