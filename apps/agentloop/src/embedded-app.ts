@@ -19,7 +19,7 @@ import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
 import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
-import { createOrchestrator, loadOrchestratorConfig } from '@agentloop/orchestrator';
+import { createOrchestrator, createThreadCheckpointReader, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -114,7 +114,9 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const redactor = gatewayPathRedactor(gatewayConfig);
   const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store, redact: (t) => redactor.redact(t) });
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
-  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus });
+  // History and state at a checkpoint read the orchestrator's checkpoints.
+  const checkpoints = createThreadCheckpointReader(checkpointer);
+  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus, checkpoints });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const grpcServer = gatewayConfig.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: gatewayConfig.HOST, port: gatewayConfig.GRPC_PORT, logger: gatewayLogger }) : undefined;
   const port = (app.server.address() as AddressInfo).port;

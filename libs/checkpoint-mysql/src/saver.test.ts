@@ -113,6 +113,24 @@ describe('MySQLSaver', () => {
     expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ a: 'A' });
   });
 
+  it('two branches forked from one checkpoint keep their own channel values (versions are unique per write)', async () => {
+    const thread_id = 'fork';
+    const parentConfig = await saver.put({ configurable: { thread_id } }, checkpoint({ x: 'root' }), meta(0), { x: 1 });
+    const branch = async (value: string) => {
+      const v = saver.getNextVersion(1);
+      expect(Math.floor(v)).toBe(2);
+      const cp = { ...checkpoint({ x: value }), channel_versions: { x: v } };
+      return saver.put(parentConfig, cp, meta(1), { x: v });
+    };
+    const a = await branch('old branch');
+    const b = await branch('new branch');
+    expect((await saver.getTuple(a))?.checkpoint.channel_values).toEqual({ x: 'old branch' });
+    expect((await saver.getTuple(b))?.checkpoint.channel_values).toEqual({ x: 'new branch' });
+    // Increasing, and past the integer versions of older checkpoints.
+    expect(saver.getNextVersion(undefined)).toBeGreaterThanOrEqual(1);
+    expect(saver.getNextVersion(2.7)).toBeGreaterThan(3 - 1e-9);
+  });
+
   it('list returns checkpoints newest first, honouring limit and before', async () => {
     const thread_id = 'listing';
     const ids: string[] = [];

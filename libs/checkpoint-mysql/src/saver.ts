@@ -125,6 +125,18 @@ export class MySQLSaver extends BaseCheckpointSaver {
   }
 
   /**
+   * The next version of a channel: the next integer plus a random fraction. Blobs are keyed by
+   * (channel, version) and insert-if-absent, so integer versions collide when a run forks the
+   * thread at an older checkpoint (edit, regenerate): the new branch's values would be read back
+   * as the old branch's. Still numbers, increasing, and comparable with the integer versions of
+   * checkpoints written before.
+   */
+  override getNextVersion(current: number | undefined): number {
+    const base = typeof current === 'number' ? Math.floor(current) : typeof current === 'string' ? Number.parseInt(current, 10) || 0 : 0;
+    return base + 1 + Math.random();
+  }
+
+  /**
    * Creates or upgrades the tables. Idempotent; concurrent callers (several
    * workers booting at once) serialize on a server-side named lock.
    */

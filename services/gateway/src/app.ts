@@ -20,6 +20,7 @@ import { registerMetaRoutes } from './routes/meta.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
 import { gatewayPathRedactor } from './redaction.js';
+import type { ThreadCheckpoints } from './checkpoints.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -40,6 +41,8 @@ export interface GatewayDeps {
    * besides those the gateway knows (redaction.ts).
    */
   redactPaths?: readonly PathRoot[];
+  /** The thread checkpoints (history, state at a checkpoint); absent: history is the latest state only. */
+  checkpoints?: ThreadCheckpoints;
 }
 
 /** Paths served without an API key. */
@@ -157,7 +160,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   const skills = deps.skills ?? (await SkillsConfig.load(config.SKILLS_CONFIG));
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
   const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config, skills, ...(deps.bus ? { bus: deps.bus } : {}) });
-  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills, redact };
+  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills, redact, ...(deps.checkpoints ? { checkpoints: deps.checkpoints } : {}) };
   app.decorate('agentloop', { ...ctx, auth });
   registerMetaRoutes(app);
   registerAssistantRoutes(app);

@@ -4,6 +4,7 @@ import type { WorkspaceManager } from '@agentloop/workspace';
 import type { GatewayConfig } from './config.js';
 import type { RunService } from './run-service.js';
 import type { SkillsConfig } from './skills-config.js';
+import type { ThreadCheckpoints } from './checkpoints.js';
 
 /** What route modules share. */
 export interface RouteContext {
@@ -16,6 +17,8 @@ export interface RouteContext {
   skills: SkillsConfig;
   /** Replaces host paths in text bound for a client (redaction.ts): error details, run errors. */
   redact: (text: string) => string;
+  /** The thread checkpoints (history, state at a checkpoint), when the deployment gives the gateway a saver. */
+  checkpoints?: ThreadCheckpoints;
 }
 
 declare module 'fastify' {

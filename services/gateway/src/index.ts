@@ -16,6 +16,7 @@ export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
 export { gatewayPathRedactor } from './redaction.js';
 export { withThreadResourceDeletion } from './thread-deletion.js';
+export type { ThreadCheckpoints, CheckpointState, CheckpointRef } from './checkpoints.js';
 export {
   startGrpcServer,
   createAgentLoopGrpcClient,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeStreamModes, RunCreateBody, runKwargs, wantsEvent } from './run-schema.js';
+import { normalizeStreamModes, RunCreateBody, runConfig, runKwargs, wantsEvent } from './run-schema.js';
+import { checkpointRef } from './routes/threads.js';
 
 describe('normalizeStreamModes', () => {
   it('defaults to ["values"]', () => {
@@ -52,5 +53,26 @@ describe('runKwargs', () => {
   it('stores the request without assistant_id and metadata, unset fields dropped', () => {
     const body = RunCreateBody.parse({ assistant_id: 'agent', input: { messages: [] }, metadata: { a: 1 }, webhook: null });
     expect(runKwargs(body, ['values'])).toEqual({ input: { messages: [] }, stream_mode: ['values'] });
+  });
+});
+
+describe('runConfig: the checkpoint a run starts from', () => {
+  it('puts checkpoint_id (or checkpoint.checkpoint_id/ns) into configurable, keeping the rest of the config', () => {
+    const config = { configurable: { model: 'base' }, tags: ['a'] };
+    expect(runConfig({ config })).toEqual(config);
+    expect(runConfig({ config, checkpoint_id: 'cp1' })).toEqual({ tags: ['a'], configurable: { model: 'base', checkpoint_id: 'cp1', checkpoint_ns: '' } });
+    expect(runConfig({ checkpoint: { checkpoint_id: 'cp2', checkpoint_ns: 'ns' } })).toEqual({ configurable: { checkpoint_id: 'cp2', checkpoint_ns: 'ns' } });
+    expect(runConfig({ config: null, checkpoint: null, checkpoint_id: null })).toEqual({});
+  });
+});
+
+describe('checkpointRef: a checkpoint as clients address it', () => {
+  it('takes a checkpoint, a config or a bare id; refuses anything else', () => {
+    expect(checkpointRef(undefined, 'b')).toBeNull();
+    expect(checkpointRef('cp1', 'b')).toEqual({ checkpoint_id: 'cp1', checkpoint_ns: '' });
+    expect(checkpointRef({ checkpoint_id: 'cp1', checkpoint_ns: 'x', thread_id: 't' }, 'b')).toEqual({ checkpoint_id: 'cp1', checkpoint_ns: 'x' });
+    expect(checkpointRef({ configurable: { checkpoint_id: 'cp1' } }, 'b')).toEqual({ checkpoint_id: 'cp1', checkpoint_ns: '' });
+    expect(() => checkpointRef([1], 'b')).toThrow();
+    expect(() => checkpointRef({ checkpoint_id: 3 }, 'b')).toThrow();
   });
 });

@@ -97,3 +97,18 @@ export function runKwargs(body: RunCreateBody, streamModes: string[]): Record<st
   kwargs.stream_mode = streamModes;
   return kwargs;
 }
+
+/**
+ * The run's config as the orchestrator gets it: a `checkpoint` / `checkpoint_id` of the body goes
+ * to `configurable.checkpoint_id` (and `checkpoint_ns`), as LangGraph takes it — the run starts
+ * from that checkpoint, forking the thread there.
+ */
+export function runConfig(body: Pick<RunCreateBody, 'config' | 'checkpoint' | 'checkpoint_id'>): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...(body.config ?? {}) };
+  const cp = body.checkpoint && typeof body.checkpoint === 'object' && !Array.isArray(body.checkpoint) ? (body.checkpoint as Record<string, unknown>) : undefined;
+  const checkpointId = body.checkpoint_id ?? (typeof cp?.checkpoint_id === 'string' ? cp.checkpoint_id : undefined);
+  if (!checkpointId) return config;
+  const ns = typeof cp?.checkpoint_ns === 'string' ? cp.checkpoint_ns : '';
+  config.configurable = { ...((config.configurable as Record<string, unknown> | undefined) ?? {}), checkpoint_id: checkpointId, checkpoint_ns: ns };
+  return config;
+}

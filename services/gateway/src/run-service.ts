@@ -6,7 +6,7 @@ import { assertNever, errorMessage, newId, UnavailableError, type Logger } from 
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, HttpError, invalid, notFound } from './errors.js';
-import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
+import { normalizeStreamModes, runConfig, runKwargs, type RunCreateBody } from './run-schema.js';
 import { resolveAssistantId, DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
@@ -163,7 +163,7 @@ export class RunService {
           assistantId,
           inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
           commandJson: body.command ? JSON.stringify(body.command) : '',
-          configJson: JSON.stringify(body.config ?? {}),
+          configJson: JSON.stringify(runConfig(body)),
           metadataJson: JSON.stringify(body.metadata ?? {}),
           webhookUrl: body.webhook ?? '',
           streamMode: streamModes,

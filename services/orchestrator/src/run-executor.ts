@@ -24,7 +24,7 @@ import type { ToolClient } from './tool-client.js';
 import { announceRunEnds, type EndContext } from './run-end.js';
 import type { StepLease } from './step-gate.js';
 import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, type DelegationLimits, type DelegationRequest } from './delegation.js';
-import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, resolveRunModel, type CheckpointConfig, type GraphInput } from './run/input.js';
+import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, resolveRunModel, runCheckpointConfig, atHead, type CheckpointConfig, type GraphInput } from './run/input.js';
 import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
@@ -301,8 +301,10 @@ export class RunExecutor {
         ...(lease ? { stepLease: lease } : {}),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
-      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await graphInput(this.graph, job, cpConfig, maxLoops, Math.max(attempt, existing.attempts));
-      const stopped = await streamGraph(this.graph, events, job, input, { cpConfig, maxLoops, signal, durability: this.deps.config.durability }, seen, log);
+      // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
+      const runCp = job.resumeDelegationId ? cpConfig : await runCheckpointConfig(this.graph, job, cpConfig, setup.configurable, Math.max(attempt, existing.attempts));
+      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, existing.attempts));
+      const stopped = await streamGraph(runCp === cpConfig ? this.graph : atHead(this.graph), events, job, input, { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability }, seen, log);
       seen.values = stopped.values;
       outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : { kind: stopped.kind };
     } catch (err) {

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ThreadRecord } from '@agentloop/store';
+import type { JsonObject, ThreadRecord } from '@agentloop/store';
 import { newId } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
+import type { CheckpointRef } from '../checkpoints.js';
 import { toApiThread, toApiThreadState } from '../serialize.js';
 import { JsonObjectSchema, MetadataSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
 
@@ -130,11 +131,77 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
     return toApiThreadState(await requireThread(ctx, request.tenantId, thread_id));
   });
 
-  // The gateway keeps the latest state only (checkpoints live with the orchestrator): history is that one state.
+  // One state per checkpoint, newest first (without a checkpoint reader: the latest state only).
   app.post('/threads/:thread_id/history', async (request) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    parseRequest(HistoryBody, request.body, 'body');
-    const thread = await requireThread(ctx, request.tenantId, thread_id);
-    return thread.values === null ? [] : [toApiThreadState(thread)];
+    const body = parseRequest(HistoryBody, request.body ?? {}, 'body');
+    return history(ctx, request.tenantId, thread_id, {
+      limit: body.limit ?? 10,
+      before: checkpointRef(body.before, 'body.before'),
+      metadata: body.metadata ?? null,
+      checkpoint: checkpointRef(body.checkpoint, 'body.checkpoint'),
+    });
   });
+
+  app.get('/threads/:thread_id/history', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const query = parseRequest(HistoryQuery, request.query ?? {}, 'query');
+    return history(ctx, request.tenantId, thread_id, { limit: query.limit ?? 10, before: query.before ? { checkpoint_id: query.before } : null, metadata: null, checkpoint: null });
+  });
+
+  app.get('/threads/:thread_id/state/:checkpoint_id', async (request) => {
+    const { thread_id, checkpoint_id } = parseRequest(CheckpointParams, request.params, 'params');
+    return stateAt(ctx, request.tenantId, thread_id, { checkpoint_id, checkpoint_ns: '' });
+  });
+
+  app.post('/threads/:thread_id/state/checkpoint', async (request) => {
+    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+    const body = parseRequest(StateAtBody, request.body ?? {}, 'body');
+    return stateAt(ctx, request.tenantId, thread_id, checkpointRef(body.checkpoint, 'body.checkpoint'));
+  });
+}
+
+const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  before: z.string().min(1).optional(),
+});
+
+const CheckpointParams = z.object({ thread_id: Uuid, checkpoint_id: z.string().min(1).max(200) });
+
+const StateAtBody = z.object({
+  checkpoint: z.unknown(),
+  subgraphs: z.boolean().nullish(),
+  select: z.array(z.string()).nullish(),
+});
+
+/**
+ * A checkpoint as clients address it: `{checkpoint_id, checkpoint_ns}`, a config
+ * `{configurable: {checkpoint_id, ...}}`, or a bare checkpoint id.
+ */
+export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'string') return { checkpoint_id: v, checkpoint_ns: '' };
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid(where, 'must be a checkpoint {"checkpoint_id": ..., "checkpoint_ns": ...} or a config {"configurable": {"checkpoint_id": ...}}');
+  const o = v as Record<string, unknown>;
+  const src = o.configurable && typeof o.configurable === 'object' ? (o.configurable as Record<string, unknown>) : o;
+  const id = src.checkpoint_id;
+  const ns = src.checkpoint_ns;
+  if (id !== undefined && id !== null && typeof id !== 'string') throw invalid(`${where}.checkpoint_id`, 'must be a string');
+  if (ns !== undefined && ns !== null && typeof ns !== 'string') throw invalid(`${where}.checkpoint_ns`, 'must be a string');
+  return { checkpoint_id: id ?? null, checkpoint_ns: ns ?? '' };
+}
+
+async function history(ctx: RouteContext, tenantId: string, threadId: string, opts: { limit: number; before: CheckpointRef | null; metadata: JsonObject | null; checkpoint: CheckpointRef | null }): Promise<unknown[]> {
+  const thread = await requireThread(ctx, tenantId, threadId);
+  if (!ctx.checkpoints) return thread.values === null ? [] : [toApiThreadState(thread)];
+  return ctx.checkpoints.history(tenantId, threadId, opts);
+}
+
+async function stateAt(ctx: RouteContext, tenantId: string, threadId: string, checkpoint: CheckpointRef | null): Promise<unknown> {
+  const thread = await requireThread(ctx, tenantId, threadId);
+  if (!checkpoint?.checkpoint_id) return toApiThreadState(thread);
+  if (!ctx.checkpoints) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${threadId} not found: this deployment keeps no checkpoint history.`);
+  const state = await ctx.checkpoints.state(tenantId, threadId, checkpoint);
+  if (!state) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${threadId} not found.`);
+  return state;
 }

@@ -4,7 +4,7 @@ import { HumanMessage } from '@langchain/core/messages';
 import { RunInputError } from '../errors.js';
 import { MAX_LOOPS_MAX, MAX_LOOPS_MIN } from '../graph.js';
 import type { ResolvedModel } from '../models/registry.js';
-import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, parseJsonObject, parseMaxLoops, resolveRunModel, selectedSlot, type StateReader } from './input.js';
+import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, parseJsonObject, parseMaxLoops, resolveRunModel, runCheckpointConfig, selectedSlot, type CheckpointConfig, type StateReader } from './input.js';
 import { delegationRequest, fakeJob, stateWith } from './testing.js';
 
 const cp = { configurable: { thread_id: 't1:th1', run_id: 'r1' } };
@@ -138,5 +138,39 @@ describe('run input: delegation resume', () => {
     expect(await delegationResumeInput(past, resumeJob(), cp, 1)).toBeNull();
     expect(await delegationResumeInput(past, resumeJob(), cp, 0)).toBe('stale');
     expect(await delegationResumeInput(graphAt(stateWith({ context_id: 'r1' }, { interrupts: [delegationRequest('d0')] })), resumeJob(), cp, 0)).toBe('stale');
+  });
+});
+
+describe('run input: checkpoint of a fork', () => {
+  /** A graph whose latest checkpoint is `latest` and where only checkpoint `cp1` exists besides. */
+  function forkable(latest: ReturnType<typeof stateWith>): StateReader & { asked: CheckpointConfig[] } {
+    return {
+      asked: [],
+      async getState(config) {
+        this.asked.push(config);
+        const id = config.configurable.checkpoint_id;
+        if (id === undefined) return { ...latest, createdAt: 'now' } as never;
+        return (id === 'cp1' ? { ...stateWith({}, { next: ['agent'] }), createdAt: 'then' } : stateWith({})) as never;
+      },
+    };
+  }
+
+  it('without a checkpoint_id the run executes on the thread’s latest checkpoint', async () => {
+    const g = forkable(stateWith({}));
+    expect(await runCheckpointConfig(g, fakeJob(), cp, {}, 0)).toBe(cp);
+    expect(g.asked).toHaveLength(0);
+  });
+
+  it('a checkpoint_id forks there (with its namespace); a missing checkpoint or a non-string id is the client’s mistake', async () => {
+    const g = forkable(stateWith({}));
+    expect(await runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 'cp1' }, 0)).toEqual({ configurable: { ...cp.configurable, checkpoint_id: 'cp1', checkpoint_ns: '' } });
+    await expect(runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 'nope' }, 0)).rejects.toThrow(RunInputError);
+    await expect(runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 7 }, 0)).rejects.toThrow(RunInputError);
+  });
+
+  it('a retry of a fork that already wrote checkpoints continues from its own latest one', async () => {
+    expect(await runCheckpointConfig(forkable(stateWith({ context_id: 'r1' })), fakeJob(), cp, { checkpoint_id: 'cp1' }, 1)).toBe(cp);
+    // A retry that wrote nothing yet forks again.
+    expect((await runCheckpointConfig(forkable(stateWith({ context_id: 'other' })), fakeJob(), cp, { checkpoint_id: 'cp1' }, 1)).configurable.checkpoint_id).toBe('cp1');
   });
 });

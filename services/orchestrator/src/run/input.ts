@@ -112,6 +112,42 @@ export async function graphInput(graph: StateReader, job: RunJob, cpConfig: Chec
 }
 
 /**
+ * The checkpoint config a run executes on: a run created with a checkpoint (`config.configurable.
+ * checkpoint_id`, which the gateway sets from the body's `checkpoint` / `checkpoint_id`) starts from
+ * that checkpoint, so its writes fork the thread there (edit, regenerate, time travel). A retry of
+ * such a run that already wrote checkpoints of its own continues from its latest one instead.
+ */
+export async function runCheckpointConfig(graph: StateReader, job: RunJob, cpConfig: CheckpointConfig, configurable: JsonObject, attempt: number): Promise<CheckpointConfig> {
+  const checkpointId = configurable.checkpoint_id;
+  if (checkpointId === undefined || checkpointId === null || checkpointId === '') return cpConfig;
+  if (typeof checkpointId !== 'string') throw new RunInputError('config.configurable.checkpoint_id must be a string');
+  if (attempt > 0) {
+    const latest = await graph.getState(cpConfig);
+    if ((latest.values as { context_id?: unknown }).context_id === job.runId) return cpConfig;
+  }
+  const ns = typeof configurable.checkpoint_ns === 'string' ? configurable.checkpoint_ns : '';
+  const forked: CheckpointConfig = { configurable: { ...cpConfig.configurable, checkpoint_id: checkpointId, checkpoint_ns: ns } };
+  const at = await graph.getState(forked);
+  // LangGraph reads a missing checkpoint as an empty state: say so instead of starting an empty thread.
+  if (!(at as { createdAt?: unknown }).createdAt) throw new RunInputError(`checkpoint ${checkpointId} not found on this thread`);
+  return forked;
+}
+
+/**
+ * The graph a forked run streams on: the stream starts at the fork's checkpoint, but where the run
+ * stopped is read at the thread's head (the new branch), not at the checkpoint it forked from.
+ */
+export function atHead(graph: Pick<AgentGraph, 'stream' | 'getState'>): Pick<AgentGraph, 'stream' | 'getState'> {
+  return {
+    stream: graph.stream.bind(graph) as AgentGraph['stream'],
+    getState: (config, options) => {
+      const { checkpoint_id: _id, checkpoint_ns: _ns, ...configurable } = config.configurable ?? {};
+      return graph.getState({ ...config, configurable }, options);
+    },
+  };
+}
+
+/**
  * Input of a resume job: the children's results when the run still waits on that step;
  * null when this very job ran before and got past it (a retry); else 'stale' (a duplicate).
  */
