@@ -77,7 +77,14 @@ export function generateWorkload(opts: { threads: number; steps: number; prefix:
               usage_metadata: { input_tokens: 800 + step * 120, output_tokens: 60, total_tokens: 860 + step * 120 },
             }),
           ),
-          track(new ToolMessage({ content: sentence(rand, 200 + Math.floor(rand() * 300)), tool_call_id: callId, name: 'search_documents', id: `tool-${s.threadId}-${step}` })),
+          track(
+            new ToolMessage({
+              content: sentence(rand, 200 + Math.floor(rand() * 300)),
+              tool_call_id: callId,
+              name: 'search_documents',
+              id: `tool-${s.threadId}-${step}`,
+            }),
+          ),
         );
       }
       const version = step + 1;

@@ -49,7 +49,9 @@ function summarizeMariaPlan(json: string): string {
     if (o.table && typeof o.table === 'object') {
       const t = o.table as Record<string, unknown>;
       const time = typeof t.r_table_time_ms === 'number' ? ` ${t.r_table_time_ms.toFixed(3)} ms` : '';
-      found.push(`${String(t.table_name)}: ${String(t.access_type)} key=${String(t.key ?? '-')}(${String((t.used_key_parts as unknown[] | undefined)?.length ?? 0)} parts) r_rows=${String(t.r_rows ?? '?')}${time}${t.attached_condition ? ' +filter' : ''}`);
+      found.push(
+        `${String(t.table_name)}: ${String(t.access_type)} key=${String(t.key ?? '-')}(${String((t.used_key_parts as unknown[] | undefined)?.length ?? 0)} parts) r_rows=${String(t.r_rows ?? '?')}${time}${t.attached_condition ? ' +filter' : ''}`,
+      );
     }
     if (o.filesort) found.push('filesort');
     for (const v of Object.values(o)) walk(v);
@@ -89,10 +91,15 @@ export async function profile(opts: {
       const us = await microsPerCall(30, () => run(s.saver));
       const selects = statements.filter((st) => /^\s*select/i.test(st.sql));
       // The same SELECTs through the bare driver, one after another: server + wire + driver decoding, no saver/serializer work.
-      const queryUs = selects.length > 0 ? await microsPerCall(30, async () => {
-        for (const st of selects) await s.query(st.sql, st.values);
-      }) : undefined;
-      out(`${s.name}: ${statements.length} statements, ${fmt(us, 0)} µs per call (sequential)${queryUs !== undefined ? `; its SELECTs alone (server + driver decoding, run one by one): ${fmt(queryUs, 0)} µs` : ''}`);
+      const queryUs =
+        selects.length > 0
+          ? await microsPerCall(30, async () => {
+              for (const st of selects) await s.query(st.sql, st.values);
+            })
+          : undefined;
+      out(
+        `${s.name}: ${statements.length} statements, ${fmt(us, 0)} µs per call (sequential)${queryUs !== undefined ? `; its SELECTs alone (server + driver decoding, run one by one): ${fmt(queryUs, 0)} µs` : ''}`,
+      );
       const distinct = new Map<string, { st: Statement; n: number }>();
       for (const st of statements) {
         const seen = distinct.get(st.sql);

@@ -138,7 +138,9 @@ async function postgresSubject(url: string): Promise<Subject> {
 // ---------------------------------------------------------------------------
 // Operations
 
-const cfg = (threadId: string, checkpointId?: string) => ({ configurable: { thread_id: threadId, checkpoint_ns: '', ...(checkpointId ? { checkpoint_id: checkpointId } : {}) } });
+const cfg = (threadId: string, checkpointId?: string) => ({
+  configurable: { thread_id: threadId, checkpoint_ns: '', ...(checkpointId ? { checkpoint_id: checkpointId } : {}) },
+});
 
 /** Steps of the given threads in step-major order (every thread's step 0, then step 1, ...). */
 function stepMajor(w: Workload, threads: string[]): StepData[] {
@@ -147,7 +149,8 @@ function stepMajor(w: Workload, threads: string[]): StepData[] {
   return out;
 }
 
-const putOps = (s: Subject, steps: StepData[]): Op[] => steps.map((d) => () => s.saver.put(cfg(d.threadId, d.parentId), d.checkpoint, d.metadata, d.newVersions));
+const putOps = (s: Subject, steps: StepData[]): Op[] =>
+  steps.map((d) => () => s.saver.put(cfg(d.threadId, d.parentId), d.checkpoint, d.metadata, d.newVersions));
 const putWritesOps = (s: Subject, steps: StepData[]): Op[] => steps.map((d) => () => s.saver.putWrites(cfg(d.threadId, d.checkpoint.id), d.writes, d.taskId));
 
 async function drain(it: AsyncGenerator<CheckpointTuple>): Promise<number> {
@@ -268,7 +271,9 @@ async function main(): Promise<void> {
       const msgs = (t?.checkpoint.channel_values.messages as unknown[] | undefined)?.length;
       const listed = await drain(s.saver.list(cfg(probe.threadId), { limit: 10 }));
       if (t?.checkpoint.id !== probe.checkpoint.id || msgs !== 2 * STEPS - 1 || t.pendingWrites?.length !== 2 || listed !== Math.min(10, STEPS)) {
-        throw new Error(`${s.name} returned an unexpected checkpoint: id ${t?.checkpoint.id}, ${msgs} messages, ${t?.pendingWrites?.length} writes, list ${listed}`);
+        throw new Error(
+          `${s.name} returned an unexpected checkpoint: id ${t?.checkpoint.id}, ${msgs} messages, ${t?.pendingWrites?.length} writes, list ${listed}`,
+        );
       }
     }
     log('results checked: both savers return the same latest checkpoint (messages, pending writes, list)');
@@ -300,7 +305,10 @@ function printReport(rows: Row[], subjects: Subject[]): void {
     ]),
   );
   const gm = geometricMean(ratios);
-  const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
   process.stdout.write(
     `\nCheckpointer throughput — ${THREADS} threads × ${STEPS} steps, reads ${READS}, pool ${POOL_SIZE} connections each\n` +
       `MariaDB ${args['server-defaults'] ? 'as startMariaDb configures it (64 MB buffer pool, 8 MB redo log)' : 'with 128 MB buffer pool and 256 MB redo log (PostgreSQL defaults: 128 MB shared_buffers, 1 GB max_wal_size)'}; ` +

@@ -61,8 +61,9 @@ function queries(words: string[], n: number, rand: () => number, joiner: string)
 
 async function benchPdf(tmp: string): Promise<void> {
   const rand = rng(1);
-  const pages = Array.from({ length: 1000 }, (_, p) =>
-    Array.from({ length: 40 }, () => Array.from({ length: 12 }, () => EN[Math.floor(rand() * EN.length)]).join(' ')).join('\n') + `\nmarker-${p + 1}`,
+  const pages = Array.from(
+    { length: 1000 },
+    (_, p) => Array.from({ length: 40 }, () => Array.from({ length: 12 }, () => EN[Math.floor(rand() * EN.length)]).join(' ')).join('\n') + `\nmarker-${p + 1}`,
   );
   const pdf = buildPdf(pages);
   console.log(`\n1,000-page PDF: ${(pdf.length / 1024 / 1024).toFixed(1)} MB file`);
@@ -83,7 +84,9 @@ async function benchPdf(tmp: string): Promise<void> {
   const file = buildIndexFile(ex, '0'.repeat(64));
   const indexMs = performance.now() - t;
   console.log(`  extracted text: ${textMb.toFixed(2)} MB in ${ex.units.length} pages`);
-  console.log(`  in-process: extraction ${(extractMs / 1000).toFixed(2)} s (${(textMb / (extractMs / 1000)).toFixed(2)} MB/s), chunk+tokenize ${(indexMs / 1000).toFixed(2)} s (${(textMb / (indexMs / 1000)).toFixed(2)} MB/s), ${file.chunks.length} chunks`);
+  console.log(
+    `  in-process: extraction ${(extractMs / 1000).toFixed(2)} s (${(textMb / (extractMs / 1000)).toFixed(2)} MB/s), chunk+tokenize ${(indexMs / 1000).toFixed(2)} s (${(textMb / (indexMs / 1000)).toFixed(2)} MB/s), ${file.chunks.length} chunks`,
+  );
 
   // End to end through the service.
   const root = path.join(tmp, 'workspaces');

@@ -28,7 +28,12 @@ async function submit(i: number): Promise<void> {
   const res = await fetch(`${server.url}/runs`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: `run ${i}` }] }, config: { configurable: { model: { provider: 'scripted', turns } } }, on_completion: 'keep' }),
+    body: JSON.stringify({
+      assistant_id: 'agent',
+      input: { messages: [{ role: 'user', content: `run ${i}` }] },
+      config: { configurable: { model: { provider: 'scripted', turns } } },
+      on_completion: 'keep',
+    }),
   });
   if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
 }
@@ -69,7 +74,11 @@ console.log(
 );
 if (snapshot) {
   const file = v8.writeHeapSnapshot(path.join(dataDir, 'h.heapsnapshot'));
-  const snap = JSON.parse(readFileSync(file, 'utf8')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const snap = JSON.parse(readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
   const f = snap.snapshot.meta.node_fields;
   const width = f.length;
   const [iType, iName, iSize] = [f.indexOf('type'), f.indexOf('name'), f.indexOf('self_size')];
@@ -84,7 +93,10 @@ if (snapshot) {
     by.set(name, e);
   }
   const top = [...by.entries()].sort((a, b) => b[1].size - a[1].size).slice(0, 40);
-  for (const [name, e] of top) console.log(`${(e.size / 1024 / 1024).toFixed(1).padStart(8)} MiB ${String(e.n).padStart(9)}  ${(e.n / N).toFixed(1).padStart(7)}/run  ${name.slice(0, 100)}`);
+  for (const [name, e] of top)
+    console.log(
+      `${(e.size / 1024 / 1024).toFixed(1).padStart(8)} MiB ${String(e.n).padStart(9)}  ${(e.n / N).toFixed(1).padStart(7)}/run  ${name.slice(0, 100)}`,
+    );
 }
 // The runs wait for minutes: no graceful close, just the data gone.
 rmSync(dataDir, { recursive: true, force: true });

@@ -62,7 +62,20 @@ export async function startPeer(opts: { logFile: string; jobsPerWorker: number; 
   writeFileSync(path.join(PEER_DIR, 'langgraph.json'), JSON.stringify({ node_version: '20', graphs: { agent: './graph.ts:graph' } }, null, 2) + '\n');
   const port = await freePort();
   const cli = path.join(PEER_DIR, 'node_modules', '@langchain', 'langgraph-cli', 'dist', 'cli', 'cli.mjs');
-  const args = [cli, 'dev', '--port', String(port), '--host', '127.0.0.1', '--no-browser', '--no-reload', '--n-jobs-per-worker', String(opts.jobsPerWorker), '--config', path.join(PEER_DIR, 'langgraph.json')];
+  const args = [
+    cli,
+    'dev',
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--no-browser',
+    '--no-reload',
+    '--n-jobs-per-worker',
+    String(opts.jobsPerWorker),
+    '--config',
+    path.join(PEER_DIR, 'langgraph.json'),
+  ];
   const proc = spawnLogged(process.execPath, args, {
     cwd: PEER_DIR,
     logFile: opts.logFile,

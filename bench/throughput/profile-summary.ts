@@ -282,7 +282,11 @@ export function formatSummary(s: Summary, opts: { runs?: number; top?: number } 
     table('file', s.selfByFile, top),
     '',
     'Inclusive time by function (AgentLoop code only)',
-    table('file:function', s.inclusiveByFunction.filter(([k]) => /^(libs|services|apps)\//.test(k)), top),
+    table(
+      'file:function',
+      s.inclusiveByFunction.filter(([k]) => /^(libs|services|apps)\//.test(k)),
+      top,
+    ),
     '',
     'Inclusive time by function (all)',
     table('file:function', s.inclusiveByFunction, top),

@@ -98,7 +98,10 @@ const TRACE_RUNS = num(args['trace-runs'], 10, 'trace-runs');
 
 const list = <T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] | undefined => {
   if (raw === undefined) return undefined;
-  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const i of items) if (!allowed.includes(i as T)) throw new Error(`--${what}: "${i}" is not one of ${allowed.join(', ')}`);
   return items as T[];
 };
@@ -134,14 +137,24 @@ const machine = {
   node: process.version,
   cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
   memory: fmtBytes(os.totalmem()),
-  loadavgStart: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+  loadavgStart: os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' '),
   loadavgEnd: '',
   env: extraEnv,
   agentloop: agentloopCode,
 };
 console.log(`bench:throughput ${machine.date} — node ${machine.node}, ${machine.cpus}, ${machine.memory}, load average ${machine.loadavgStart}`);
-console.log(`targets: ${targetNames.join(', ')}; workloads: ${workloads.join(', ')}; AgentLoop from the ${agentloopCode}; logs in ${path.relative(process.cwd(), outDir)}`);
-if (Object.keys(extraEnv).length) console.log(`AgentLoop environment: ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+console.log(
+  `targets: ${targetNames.join(', ')}; workloads: ${workloads.join(', ')}; AgentLoop from the ${agentloopCode}; logs in ${path.relative(process.cwd(), outDir)}`,
+);
+if (Object.keys(extraEnv).length)
+  console.log(
+    `AgentLoop environment: ${Object.entries(extraEnv)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
 
 interface WaitResult {
   workload: string;
@@ -183,10 +196,20 @@ async function main(): Promise<void> {
   if (throughput.length > 0) await throughputPhase(throughput);
   if (workloads.includes('profile')) await profilePhase();
   if (workloads.includes('trace')) await tracePhase();
-  machine.loadavgEnd = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  machine.loadavgEnd = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const cpu = process.cpuUsage(clientCpu0);
-  console.log(`\nload average at the end ${machine.loadavgEnd}; the load generator (this process) used ${fmt((cpu.user + cpu.system) / 1000)} ms CPU; total ${fmt((performance.now() - t0) / 1000)} s`);
-  const results = { machine, settings: { ROUNDS, SECONDS, WEBHOOK_RUNS, INFLIGHT, INFLIGHT_DELAY, INFLIGHT_DEADLINE_S, SUBMITTERS }, waitResults: strip(waitResults), backgroundResults: strip(backgroundResults) };
+  console.log(
+    `\nload average at the end ${machine.loadavgEnd}; the load generator (this process) used ${fmt((cpu.user + cpu.system) / 1000)} ms CPU; total ${fmt((performance.now() - t0) / 1000)} s`,
+  );
+  const results = {
+    machine,
+    settings: { ROUNDS, SECONDS, WEBHOOK_RUNS, INFLIGHT, INFLIGHT_DELAY, INFLIGHT_DEADLINE_S, SUBMITTERS },
+    waitResults: strip(waitResults),
+    backgroundResults: strip(backgroundResults),
+  };
   writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 2));
   console.log(`results: ${path.relative(process.cwd(), path.join(outDir, 'results.json'))}`);
 }
@@ -198,7 +221,13 @@ function strip<T extends { rounds: Array<WaitRound | BackgroundRound> }>(rs: T[]
     rounds: r.rounds.map((round) => {
       const { latencies, ...rest } = round as WaitRound & BackgroundRound;
       const waitLatencies = (round as WaitRound).waitLatencies;
-      return { ...rest, waitLatencies: undefined, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ...(waitLatencies ? { waitP50: percentile(waitLatencies, 50) } : {}) };
+      return {
+        ...rest,
+        waitLatencies: undefined,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        ...(waitLatencies ? { waitP50: percentile(waitLatencies, 50) } : {}),
+      };
     }),
   }));
 }
@@ -215,7 +244,10 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
   }
   // Warm-up: JIT, connection pools, first-thread paths; and a check that a run really completes.
   for (const t of targets) {
-    const values = await sdkClient(t.url).runs.wait((await sdkClient(t.url).threads.create()).thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'What time is it?' }] }, config: runConfig(0) });
+    const values = await sdkClient(t.url).runs.wait((await sdkClient(t.url).threads.create()).thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'What time is it?' }] },
+      config: runConfig(0),
+    });
     checkValues(values);
     const w = await waitLoad(t, { concurrency: 4, seconds: quick ? 2 : 4 });
     log(`${t.name} warmed up: ${w.runs} runs, ${w.errors} errors${w.firstError ? ` (${w.firstError})` : ''}`);
@@ -235,13 +267,17 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
             const res = (results.get(t.name) as BackgroundResult | undefined) ?? { workload: w, target: t.name, rounds: [] };
             res.rounds.push(round);
             results.set(t.name, res);
-            log(`${w} ${t.name} round ${r + 1}: ${round.done}/${round.submitted} done, ${fmt((1000 * round.done) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.submitErrors ? `, ${round.submitErrors} submit errors (${round.firstError})` : ''}`);
+            log(
+              `${w} ${t.name} round ${r + 1}: ${round.done}/${round.submitted} done, ${fmt((1000 * round.done) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.submitErrors ? `, ${round.submitErrors} submit errors (${round.firstError})` : ''}`,
+            );
           } else {
             const round = await waitLoad(t, { concurrency: WAIT_WORKLOADS[w as keyof typeof WAIT_WORKLOADS], seconds: SECONDS });
             const res = (results.get(t.name) as WaitResult | undefined) ?? { workload: w, target: t.name, rounds: [] };
             res.rounds.push(round);
             results.set(t.name, res);
-            log(`${w} ${t.name} round ${r + 1}: ${round.runs} runs, ${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.errors ? `, ${round.errors} errors (${round.firstError})` : ''}`);
+            log(
+              `${w} ${t.name} round ${r + 1}: ${round.runs} runs, ${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.errors ? `, ${round.errors} errors (${round.firstError})` : ''}`,
+            );
           }
         }
       }
@@ -256,7 +292,12 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
       // otherwise load the machine during the next target's measurement.
       for (const t of targets) {
         log(`inflight ${t.name}: ${INFLIGHT} runs × 3 model turns of ${INFLIGHT_DELAY} ms...`);
-        const round = await backgroundLoad(t, receiver, { runs: INFLIGHT, submitters: SUBMITTERS, delayMs: INFLIGHT_DELAY, deadlineMs: INFLIGHT_DEADLINE_S * 1000 });
+        const round = await backgroundLoad(t, receiver, {
+          runs: INFLIGHT,
+          submitters: SUBMITTERS,
+          delayMs: INFLIGHT_DELAY,
+          deadlineMs: INFLIGHT_DEADLINE_S * 1000,
+        });
         backgroundResults.push({ workload: 'inflight', target: t.name, rounds: [round] });
         log(
           `inflight ${t.name}: ${round.done}/${round.submitted} done, submissions ${fmt((1000 * round.submitted) / round.submitMs)}/s, p99 ${fmt(percentile(round.latencies, 99))} ms` +
@@ -280,7 +321,9 @@ function printThroughput(): void {
   const ratio = (v: number, peer: number | undefined) => (peer ? `${fmt(v / peer)}x` : '—');
 
   if (waitResults.length > 0) {
-    console.log(`\nruns.wait — new thread per run (threads.create + runs.wait), 3-step run, zero model latency; ${ROUNDS} rounds of ${SECONDS} s per target, alternating`);
+    console.log(
+      `\nruns.wait — new thread per run (threads.create + runs.wait), 3-step run, zero model latency; ${ROUNDS} rounds of ${SECONDS} s per target, alternating`,
+    );
     const rows: string[][] = [];
     for (const w of Object.keys(WAIT_WORKLOADS)) {
       const peer = waitResults.find((r) => r.workload === w && r.target === 'peer');
@@ -297,13 +340,30 @@ function printThroughput(): void {
           res.rounds.map((r) => fmt((1000 * r.runs) / r.elapsedMs)).join(' / '),
           fmt(percentile(lat, 50)),
           fmt(percentile(lat, 99)),
-          fmt(percentile(flat(res.rounds, (r) => r.waitLatencies), 50)),
-          ratio(percentile(lat, 50), peer && percentile(flat(peer.rounds, (r) => r.latencies), 50)),
+          fmt(
+            percentile(
+              flat(res.rounds, (r) => r.waitLatencies),
+              50,
+            ),
+          ),
+          ratio(
+            percentile(lat, 50),
+            peer &&
+              percentile(
+                flat(peer.rounds, (r) => r.latencies),
+                50,
+              ),
+          ),
           fmt(sum(res.rounds, (r) => r.cpuMs) / runs),
         ]);
       }
     }
-    console.log(formatTable(['workload', 'target', 'runs', 'errors', 'runs/s', 'vs peer', 'per round', 'p50 ms', 'p99 ms', 'wait p50', 'p50 vs peer', 'CPU ms/run'], rows));
+    console.log(
+      formatTable(
+        ['workload', 'target', 'runs', 'errors', 'runs/s', 'vs peer', 'per round', 'p50 ms', 'p99 ms', 'wait p50', 'p50 vs peer', 'CPU ms/run'],
+        rows,
+      ),
+    );
   }
   const webhook = backgroundResults.filter((r) => r.workload === 'webhook');
   if (webhook.length > 0) {
@@ -321,8 +381,18 @@ function printThroughput(): void {
             fmt((1000 * sum(res.rounds, (r) => r.submitted)) / sum(res.rounds, (r) => r.submitMs)),
             fmt(bgRate(res)),
             ratio(bgRate(res), peer && bgRate(peer)),
-            fmt(percentile(flat(res.rounds, (r) => r.latencies), 50)),
-            fmt(percentile(flat(res.rounds, (r) => r.latencies), 99)),
+            fmt(
+              percentile(
+                flat(res.rounds, (r) => r.latencies),
+                50,
+              ),
+            ),
+            fmt(
+              percentile(
+                flat(res.rounds, (r) => r.latencies),
+                99,
+              ),
+            ),
             fmt(sum(res.rounds, (r) => r.cpuMs) / Math.max(1, done)),
           ];
         }),
@@ -332,7 +402,9 @@ function printThroughput(): void {
   const inflight = backgroundResults.filter((r) => r.workload === 'inflight');
   if (inflight.length > 0) {
     const minimum = 3 * INFLIGHT_DELAY;
-    console.log(`\nin-flight — ${INFLIGHT} runs × 3 model turns of ${INFLIGHT_DELAY} ms (minimum ${minimum} ms per run), ${SUBMITTERS} submitters, completion by webhook, deadline ${INFLIGHT_DEADLINE_S} s after the last submission`);
+    console.log(
+      `\nin-flight — ${INFLIGHT} runs × 3 model turns of ${INFLIGHT_DELAY} ms (minimum ${minimum} ms per run), ${SUBMITTERS} submitters, completion by webhook, deadline ${INFLIGHT_DEADLINE_S} s after the last submission`,
+    );
     console.log(
       formatTable(
         ['target', 'done/submitted', 'failed', 'submit/s', 'p50 submit→webhook', 'p99', 'p99 / minimum', 'all done after s', 'RSS Δ/run', 'RSS peak', 'CPU s'],
@@ -383,7 +455,9 @@ async function profilePhase(): Promise<void> {
     p = reply('profile-written');
     child.send({ type: 'profile-stop', file });
     await p;
-    log(`profile: ${round.runs} runs in ${fmt(round.elapsedMs / 1000)} s (${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms, ${round.errors} errors), written to ${path.relative(process.cwd(), file)}`);
+    log(
+      `profile: ${round.runs} runs in ${fmt(round.elapsedMs / 1000)} s (${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms, ${round.errors} errors), written to ${path.relative(process.cwd(), file)}`,
+    );
     const text = formatSummary(summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile), { runs: round.runs, top: 30 });
     writeFileSync(path.join(outDir, 'profile-summary.txt'), text + '\n');
     console.log(`\nCPU profile — AgentLoop embedded, runs.wait × 4 concurrent, ${PROFILE_SECONDS} s (main thread, V8 sampler at 500 µs)\n${text}`);
@@ -409,7 +483,9 @@ async function tracePhase(): Promise<void> {
       for (let i = 0; i < TRACE_RUNS; i++) {
         const s = performance.now();
         const thread = await client.threads.create();
-        checkValues(await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'What time is it?' }] }, config: runConfig(0) }));
+        checkValues(
+          await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'What time is it?' }] }, config: runConfig(0) }),
+        );
         lat.push(performance.now() - s);
       }
       await new Promise((r) => setTimeout(r, 1500));
@@ -419,6 +495,8 @@ async function tracePhase(): Promise<void> {
     }
     const { runs, text } = breakdown(receiver.spans, /^POST .*\/runs\/wait$/);
     writeFileSync(path.join(outDir, `trace-${name}.txt`), text + '\n');
-    console.log(`\nSpans of one runs.wait (median over ${runs} sequential runs, telemetry on), AgentLoop ${name}; "gap" = since the previous sibling ended (or the parent started), ±1 ms; "own" = time in the span not covered by a child span\n${text}`);
+    console.log(
+      `\nSpans of one runs.wait (median over ${runs} sequential runs, telemetry on), AgentLoop ${name}; "gap" = since the previous sibling ended (or the parent started), ±1 ms; "own" = time in the span not covered by a child span\n${text}`,
+    );
   }
 }

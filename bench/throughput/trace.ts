@@ -185,7 +185,10 @@ export function breakdown(spans: SpanRecord[], rootName: RegExp): { runs: number
   for (const r of roots) visit(r, r.span.start, '', 0, r.span.name, 0);
   const rows = order.map(({ key, depth, label }) => {
     const st = stats.get(key)!;
-    return `${'  '.repeat(depth)}${label}`.padEnd(62) + `${fmt(median(st.offset)).padStart(9)}${fmt(median(st.gap)).padStart(9)}${fmt(median(st.dur)).padStart(9)}${fmt(median(st.self)).padStart(9)}${String(st.dur.length).padStart(5)}`;
+    return (
+      `${'  '.repeat(depth)}${label}`.padEnd(62) +
+      `${fmt(median(st.offset)).padStart(9)}${fmt(median(st.gap)).padStart(9)}${fmt(median(st.dur)).padStart(9)}${fmt(median(st.self)).padStart(9)}${String(st.dur.length).padStart(5)}`
+    );
   });
   const header = 'span [service]'.padEnd(62) + 'start ms'.padStart(9) + 'gap ms'.padStart(9) + 'dur ms'.padStart(9) + 'own ms'.padStart(9) + 'n'.padStart(5);
   return { runs: roots.length, text: [header, '-'.repeat(header.length), ...rows].join('\n') };

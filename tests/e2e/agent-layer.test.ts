@@ -14,7 +14,13 @@ import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { poll, scripted } from './helpers.js';
 
-type Msg = { type: string; content: string; name?: string; tool_calls?: unknown[]; response_metadata?: { seen?: { messages: number; history: string[]; tools: string[] } } };
+type Msg = {
+  type: string;
+  content: string;
+  name?: string;
+  tool_calls?: unknown[];
+  response_metadata?: { seen?: { messages: number; history: string[]; tools: string[] } };
+};
 type Values = { messages: Msg[]; todos?: Array<{ content: string; status: string; priority: string; id: string }> };
 
 describe('agent layer through the gateway (embedded)', () => {
@@ -80,18 +86,37 @@ describe('agent layer through the gateway (embedded)', () => {
   });
 
   it('hot-reloads: a module added while running becomes callable without a restart', async () => {
-    writeFileSync(path.join(toolsDir, 'later.mjs'), `export const later = { name: 'later', description: 'Added later', schema: { type: 'object', properties: {} }, execute: async () => 'I was added later' };\n`);
-    const v = await poll(async () => {
-      const r = await run('call later', [{ tool_calls: [{ name: 'later', args: {} }] }, { content: 'ok' }]);
-      const tool = r.messages.find((m) => m.type === 'tool')!;
-      return tool.content === 'I was added later' ? r : undefined;
-    }, 20_000, 300);
+    writeFileSync(
+      path.join(toolsDir, 'later.mjs'),
+      `export const later = { name: 'later', description: 'Added later', schema: { type: 'object', properties: {} }, execute: async () => 'I was added later' };\n`,
+    );
+    const v = await poll(
+      async () => {
+        const r = await run('call later', [{ tool_calls: [{ name: 'later', args: {} }] }, { content: 'ok' }]);
+        const tool = r.messages.find((m) => m.type === 'tool')!;
+        return tool.content === 'I was added later' ? r : undefined;
+      },
+      20_000,
+      300,
+    );
     expect(v.messages.find((m) => m.type === 'tool')!.content).toBe('I was added later');
   });
 
   it('keeps todos in the run state through todo_write / todo_read', async () => {
     const v = await run('plan it', [
-      { tool_calls: [{ name: 'todo_write', args: { todos: [{ content: 'Read the brief', status: 'in_progress' }, { content: 'Write the report', status: 'pending' }] } }] },
+      {
+        tool_calls: [
+          {
+            name: 'todo_write',
+            args: {
+              todos: [
+                { content: 'Read the brief', status: 'in_progress' },
+                { content: 'Write the report', status: 'pending' },
+              ],
+            },
+          },
+        ],
+      },
       { tool_calls: [{ name: 'todo_read', args: {} }] },
       { content: 'planned' },
     ]);
@@ -106,7 +131,19 @@ describe('agent layer through the gateway (embedded)', () => {
 
   it('rejects two in_progress todos with a clear error', async () => {
     const v = await run('plan badly', [
-      { tool_calls: [{ name: 'todo_write', args: { todos: [{ content: 'a', status: 'in_progress' }, { content: 'b', status: 'in_progress' }] } }] },
+      {
+        tool_calls: [
+          {
+            name: 'todo_write',
+            args: {
+              todos: [
+                { content: 'a', status: 'in_progress' },
+                { content: 'b', status: 'in_progress' },
+              ],
+            },
+          },
+        ],
+      },
       { content: 'ok' },
     ]);
     expect(v.messages.find((m) => m.type === 'tool')!.content).toMatch(/^Error:.*in_progress/);

@@ -107,9 +107,12 @@ describe('cancel (cluster: the cancel crosses NATS to the orchestrator process)'
   }, 120_000);
 
   it('serves the same runs over gRPC (the gateway process, api.proto): wait, stream, and cancel', async () => {
-    const client = new AgentLoopGrpcClient(cluster.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> & grpc.Client;
+    const client = new AgentLoopGrpcClient(cluster.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> &
+      grpc.Client;
     const unary = <T>(method: string, req: object) =>
-      new Promise<T>((resolve, reject) => client[method]!.call(client, req, new grpc.Metadata(), (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+      new Promise<T>((resolve, reject) =>
+        client[method]!.call(client, req, new grpc.Metadata(), (err: Error | null, res: T) => (err ? reject(err) : resolve(res))),
+      );
     try {
       const thread = await unary<{ threadId: string }>('createThread', {});
       const result = await unary<{ run: { status: string }; valuesJson: string }>('waitRun', {
@@ -121,11 +124,15 @@ describe('cancel (cluster: the cancel crosses NATS to the orchestrator process)'
       expect((JSON.parse(result.valuesJson) as { messages: Msg[] }).messages.at(-1)!.content).toBe('hello from the cluster');
       const events = await new Promise<Array<{ event: string }>>((resolve, reject) => {
         const out: Array<{ event: string }> = [];
-        const call = client.streamRun!.call(client, {
-          threadId: thread.threadId,
-          inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'again' }] }),
-          configJson: JSON.stringify(scripted([{ content: 'streamed' }])),
-        }, new grpc.Metadata()) as grpc.ClientReadableStream<{ event: string }>;
+        const call = client.streamRun!.call(
+          client,
+          {
+            threadId: thread.threadId,
+            inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'again' }] }),
+            configJson: JSON.stringify(scripted([{ content: 'streamed' }])),
+          },
+          new grpc.Metadata(),
+        ) as grpc.ClientReadableStream<{ event: string }>;
         call.on('data', (e: { event: string }) => out.push(e));
         call.on('end', () => resolve(out));
         call.on('error', reject);

@@ -31,11 +31,15 @@ async function allWaitingOnTheModelAtOnce(baseUrl: string): Promise<void> {
   );
   const statuses = async () => Promise.all(runs.map(async (r) => (await client.runs.get(r.thread, r.run)).status));
   // Every run running at the same moment: none finished (the model takes seconds), none queued.
-  const seen = await poll(async () => {
-    const s = await statuses();
-    if (s.some((x) => x !== 'pending' && x !== 'running')) return s;
-    return s.every((x) => x === 'running') ? s : undefined;
-  }, 60_000, 100);
+  const seen = await poll(
+    async () => {
+      const s = await statuses();
+      if (s.some((x) => x !== 'pending' && x !== 'running')) return s;
+      return s.every((x) => x === 'running') ? s : undefined;
+    },
+    60_000,
+    100,
+  );
   expect(seen).toEqual(Array(RUNS).fill('running'));
   for (const r of runs) await client.runs.join(r.thread, r.run);
   expect(await statuses()).toEqual(Array(RUNS).fill('success'));

@@ -25,8 +25,14 @@ const idOf = (s: State): string => s.checkpoint.checkpoint_id!;
 async function checkpointJourney(baseUrl: string): Promise<void> {
   const client = new Client({ apiUrl: baseUrl });
   const tid = (await client.threads.create()).thread_id;
-  await client.runs.wait(tid, 'agent', { input: { messages: [{ role: 'user', content: 'first question' }] }, config: scripted([{ content: 'First answer.' }]) });
-  await client.runs.wait(tid, 'agent', { input: { messages: [{ role: 'user', content: 'second question' }] }, config: scripted([{ content: 'Second answer.' }]) });
+  await client.runs.wait(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'first question' }] },
+    config: scripted([{ content: 'First answer.' }]),
+  });
+  await client.runs.wait(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'second question' }] },
+    config: scripted([{ content: 'Second answer.' }]),
+  });
 
   // 1. Every checkpoint, newest first, each with its id and its parent's.
   const history = (await client.threads.getHistory<Values>(tid, { limit: 100 })) as State[];
@@ -65,7 +71,12 @@ async function checkpointJourney(baseUrl: string): Promise<void> {
   const byId = (await client.threads.getState<Values>(tid, idOf(beforeSecondAnswer))) as State;
   expect(byId).toMatchObject({ checkpoint: beforeSecondAnswer.checkpoint, parent_checkpoint: beforeSecondAnswer.parent_checkpoint, next: ['agent'] });
   expect(contents(byId)).toEqual(contents(beforeSecondAnswer));
-  const byCheckpoint = (await client.threads.getState<Values>(tid, { thread_id: tid, checkpoint_id: idOf(beforeSecondAnswer), checkpoint_ns: '', checkpoint_map: null })) as State;
+  const byCheckpoint = (await client.threads.getState<Values>(tid, {
+    thread_id: tid,
+    checkpoint_id: idOf(beforeSecondAnswer),
+    checkpoint_ns: '',
+    checkpoint_map: null,
+  })) as State;
   expect(byCheckpoint.checkpoint).toEqual(beforeSecondAnswer.checkpoint);
   expect(contents(byCheckpoint)).toEqual(contents(beforeSecondAnswer));
   await expect(client.threads.getState(tid, '1f0c0000-0000-6000-8000-000000000000')).rejects.toThrow(/404|not found/i);
@@ -90,7 +101,11 @@ async function checkpointJourney(baseUrl: string): Promise<void> {
   // 5. Regenerate: rerun from the checkpoint before the last answer, no input.
   const beforeEditedAnswer = afterEdit.find((s) => s.next.includes('agent') && contents(s).at(-1) === 'edited question')!;
   expect(beforeEditedAnswer).toBeDefined();
-  const regenerated = (await client.runs.wait(tid, 'agent', { input: null, checkpointId: idOf(beforeEditedAnswer), config: scripted([{ content: 'Regenerated answer.' }]) })) as Values;
+  const regenerated = (await client.runs.wait(tid, 'agent', {
+    input: null,
+    checkpointId: idOf(beforeEditedAnswer),
+    config: scripted([{ content: 'Regenerated answer.' }]),
+  })) as Values;
   expect(contents({ values: regenerated })).toEqual(['first question', 'First answer.', 'edited question', 'Regenerated answer.']);
   const now = (await client.threads.getState<Values>(tid)) as State;
   expect(contents(now)).toEqual(['first question', 'First answer.', 'edited question', 'Regenerated answer.']);
@@ -100,7 +115,11 @@ async function checkpointJourney(baseUrl: string): Promise<void> {
   expect(afterRegenerate.some((s) => contents(s).at(-1) === 'Second answer.')).toBe(true);
 
   // A checkpoint that does not exist fails the run instead of starting an empty thread.
-  const bad = await client.runs.create(tid, 'agent', { input: { messages: [{ role: 'user', content: 'x' }] }, checkpointId: '1f0c0000-0000-6000-8000-000000000000', config: scripted([{ content: 'no' }]) });
+  const bad = await client.runs.create(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'x' }] },
+    checkpointId: '1f0c0000-0000-6000-8000-000000000000',
+    config: scripted([{ content: 'no' }]),
+  });
   await client.runs.join(tid, bad.run_id);
   expect((await client.runs.get(tid, bad.run_id)).status).toBe('error');
   expect(contents((await client.threads.getState<Values>(tid)) as State).at(-1)).toBe('Regenerated answer.');

@@ -30,8 +30,7 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
     return p;
   };
   /** Waits until a process has logged a line matching re (after `from` lines). */
-  const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) =>
-    poll(async () => (logs.slice(from).some((l) => re.test(l)) ? true : undefined), timeoutMs, 100);
+  const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) => poll(async () => (logs.slice(from).some((l) => re.test(l)) ? true : undefined), timeoutMs, 100);
 
   beforeAll(async () => {
     const [nats, redis, mysql] = await Promise.all([startNats({ jetstream: true }), startRedis(), startMariaDb()]);
@@ -109,11 +108,7 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
     const mark = logs.length;
     const run = await client.runs.create(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'sleep, then tell the time' }] },
-      config: scripted([
-        { tool_calls: [{ name: 'debug_sleep', args: { ms: 60_000 } }] },
-        { tool_calls: [{ name: 'now', args: {} }] },
-        { content: 'done' },
-      ]),
+      config: scripted([{ tool_calls: [{ name: 'debug_sleep', args: { ms: 60_000 } }] }, { tool_calls: [{ name: 'now', args: {} }] }, { content: 'done' }]),
     });
     // The first tool-runner has the debug_sleep call in hand: kill it hard.
     await poll(async () => ((await client.runs.get(thread.thread_id, run.run_id)).status === 'running' ? true : undefined));

@@ -40,7 +40,11 @@ describe('dead letter (cluster): poison runs', () => {
   afterAll(async () => cluster?.stop());
 
   const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => {
-    const res = await fetch(`${cluster.url}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${cluster.url}${path}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     return { status: res.status, json: (await res.json()) as T };
   };
 
@@ -87,10 +91,14 @@ describe('dead letter (cluster): poison runs', () => {
     ).json;
     const fault = killWorkersOf((l) => l.includes(run.run_id));
     try {
-      const dead = await poll(async () => {
-        const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;
-        return r.dead_letter ? r : undefined;
-      }, 120_000, 250);
+      const dead = await poll(
+        async () => {
+          const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;
+          return r.dead_letter ? r : undefined;
+        },
+        120_000,
+        250,
+      );
       expect(dead).toMatchObject({ status: 'error', dead_letter: { reason: expect.stringMatching(/RUN_MAX_STALLED/) } });
       expect(fault.kills()).toBe(2); // RUN_MAX_STALLED=1: taken over once, failed at the second death
     } finally {
@@ -103,10 +111,14 @@ describe('dead letter (cluster): poison runs', () => {
     const redriven = await api<ApiRun>('POST', `/threads/${thread.thread_id}/runs/${run.run_id}/redrive`);
     expect(redriven.status).toBe(202);
     expect(redriven.json).toMatchObject({ status: 'pending' });
-    const done = await poll(async () => {
-      const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;
-      return r.status === 'success' || r.status === 'error' ? r : undefined;
-    }, 60_000, 250);
+    const done = await poll(
+      async () => {
+        const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;
+        return r.status === 'success' || r.status === 'error' ? r : undefined;
+      },
+      60_000,
+      250,
+    );
     expect(done.status).toBe('success');
     expect(done.dead_letter).toBeUndefined();
     const state = (await api<{ values: { messages: Array<{ type: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`)).json;
@@ -123,7 +135,10 @@ describe('dead letter (cluster): poison runs', () => {
         input: { messages: [{ role: 'user', content: '@general delegate this' }] },
         config: {
           configurable: {
-            model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'poison task' } }] }, { content: 'parent answered' }] },
+            model: {
+              provider: 'scripted',
+              turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'poison task' } }] }, { content: 'parent answered' }],
+            },
             delegates: { '*': [{ content: 'child done', delay_ms: 3000 }] },
           },
         },
@@ -133,10 +148,14 @@ describe('dead letter (cluster): poison runs', () => {
     const fault = killWorkersOf((l) => /"run_id":"[^"]+"/.test(l) && !l.includes(`"run_id":"${parent.run_id}"`));
     let final: ApiRun;
     try {
-      final = await poll(async () => {
-        const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${parent.run_id}`)).json;
-        return r.status === 'success' || r.status === 'error' ? r : undefined;
-      }, 150_000, 250);
+      final = await poll(
+        async () => {
+          const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${parent.run_id}`)).json;
+          return r.status === 'success' || r.status === 'error' ? r : undefined;
+        },
+        150_000,
+        250,
+      );
     } finally {
       await fault.stop();
     }
@@ -144,7 +163,8 @@ describe('dead letter (cluster): poison runs', () => {
     const children = (await api<ApiRun[]>('GET', `/runs/${parent.run_id}/children`)).json;
     expect(children).toHaveLength(1);
     expect(children[0]).toMatchObject({ status: 'error', dead_letter: { reason: expect.stringMatching(/RUN_MAX_STALLED/) } });
-    const state = (await api<{ values: { messages: Array<{ type: string; name?: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`)).json;
+    const state = (await api<{ values: { messages: Array<{ type: string; name?: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`))
+      .json;
     expect(state.values.messages.find((m) => m.name === 'delegate_task')?.content).toMatch(/dead-lettered/);
     expect(state.values.messages.at(-1)).toMatchObject({ type: 'ai', content: 'parent answered' });
     expect((await api<ApiRun[]>('GET', '/runs/dead-letter?limit=100')).json.map((r) => r.run_id)).toContain(children[0]!.run_id);
@@ -164,7 +184,11 @@ describe('dead letter (embedded): poison runs, the process SIGKILLed each time i
   });
 
   const api = async <T>(method: string, p: string, body?: unknown): Promise<{ status: number; json: T }> => {
-    const res = await fetch(`${server!.url}${p}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${server!.url}${p}`, {
+      method,
+      headers: body ? { 'content-type': 'application/json' } : {},
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     return { status: res.status, json: (await res.json()) as T };
   };
 
@@ -172,7 +196,11 @@ describe('dead letter (embedded): poison runs, the process SIGKILLed each time i
   async function killUntil(victim: (line: string) => boolean, done: () => Promise<boolean>): Promise<number> {
     let kills = 0;
     for (;;) {
-      const seen = await poll(async () => (server!.logs.some((l) => /run started/.test(l) && victim(l)) ? 'started' : (await done()) ? 'done' : undefined), 120_000, 50);
+      const seen = await poll(
+        async () => (server!.logs.some((l) => /run started/.test(l) && victim(l)) ? 'started' : (await done()) ? 'done' : undefined),
+        120_000,
+        50,
+      );
       if (seen === 'done') return kills;
       await server!.kill();
       kills++;
@@ -186,19 +214,30 @@ describe('dead letter (embedded): poison runs, the process SIGKILLed each time i
     server = await startEmbeddedProcess({ dataDir, port, env: ENV });
     const thread = (await api<{ thread_id: string }>('POST', '/threads', {})).json;
     const run = (
-      await api<ApiRun>('POST', `/threads/${thread.thread_id}/runs`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] }, config: scripted([{ content: 'survived', delay_ms: 3000 }]) })
+      await api<ApiRun>('POST', `/threads/${thread.thread_id}/runs`, {
+        assistant_id: 'agent',
+        input: { messages: [{ role: 'user', content: 'hi' }] },
+        config: scripted([{ content: 'survived', delay_ms: 3000 }]),
+      })
     ).json;
     const get = async () => (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;
-    const kills = await killUntil((l) => l.includes(run.run_id), async () => !!(await get()).dead_letter);
+    const kills = await killUntil(
+      (l) => l.includes(run.run_id),
+      async () => !!(await get()).dead_letter,
+    );
     expect(kills).toBe(2);
     expect(await get()).toMatchObject({ status: 'error', dead_letter: { reason: expect.stringMatching(/RUN_MAX_STALLED/) } });
     expect((await api<ApiRun[]>('GET', '/runs/dead-letter')).json.map((r) => r.run_id)).toEqual([run.run_id]);
 
     expect((await api('POST', `/threads/${thread.thread_id}/runs/${run.run_id}/redrive`)).status).toBe(202);
-    const done = await poll(async () => {
-      const r = await get();
-      return r.status === 'success' || r.status === 'error' ? r : undefined;
-    }, 60_000, 200);
+    const done = await poll(
+      async () => {
+        const r = await get();
+        return r.status === 'success' || r.status === 'error' ? r : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(done.status).toBe('success');
     const state = (await api<{ values: { messages: Array<{ type: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`)).json;
     expect(state.values.messages.at(-1)).toMatchObject({ type: 'ai', content: 'survived' });
@@ -217,7 +256,10 @@ describe('dead letter (embedded): poison runs, the process SIGKILLed each time i
         input: { messages: [{ role: 'user', content: '@general delegate this' }] },
         config: {
           configurable: {
-            model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'poison task' } }] }, { content: 'parent answered' }] },
+            model: {
+              provider: 'scripted',
+              turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'poison task' } }] }, { content: 'parent answered' }],
+            },
             delegates: { '*': [{ content: 'child done', delay_ms: 3000 }] },
           },
         },
@@ -232,7 +274,8 @@ describe('dead letter (embedded): poison runs, the process SIGKILLed each time i
     expect((await get()).status).toBe('success');
     const children = (await api<ApiRun[]>('GET', `/runs/${parent.run_id}/children`)).json;
     expect(children).toMatchObject([{ status: 'error', dead_letter: { reason: expect.stringMatching(/RUN_MAX_STALLED/) } }]);
-    const state = (await api<{ values: { messages: Array<{ type: string; name?: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`)).json;
+    const state = (await api<{ values: { messages: Array<{ type: string; name?: string; content: string }> } }>('GET', `/threads/${thread.thread_id}/state`))
+      .json;
     expect(state.values.messages.find((m) => m.name === 'delegate_task')?.content).toMatch(/dead-lettered/);
     expect(state.values.messages.at(-1)).toMatchObject({ type: 'ai', content: 'parent answered' });
   }, 240_000);

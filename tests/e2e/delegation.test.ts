@@ -40,15 +40,28 @@ const TASK_B = 'Write outputs/b.txt containing beta';
 
 /** The parent: two delegate_task calls in one step, then it reads both files and answers. */
 const PARENT_TURNS = [
-  { tool_calls: [{ name: 'delegate_task', args: { task: TASK_A } }, { name: 'delegate_task', args: { task: TASK_B, max_loops: 5 } }] },
-  { tool_calls: [{ name: 'read_file', args: { file_path: 'outputs/a.txt' } }, { name: 'read_file', args: { file_path: 'outputs/b.txt' } }] },
+  {
+    tool_calls: [
+      { name: 'delegate_task', args: { task: TASK_A } },
+      { name: 'delegate_task', args: { task: TASK_B, max_loops: 5 } },
+    ],
+  },
+  {
+    tool_calls: [
+      { name: 'read_file', args: { file_path: 'outputs/a.txt' } },
+      { name: 'read_file', args: { file_path: 'outputs/b.txt' } },
+    ],
+  },
   { content: 'Both subtasks are done: a.txt says alpha, b.txt says beta.' },
 ];
 
 /** Each child's script: by task text for the first, by index ("1") for the second. */
 const DELEGATES = {
   // The delay keeps child A running long enough for the test to look at its parent meanwhile.
-  [TASK_A]: [{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'alpha' } }] }, { content: 'Wrote outputs/a.txt (alpha).', delay_ms: 500 }],
+  [TASK_A]: [
+    { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'alpha' } }] },
+    { content: 'Wrote outputs/a.txt (alpha).', delay_ms: 500 },
+  ],
   '1': [{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/b.txt', content: 'beta' } }] }, { content: 'Wrote outputs/b.txt (beta).' }],
 };
 
@@ -67,10 +80,14 @@ async function twoChildrenScenario(mode: string, url: string, workspaces: string
       webhook: receiver.url,
     });
     // While a child runs, the suspended parent is still `running` to the client (and has not fired its webhook).
-    const busyChild = await poll(async () => {
-      const list = (await (await fetch(`${url}/runs/${run.run_id}/children`)).json()) as Array<{ status: string }>;
-      return list.find((c) => c.status === 'running');
-    }, 20_000, 20);
+    const busyChild = await poll(
+      async () => {
+        const list = (await (await fetch(`${url}/runs/${run.run_id}/children`)).json()) as Array<{ status: string }>;
+        return list.find((c) => c.status === 'running');
+      },
+      20_000,
+      20,
+    );
     expect(busyChild).toBeDefined();
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe('running');
     expect(receiver.deliveries).toHaveLength(0);
@@ -121,7 +138,8 @@ async function twoChildrenScenario(mode: string, url: string, workspaces: string
     // Worker-slot measurement from the runs handler's log lines.
     const all = lines();
     const jobs = all.filter((l) => l.msg === 'job started' || l.msg === 'job ended');
-    const label = (id: string | undefined) => (id === run.run_id ? 'parent' : children.findIndex((c) => c.run_id === id) >= 0 ? `child${children.findIndex((c) => c.run_id === id) + 1}` : 'other');
+    const label = (id: string | undefined) =>
+      id === run.run_id ? 'parent' : children.findIndex((c) => c.run_id === id) >= 0 ? `child${children.findIndex((c) => c.run_id === id) + 1}` : 'other';
     const ours = jobs.filter((l) => label(l.run_id) !== 'other');
     const trace = ours.map((l) => `${l.msg === 'job started' ? '+' : '-'}${label(l.run_id)}(active=${l.active})`);
     const maxActive = Math.max(...ours.map((l) => l.active ?? 0));
@@ -135,7 +153,16 @@ async function twoChildrenScenario(mode: string, url: string, workspaces: string
     expect(suspendedAt).toBeGreaterThanOrEqual(0);
     expect(suspendedAt).toBeLessThan(firstChildStart);
     // parent job, both children, then the parent's resume job: four jobs, one at a time.
-    expect(trace.map((t) => t.replace(/\(.*\)/, ''))).toEqual(['+parent', '-parent', expect.stringMatching(/^\+child/), expect.stringMatching(/^-child/), expect.stringMatching(/^\+child/), expect.stringMatching(/^-child/), '+parent', '-parent']);
+    expect(trace.map((t) => t.replace(/\(.*\)/, ''))).toEqual([
+      '+parent',
+      '-parent',
+      expect.stringMatching(/^\+child/),
+      expect.stringMatching(/^-child/),
+      expect.stringMatching(/^\+child/),
+      expect.stringMatching(/^-child/),
+      '+parent',
+      '-parent',
+    ]);
   } finally {
     await receiver.close();
   }
@@ -176,7 +203,10 @@ describe('delegated agents, embedded mode, one worker slot', () => {
       input: { messages: [{ role: 'user', content: '@general try this' }] },
       config: {
         configurable: {
-          model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'fail please' } }] }, { content: 'The subtask failed; I will do it myself.' }] },
+          model: {
+            provider: 'scripted',
+            turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'fail please' } }] }, { content: 'The subtask failed; I will do it myself.' }],
+          },
           // One turn with a tool call and no final turn: the child's second model call fails.
           delegates: { '*': [{ tool_calls: [{ name: 'now', args: {} }] }] },
         },
@@ -197,18 +227,31 @@ describe('delegated agents, embedded mode, one worker slot', () => {
           model: {
             provider: 'scripted',
             turns: [
-              { tool_calls: [{ name: 'delegate_task', args: { task: 'go deeper' } }, { name: 'delegate_task', args: { task: 'bad', max_loops: 0 } }] },
+              {
+                tool_calls: [
+                  { name: 'delegate_task', args: { task: 'go deeper' } },
+                  { name: 'delegate_task', args: { task: 'bad', max_loops: 0 } },
+                ],
+              },
               { content: 'done' },
             ],
           },
           delegates: {
-            'go deeper': { model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'grandchild' } }] }, { content: 'I could not delegate.' }] }, delegates: { '*': [{ content: 'never' }] } },
+            'go deeper': {
+              model: {
+                provider: 'scripted',
+                turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'grandchild' } }] }, { content: 'I could not delegate.' }],
+              },
+              delegates: { '*': [{ content: 'never' }] },
+            },
           },
         },
       },
     })) as { messages: Msg[] };
     const tools = values.messages.filter((m) => m.type === 'tool');
-    expect(tools.find((m) => m.tool_call_id === 'call_s1_2')?.content).toMatch(/^Error: the subtask was not delegated: "max_loops" must be an integer between 1 and 500, got 0/);
+    expect(tools.find((m) => m.tool_call_id === 'call_s1_2')?.content).toMatch(
+      /^Error: the subtask was not delegated: "max_loops" must be an integer between 1 and 500, got 0/,
+    );
     expect(tools.find((m) => m.tool_call_id === 'call_s1_1')?.content).toBe('I could not delegate.');
     const runs = (await (await fetch(`${server.url}/threads/${thread.thread_id}/runs`)).json()) as Array<{ run_id: string }>;
     const children = (await (await fetch(`${server.url}/runs/${runs[0]!.run_id}/children`)).json()) as Array<{ run_id: string; thread_id: string }>;

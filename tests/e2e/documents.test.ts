@@ -27,7 +27,11 @@ interface Artifact {
 }
 
 /** Uploads files to a thread through the API (multipart/form-data). */
-async function uploadFiles(baseUrl: string, threadId: string, files: Record<string, Uint8Array | string>): Promise<{ name: string; path: string; type: string; warning?: string }[]> {
+async function uploadFiles(
+  baseUrl: string,
+  threadId: string,
+  files: Record<string, Uint8Array | string>,
+): Promise<{ name: string; path: string; type: string; warning?: string }[]> {
   const form = new FormData();
   for (const [name, data] of Object.entries(files)) form.append('file', new Blob([typeof data === 'string' ? data : Buffer.from(data)]), name);
   const res = await fetch(`${baseUrl}/threads/${threadId}/files`, { method: 'POST', body: form });
@@ -48,8 +52,25 @@ async function documentJourney(baseUrl: string): Promise<void> {
     const thread = await client.threads.create();
     const uploaded = await uploadFiles(baseUrl, thread.thread_id, {
       'review.pdf': buildPdf(pages),
-      'memo.docx': buildDocx(['Memo for the board', { table: [['Item', 'Cost'], ['Servers', '1200']] }]),
-      'budget.xlsx': buildXlsx([{ name: 'Budget', rows: [['Line', 'Amount'], ['Rent', 900], ['Travel', 300]] }]),
+      'memo.docx': buildDocx([
+        'Memo for the board',
+        {
+          table: [
+            ['Item', 'Cost'],
+            ['Servers', '1200'],
+          ],
+        },
+      ]),
+      'budget.xlsx': buildXlsx([
+        {
+          name: 'Budget',
+          rows: [
+            ['Line', 'Amount'],
+            ['Rent', 900],
+            ['Travel', 300],
+          ],
+        },
+      ]),
       'deck.pptx': buildPptx([['Kickoff'], ['Roadmap', 'Launch the lunar office in May']]),
       '周报.docx': buildDocx(['项目周报', '本周完成了数据库迁移工作。', '下周计划上线新的搜索功能。']),
       'notes-zh.txt': '会议纪要\n讨论了数据库迁移的风险。\n',
@@ -67,10 +88,21 @@ async function documentJourney(baseUrl: string): Promise<void> {
       input: { messages: [{ role: 'user', content: 'Summarize my files' }] },
       webhook: hook.url,
       config: scripted([
-        { tool_calls: [{ name: 'read_file', args: { file_path: 'uploads/memo.docx' } }, { name: 'read_file', args: { file_path: 'uploads/budget.xlsx' } }, { name: 'read_file', args: { file_path: 'uploads/deck.pptx' } }] },
+        {
+          tool_calls: [
+            { name: 'read_file', args: { file_path: 'uploads/memo.docx' } },
+            { name: 'read_file', args: { file_path: 'uploads/budget.xlsx' } },
+            { name: 'read_file', args: { file_path: 'uploads/deck.pptx' } },
+          ],
+        },
         { tool_calls: [{ name: 'read_file', args: { file_path: 'uploads/review.pdf' } }] },
         { tool_calls: [{ name: 'search_file', args: { file_path: 'uploads/review.pdf', query: 'orbital warehouse' } }] },
-        { tool_calls: [{ name: 'search_file', args: { file_path: 'uploads/周报.docx', query: '数据库迁移' } }, { name: 'search_file', args: { file_path: 'uploads/notes-zh.txt', query: '数据库迁移' } }] },
+        {
+          tool_calls: [
+            { name: 'search_file', args: { file_path: 'uploads/周报.docx', query: '数据库迁移' } },
+            { name: 'search_file', args: { file_path: 'uploads/notes-zh.txt', query: '数据库迁移' } },
+          ],
+        },
         { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/report.md', content: REPORT } }] },
         { content: 'Report written to outputs/report.md' },
       ]),
@@ -105,7 +137,13 @@ async function documentJourney(baseUrl: string): Promise<void> {
 
     // The report is the run's artifact, and its URL downloads it.
     expect(artifacts).toEqual([
-      expect.objectContaining({ name: 'report.md', path: 'outputs/report.md', size: Buffer.byteLength(REPORT), type: 'markdown', url: `/threads/${thread.thread_id}/files/outputs/report.md` }),
+      expect.objectContaining({
+        name: 'report.md',
+        path: 'outputs/report.md',
+        size: Buffer.byteLength(REPORT),
+        type: 'markdown',
+        url: `/threads/${thread.thread_id}/files/outputs/report.md`,
+      }),
     ]);
     const download = await fetch(new URL(artifacts[0]!.url, baseUrl));
     expect(download.status).toBe(200);

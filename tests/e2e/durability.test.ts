@@ -80,7 +80,10 @@ describe('fault suite: orchestrators killed mid-run', () => {
     const runs: Array<{ thread: string; run: string; i: number }> = [];
     for (let i = 0; i < RUNS; i++) {
       const thread = await client.threads.create();
-      const run = await client.runs.create(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: `job ${i}` }] }, config: scripted(turns(i)) });
+      const run = await client.runs.create(thread.thread_id, 'agent', {
+        input: { messages: [{ role: 'user', content: `job ${i}` }] },
+        config: scripted(turns(i)),
+      });
       runs.push({ thread: thread.thread_id, run: run.run_id, i });
     }
 

@@ -58,10 +58,14 @@ export async function startEmbeddedProcess(opts: { dataDir: string; port: number
   let gone = false;
   void exited.then(() => (gone = true));
   try {
-    await poll(async () => {
-      if (gone) throw new Error(`the embedded server exited before listening:\n${logs.slice(-30).join('\n')}`);
-      return (await fetch(`${url}/ok`).catch(() => undefined))?.ok ? true : undefined;
-    }, 90_000, 100);
+    await poll(
+      async () => {
+        if (gone) throw new Error(`the embedded server exited before listening:\n${logs.slice(-30).join('\n')}`);
+        return (await fetch(`${url}/ok`).catch(() => undefined))?.ok ? true : undefined;
+      },
+      90_000,
+      100,
+    );
   } catch (err) {
     child.kill('SIGKILL');
     throw err;

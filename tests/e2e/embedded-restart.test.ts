@@ -108,7 +108,9 @@ describe('embedded mode: SIGKILL mid-run, then a restart on the same DATA_DIR', 
     // Each restart found the run's job left active by the killed process and put it back.
     expect(restarted.logs.some((l) => l.includes('job stalled (its process stopped)') && l.includes(run.run_id))).toBe(true);
     expect(server!.logs.some((l) => l.includes('job stalled (its process stopped)') && l.includes(run.run_id))).toBe(true);
-    console.log(`embedded restart: SIGKILLed at ${atFirstKill} and ${atSecondKill} of ${LINES} lines; the run ended ${r.status} with ${linesOf(thread).length} lines`);
+    console.log(
+      `embedded restart: SIGKILLed at ${atFirstKill} and ${atSecondKill} of ${LINES} lines; the run ended ${r.status} with ${linesOf(thread).length} lines`,
+    );
   }, 180_000);
 
   it('starts the runs still queued at the kill (behind a busy worker, or delayed) after the restart, and delivers each webhook under one id', async () => {
@@ -117,7 +119,9 @@ describe('embedded mode: SIGKILL mid-run, then a restart on the same DATA_DIR', 
     // One worker slot: the second run waits in the queue while the first one runs.
     const env = { RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50' };
     let client = await start(env);
-    const [t1, t2, t3] = await Promise.all([client.threads.create(), client.threads.create(), client.threads.create()]).then((ts) => ts.map((t) => t.thread_id));
+    const [t1, t2, t3] = await Promise.all([client.threads.create(), client.threads.create(), client.threads.create()]).then((ts) =>
+      ts.map((t) => t.thread_id),
+    );
     const busy = await client.runs.create(t1!, 'agent', {
       input: { messages: [{ role: 'user', content: 'long job' }] },
       config: scripted(appendTurns('busy', 3, 1_500)),
@@ -153,7 +157,11 @@ describe('embedded mode: SIGKILL mid-run, then a restart on the same DATA_DIR', 
       expect((await client.threads.get(thread)).status, tag).toBe('idle');
       const values = (await client.threads.getState(thread)).values as { messages: Message[] };
       expect(values.messages.at(-1)?.content, tag).toBe(`${tag} done`);
-      expectEachLineOnce(linesOf(thread), Array.from({ length: lines }, (_, l) => `${tag} line ${l + 1}`), values.messages);
+      expectEachLineOnce(
+        linesOf(thread),
+        Array.from({ length: lines }, (_, l) => `${tag} line ${l + 1}`),
+        values.messages,
+      );
     }
     // One webhook per run, each under one delivery id (a retried delivery keeps its id), all success.
     await receiver.waitFor(3, 30_000);

@@ -68,7 +68,11 @@ describe('embedded mode, end to end', () => {
       const final = await client.runs.get(thread.thread_id, run.run_id);
       expect(final.status).toBe('success');
       // The delivery log: the 500, then the delivery.
-      const log = (await (await fetch(`${server.url}/runs/${run.run_id}/webhook`)).json()) as { delivery_id: string; url: string; attempts: Array<{ attempt: number; outcome: string; status_code: number | null }> };
+      const log = (await (await fetch(`${server.url}/runs/${run.run_id}/webhook`)).json()) as {
+        delivery_id: string;
+        url: string;
+        attempts: Array<{ attempt: number; outcome: string; status_code: number | null }>;
+      };
       expect(log.delivery_id).toBe(run.run_id);
       expect(log.url).toBe(receiver.url);
       expect(log.attempts.map((a) => [a.attempt, a.outcome, a.status_code])).toEqual([

@@ -66,7 +66,14 @@ export async function startFakeOpenAi(opts: FakeOpenAiOptions): Promise<FakeOpen
           ? { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: opts.tool.name, arguments: args } }] }
           : { role: 'assistant', content: opts.answer };
         res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }], usage }),
+          JSON.stringify({
+            id,
+            object: 'chat.completion',
+            created,
+            model,
+            choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }],
+            usage,
+          }),
         );
         return;
       }

@@ -76,7 +76,6 @@ export async function poll<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_0
 // ---------------------------------------------------------------------------
 // Cluster harness: real nats-server / redis-server / mariadbd and each service as its own process.
 
-
 export interface ClusterHarness {
   nats: DevServer;
   redis: DevServer;
@@ -138,8 +137,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
   };
   const logs: string[] = [];
   const procs = new Map<string, ServiceProcess>();
-  const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) =>
-    poll(async () => logs.slice(from).find((l) => re.test(l)), timeoutMs, 100);
+  const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) => poll(async () => logs.slice(from).find((l) => re.test(l)), timeoutMs, 100);
   const start = (name: ServiceName, instance: number, extraEnv: NodeJS.ProcessEnv = {}) => {
     const key = `${name}#${instance}`;
     const p = startService(name, { env: { ...env, ...extraEnv }, instance, fromSource: true, onLine: (l) => logs.push(`[${key}] ${l}`) });
@@ -203,4 +201,3 @@ export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 30_000, ever
     }
   }
 }
-

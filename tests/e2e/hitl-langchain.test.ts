@@ -26,7 +26,8 @@ const UI_STREAM_MODES = ['values', 'messages-tuple', 'custom'] as const;
 /** Streams a run as agent-chat-ui does; every event, in order. */
 async function streamRun(client: Client, threadId: string, payload: Record<string, unknown>): Promise<Array<{ event: string; data: unknown }>> {
   const events: Array<{ event: string; data: unknown }> = [];
-  for await (const chunk of client.runs.stream(threadId, 'agent', { ...payload, streamMode: [...UI_STREAM_MODES] })) events.push({ event: chunk.event, data: chunk.data });
+  for await (const chunk of client.runs.stream(threadId, 'agent', { ...payload, streamMode: [...UI_STREAM_MODES] }))
+    events.push({ event: chunk.event, data: chunk.data });
   return events;
 }
 
@@ -41,7 +42,10 @@ async function langchainHitlJourney(baseUrl: string, workspaceRoot: string): Pro
   expect((await client.threads.search({ metadata: { graph_id: 'agent' }, limit: 100 })).map((t) => t.thread_id)).not.toContain(tid);
 
   // 1. Streamed as agent-chat-ui asks: the stop arrives as a values event holding only __interrupt__.
-  const events = await streamRun(client, tid, { input: { messages: [{ role: 'user', content: 'save the config' }] }, config: scripted([{ tool_calls: [secretWrite('config.env')] }]) });
+  const events = await streamRun(client, tid, {
+    input: { messages: [{ role: 'user', content: 'save the config' }] },
+    config: scripted([{ tool_calls: [secretWrite('config.env')] }]),
+  });
   const values = events.filter((e) => e.event === 'values').map((e) => e.data as Record<string, unknown>);
   const interruptOnly = values.filter((v) => Object.keys(v).length === 1 && '__interrupt__' in v);
   expect(interruptOnly).toHaveLength(1);
@@ -71,14 +75,22 @@ async function langchainHitlJourney(baseUrl: string, workspaceRoot: string): Pro
   expect(readFileSync(path.join(outputs, 'config.env'), 'utf8')).toBe('API_KEY=abc123');
 
   // 3. Edit: another tool is refused (asked again, saying why); same tool, new arguments: the edited call runs.
-  await client.runs.wait(tid, 'agent', { input: { messages: [{ role: 'user', content: 'save the staging key' }] }, config: scripted([{ tool_calls: [secretWrite('staging.env')] }]) });
+  await client.runs.wait(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'save the staging key' }] },
+    config: scripted([{ tool_calls: [secretWrite('staging.env')] }]),
+  });
   const refused = (await client.runs.wait(tid, 'agent', {
     command: { resume: { decisions: [{ type: 'edit', edited_action: { name: 'shell', args: { command: 'echo hi' } } }] } },
     config: scripted([{ content: 'not reached' }]),
   })) as Values;
   expect(refused.__interrupt__![0]!.value).toMatchObject({ tool: 'write_file', error: expect.stringContaining('edit refused') });
   const edited = (await client.runs.wait(tid, 'agent', {
-    command: { resume: { decisions: [{ type: 'edit', edited_action: { name: 'write_file', args: { file_path: 'outputs/staging.example', content: 'API_KEY=<fill in>' } } }], by: 'carol@example.com' } },
+    command: {
+      resume: {
+        decisions: [{ type: 'edit', edited_action: { name: 'write_file', args: { file_path: 'outputs/staging.example', content: 'API_KEY=<fill in>' } } }],
+        by: 'carol@example.com',
+      },
+    },
     config: scripted([{ content: 'Saved a template instead.' }]),
   })) as Values;
   expect(edited.__interrupt__).toBeUndefined();
@@ -86,7 +98,10 @@ async function langchainHitlJourney(baseUrl: string, workspaceRoot: string): Pro
   expect(existsSync(path.join(outputs, 'staging.env'))).toBe(false);
 
   // 4. Reject with a message: not run; the model's tool result says so, with the message.
-  await client.runs.wait(tid, 'agent', { input: { messages: [{ role: 'user', content: 'and the prod key' }] }, config: scripted([{ tool_calls: [secretWrite('prod.env')] }]) });
+  await client.runs.wait(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'and the prod key' }] },
+    config: scripted([{ tool_calls: [secretWrite('prod.env')] }]),
+  });
   const rejected = (await client.runs.wait(tid, 'agent', {
     command: { resume: { decisions: [{ type: 'reject', message: 'never write prod keys to disk' }] } },
     config: scripted([{ content: 'Understood.' }]),

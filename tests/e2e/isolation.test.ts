@@ -114,7 +114,10 @@ describe('tenant isolation (cluster, two API keys)', () => {
     expect(existsSync(path.join(cluster.workspaceRoot, 'acme', threadA, 'outputs', 'hello.txt'))).toBe(true);
 
     // A runs again on its thread: its history continues from its own messages only.
-    const valuesA = (await a.runs.wait(threadA, 'agent', { input: { messages: [{ role: 'user', content: 'acme again' }] }, config: scripted([{ content: 'acme done' }]) })) as Values;
+    const valuesA = (await a.runs.wait(threadA, 'agent', {
+      input: { messages: [{ role: 'user', content: 'acme again' }] },
+      config: scripted([{ content: 'acme done' }]),
+    })) as Values;
     expect(contents(valuesA)).toContain('acme secret task');
     expect(contents(valuesA)).not.toContain('globex task');
     expect(contents(valuesA).at(-1)).toBe('acme done');

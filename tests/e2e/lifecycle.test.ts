@@ -29,12 +29,19 @@ describe('run lifecycle in cluster mode: replicas racing, deferred runs survivin
     await cluster?.stop();
   });
 
-  const newThread = async (base: string) => ((await (await fetch(`${base}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { thread_id: string }).thread_id;
+  const newThread = async (base: string) =>
+    ((await (await fetch(`${base}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { thread_id: string })
+      .thread_id;
   const createRun = (base: string, threadId: string, answer: string, strategy: 'reject' | 'enqueue') =>
     fetch(`${base}/threads/${threadId}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'agent', input: { messages: [{ role: 'user', content: `say ${answer}` }] }, config: scripted([{ content: answer }]), multitask_strategy: strategy }),
+      body: JSON.stringify({
+        assistant_id: 'agent',
+        input: { messages: [{ role: 'user', content: `say ${answer}` }] },
+        config: scripted([{ content: answer }]),
+        multitask_strategy: strategy,
+      }),
     });
   const runsOf = async (base: string, threadId: string) => (await (await fetch(`${base}/threads/${threadId}/runs?limit=100`)).json()) as RunJson[];
   const aiAnswers = async (base: string, threadId: string) => {
@@ -42,10 +49,14 @@ describe('run lifecycle in cluster mode: replicas racing, deferred runs survivin
     return (state.values?.messages ?? []).filter((m) => m.type === 'ai').map((m) => m.content);
   };
   const allTerminal = (base: string, threadId: string, n: number) =>
-    poll(async () => {
-      const runs = await runsOf(base, threadId);
-      return runs.length === n && runs.every((r) => ['success', 'error', 'timeout', 'interrupted'].includes(r.status)) ? runs : undefined;
-    }, 90_000, 250);
+    poll(
+      async () => {
+        const runs = await runsOf(base, threadId);
+        return runs.length === n && runs.every((r) => ['success', 'error', 'timeout', 'interrupted'].includes(r.status)) ? runs : undefined;
+      },
+      90_000,
+      250,
+    );
 
   it('two gateways racing runs.create on one thread: one admitted, the others refused (reject) or run one after another (enqueue)', async () => {
     const threads = await Promise.all(Array.from({ length: 4 }, () => newThread(cluster.url)));

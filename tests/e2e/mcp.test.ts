@@ -49,7 +49,12 @@ describe('MCP tools (embedded)', () => {
     const values = (await client.runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'echo something, then add with @echo_add' }] },
       config: scripted([
-        { tool_calls: [{ name: 'mcp_echo', args: { text: 'from the MCP server' } }, { name: 'echo_add', args: { a: 20, b: 22 } }] },
+        {
+          tool_calls: [
+            { name: 'mcp_echo', args: { text: 'from the MCP server' } },
+            { name: 'echo_add', args: { a: 20, b: 22 } },
+          ],
+        },
         { content: 'done' },
       ]),
     })) as { messages: Msg[] };

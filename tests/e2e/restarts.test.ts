@@ -74,14 +74,18 @@ describe('fault suite: redis, nats and mariadb restarted under load', () => {
     };
     /** A run submitted right after a restart and waited for: how long until the cluster serves runs again. */
     const probe = async (name: string) =>
-      retrying(async () => {
-        const thread = await client.threads.create();
-        const values = (await client.runs.wait(thread.thread_id, 'agent', {
-          input: { messages: [{ role: 'user', content: `probe after ${name}` }] },
-          config: scripted([{ tool_calls: [{ name: 'now', args: {} }] }, { content: `recovered from ${name}` }]),
-        })) as Values;
-        expect(values.messages.at(-1)?.content).toBe(`recovered from ${name}`);
-      }, 60_000, 500);
+      retrying(
+        async () => {
+          const thread = await client.threads.create();
+          const values = (await client.runs.wait(thread.thread_id, 'agent', {
+            input: { messages: [{ role: 'user', content: `probe after ${name}` }] },
+            config: scripted([{ tool_calls: [{ name: 'now', args: {} }] }, { content: `recovered from ${name}` }]),
+          })) as Values;
+          expect(values.messages.at(-1)?.content).toBe(`recovered from ${name}`);
+        },
+        60_000,
+        500,
+      );
 
     const restarts: Array<{ server: string; inFlight: number; restartMs: number; recoverMs: number }> = [];
     const restart = async (name: 'redis' | 'nats' | 'mariadb') => {

@@ -132,7 +132,9 @@ describe('orchestrator shutdown, crash takeover and thread deletion (cluster)', 
     // RUN_LOCK_MS, the next stalled check takes the job within RUN_STALLED_INTERVAL_MS, then the
     // resumed run's model turn (2 s) comes before its tool call — ~12–17 s on an idle machine, more
     // under load. The 60 s wait above is the liveness bound.
-    console.log(`crash takeover (RUN_LOCK_MS 10000, RUN_STALLED_INTERVAL_MS 5000): standby orchestrator booted in ${bootedMs} ms before the kill; run progressing again ${resumedMs} ms after the SIGKILL`);
+    console.log(
+      `crash takeover (RUN_LOCK_MS 10000, RUN_STALLED_INTERVAL_MS 5000): standby orchestrator booted in ${bootedMs} ms before the kill; run progressing again ${resumedMs} ms after the SIGKILL`,
+    );
     expect(runLines('orchestrator#3', run.run_id, /run started/)).toHaveLength(1);
 
     await client.runs.join(thread, run.run_id);
@@ -164,8 +166,16 @@ describe('orchestrator shutdown, crash takeover and thread deletion (cluster)', 
     expect((await fetch(`${cluster.url}/threads/${thread}`)).status).toBe(404);
     expect((await fetch(`${cluster.url}/threads/${thread}/runs/${runs[0]!.run_id}`)).status).toBe(404);
     // The thread id is free again: a new thread with it starts from an empty history.
-    await poll(async () => ((await fetch(`${cluster.url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ thread_id: thread }) })).ok ? true : undefined));
-    const values = (await client.runs.wait(thread, 'agent', { input: { messages: [{ role: 'user', content: 'again' }] }, config: scripted([{ content: 'fresh' }]) })) as {
+    await poll(async () =>
+      (await fetch(`${cluster.url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ thread_id: thread }) }))
+        .ok
+        ? true
+        : undefined,
+    );
+    const values = (await client.runs.wait(thread, 'agent', {
+      input: { messages: [{ role: 'user', content: 'again' }] },
+      config: scripted([{ content: 'fresh' }]),
+    })) as {
       messages: Array<{ type: string; content: unknown }>;
     };
     expect(values.messages.map((m) => m.type)).toEqual(['human', 'ai']);

@@ -58,6 +58,10 @@ describe('telemetry (embedded)', () => {
     await t.collect();
     expect(t.points('agentloop.runs.finished').some((p) => p.attributes.status === 'success')).toBe(true);
     expect(t.points('agentloop.tool.calls').some((p) => p.attributes['agentloop.tool'] === 'write_file' && p.attributes.outcome === 'ok')).toBe(true);
-    expect(t.points('http.server.request.duration').some((p) => p.attributes['http.route'] === '/threads/:thread_id/runs/wait' && p.attributes['http.response.status_code'] === 200)).toBe(true);
+    expect(
+      t
+        .points('http.server.request.duration')
+        .some((p) => p.attributes['http.route'] === '/threads/:thread_id/runs/wait' && p.attributes['http.response.status_code'] === 200),
+    ).toBe(true);
   });
 });

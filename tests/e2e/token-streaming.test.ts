@@ -22,7 +22,15 @@ type Chunk = { type: string; id: string; content: string; tool_call_chunks?: Arr
 type Meta = Record<string, unknown>;
 
 const ANSWER = 'Your plan is written down: first the draft, then the review, then the release.';
-const TOOL = { name: 'todo_write', args: { todos: [{ content: 'draft', status: 'pending' }, { content: 'review', status: 'pending' }] } };
+const TOOL = {
+  name: 'todo_write',
+  args: {
+    todos: [
+      { content: 'draft', status: 'pending' },
+      { content: 'review', status: 'pending' },
+    ],
+  },
+};
 
 async function collect(stream: AsyncIterable<{ event: string; data: unknown }>): Promise<Event[]> {
   const events: Event[] = [];
@@ -37,7 +45,10 @@ function tokenStreamingTests(env: () => { client: Client; fake: FakeOpenAi }): v
     const tid = thread.thread_id;
     const before = fake.requests.length;
     const events = await collect(
-      client.runs.stream(tid, 'agent', { input: { messages: [{ role: 'user', content: 'plan my release' }] }, streamMode: ['values', 'messages-tuple', 'custom'] }),
+      client.runs.stream(tid, 'agent', {
+        input: { messages: [{ role: 'user', content: 'plan my release' }] },
+        streamMode: ['values', 'messages-tuple', 'custom'],
+      }),
     );
     // The provider was asked to stream (the real provider path, no configurable.model).
     const calls = fake.requests.slice(before);
@@ -97,7 +108,9 @@ function tokenStreamingTests(env: () => { client: Client; fake: FakeOpenAi }): v
     const { client } = env();
     const thread = await client.threads.create();
     const tid = thread.thread_id;
-    const events = await collect(client.runs.stream(tid, 'agent', { input: { messages: [{ role: 'user', content: 'plan once more' }] }, streamMode: ['values'] }));
+    const events = await collect(
+      client.runs.stream(tid, 'agent', { input: { messages: [{ role: 'user', content: 'plan once more' }] }, streamMode: ['values'] }),
+    );
     const runId = (events.find((e) => e.event === 'metadata')!.data as { run_id: string }).run_id;
     const replay = await collect(client.runs.joinStream(tid, runId, { streamMode: ['values', 'messages-tuple', 'messages'] }));
     expect(replay.some((e) => e.event.startsWith('messages'))).toBe(false);

@@ -73,7 +73,8 @@ async function attempt(thread: string, turns: unknown[], key = KEY_A): Promise<O
   };
 }
 
-const describeOutcome = (o: Outcome) => `thread ${o.status}, HTTP ${o.answer.status}, tools ${JSON.stringify(o.tools)}, interrupt ${JSON.stringify(o.values.__interrupt__?.map((i) => i.value.reason))}`;
+const describeOutcome = (o: Outcome) =>
+  `thread ${o.status}, HTTP ${o.answer.status}, tools ${JSON.stringify(o.tools)}, interrupt ${JSON.stringify(o.values.__interrupt__?.map((i) => i.value.reason))}`;
 
 /** Uploads one text file to tenant A's thread; returns its workspace-relative path. */
 async function upload(thread: string, name: string, content: string): Promise<string> {
@@ -116,10 +117,17 @@ describe('writes into uploads/ by any spelling', () => {
   async function tryWrite(filePath: string, extra: Record<string, unknown> = {}): Promise<Outcome> {
     // The fixture is reset before each spelling, so one silent overwrite fails only its own test.
     writeFileSync(path.join(wsOf(thread), 'uploads', 'notes.txt'), 'the user wrote this');
-    const o = await attempt(thread, [{ tool_calls: [{ name: 'write_file', args: { file_path: filePath, content: 'overwritten by the agent', ...extra } }] }, { content: 'done' }]);
+    const o = await attempt(thread, [
+      { tool_calls: [{ name: 'write_file', args: { file_path: filePath, content: 'overwritten by the agent', ...extra } }] },
+      { content: 'done' },
+    ]);
     if (o.status === 'interrupted') {
       // Leave the thread usable for the next spelling (and prove reject does not write either).
-      const res = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs/wait`, { assistant_id: 'agent', command: { resume: 'reject' }, config: { configurable: { model: { provider: 'scripted', turns: [{ content: 'ok' }] } } } });
+      const res = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs/wait`, {
+        assistant_id: 'agent',
+        command: { resume: 'reject' },
+        config: { configurable: { model: { provider: 'scripted', turns: [{ content: 'ok' }] } } },
+      });
       expect(res.status).toBe(200);
     }
     return o;
@@ -145,15 +153,19 @@ describe('writes into uploads/ by any spelling', () => {
     expect(o.interrupted, describeOutcome(o)).toBe(true);
   });
 
-  it.each(['./uploads/notes.txt', 'outputs/../uploads/notes.txt', 'uploads//notes.txt', 'uploads/./notes.txt', 'temp/../uploads/notes.txt', 'uploads\\notes.txt'])(
-    'never overwrites the upload silently through %s',
-    async (spelling) => {
-      const o = await tryWrite(spelling);
-      expect(uploadContent(), describeOutcome(o)).toBe('the user wrote this');
-      const refused = o.tools.length === 1 && o.tools[0]!.startsWith('Error: ');
-      expect(o.interrupted || refused, describeOutcome(o)).toBe(true);
-    },
-  );
+  it.each([
+    './uploads/notes.txt',
+    'outputs/../uploads/notes.txt',
+    'uploads//notes.txt',
+    'uploads/./notes.txt',
+    'temp/../uploads/notes.txt',
+    'uploads\\notes.txt',
+  ])('never overwrites the upload silently through %s', async (spelling) => {
+    const o = await tryWrite(spelling);
+    expect(uploadContent(), describeOutcome(o)).toBe('the user wrote this');
+    const refused = o.tools.length === 1 && o.tools[0]!.startsWith('Error: ');
+    expect(o.interrupted || refused, describeOutcome(o)).toBe(true);
+  });
 
   it('interrupts a write through a link in outputs/ that resolves into uploads/', async () => {
     mkdirSync(path.join(wsOf(thread), 'outputs'), { recursive: true });
@@ -205,7 +217,10 @@ describe('secrets the scan must see', () => {
 
   it('interrupts a secret in run_skill_script args (the control case of the next test)', async () => {
     const thread = await newThread(server.url, KEY_A);
-    const o = await attempt(thread, [{ tool_calls: [{ name: 'run_skill_script', args: { skill_id: 'csv-stats', script_name: 'stats.py', args: { note: 'password=hunter2' } } }] }, { content: 'done' }]);
+    const o = await attempt(thread, [
+      { tool_calls: [{ name: 'run_skill_script', args: { skill_id: 'csv-stats', script_name: 'stats.py', args: { note: 'password=hunter2' } } }] },
+      { content: 'done' },
+    ]);
     expect(o.interrupted, describeOutcome(o)).toBe(true);
   });
 
@@ -216,7 +231,10 @@ describe('secrets the scan must see', () => {
     const args: Record<string, unknown> = {};
     for (let g = 0; g < 5; g++) args[`g${g}`] = Object.fromEntries(Array.from({ length: 2_010 }, (_, i) => [`k${i}`, 'x']));
     args.zz_note = 'password=hunter2';
-    const o = await attempt(thread, [{ tool_calls: [{ name: 'run_skill_script', args: { skill_id: 'csv-stats', script_name: 'stats.py', args } }] }, { content: 'done' }]);
+    const o = await attempt(thread, [
+      { tool_calls: [{ name: 'run_skill_script', args: { skill_id: 'csv-stats', script_name: 'stats.py', args } }] },
+      { content: 'done' },
+    ]);
     expect(o.interrupted, describeOutcome(o)).toBe(true);
   });
 
@@ -263,7 +281,12 @@ describe('identity forgery and cross-tenant resumes', () => {
   });
 
   it("rejects a request carrying both tenants' keys (two x-api-key values) instead of picking one", async () => {
-    const res = await fetch(`${server.url}/threads/${thread}`, { headers: [['x-api-key', KEY_B], ['x-api-key', KEY_A]] });
+    const res = await fetch(`${server.url}/threads/${thread}`, {
+      headers: [
+        ['x-api-key', KEY_B],
+        ['x-api-key', KEY_A],
+      ],
+    });
     expect(res.status).toBe(401);
   });
 

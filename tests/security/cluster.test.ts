@@ -103,7 +103,10 @@ describe('HTTP input', () => {
   it('answers 400 naming the depth limit to JSON nested 10,000 deep, with /ok under 100 ms and the gateway under 500 MB', async () => {
     const gw = pidOf('gateway#1');
     const { result, probe } = await underAttack(url, [gw], () =>
-      call(url, KEY_A, 'POST', '/threads', undefined, { raw: `{"metadata":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`, headers: { 'content-type': 'application/json' } }),
+      call(url, KEY_A, 'POST', '/threads', undefined, {
+        raw: `{"metadata":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`,
+        headers: { 'content-type': 'application/json' },
+      }),
     );
     expect(result.status, result.text.slice(0, 200)).toBe(400);
     expect(result.text).toMatch(/depth|nest/i);
@@ -114,7 +117,11 @@ describe('HTTP input', () => {
   it('answers 409 to a resume on a thread with nothing pending', async () => {
     const thread = await newThread(url, KEY_A);
     await runWait(url, KEY_A, thread, [{ content: 'done' }]);
-    const res = await call(url, KEY_A, 'POST', `/threads/${thread}/runs/wait`, { assistant_id: 'agent', command: { resume: 'approve' }, config: scripted([{ content: 'x' }]) });
+    const res = await call(url, KEY_A, 'POST', `/threads/${thread}/runs/wait`, {
+      assistant_id: 'agent',
+      command: { resume: 'approve' },
+      config: scripted([{ content: 'x' }]),
+    });
     expect(res.status, res.text).toBe(409);
   });
 });
@@ -124,7 +131,12 @@ describe('gRPC error paths (client without a deadline)', () => {
     const thread = await newThread(url, KEY_A);
     await runWait(url, KEY_A, thread, [{ content: 'x' }]);
     const runId = ((await call(url, KEY_A, 'GET', `/threads/${thread}/runs`)).json as Array<{ run_id: string }>)[0]!.run_id;
-    const req = (threadId: string) => ({ threadId, assistantId: 'agent', inputJson: JSON.stringify(userInput('x')), configJson: JSON.stringify(scripted([{ content: 'x' }])) });
+    const req = (threadId: string) => ({
+      threadId,
+      assistantId: 'agent',
+      inputJson: JSON.stringify(userInput('x')),
+      configJson: JSON.stringify(scripted([{ content: 'x' }])),
+    });
     const cases: Array<[string, () => grpc.ClientReadableStream<unknown>, string]> = [
       ['StreamRun unknown thread', () => a.streamRun(req(randomUUID())) as grpc.ClientReadableStream<unknown>, 'NOT_FOUND'],
       ['JoinRunStream unknown run', () => a.joinRunStream({ threadId: thread, runId: randomUUID() }) as grpc.ClientReadableStream<unknown>, 'NOT_FOUND'],
@@ -154,7 +166,12 @@ describe('approvals across processes', () => {
   it('never runs a secret write silently when a harmless call shares its tool-call id', async () => {
     const thread = await newThread(url, KEY_A);
     const res = await runWait(url, KEY_A, thread, [
-      { tool_calls: [{ name: 'write_file', id: 'dup', args: { file_path: 'outputs/creds.txt', content: 'password=hunter2' } }, { name: 'now', id: 'dup', args: {} }] },
+      {
+        tool_calls: [
+          { name: 'write_file', id: 'dup', args: { file_path: 'outputs/creds.txt', content: 'password=hunter2' } },
+          { name: 'now', id: 'dup', args: {} },
+        ],
+      },
       { content: 'done' },
     ]);
     expect(existsSync(path.join(wsRoot, TENANT_A, thread, 'outputs', 'creds.txt')), res.text.slice(0, 300)).toBe(false);

@@ -10,7 +10,22 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { API_KEYS, ATTACK_ENV, KEY_A, TENANT_A, call, newThread, poll, runWait, scripted, sleep, spawnServer, userInput, type ServerChild, type Values } from './harness.js';
+import {
+  API_KEYS,
+  ATTACK_ENV,
+  KEY_A,
+  TENANT_A,
+  call,
+  newThread,
+  poll,
+  runWait,
+  scripted,
+  sleep,
+  spawnServer,
+  userInput,
+  type ServerChild,
+  type Values,
+} from './harness.js';
 
 /** A loopback receiver that counts every request it gets. */
 async function receiver() {
@@ -45,7 +60,10 @@ afterAll(async () => {
   await hook?.close();
 });
 
-const writeTurns = [{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/driven.txt', content: 'the tenant chose this call' } }] }, { content: 'done' }];
+const writeTurns = [
+  { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/driven.txt', content: 'the tenant chose this call' } }] },
+  { content: 'done' },
+];
 
 describe('with API keys and no opt-in', () => {
   it('refuses the scripted model with an error naming ALLOW_SCRIPTED_MODEL, and runs no tool', async () => {
@@ -58,18 +76,21 @@ describe('with API keys and no opt-in', () => {
     expect(existsSync(path.join(bare.workspaceRoot, TENANT_A, thread, 'outputs', 'driven.txt'))).toBe(false);
   });
 
-  it.each(['127.0.0.1', 'localhost', '[::1]', '127.1', '0x7f000001'])('refuses a webhook to http://%s:<port> with 422 naming webhook, and never calls it', async (host) => {
-    const thread = await newThread(bare.url, KEY_A);
-    const res = await call(bare.url, KEY_A, 'POST', `/threads/${thread}/runs`, {
-      assistant_id: 'agent',
-      input: userInput('x'),
-      webhook: `http://${host}:${hook.port}/hook`,
-    });
-    expect(res.status, res.text).toBe(422);
-    expect(res.text).toMatch(/webhook/i);
-    await sleep(300);
-    expect(hook.hits()).toBe(0);
-  });
+  it.each(['127.0.0.1', 'localhost', '[::1]', '127.1', '0x7f000001'])(
+    'refuses a webhook to http://%s:<port> with 422 naming webhook, and never calls it',
+    async (host) => {
+      const thread = await newThread(bare.url, KEY_A);
+      const res = await call(bare.url, KEY_A, 'POST', `/threads/${thread}/runs`, {
+        assistant_id: 'agent',
+        input: userInput('x'),
+        webhook: `http://${host}:${hook.port}/hook`,
+      });
+      expect(res.status, res.text).toBe(422);
+      expect(res.text).toMatch(/webhook/i);
+      await sleep(300);
+      expect(hook.hits()).toBe(0);
+    },
+  );
 });
 
 describe('with API keys and an explicit opt-in (the control)', () => {

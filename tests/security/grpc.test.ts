@@ -99,26 +99,29 @@ describe('failing streams end with a status for a client without a deadline', ()
 describe('thread ids are validated as HTTP validates them', () => {
   const TRAVERSAL = ['../../x', '../../../../etc', 'acme:../x', '%2e%2e%2fx', 'x\u0000y', 'a'.repeat(10_000)];
 
-  it.each(TRAVERSAL.map((t) => [JSON.stringify(t).slice(0, 40), t]))('answers INVALID_ARGUMENT to every unary RPC given thread id %s', async (_name, threadId) => {
-    const calls: Record<string, () => Promise<unknown>> = {
-      CreateThread: () => a.createThread({ threadId }),
-      GetThread: () => a.getThread({ threadId }),
-      GetThreadState: () => a.getThreadState({ threadId }),
-      DeleteThread: () => a.deleteThread({ threadId }),
-      CreateRun: () => a.createRun(runRequest(threadId, { ifNotExistsCreate: true })),
-      WaitRun: () => a.waitRun(runRequest(threadId, { ifNotExistsCreate: true })),
-      GetRun: () => a.getRun({ threadId, runId: runA }),
-      ListRuns: () => a.listRuns({ threadId }),
-      CancelRun: () => a.cancelRun({ threadId, runId: runA }),
-    };
-    const codes: Record<string, string> = {};
-    for (const [name, fn] of Object.entries(calls)) {
-      const err = await grpcFailure(fn());
-      codes[name] = grpc.status[err.code];
-      noLeak(err.details);
-    }
-    expect(codes).toEqual(Object.fromEntries(Object.keys(calls).map((n) => [n, 'INVALID_ARGUMENT'])));
-  });
+  it.each(TRAVERSAL.map((t) => [JSON.stringify(t).slice(0, 40), t]))(
+    'answers INVALID_ARGUMENT to every unary RPC given thread id %s',
+    async (_name, threadId) => {
+      const calls: Record<string, () => Promise<unknown>> = {
+        CreateThread: () => a.createThread({ threadId }),
+        GetThread: () => a.getThread({ threadId }),
+        GetThreadState: () => a.getThreadState({ threadId }),
+        DeleteThread: () => a.deleteThread({ threadId }),
+        CreateRun: () => a.createRun(runRequest(threadId, { ifNotExistsCreate: true })),
+        WaitRun: () => a.waitRun(runRequest(threadId, { ifNotExistsCreate: true })),
+        GetRun: () => a.getRun({ threadId, runId: runA }),
+        ListRuns: () => a.listRuns({ threadId }),
+        CancelRun: () => a.cancelRun({ threadId, runId: runA }),
+      };
+      const codes: Record<string, string> = {};
+      for (const [name, fn] of Object.entries(calls)) {
+        const err = await grpcFailure(fn());
+        codes[name] = grpc.status[err.code];
+        noLeak(err.details);
+      }
+      expect(codes).toEqual(Object.fromEntries(Object.keys(calls).map((n) => [n, 'INVALID_ARGUMENT'])));
+    },
+  );
 
   it('created no record and no directory for any of those ids', async () => {
     const threads = await call(server.url, KEY_A, 'POST', '/threads/search', { limit: 1000 });
@@ -146,7 +149,9 @@ describe('unary error paths', () => {
   });
 
   it("answers NOT_FOUND to tenant B resuming tenant A's interrupted thread over gRPC, and the thread stays interrupted", async () => {
-    const err = await grpcFailure(b.createRun({ threadId: interruptedA, assistantId: 'agent', commandJson: JSON.stringify({ resume: { decision: 'approve', by: 'admin@corp' } }) }));
+    const err = await grpcFailure(
+      b.createRun({ threadId: interruptedA, assistantId: 'agent', commandJson: JSON.stringify({ resume: { decision: 'approve', by: 'admin@corp' } }) }),
+    );
     expect(grpc.status[err.code]).toBe('NOT_FOUND');
     expect((await a.getThread({ threadId: interruptedA })).status).toBe('interrupted');
   });
@@ -161,7 +166,9 @@ describe('unary error paths', () => {
 
   it('answers INVALID_ARGUMENT to JSON nested 10,000 deep in input_json, not INTERNAL', async () => {
     const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
-    const err = await grpcFailure(a.createRun({ threadId: threadA, assistantId: 'agent', inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }), metadataJson: deep }));
+    const err = await grpcFailure(
+      a.createRun({ threadId: threadA, assistantId: 'agent', inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }), metadataJson: deep }),
+    );
     expect(grpc.status[err.code]).toBe('INVALID_ARGUMENT');
     expect(err.details).toMatch(/depth|nest/i);
   });
@@ -170,7 +177,9 @@ describe('unary error paths', () => {
 describe('floods', () => {
   it('ends 50 concurrent failing JoinRunStream calls with NOT_FOUND while /ok stays under 100 ms', async () => {
     const { result, probe } = await underAttack(server.url, [server.pid], () =>
-      Promise.all(Array.from({ length: 50 }, () => streamOutcome(b.joinRunStream({ threadId: threadA, runId: runA }) as grpc.ClientReadableStream<unknown>, 8_000))),
+      Promise.all(
+        Array.from({ length: 50 }, () => streamOutcome(b.joinRunStream({ threadId: threadA, runId: runA }) as grpc.ClientReadableStream<unknown>, 8_000)),
+      ),
     );
     expect(result.filter((o) => o.hung)).toHaveLength(0);
     expect(new Set(result.map((o) => grpc.status[o.code!]))).toEqual(new Set(['NOT_FOUND']));
@@ -194,7 +203,13 @@ describe('floods', () => {
     });
     expect(probe.worstMs, `worst /ok over ${probe.samples} probes`).toBeLessThan(OK_BUDGET_MS);
     // The run is unaffected by its dropped watchers.
-    const final = await a.waitRun({ threadId: thread, assistantId: 'agent', inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'again' }] }), multitaskStrategy: 'enqueue', configJson: JSON.stringify({ configurable: { model: { provider: 'scripted', turns: [{ content: 'ok' }] } } }) });
+    const final = await a.waitRun({
+      threadId: thread,
+      assistantId: 'agent',
+      inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'again' }] }),
+      multitaskStrategy: 'enqueue',
+      configJson: JSON.stringify({ configurable: { model: { provider: 'scripted', turns: [{ content: 'ok' }] } } }),
+    });
     expect(final.run?.status).toBe('success');
   });
 });

@@ -419,7 +419,14 @@ export async function runWait(
   turns: unknown[],
   opts: { timeoutMs?: number; body?: Record<string, unknown> } = {},
 ): Promise<Answer> {
-  return call(url, key, 'POST', `/threads/${threadId}/runs/wait`, { assistant_id: 'agent', input: userInput(), config: scripted(turns), ...opts.body }, { timeoutMs: opts.timeoutMs ?? 20_000 });
+  return call(
+    url,
+    key,
+    'POST',
+    `/threads/${threadId}/runs/wait`,
+    { assistant_id: 'agent', input: userInput(), config: scripted(turns), ...opts.body },
+    { timeoutMs: opts.timeoutMs ?? 20_000 },
+  );
 }
 
 /** The tool messages of the last run of a /wait answer (the values hold the whole thread: those after the last human message). */
@@ -526,7 +533,8 @@ export async function grpcFailure(p: Promise<unknown>): Promise<grpc.ServiceErro
 }
 
 /** A path of `bytes` characters: `a/a/a/…` under `prefix`. */
-export const longPath = (bytes: number, prefix = 'outputs/') => prefix + 'a/'.repeat(Math.ceil((bytes - prefix.length) / 2)).slice(0, Math.max(0, bytes - prefix.length));
+export const longPath = (bytes: number, prefix = 'outputs/') =>
+  prefix + 'a/'.repeat(Math.ceil((bytes - prefix.length) / 2)).slice(0, Math.max(0, bytes - prefix.length));
 
 /**
  * A request whose path is sent exactly as given (fetch would resolve `..`, `%2e%2e` and
@@ -580,8 +588,19 @@ async function warmUpRounds(url: string, key: string, rounds: number): Promise<v
   for (let i = 0; i < rounds; i++) {
     const thread = await newThread(url, key);
     await runWait(url, key, thread, [
-      { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/warm.txt', content: 'warm' } }, { name: 'now', args: {} }] },
-      { tool_calls: [{ name: 'read_file', args: { file_path: 'outputs/warm.txt' } }, { name: 'list_workspace_files', args: {} }, { name: 'find_files', args: { pattern: '*.txt' } }] },
+      {
+        tool_calls: [
+          { name: 'write_file', args: { file_path: 'outputs/warm.txt', content: 'warm' } },
+          { name: 'now', args: {} },
+        ],
+      },
+      {
+        tool_calls: [
+          { name: 'read_file', args: { file_path: 'outputs/warm.txt' } },
+          { name: 'list_workspace_files', args: {} },
+          { name: 'find_files', args: { pattern: '*.txt' } },
+        ],
+      },
       { content: 'warm' },
     ]);
     const runs = await call(url, key, 'GET', `/threads/${thread}/runs`);

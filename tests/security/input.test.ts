@@ -65,8 +65,18 @@ describe('JSON nested 10,000 deep', () => {
     ['POST /threads metadata', 'POST', () => '/threads', (deep: string) => `{"metadata":${deep}}`],
     ['PATCH /threads/{id} metadata', 'PATCH', () => `/threads/${thread}`, (deep: string) => `{"metadata":${deep}}`],
     ['POST /threads/search metadata', 'POST', () => '/threads/search', (deep: string) => `{"metadata":${deep}}`],
-    ['POST /threads/{id}/runs input', 'POST', () => `/threads/${thread}/runs`, (deep: string) => `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"x"}],"extra":${deep}}}`],
-    ['POST /threads/{id}/runs/wait config', 'POST', () => `/threads/${thread}/runs/wait`, (deep: string) => `{"assistant_id":"agent","input":{"messages":[]},"config":{"configurable":{"x":${deep}}}}`],
+    [
+      'POST /threads/{id}/runs input',
+      'POST',
+      () => `/threads/${thread}/runs`,
+      (deep: string) => `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"x"}],"extra":${deep}}}`,
+    ],
+    [
+      'POST /threads/{id}/runs/wait config',
+      'POST',
+      () => `/threads/${thread}/runs/wait`,
+      (deep: string) => `{"assistant_id":"agent","input":{"messages":[]},"config":{"configurable":{"x":${deep}}}}`,
+    ],
     ['POST /runs/wait metadata', 'POST', () => '/runs/wait', (deep: string) => `{"assistant_id":"agent","input":{"messages":[]},"metadata":{"x":${deep}}}`],
   ])('answers 400 naming the depth limit to %s, with /ok under 100 ms and RSS under 500 MB', async (_name, method, url, body) => {
     const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
@@ -80,7 +90,10 @@ describe('JSON nested 10,000 deep', () => {
 
   it('answers 400 to arrays nested 100,000 deep, with /ok under 100 ms and RSS under 500 MB', async () => {
     const { result, probe } = await underAttack(server.url, [server.pid], () =>
-      call(server.url, KEY_A, 'POST', '/threads', undefined, { raw: `{"metadata":{"x":${deepArrayText(100_000)}}}`, headers: { 'content-type': 'application/json' } }),
+      call(server.url, KEY_A, 'POST', '/threads', undefined, {
+        raw: `{"metadata":{"x":${deepArrayText(100_000)}}}`,
+        headers: { 'content-type': 'application/json' },
+      }),
     );
     expect.soft(result.status, result.text.slice(0, 300)).toBe(400);
     expect.soft(result.text).toMatch(/depth|nest/i);
@@ -112,7 +125,10 @@ describe('on_disconnect', () => {
     input: userInput('slow'),
     on_disconnect: onDisconnect,
     stream_mode: ['values'],
-    config: scripted([{ delay_ms: 2_500, tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/after.txt', content: 'ran on' } }] }, { content: 'late' }]),
+    config: scripted([
+      { delay_ms: 2_500, tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/after.txt', content: 'ran on' } }] },
+      { content: 'late' },
+    ]),
   });
 
   /** Starts a streamed run, reads its first event, then drops the connection; returns the run id. */
@@ -161,7 +177,11 @@ describe('on_disconnect', () => {
 
 describe('resumes with nothing to resume', () => {
   const resume = (thread: string, key = KEY_A) =>
-    call(server.url, key, 'POST', `/threads/${thread}/runs/wait`, { assistant_id: 'agent', command: { resume: { decision: 'approve', by: 'x' } }, config: scripted([{ content: 'resumed' }]) });
+    call(server.url, key, 'POST', `/threads/${thread}/runs/wait`, {
+      assistant_id: 'agent',
+      command: { resume: { decision: 'approve', by: 'x' } },
+      config: scripted([{ content: 'resumed' }]),
+    });
 
   it('answers 409 to a resume on a new thread', async () => {
     const res = await resume(await newThread(server.url, KEY_A));
@@ -178,7 +198,9 @@ describe('resumes with nothing to resume', () => {
 
   it('answers 409 to a replayed approval (the second resume of one interrupt) and runs the call once', async () => {
     const thread = await newThread(server.url, KEY_A);
-    await runWait(server.url, KEY_A, thread, [{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/once.txt', content: 'password=x1 ', append: true } }] }]);
+    await runWait(server.url, KEY_A, thread, [
+      { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/once.txt', content: 'password=x1 ', append: true } }] },
+    ]);
     expect(await threadStatus(server.url, KEY_A, thread)).toBe('interrupted');
     expect((await resume(thread)).status).toBe(200);
     const replay = await resume(thread);
@@ -198,9 +220,10 @@ describe('headers and bodies', () => {
 
   it('answers 413 to a body over the limit (11 MB) and keeps /ok under 100 ms', async () => {
     const { result, probe } = await underAttack(server.url, [server.pid], () =>
-      call(server.url, KEY_A, 'POST', '/threads', undefined, { raw: `{"metadata":{"x":"${'a'.repeat(11 * 1024 * 1024)}"}}`, headers: { 'content-type': 'application/json' } }).catch(
-        (err: Error) => ({ status: -1, text: err.message }),
-      ),
+      call(server.url, KEY_A, 'POST', '/threads', undefined, {
+        raw: `{"metadata":{"x":"${'a'.repeat(11 * 1024 * 1024)}"}}`,
+        headers: { 'content-type': 'application/json' },
+      }).catch((err: Error) => ({ status: -1, text: err.message })),
     );
     expect([413, -1]).toContain(result.status);
     expectResponsive(probe);
@@ -223,7 +246,9 @@ describe('headers and bodies', () => {
     await runWait(server.url, KEY_A, thread, [{ content: 'x' }]);
     const runs = await call(server.url, KEY_A, 'GET', `/threads/${thread}/runs`);
     const runId = (runs.json as Array<{ run_id: string }>)[0]!.run_id;
-    const res = await rawRequest(server.url, KEY_A, 'GET', `/threads/${thread}/runs/${runId}/stream`, { headers: { 'last-event-id': Buffer.from(id, 'utf8').toString('latin1') } });
+    const res = await rawRequest(server.url, KEY_A, 'GET', `/threads/${thread}/runs/${runId}/stream`, {
+      headers: { 'last-event-id': Buffer.from(id, 'utf8').toString('latin1') },
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
   });
@@ -232,7 +257,11 @@ describe('headers and bodies', () => {
 describe('SSE join floods', () => {
   it('serves /ok under 100 ms while 50 SSE clients join a running run and drop, and the run still succeeds', async () => {
     const thread = await newThread(server.url, KEY_A);
-    const created = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs`, { assistant_id: 'agent', input: userInput('slow'), config: scripted([{ delay_ms: 2_000, content: 'late' }]) });
+    const created = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs`, {
+      assistant_id: 'agent',
+      input: userInput('slow'),
+      config: scripted([{ delay_ms: 2_000, content: 'late' }]),
+    });
     const runId = (created.json as { run_id: string }).run_id;
     const { probe } = await underAttack(server.url, [server.pid], async () => {
       const controllers = Array.from({ length: 50 }, () => new AbortController());
@@ -279,11 +308,19 @@ describe('look-alike API keys', () => {
 describe('id collisions', () => {
   it("keeps tenant B out of tenant A's files when B creates a thread with A's thread id", async () => {
     const thread = await newThread(server.url, KEY_A);
-    await runWait(server.url, KEY_A, thread, [{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/a-only.txt', content: 'acme data' } }] }, { content: 'ok' }]);
+    await runWait(server.url, KEY_A, thread, [
+      { tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/a-only.txt', content: 'acme data' } }] },
+      { content: 'ok' },
+    ]);
     const taken = await call(server.url, KEY_B, 'POST', '/threads', { thread_id: thread, metadata: { owner: 'globex' } });
     expect(taken.status).toBe(200);
     const res = await runWait(server.url, KEY_B, thread, [
-      { tool_calls: [{ name: 'read_file', args: { file_path: 'outputs/a-only.txt' } }, { name: 'read_file', args: { file_path: `../../${TENANT_A}/${thread}/outputs/a-only.txt` } }] },
+      {
+        tool_calls: [
+          { name: 'read_file', args: { file_path: 'outputs/a-only.txt' } },
+          { name: 'read_file', args: { file_path: `../../${TENANT_A}/${thread}/outputs/a-only.txt` } },
+        ],
+      },
       { content: 'ok' },
     ]);
     const tools = toolMessages(res.json as Values).map(text);

@@ -136,7 +136,11 @@ describe('file tools', () => {
 
   it('reports a failed run (unknown model provider, exhausted script) without host paths', async () => {
     const t1 = await newThread(server.url, KEY_A);
-    const bad = await call(server.url, KEY_A, 'POST', `/threads/${t1}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'x' }] }, config: { configurable: { model: { provider: '../../../etc/passwd' } } } });
+    const bad = await call(server.url, KEY_A, 'POST', `/threads/${t1}/runs/wait`, {
+      assistant_id: 'agent',
+      input: { messages: [{ role: 'user', content: 'x' }] },
+      config: { configurable: { model: { provider: '../../../etc/passwd' } } },
+    });
     const t2 = await newThread(server.url, KEY_A);
     const exhausted = await runWait(server.url, KEY_A, t2, [{ tool_calls: [{ name: 'now', args: {} }] }]);
     const runs = await call(server.url, KEY_A, 'GET', `/threads/${t2}/runs`);

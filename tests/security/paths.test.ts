@@ -98,7 +98,9 @@ async function attack(calls: Call[], on?: string, before: Call[] = []): Promise<
 }
 
 function expectResponsive(probe: ProbeStats, rss = false): void {
-  console.log(`[probe] ${expect.getState().currentTestName}: worst /ok ${Math.round(probe.worstMs)} ms over ${probe.samples} probes, ${probe.failures} failed, peak RSS ${Math.round(probe.peakRssMb[server.pid] ?? 0)} MB`);
+  console.log(
+    `[probe] ${expect.getState().currentTestName}: worst /ok ${Math.round(probe.worstMs)} ms over ${probe.samples} probes, ${probe.failures} failed, peak RSS ${Math.round(probe.peakRssMb[server.pid] ?? 0)} MB`,
+  );
   expect.soft(probe.failures, `failed /ok probes (of ${probe.samples})`).toBe(0);
   expect.soft(probe.worstMs, `worst /ok latency over ${probe.samples} probes`).toBeLessThan(OK_BUDGET_MS);
   if (rss) expect.soft(probe.peakRssMb[server.pid] ?? 0, 'peak RSS of the server (MB)').toBeLessThan(RSS_CEILING_MB);
@@ -209,7 +211,10 @@ describe('traversal, NUL bytes and absolute host paths', () => {
 
   it('never writes to /etc by an absolute path: the write is interrupted for approval or refused', async () => {
     const target = await newThread(server.url, KEY_A);
-    const res = await runWait(server.url, KEY_A, target, [{ tool_calls: [{ name: 'write_file', args: { file_path: '/etc/agentloop-pwned', content: 'x' } }] }, { content: 'done' }]);
+    const res = await runWait(server.url, KEY_A, target, [
+      { tool_calls: [{ name: 'write_file', args: { file_path: '/etc/agentloop-pwned', content: 'x' } }] },
+      { content: 'done' },
+    ]);
     expect(res.status).toBe(200);
     const tools = toolMessages(res.json as Values).map(text);
     const interrupted = (res.json as Values).__interrupt__ !== undefined;
@@ -241,11 +246,14 @@ describe('symlinks planted in the workspace (as an extracted archive or a shared
   });
 
   it('refuses to read, list or write through a link to /etc', async () => {
-    const r = await attack([
-      { name: 'read_file', args: { file_path: 'outputs/etc-link/passwd' } },
-      { name: 'list_workspace_files', args: { directory: 'outputs/etc-link' } },
-      { name: 'write_file', args: { file_path: 'outputs/etc-link/agentloop-pwned', content: 'x' } },
-    ], thread);
+    const r = await attack(
+      [
+        { name: 'read_file', args: { file_path: 'outputs/etc-link/passwd' } },
+        { name: 'list_workspace_files', args: { directory: 'outputs/etc-link' } },
+        { name: 'write_file', args: { file_path: 'outputs/etc-link/agentloop-pwned', content: 'x' } },
+      ],
+      thread,
+    );
     for (const t of r.tools) {
       expect(t).toMatch(/^Error: .*outside/i);
       expect(t).not.toContain('root:x:0');
@@ -263,11 +271,14 @@ describe('symlinks planted in the workspace (as an extracted archive or a shared
   });
 
   it('answers a symlink loop and a 60-link chain with an error, quickly', async () => {
-    const r = await attack([
-      { name: 'read_file', args: { file_path: 'outputs/loop-a' } },
-      { name: 'write_file', args: { file_path: 'outputs/loop-a/x', content: 'x' } },
-      { name: 'write_file', args: { file_path: 'outputs/chain-0/x', content: 'x' } },
-    ], thread);
+    const r = await attack(
+      [
+        { name: 'read_file', args: { file_path: 'outputs/loop-a' } },
+        { name: 'write_file', args: { file_path: 'outputs/loop-a/x', content: 'x' } },
+        { name: 'write_file', args: { file_path: 'outputs/chain-0/x', content: 'x' } },
+      ],
+      thread,
+    );
     for (const t of r.tools) expect(t).toMatch(/^Error: /);
     expectResponsive(r.probe);
     expectNoLeak(r.tools);
@@ -291,12 +302,16 @@ describe('globs', () => {
 
   it('answers backtracking and brace-explosion globs without stalling the server', async () => {
     // First a file whose name a backtracking matcher would take exponential time to reject.
-    const r = await attack([
-      { name: 'find_files', args: { pattern: `${'*a'.repeat(60)}b`, path: 'outputs' } },
-      { name: 'find_files', args: { pattern: '{a,b}'.repeat(24), path: 'outputs' } },
-      { name: 'find_files', args: { pattern: '{1..1000000}', path: 'outputs' } },
-      { name: 'find_files', args: { pattern: '**/'.repeat(300) + '*', path: 'outputs' } },
-    ], undefined, [{ name: 'write_file', args: { file_path: `outputs/${'a'.repeat(200)}`, content: 'x' } }]);
+    const r = await attack(
+      [
+        { name: 'find_files', args: { pattern: `${'*a'.repeat(60)}b`, path: 'outputs' } },
+        { name: 'find_files', args: { pattern: '{a,b}'.repeat(24), path: 'outputs' } },
+        { name: 'find_files', args: { pattern: '{1..1000000}', path: 'outputs' } },
+        { name: 'find_files', args: { pattern: '**/'.repeat(300) + '*', path: 'outputs' } },
+      ],
+      undefined,
+      [{ name: 'write_file', args: { file_path: `outputs/${'a'.repeat(200)}`, content: 'x' } }],
+    );
     expect(r.tools).toHaveLength(4);
     // Refused or answered, but answered: nothing here may hang or kill the server.
     for (const t of r.tools) expect(t).not.toMatch(/timed out|deadline/i);
@@ -343,7 +358,15 @@ describe('SIGTERM during an attack', () => {
       server.url,
       KEY_A,
       thread,
-      [{ tool_calls: [{ name: 'read_file', args: { file_path: longPath(200_000) } }, { name: 'read_file', args: { file_path: longPath(200_000, 'temp/') } }] }, { content: 'done' }],
+      [
+        {
+          tool_calls: [
+            { name: 'read_file', args: { file_path: longPath(200_000) } },
+            { name: 'read_file', args: { file_path: longPath(200_000, 'temp/') } },
+          ],
+        },
+        { content: 'done' },
+      ],
       { timeoutMs: 15_000 },
     ).catch(() => undefined);
     await sleep(300);

@@ -42,7 +42,11 @@ describe('fairness between tenants (per-tenant concurrency cap on by default wit
     let refused = 0;
     await exclusive(async () => {
       for (const thread of threads) {
-        const res = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs`, { assistant_id: 'agent', input: userInput('slow'), config: scripted([{ delay_ms: 1_500, content: 'a' }]) });
+        const res = await call(server.url, KEY_A, 'POST', `/threads/${thread}/runs`, {
+          assistant_id: 'agent',
+          input: userInput('slow'),
+          config: scripted([{ delay_ms: 1_500, content: 'a' }]),
+        });
         if (res.status === 200) accepted.push({ thread, run: (res.json as { run_id: string }).run_id });
         else if (res.status === 429) refused++;
         else throw new Error(`unexpected ${res.status}: ${res.text}`);
@@ -55,7 +59,9 @@ describe('fairness between tenants (per-tenant concurrency cap on by default wit
     const b = await runWait(server.url, KEY_B, threadB, [{ content: 'b done' }], { timeoutMs: 60_000 });
     const tookMs = Date.now() - started;
     expect(b.status).toBe(200);
-    const statuses = await Promise.all(accepted.map(async (r) => ((await call(server.url, KEY_A, 'GET', `/threads/${r.thread}/runs/${r.run}`)).json as { status: string }).status));
+    const statuses = await Promise.all(
+      accepted.map(async (r) => ((await call(server.url, KEY_A, 'GET', `/threads/${r.thread}/runs/${r.run}`)).json as { status: string }).status),
+    );
     const finishedA = statuses.filter((s) => s === 'success').length;
     const counts = statuses.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     console.log(`[fairness] B took ${tookMs} ms; A's runs then: ${JSON.stringify(counts)} (${refused} refused with 429)`);
@@ -64,7 +70,9 @@ describe('fairness between tenants (per-tenant concurrency cap on by default wit
     expect((counts.running ?? 0) + (counts.pending ?? 0) + finishedA, JSON.stringify(counts)).toBe(accepted.length);
     // Leave the server idle for the next test.
     await Promise.all(accepted.map((r) => call(server.url, KEY_A, 'POST', `/threads/${r.thread}/runs/${r.run}/cancel`)));
-    expect(finishedA, `tenant B's run took ${tookMs} ms; by then ${finishedA} of tenant A's ${accepted.length} runs had finished`).toBeLessThan(accepted.length / 2);
+    expect(finishedA, `tenant B's run took ${tookMs} ms; by then ${finishedA} of tenant A's ${accepted.length} runs had finished`).toBeLessThan(
+      accepted.length / 2,
+    );
   }, 90_000);
 });
 
@@ -116,7 +124,10 @@ describe('memory under large run state (six 5 MB messages)', () => {
   it('keeps /ok under 100 ms while a thread with 512 KiB of state runs and streams its events', async () => {
     const thread = await newThread(server.url, KEY_A);
     const { result, probe } = await underAttack(server.url, [server.pid], () =>
-      runWait(server.url, KEY_A, thread, OK_TURNS, { timeoutMs: 60_000, body: { input: { messages: [{ role: 'user', content: `one ${'m'.repeat(MB / 2)}` }] } } }),
+      runWait(server.url, KEY_A, thread, OK_TURNS, {
+        timeoutMs: 60_000,
+        body: { input: { messages: [{ role: 'user', content: `one ${'m'.repeat(MB / 2)}` }] } },
+      }),
     );
     expect(result.status).toBe(200);
     console.log(`[probe] 512 KiB state: worst /ok ${Math.round(probe.worstMs)} ms over ${probe.samples} probes`);
@@ -126,11 +137,16 @@ describe('memory under large run state (six 5 MB messages)', () => {
   it('stays up, answering /ok, with RSS bounded, while a run with 30 MB of state streams its events', async () => {
     const thread = bigThread ?? (await sixBigRuns('fill', 5));
     const { result, probe } = await underAttack(server.url, [server.pid], () =>
-      runWait(server.url, KEY_A, thread, OK_TURNS, { timeoutMs: 60_000, body: { input: { messages: [{ role: 'user', content: `last ${'y'.repeat(5 * MB)}` }] } } }),
+      runWait(server.url, KEY_A, thread, OK_TURNS, {
+        timeoutMs: 60_000,
+        body: { input: { messages: [{ role: 'user', content: `last ${'y'.repeat(5 * MB)}` }] } },
+      }),
     );
     expect(result.status).toBe(200);
     expect(result.text.slice(0, 300)).not.toContain('__error__');
-    console.log(`[probe] 30 MB state: worst /ok ${Math.round(probe.worstMs)} ms over ${probe.samples} probes, peak RSS ${Math.round(probe.peakRssMb[server.pid] ?? 0)} MB`);
+    console.log(
+      `[probe] 30 MB state: worst /ok ${Math.round(probe.worstMs)} ms over ${probe.samples} probes, peak RSS ${Math.round(probe.peakRssMb[server.pid] ?? 0)} MB`,
+    );
     expect(probe.failures, 'probes that failed or got no answer').toBe(0);
     expect(probe.worstMs, `worst /ok over ${probe.samples} probes`).toBeLessThan(LARGE_STATE_OK_BUDGET_MS);
     expect(probe.peakRssMb[server.pid] ?? 0, 'peak RSS (MB)').toBeLessThan(1500);

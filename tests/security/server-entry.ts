@@ -32,5 +32,7 @@ process.on('SIGUSR2', () => {
   gc?.();
   gc?.();
   const m = process.memoryUsage();
-  process.stdout.write(`AGENTLOOP_HEAP ${JSON.stringify({ gc: gc !== undefined, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss })}\n`);
+  process.stdout.write(
+    `AGENTLOOP_HEAP ${JSON.stringify({ gc: gc !== undefined, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss })}\n`,
+  );
 });

@@ -116,9 +116,19 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
   // History and state at a checkpoint read the orchestrator's checkpoints.
   const checkpoints = createThreadCheckpointReader(checkpointer);
-  const app = await createGatewayApp({ store: withThreadResourceDeletion(store, bus), runs, events, logger: gatewayLogger, config: gatewayConfig, bus, checkpoints });
+  const app = await createGatewayApp({
+    store: withThreadResourceDeletion(store, bus),
+    runs,
+    events,
+    logger: gatewayLogger,
+    config: gatewayConfig,
+    bus,
+    checkpoints,
+  });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
-  const grpcServer = gatewayConfig.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: gatewayConfig.HOST, port: gatewayConfig.GRPC_PORT, logger: gatewayLogger }) : undefined;
+  const grpcServer = gatewayConfig.GRPC_ENABLED
+    ? await startGrpcServer({ context: app.agentloop, host: gatewayConfig.HOST, port: gatewayConfig.GRPC_PORT, logger: gatewayLogger })
+    : undefined;
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   logger.info({ url }, 'AgentLoop is listening');

@@ -15,7 +15,11 @@ export type HandlerOutcome = { ok: true; data: Uint8Array } | { ok: false; error
  * (its caller has given up).
  */
 export function invokeHandler(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
-  return tracedHandle(msg, () => invokeUntraced(handler, msg, logger), (out) => (out && !out.ok ? new Error(out.errorHeader.slice(0, 500)) : undefined));
+  return tracedHandle(
+    msg,
+    () => invokeUntraced(handler, msg, logger),
+    (out) => (out && !out.ok ? new Error(out.errorHeader.slice(0, 500)) : undefined),
+  );
 }
 
 async function invokeUntraced(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {

@@ -91,10 +91,7 @@ export class JetStreamRunEventStream implements RunEventStream {
   private readonly runSeq = new Map<string, number>();
   private closed = false;
 
-  constructor(
-    nc: NatsConnection,
-    opts: JetStreamRunEventStreamOptions = {},
-  ) {
+  constructor(nc: NatsConnection, opts: JetStreamRunEventStreamOptions = {}) {
     this.stream = opts.streamName ?? RUN_EVENTS_STREAM;
     this.prefix = opts.subjectPrefix ?? RUN_EVENTS_SUBJECT_PREFIX;
     this.maxAgeMs = opts.maxAgeMs ?? DAY_MS;
@@ -123,10 +120,15 @@ export class JetStreamRunEventStream implements RunEventStream {
     try {
       const info = await jsm.streams.info(this.stream);
       const c = info.config;
-      const same =
-        c.max_age === wanted.max_age && c.max_bytes === wanted.max_bytes && c.subjects?.length === 1 && c.subjects[0] === wanted.subjects?.[0];
+      const same = c.max_age === wanted.max_age && c.max_bytes === wanted.max_bytes && c.subjects?.length === 1 && c.subjects[0] === wanted.subjects?.[0];
       if (!same) {
-        await jsm.streams.update(this.stream, { ...c, subjects: wanted.subjects, max_age: wanted.max_age, max_bytes: wanted.max_bytes, duplicate_window: wanted.duplicate_window });
+        await jsm.streams.update(this.stream, {
+          ...c,
+          subjects: wanted.subjects,
+          max_age: wanted.max_age,
+          max_bytes: wanted.max_bytes,
+          duplicate_window: wanted.duplicate_window,
+        });
         this.logger.info({ stream: this.stream }, 'run events stream updated');
       }
     } catch (err) {

@@ -105,10 +105,13 @@ export class MemoryBus implements Bus {
 
     const outcome = await new Promise<Exclude<HandlerOutcome, undefined>>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        reject(new TimeoutError(`No reply from ${subject} within ${opts.timeoutMs} ms`));
-      }, Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          settled = true;
+          reject(new TimeoutError(`No reply from ${subject} within ${opts.timeoutMs} ms`));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       for (const t of targets) {
         const msg: BusMessage = { subject, data: copyBytes(data), headers: { ...headers } };
         const run = new Promise<void>((r) => setImmediate(r)).then(() => invokeHandler(t.handler, msg, t.owner.logger));

@@ -117,9 +117,7 @@ describe('NatsBus', () => {
   });
 
   it('fails to connect with an UnavailableError naming the URL', async () => {
-    await expect(connectNatsBus({ url: 'nats://127.0.0.1:1', name: 'nope' })).rejects.toThrow(
-      /Cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/,
-    );
+    await expect(connectNatsBus({ url: 'nats://127.0.0.1:1', name: 'nope' })).rejects.toThrow(/Cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/);
   });
 });
 

@@ -1,13 +1,5 @@
 import { tracedRequest } from './tracing.js';
-import {
-  InvalidArgumentError,
-  TimeoutError,
-  UnavailableError,
-  errorMessage,
-  silentLogger,
-  sleep,
-  type Logger,
-} from '@agentloop/core';
+import { InvalidArgumentError, TimeoutError, UnavailableError, errorMessage, silentLogger, sleep, type Logger } from '@agentloop/core';
 import {
   connect,
   Empty,
@@ -85,7 +77,11 @@ function recordToHeaders(rec: Record<string, string>): MsgHdrs | undefined {
 }
 
 /** Endpoint names may only hold `[-\w]`. */
-const endpointName = (subject: string) => subject.replace(/\*/g, 'any').replace(/>/g, 'all').replace(/[^-\w]/g, '_');
+const endpointName = (subject: string) =>
+  subject
+    .replace(/\*/g, 'any')
+    .replace(/>/g, 'all')
+    .replace(/[^-\w]/g, '_');
 
 export interface NatsBusOptions {
   logger?: Logger;
@@ -358,7 +354,10 @@ export async function connectNatsBus(opts: ConnectNatsBusOptions): Promise<NatsB
   let nc: NatsConnection;
   try {
     nc = await connect({
-      servers: opts.url.split(',').map((s) => s.trim()).filter(Boolean),
+      servers: opts.url
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       name: opts.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,

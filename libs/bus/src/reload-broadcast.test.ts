@@ -11,7 +11,14 @@ describe('reloadBroadcast', () => {
     const bus = new MemoryBus();
     const reloaded: Record<string, string[]> = { a: [], b: [], c: [] };
     const replicas = Object.keys(reloaded).map((replica) =>
-      reloadBroadcast({ bus, logger: silentLogger(), replica, subject: 'svc.reload.broadcast', schema: ReloadToolsRequestSchema, reload: async (reason) => void reloaded[replica]!.push(reason) }),
+      reloadBroadcast({
+        bus,
+        logger: silentLogger(),
+        replica,
+        subject: 'svc.reload.broadcast',
+        schema: ReloadToolsRequestSchema,
+        reload: async (reason) => void reloaded[replica]!.push(reason),
+      }),
     );
     for (const r of replicas) await bus.subscribe('svc.reload.broadcast', r.handler);
     await replicas[0]!.announce('new module');
@@ -22,10 +29,17 @@ describe('reloadBroadcast', () => {
   it('reloads on a malformed broadcast (safer than missing a reload), and survives a failing reload', async () => {
     const bus = new MemoryBus();
     const reasons: string[] = [];
-    const r = reloadBroadcast({ bus, logger: silentLogger(), replica: 'x', subject: 's', schema: ReloadToolsRequestSchema, reload: async (reason) => {
-      reasons.push(reason);
-      throw new Error('bad config');
-    } });
+    const r = reloadBroadcast({
+      bus,
+      logger: silentLogger(),
+      replica: 'x',
+      subject: 's',
+      schema: ReloadToolsRequestSchema,
+      reload: async (reason) => {
+        reasons.push(reason);
+        throw new Error('bad config');
+      },
+    });
     await bus.subscribe('s', r.handler);
     await bus.publish('s', new Uint8Array([0xff, 0xff, 0xff]));
     await settle();

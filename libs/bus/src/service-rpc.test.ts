@@ -60,7 +60,12 @@ describe('service bindings', () => {
 
   it('refuse an error field on a reply that has none, and an RPC the service does not have', () => {
     expect(() =>
-      defineService<ServiceShape<typeof ToolRunner>, 'listTools'>(ToolRunner, { label: 'x', queue: 'x', prefix: 'x', methods: { listTools: { name: 'list', timeoutMs: 1, errors: 'field' } } }),
+      defineService<ServiceShape<typeof ToolRunner>, 'listTools'>(ToolRunner, {
+        label: 'x',
+        queue: 'x',
+        prefix: 'x',
+        methods: { listTools: { name: 'list', timeoutMs: 1, errors: 'field' } },
+      }),
     ).toThrow(/ListToolsResponse has no error field/);
     expect(() =>
       defineService<ServiceShape<typeof Indexer>, 'readDocument'>(Indexer, {
@@ -90,7 +95,10 @@ describe('serviceClient / serveService', () => {
   it('serves a tool provider binding on its own subjects', async () => {
     const { server, client } = pair();
     await serveService(server, SKILL_TOOLS_RPC, { listTools: () => ({ tools: [{ name: 'skill' }] }), executeTool: () => ({ content: 'ok' }) }, { logger });
-    expect((await server.request('agentloop.skills.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, {})), { timeoutMs: 1_000 })).data.length).toBeGreaterThan(0);
+    expect(
+      (await server.request('agentloop.skills.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, {})), { timeoutMs: 1_000 })).data
+        .length,
+    ).toBeGreaterThan(0);
     expect((await serviceClient(client, SKILL_TOOLS_RPC).listTools({ tenantId: 't' })).tools[0]?.name).toBe('skill');
     await expect(serviceClient(client, ToolRunner).listTools({ tenantId: 't' })).rejects.toThrow('no service is serving agentloop.tools.list');
   });

@@ -155,7 +155,10 @@ export type ServiceClient<S extends GenServiceMethods, K extends MethodName<S> =
  * A typed client. Bus failures are thrown as the bus throws them (TimeoutError, UnavailableError,
  * RemoteError); a method with `errors: 'field'` returns its failure replies (check `error`).
  */
-export function serviceClient<S extends GenServiceMethods, K extends MethodName<S>>(bus: Bus, target: ServiceBinding<S, K> | GenService<S>): ServiceClient<S, K> {
+export function serviceClient<S extends GenServiceMethods, K extends MethodName<S>>(
+  bus: Bus,
+  target: ServiceBinding<S, K> | GenService<S>,
+): ServiceClient<S, K> {
   const binding = bindingOf(target);
   const client = {} as Record<string, (request: unknown, opts?: CallOptions) => Promise<unknown>>;
   for (const [name, m] of Object.entries<BoundMethod<S, K>>(binding.methods)) {

@@ -22,7 +22,9 @@ export function assertValidSubject(subject: string, opts: { wildcards: boolean }
   const bad =
     subject.length === 0 ||
     /\s/.test(subject) ||
-    tokens.some((t, i) => t === '' || (t === '>' && (!opts.wildcards || i !== tokens.length - 1)) || (!opts.wildcards && t === '*') || (t.length > 1 && /[*>]/.test(t)));
+    tokens.some(
+      (t, i) => t === '' || (t === '>' && (!opts.wildcards || i !== tokens.length - 1)) || (!opts.wildcards && t === '*') || (t.length > 1 && /[*>]/.test(t)),
+    );
   if (bad) {
     throw new InvalidArgumentError(
       `Invalid subject "${subject}": use dot-separated tokens without spaces${opts.wildcards ? '; `*` and a final `>` are wildcards' : ' or wildcards'}`,

@@ -44,6 +44,12 @@ describe('bus tracing', () => {
     expect(server.status.code).toBe(2);
     await t.collect();
     const outcomes = t.points('agentloop.bus.request.duration').map((p) => [p.attributes['messaging.destination.name'], p.attributes.outcome]);
-    expect(outcomes).toEqual(expect.arrayContaining([['svc.echo', 'ok'], ['svc.fail', expect.any(String)], ['svc.none', 'UNAVAILABLE']]));
+    expect(outcomes).toEqual(
+      expect.arrayContaining([
+        ['svc.echo', 'ok'],
+        ['svc.fail', expect.any(String)],
+        ['svc.none', 'UNAVAILABLE'],
+      ]),
+    );
   });
 });

@@ -38,7 +38,11 @@ export async function tracedRequest(
     outcome = outcomeOf(err);
     throw err;
   } finally {
-    instruments().busRequestDuration.record((performance.now() - started) / 1000, { 'messaging.system': system, 'messaging.destination.name': subject, outcome });
+    instruments().busRequestDuration.record((performance.now() - started) / 1000, {
+      'messaging.system': system,
+      'messaging.destination.name': subject,
+      outcome,
+    });
   }
 }
 
@@ -53,7 +57,11 @@ export async function tracedHandle<T>(msg: BusMessage, fn: () => Promise<T>, fai
     {
       kind: SpanKind.SERVER,
       parent: extractTraceContext(msg.headers),
-      attributes: { 'messaging.destination.name': msg.subject, 'messaging.operation.type': 'process', ...(msg.headers[Headers.tenant] ? { 'agentloop.tenant': msg.headers[Headers.tenant] } : {}) },
+      attributes: {
+        'messaging.destination.name': msg.subject,
+        'messaging.operation.type': 'process',
+        ...(msg.headers[Headers.tenant] ? { 'agentloop.tenant': msg.headers[Headers.tenant] } : {}),
+      },
     },
     async (span) => {
       const out = await fn();

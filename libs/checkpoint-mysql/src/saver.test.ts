@@ -69,7 +69,12 @@ describe('MySQLSaver.setup', () => {
     try {
       await saver.setup();
       const rows = await admin(`SHOW TABLES FROM \`ckpt_schema_${process.pid}\``);
-      expect(rows.map((r) => Object.values(r as object)[0]).sort()).toEqual(['lg_checkpoint_blobs', 'lg_checkpoint_migrations', 'lg_checkpoint_writes', 'lg_checkpoints']);
+      expect(rows.map((r) => Object.values(r as object)[0]).sort()).toEqual([
+        'lg_checkpoint_blobs',
+        'lg_checkpoint_migrations',
+        'lg_checkpoint_writes',
+        'lg_checkpoints',
+      ]);
     } finally {
       await saver.end();
     }
@@ -146,13 +151,21 @@ describe('MySQLSaver', () => {
     const before = { configurable: { thread_id, checkpoint_id: ids[2] } };
     expect((await all(saver.list({ configurable: { thread_id } }, { before }))).map((t) => t.checkpoint.id)).toEqual([ids[1], ids[0]]);
     expect((await all(saver.list({ configurable: { thread_id } }, { filter: { step: 2 } }))).map((t) => t.checkpoint.id)).toEqual([ids[2]]);
-    expect((await all(saver.list({ configurable: { thread_id } }, { filter: { source: 'input' } })))).toEqual([]);
+    expect(await all(saver.list({ configurable: { thread_id } }, { filter: { source: 'input' } }))).toEqual([]);
   });
 
   it('putWrites come back as pendingWrites ordered by task path, task id and index', async () => {
     const thread_id = 'writes';
     const config = await saver.put({ configurable: { thread_id } }, checkpoint(), meta(0), {});
-    await saver.putWrites(config, [['x', 'from-b-0'], ['y', { n: 1 }]], 'task-b', '~1');
+    await saver.putWrites(
+      config,
+      [
+        ['x', 'from-b-0'],
+        ['y', { n: 1 }],
+      ],
+      'task-b',
+      '~1',
+    );
     await saver.putWrites(config, [['x', 'from-a']], 'task-a', '~2');
     await saver.putWrites(config, [['x', 'input']], 'task-z');
     const tuple = await saver.getTuple(config);
@@ -180,8 +193,22 @@ describe('MySQLSaver', () => {
   it('applies both rules when one putWrites call mixes regular and special writes', async () => {
     const thread_id = 'mixed';
     const config = await saver.put({ configurable: { thread_id } }, checkpoint(), meta(0), {});
-    await saver.putWrites(config, [['x', 'first'], ['__interrupt__', 'ask 1']], 't1');
-    await saver.putWrites(config, [['x', 'second'], ['__interrupt__', 'ask 2']], 't1');
+    await saver.putWrites(
+      config,
+      [
+        ['x', 'first'],
+        ['__interrupt__', 'ask 1'],
+      ],
+      't1',
+    );
+    await saver.putWrites(
+      config,
+      [
+        ['x', 'second'],
+        ['__interrupt__', 'ask 2'],
+      ],
+      't1',
+    );
     expect((await saver.getTuple(config))?.pendingWrites).toEqual([
       ['t1', '__interrupt__', 'ask 2'],
       ['t1', 'x', 'first'],

@@ -15,14 +15,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
-import {
-  MAX_CHECKPOINT_ID_BYTES,
-  MAX_KEY_BYTES,
-  MAX_TASK_PATH_BYTES,
-  MAX_VERSION_BYTES,
-  getMigrations,
-  type CheckpointTables,
-} from './migrations.js';
+import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
   /**
@@ -111,7 +104,10 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
     this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
     this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
-    this.lockName = `agentloop_ckpt_${createHash('sha256').update(`${this.schema ?? ''}.${prefix}`).digest('hex').slice(0, 24)}`;
+    this.lockName = `agentloop_ckpt_${createHash('sha256')
+      .update(`${this.schema ?? ''}.${prefix}`)
+      .digest('hex')
+      .slice(0, 24)}`;
   }
 
   /**
@@ -271,7 +267,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
        ORDER BY task_path, task_id, idx`,
       channel !== undefined ? [threadId, checkpointNs, checkpointId, channel] : [threadId, checkpointNs, checkpointId],
     );
-    return Promise.all(rows.map(async (r): Promise<CheckpointPendingWrite> => [text(r.task_id), text(r.channel), await this.serde.loadsTyped(r.type, bytes(r.data))]));
+    return Promise.all(
+      rows.map(async (r): Promise<CheckpointPendingWrite> => [text(r.task_id), text(r.channel), await this.serde.loadsTyped(r.type, bytes(r.data))]),
+    );
   }
 
   /**
@@ -294,7 +292,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
     if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
     const threadId = checkBytes('thread_id', config.configurable.thread_id, MAX_KEY_BYTES);
     const checkpointNs = checkBytes('checkpoint_ns', config.configurable.checkpoint_ns ?? '', MAX_KEY_BYTES);
-    const parentId = config.configurable.checkpoint_id ? checkBytes('parent checkpoint_id', config.configurable.checkpoint_id, MAX_CHECKPOINT_ID_BYTES) : undefined;
+    const parentId = config.configurable.checkpoint_id
+      ? checkBytes('parent checkpoint_id', config.configurable.checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
+      : undefined;
     checkBytes('checkpoint.id', checkpoint.id, MAX_CHECKPOINT_ID_BYTES);
 
     // Serialize before taking a connection, so the transaction holds it only for the INSERTs.

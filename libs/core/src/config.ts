@@ -40,8 +40,7 @@ export const envBool = (def: boolean) =>
     });
 
 /** Env integer with bounds. */
-export const envInt = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+export const envInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 /**
  * Optional absolute http(s) URL without a trailing slash (e.g. PUBLIC_BASE_URL);

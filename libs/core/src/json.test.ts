@@ -52,7 +52,17 @@ describe('jsonShapeExceeds', () => {
   it('counts the members of each container, not of the whole document', () => {
     expect(jsonShapeExceeds(obj(10), 64, 10)).toBeUndefined();
     expect(jsonShapeExceeds(obj(11), 64, 10)).toBe('members');
-    expect(jsonShapeExceeds(JSON.stringify([[1, 2, 3], [4, 5, 6], [7, 8, 9]]), 64, 3)).toBeUndefined();
+    expect(
+      jsonShapeExceeds(
+        JSON.stringify([
+          [1, 2, 3],
+          [4, 5, 6],
+          [7, 8, 9],
+        ]),
+        64,
+        3,
+      ),
+    ).toBeUndefined();
     expect(jsonShapeExceeds(JSON.stringify({ a: [1, 2, 3, 4] }), 64, 3)).toBe('members');
   });
 

@@ -57,7 +57,9 @@ describe('startMariaDb lifecycle', () => {
   });
 
   it('says which binary is missing when mariadbd is not installed', async () => {
-    await expect(startMariaDb({ mode: 'binary', binary: '/nonexistent/mariadbd' })).rejects.toThrow(/MariaDB server binary not found \(\/nonexistent\/mariadbd\)/);
+    await expect(startMariaDb({ mode: 'binary', binary: '/nonexistent/mariadbd' })).rejects.toThrow(
+      /MariaDB server binary not found \(\/nonexistent\/mariadbd\)/,
+    );
   });
 
   it('rejects a database name that is not a plain identifier', async () => {

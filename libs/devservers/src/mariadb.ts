@@ -83,18 +83,15 @@ async function waitReady(host: string, port: number, database: string, timeoutMs
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new UnavailableError(`MariaDB on ${host}:${port} did not accept connections within ${timeoutMs} ms: ${errorMessage(lastError)}`, { cause: lastError });
+      throw new UnavailableError(`MariaDB on ${host}:${port} did not accept connections within ${timeoutMs} ms: ${errorMessage(lastError)}`, {
+        cause: lastError,
+      });
     }
     await sleep(40);
   }
 }
 
-function makeServer(
-  url: string,
-  port: number,
-  stop: () => Promise<void>,
-  restart: () => Promise<void>,
-): DevServer {
+function makeServer(url: string, port: number, stop: () => Promise<void>, restart: () => Promise<void>): DevServer {
   let stopped: Promise<void> | undefined;
   const stopOnce = () => (stopped ??= stop());
   return {
@@ -202,7 +199,10 @@ async function templateDataDir(mariadbd: string, installDb: string): Promise<str
   try {
     const res = spawnSync(installDb, installArgs(path.join(building, 'data')), { encoding: 'utf8', timeout: 120_000 });
     if (res.status !== 0) {
-      throw new AgentLoopError('INTERNAL', `mariadb-install-db failed (exit ${res.status ?? res.signal}): ${(res.stderr || res.stdout || errorMessage(res.error)).slice(-2000)}`);
+      throw new AgentLoopError(
+        'INTERNAL',
+        `mariadb-install-db failed (exit ${res.status ?? res.signal}): ${(res.stderr || res.stdout || errorMessage(res.error)).slice(-2000)}`,
+      );
     }
     try {
       await rename(building, template);
@@ -219,7 +219,13 @@ async function templateDataDir(mariadbd: string, installDb: string): Promise<str
 async function tailOfLog(file: string): Promise<string> {
   try {
     const text = await readFile(file, 'utf8');
-    return text.split('\n').filter((l) => l.includes('[ERROR]') || l.includes('Aborting')).slice(-8).join('\n') || text.slice(-1500);
+    return (
+      text
+        .split('\n')
+        .filter((l) => l.includes('[ERROR]') || l.includes('Aborting'))
+        .slice(-8)
+        .join('\n') || text.slice(-1500)
+    );
   } catch {
     return '(no error log)';
   }
@@ -232,9 +238,12 @@ async function startBinary(opts: MariaDbServerOptions): Promise<DevServer> {
       `MariaDB server binary not found (${opts.binary ?? '/usr/sbin/mariadbd or mariadbd on PATH'}). Install it (Debian/Ubuntu: apt-get install mariadb-server), start a Docker engine, or set MYSQL_URL to an existing server.`,
     );
   }
-  const installDb = findBinary(path.join(path.dirname(mariadbd), '..', 'bin', 'mariadb-install-db')) ?? findBinary('mariadb-install-db') ?? findBinary('mysql_install_db');
+  const installDb =
+    findBinary(path.join(path.dirname(mariadbd), '..', 'bin', 'mariadb-install-db')) ?? findBinary('mariadb-install-db') ?? findBinary('mysql_install_db');
   if (!installDb) {
-    throw new UnavailableError('mariadb-install-db not found next to mariadbd; it is needed to initialise a data dir (Debian/Ubuntu: apt-get install mariadb-server).');
+    throw new UnavailableError(
+      'mariadb-install-db not found next to mariadbd; it is needed to initialise a data dir (Debian/Ubuntu: apt-get install mariadb-server).',
+    );
   }
   const database = checkDatabaseName(opts.database ?? 'agentloop');
   const logger = opts.logger ?? silentLogger();

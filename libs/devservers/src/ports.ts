@@ -125,13 +125,7 @@ export async function waitUntil(
  * Opens a TCP connection, optionally writes `send`, and resolves true once the
  * bytes received satisfy `accept`. Rejects on connection errors.
  */
-export function probeTcp(
-  host: string,
-  port: number,
-  accept: (received: string) => boolean,
-  send?: string,
-  timeoutMs = 1_000,
-): Promise<boolean> {
+export function probeTcp(host: string, port: number, accept: (received: string) => boolean, send?: string, timeoutMs = 1_000): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const sock = net.createConnection({ host, port });
     let buf = '';
@@ -362,10 +356,7 @@ export interface ContainerServerSpec {
 export async function startContainerServer(spec: ContainerServerSpec): Promise<DevServer> {
   const { GenericContainer } = await import('testcontainers');
   const port = spec.port ?? (await freePort());
-  const container = await new GenericContainer(spec.image)
-    .withCommand(spec.command)
-    .withExposedPorts({ container: spec.containerPort, host: port })
-    .start();
+  const container = await new GenericContainer(spec.image).withCommand(spec.command).withExposedPorts({ container: spec.containerPort, host: port }).start();
   const host = container.getHost();
   const timeoutMs = spec.startTimeoutMs ?? 30_000;
   const ready = () => waitUntil(`${spec.image} container on ${host}:${port}`, () => spec.ready(host, port), { timeoutMs });

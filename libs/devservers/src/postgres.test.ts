@@ -30,9 +30,12 @@ describe.skipIf(!haveServer)('startPostgres', () => {
 
   it('serves the agentloop database at its url with trust auth', async () => {
     expect(server.url).toBe(`postgres://postgres@127.0.0.1:${server.port}/agentloop`);
-    expect(await psql(server.url, "SELECT current_database() || ',' || current_user || ',' || pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()")).toBe(
-      'agentloop,postgres,UTF8',
-    );
+    expect(
+      await psql(
+        server.url,
+        "SELECT current_database() || ',' || current_user || ',' || pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()",
+      ),
+    ).toBe('agentloop,postgres,UTF8');
   });
 
   it('runs with the dev durability settings (fsync off)', async () => {

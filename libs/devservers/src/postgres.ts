@@ -188,10 +188,25 @@ export async function startPostgres(opts: PostgresServerOptions = {}): Promise<D
 
   try {
     if (user) chownSync(dir, user.uid, user.gid);
-    const [initFile, initArgs] = asUser(user, tools.initdb, ['-D', dataDir, '-A', 'trust', '-U', SUPERUSER, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+    const [initFile, initArgs] = asUser(user, tools.initdb, [
+      '-D',
+      dataDir,
+      '-A',
+      'trust',
+      '-U',
+      SUPERUSER,
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+      '--no-instructions',
+    ]);
     const init = spawnSync(initFile, initArgs, { encoding: 'utf8', timeout: 120_000, cwd: dir, env: { ...process.env, LC_ALL: 'C' } });
     if (init.status !== 0) {
-      throw new AgentLoopError('INTERNAL', `initdb failed (exit ${init.status ?? init.signal}): ${(init.stderr || init.stdout || errorMessage(init.error)).slice(-2000)}`);
+      throw new AgentLoopError(
+        'INTERNAL',
+        `initdb failed (exit ${init.status ?? init.signal}): ${(init.stderr || init.stdout || errorMessage(init.error)).slice(-2000)}`,
+      );
     }
     // A fixed port is used as given; a picked one may be taken in the meantime, so retry with another.
     for (let attempt = 1; ; attempt++) {

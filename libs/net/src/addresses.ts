@@ -133,9 +133,7 @@ function bytesToIpv6(bytes: Uint8Array): string {
 }
 
 /** An exception to the guard: an address range or a host name, optionally on one port. */
-export type AllowEntry =
-  | { kind: 'range'; text: string; list: BlockList; port?: number }
-  | { kind: 'host'; text: string; host: string; port?: number };
+export type AllowEntry = { kind: 'range'; text: string; list: BlockList; port?: number } | { kind: 'host'; text: string; host: string; port?: number };
 
 /**
  * Parses HTTP_FETCH_ALLOW: comma-separated `cidr|ip|[ipv6]|host` each with an

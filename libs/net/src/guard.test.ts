@@ -42,7 +42,9 @@ describe('vetUrl', () => {
 
   it('words the refusal for its caller', async () => {
     const err = await vetUrl('http://127.0.0.1:9/', { allow: [] }, { what: 'deliver a webhook to', policy: 'Ask an operator.' }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('Refused to deliver a webhook to http://127.0.0.1:9/: 127.0.0.1 is an internal address (loopback (127.0.0.0/8)). Ask an operator.');
+    expect((err as Error).message).toBe(
+      'Refused to deliver a webhook to http://127.0.0.1:9/: 127.0.0.1 is an internal address (loopback (127.0.0.0/8)). Ask an operator.',
+    );
   });
 
   it.each([
@@ -57,8 +59,12 @@ describe('vetUrl', () => {
   });
 
   it('refuses a name resolving to a private address, and a name with one private answer among public ones', async () => {
-    expect((await refusal('https://hooks.example.com/', { allow: [], lookup: answers('10.0.0.7') })).message).toContain('hooks.example.com resolves to 10.0.0.7, which is an internal address (private (10.0.0.0/8))');
-    expect((await refusal('https://mixed.example/', { allow: [], lookup: answers('93.184.216.34', 'fd00::1') })).message).toContain('mixed.example resolves to fd00::1');
+    expect((await refusal('https://hooks.example.com/', { allow: [], lookup: answers('10.0.0.7') })).message).toContain(
+      'hooks.example.com resolves to 10.0.0.7, which is an internal address (private (10.0.0.0/8))',
+    );
+    expect((await refusal('https://mixed.example/', { allow: [], lookup: answers('93.184.216.34', 'fd00::1') })).message).toContain(
+      'mixed.example resolves to fd00::1',
+    );
   });
 
   it('returns the first resolved address, the host as written and the default port', async () => {
@@ -87,13 +93,19 @@ describe('vetUrl', () => {
 });
 
 describe('vetUrlStatic / staticUrlRefusal', () => {
-  it.each(['http://127.0.0.1/', 'http://2130706433/', 'http://[::ffff:127.0.0.1]/', 'http://localhost:3000/', 'http://169.254.169.254/', 'ftp://example.com/', 'http://u:p@example.com/', 'nope'])(
-    'refuses %s without DNS',
-    (url) => {
-      expect(() => vetUrlStatic(url, [])).toThrow(UrlRefusedError);
-      expect(staticUrlRefusal(url, [])).toEqual(expect.any(String));
-    },
-  );
+  it.each([
+    'http://127.0.0.1/',
+    'http://2130706433/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://localhost:3000/',
+    'http://169.254.169.254/',
+    'ftp://example.com/',
+    'http://u:p@example.com/',
+    'nope',
+  ])('refuses %s without DNS', (url) => {
+    expect(() => vetUrlStatic(url, [])).toThrow(UrlRefusedError);
+    expect(staticUrlRefusal(url, [])).toEqual(expect.any(String));
+  });
 
   it('passes host names (judged when used) and allowed literals', () => {
     expect(staticUrlRefusal('https://does-not-exist.invalid/hook', [])).toBeUndefined();
@@ -135,10 +147,13 @@ describe('pinnedLookup', () => {
     const port = (server.address() as AddressInfo).port;
     // `.invalid` never resolves (RFC 6761): the request only arrives if the lookup is pinned.
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ hostname: 'pinned.invalid', port, path: '/', agent: false, lookup: pinnedLookup({ address: '127.0.0.1', family: 4 }) }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = http.request(
+        { hostname: 'pinned.invalid', port, path: '/', agent: false, lookup: pinnedLookup({ address: '127.0.0.1', family: 4 }) },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -65,7 +65,10 @@ function checkShape(url: URL, what: string): void {
     throw new UrlRefusedError('INVALID_ARGUMENT', `Refused to ${what} ${url.href}: only http and https URLs are supported`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new UrlRefusedError('INVALID_ARGUMENT', `Refused to ${what} ${url.href}: credentials in the URL are not supported; send an Authorization header instead`);
+    throw new UrlRefusedError(
+      'INVALID_ARGUMENT',
+      `Refused to ${what} ${url.href}: credentials in the URL are not supported; send an Authorization header instead`,
+    );
   }
 }
 

@@ -178,9 +178,7 @@ class BullMqWorker implements QueueWorker {
       },
     );
     this.worker.on('error', (err) => logger.warn({ err }, 'worker error'));
-    this.worker.on('failed', (job, err) =>
-      logger.info({ job_id: job?.id, attempts_made: job?.attemptsMade, err: errorMessage(err) }, 'job attempt failed'),
-    );
+    this.worker.on('failed', (job, err) => logger.info({ job_id: job?.id, attempts_made: job?.attemptsMade, err: errorMessage(err) }, 'job attempt failed'));
     this.worker.on('stalled', (jobId) => logger.warn({ job_id: jobId }, 'job stalled; handed to another worker'));
   }
 

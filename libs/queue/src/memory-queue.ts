@@ -12,15 +12,7 @@ import {
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
-import {
-  assertQueueName,
-  assertWorkerOptions,
-  backoffDelay,
-  DEFAULT_CLOSE_GRACE_MS,
-  DEFAULT_RETENTION_MS,
-  resolveEnqueue,
-  settledWithin,
-} from './validate.js';
+import { assertQueueName, assertWorkerOptions, backoffDelay, DEFAULT_CLOSE_GRACE_MS, DEFAULT_RETENTION_MS, resolveEnqueue, settledWithin } from './validate.js';
 
 interface MemJob {
   id: string;

@@ -209,4 +209,3 @@ function processGone(pid: number, owner: string): boolean {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
-

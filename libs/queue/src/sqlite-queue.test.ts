@@ -114,7 +114,10 @@ await q.process(async () => { console.log('READY'); await new Promise(() => {});
     expect(await q.getState('poison')).toBe('failed');
     expect(calls).toBe(0);
     const raw = new BetterSqlite3(f, { readonly: true });
-    expect(raw.prepare(`SELECT stalled, error FROM queue_jobs WHERE id = 'poison'`).get()).toEqual({ stalled: 2, error: expect.stringMatching(/stalled more than 1 time/) });
+    expect(raw.prepare(`SELECT stalled, error FROM queue_jobs WHERE id = 'poison'`).get()).toEqual({
+      stalled: 2,
+      error: expect.stringMatching(/stalled more than 1 time/),
+    });
     // The dead owners are forgotten once none of their jobs is active.
     expect(raw.prepare('SELECT count(*) AS n FROM queue_owners').get()).toEqual({ n: 1 });
     raw.close();
@@ -225,7 +228,9 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
     const db = new BetterSqlite3(':memory:');
     db.exec(SQL.schema);
     const plan = (sql: string) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<null>((sql.match(/\?/g) ?? []).length).fill(null)) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<null>((sql.match(/\?/g) ?? []).length).fill(null)) as Array<{ detail: string }>)
+        .map((r) => r.detail)
+        .join('; ');
     for (const k of ['enqueue', 'take', 'nextReadyAt', 'settle', 'get', 'sweep', 'requeueStalled', 'failStalled', 'ownerBusy'] as const) {
       const p = plan(SQL[k]);
       expect(p, k).not.toMatch(/SCAN queue_jobs|TEMP B-TREE/);

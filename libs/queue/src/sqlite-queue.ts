@@ -17,7 +17,16 @@
  */
 
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
-import { UnrecoverableJobError, type EnqueueOptions, type EnqueueResult, type JobHandler, type JobQueue, type JobState, type QueueWorker, type WorkerOptions } from './types.js';
+import {
+  UnrecoverableJobError,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type JobHandler,
+  type JobQueue,
+  type JobState,
+  type QueueWorker,
+  type WorkerOptions,
+} from './types.js';
 import { assertQueueName, assertWorkerOptions, backoffDelay, DEFAULT_RETENTION_MS, resolveEnqueue } from './validate.js';
 import { ACTIVE, COMPLETED, FAILED, QUEUED, SqliteQueueDatabase, TAKE_BATCH } from './sqlite-database.js';
 import { SqliteWorker } from './sqlite-worker.js';
@@ -85,7 +94,9 @@ export class SqliteQueue implements JobQueue {
     this.sweep(now);
     const readyAt = now + r.delayMs;
     const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-    const { changes } = this.database.stmt('enqueue').run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), now - this.retentionMs);
+    const { changes } = this.database
+      .stmt('enqueue')
+      .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), now - this.retentionMs);
     if (changes === 0) return { jobId: opts.jobId, added: false };
     if (r.delayMs > 0) this.wakeAt(readyAt);
     else this.wakeAll();
@@ -198,7 +209,9 @@ export class SqliteQueue implements JobQueue {
     let failed: Array<{ id: string }> = [];
     this.database.transaction(() => {
       for (const owner of dead) {
-        requeued = requeued.concat(this.database.stmt('requeueStalled').all(this.database.nextSeq(), owner, this.name, maxStalledCount) as Array<{ id: string }>);
+        requeued = requeued.concat(
+          this.database.stmt('requeueStalled').all(this.database.nextSeq(), owner, this.name, maxStalledCount) as Array<{ id: string }>,
+        );
         const reason = `job stalled more than ${maxStalledCount} time(s): the process running it stopped`;
         failed = failed.concat(this.database.stmt('failStalled').all(now, reason, owner, this.name) as Array<{ id: string }>);
         this.database.forgetOwnerIfIdle(owner);
@@ -253,4 +266,3 @@ export class SqliteQueue implements JobQueue {
     this.database.stmt('sweep').run(this.name, now - this.retentionMs);
   }
 }
-

@@ -93,7 +93,10 @@ export class SqliteWorker implements QueueWorker {
     } catch (err) {
       if (this.queue.databaseClosed) return;
       if (tries >= 30) {
-        this.logger.error({ job_id: job.id, err: errorMessage(err) }, 'could not record the outcome of a job; it stays active until the stalled-job check of a restart');
+        this.logger.error(
+          { job_id: job.id, err: errorMessage(err) },
+          'could not record the outcome of a job; it stays active until the stalled-job check of a restart',
+        );
         return;
       }
       this.logger.warn({ job_id: job.id, err: errorMessage(err) }, 'could not record the outcome of a job; retrying in 1 s');
@@ -121,4 +124,3 @@ export class SqliteWorker implements QueueWorker {
     this.queue.removeWorker(this);
   }
 }
-

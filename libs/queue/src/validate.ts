@@ -23,7 +23,8 @@ export function resolveEnqueue(opts: EnqueueOptions): ResolvedEnqueue {
   const attempts = opts.attempts ?? 1;
   const backoffMs = opts.backoffMs ?? 1_000;
   const delayMs = opts.delayMs ?? 0;
-  if (!Number.isInteger(attempts) || attempts < 1) throw new InvalidArgumentError(`Invalid attempts ${attempts} for job ${opts.jobId}: it must be an integer >= 1`);
+  if (!Number.isInteger(attempts) || attempts < 1)
+    throw new InvalidArgumentError(`Invalid attempts ${attempts} for job ${opts.jobId}: it must be an integer >= 1`);
   if (!(backoffMs >= 0)) throw new InvalidArgumentError(`Invalid backoffMs ${backoffMs} for job ${opts.jobId}: it must be >= 0`);
   if (!(delayMs >= 0)) throw new InvalidArgumentError(`Invalid delayMs ${delayMs} for job ${opts.jobId}: it must be >= 0`);
   return { attempts, backoffMs, delayMs };
@@ -48,7 +49,13 @@ export async function settledWithin(p: Promise<unknown>, ms: number): Promise<bo
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
   try {
-    return await Promise.race([p.then(() => true, () => true), timeout]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

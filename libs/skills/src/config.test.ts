@@ -37,7 +37,9 @@ optional:
     expect(c.settings('pdf').description).toBe('PDF processing');
     expect(c.skillsForExtension('.PDF')).toEqual(['pdf']);
     expect(c.skillsForExtension('xls')).toEqual(['xlsx']);
-    expect(SkillsConfig.parse('global: { auto_load_on_file_upload: false }\noptional: { pdf: { auto_load_on_file_types: [pdf] } }').skillsForExtension('pdf')).toEqual([]);
+    expect(
+      SkillsConfig.parse('global: { auto_load_on_file_upload: false }\noptional: { pdf: { auto_load_on_file_types: [pdf] } }').skillsForExtension('pdf'),
+    ).toEqual([]);
   });
 
   it('per-tenant allowlists: a listed tenant gets only its skills, "*" and unlisted tenants get all', () => {
@@ -87,7 +89,7 @@ optional:
     }
   });
 
-  it('the default path is the skill sandbox\'s shipped skills.yaml, and it is valid', async () => {
+  it("the default path is the skill sandbox's shipped skills.yaml, and it is valid", async () => {
     expect(DEFAULT_SKILLS_CONFIG_PATH).toMatch(/services[/\\]skill-sandbox[/\\]config[/\\]skills\.yaml$/);
     expect(existsSync(DEFAULT_SKILLS_CONFIG_PATH)).toBe(true);
     const shipped = await SkillsConfig.load(undefined);

@@ -34,21 +34,28 @@ export type SkillEntry = z.infer<typeof SkillEntry>;
 export const TenantSkills = z.object({ allow: z.union([z.literal('*'), z.array(SkillId)]).default('*') }).strict();
 export type TenantSkills = z.infer<typeof TenantSkills>;
 
-const GlobalSettings = z
-  .object({ enabled: z.boolean().default(true), auto_load_on_file_upload: z.boolean().default(true) })
-  .strict();
+const GlobalSettings = z.object({ enabled: z.boolean().default(true), auto_load_on_file_upload: z.boolean().default(true) }).strict();
 
 /** skills.yaml (seed 000 §3.3): global switches, core skills, optional skills, tenant allowlists. */
 export const SkillsFile = z
   .object({
     global: GlobalSettings.nullish().transform((v) => v ?? GlobalSettings.parse({})),
-    core: z.array(SkillId).nullish().transform((v) => v ?? []),
+    core: z
+      .array(SkillId)
+      .nullish()
+      .transform((v) => v ?? []),
     optional: z
-      .record(SkillId, SkillEntry.nullish().transform((v) => v ?? SkillEntry.parse({})))
+      .record(
+        SkillId,
+        SkillEntry.nullish().transform((v) => v ?? SkillEntry.parse({})),
+      )
       .nullish()
       .transform((v) => v ?? {}),
     tenants: z
-      .record(z.string().min(1), TenantSkills.nullish().transform((v) => v ?? TenantSkills.parse({})))
+      .record(
+        z.string().min(1),
+        TenantSkills.nullish().transform((v) => v ?? TenantSkills.parse({})),
+      )
       .nullish()
       .transform((v) => v ?? {}),
   })

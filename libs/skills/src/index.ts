@@ -1,11 +1,4 @@
-export {
-  SkillsConfig,
-  SkillsFile,
-  SkillEntry,
-  TenantSkills,
-  DEFAULT_SKILLS_CONFIG_PATH,
-  type SkillRefusal,
-} from './config.js';
+export { SkillsConfig, SkillsFile, SkillEntry, TenantSkills, DEFAULT_SKILLS_CONFIG_PATH, type SkillRefusal } from './config.js';
 export {
   SkillRegistry,
   scanSkills,

@@ -41,7 +41,14 @@ describe('SkillRegistry.scan', () => {
     const reg = await SkillRegistry.scan(root);
     expect(reg.ids()).toEqual(['notes', 'pdf']);
     const pdf = reg.get('pdf')!;
-    expect(pdf).toMatchObject({ id: 'pdf', name: 'PDF', description: 'PDF files', version: '3', scripts: ['extract.py', 'fill.mjs', 'helper.js'], hasRequirements: true });
+    expect(pdf).toMatchObject({
+      id: 'pdf',
+      name: 'PDF',
+      description: 'PDF files',
+      version: '3',
+      scripts: ['extract.py', 'fill.mjs', 'helper.js'],
+      hasRequirements: true,
+    });
     expect(pdf.docPath).toBe(path.join(pdf.dir, 'SKILL.md'));
     expect(reg.get('notes')).toMatchObject({ name: 'Notes', description: 'Take notes.', scripts: [], hasRequirements: false });
     expect(path.basename(reg.get('notes')!.docPath)).toBe('skill.md');

@@ -18,7 +18,9 @@ export const AUDIT_GENESIS_HASH = '0'.repeat(64);
  * content can be read both ways: blanking a set approver on an entry changes
  * its hash like any other edit.
  */
-export function auditEntryHash(e: Omit<AuditEntry, 'hash' | 'approverTenantId' | 'approverKeyId'> & Partial<Pick<AuditEntry, 'approverTenantId' | 'approverKeyId'>>): string {
+export function auditEntryHash(
+  e: Omit<AuditEntry, 'hash' | 'approverTenantId' | 'approverKeyId'> & Partial<Pick<AuditEntry, 'approverTenantId' | 'approverKeyId'>>,
+): string {
   const fields: Array<string | number> = [
     e.prevHash,
     e.tenantId,
@@ -95,7 +97,10 @@ export class AuditChainVerifier {
     } else if (head.seq > last) {
       this.problem = { seq: last + 1, detail: `entries ${last + 1}..${head.seq} are missing (the trail ends at ${last}, its head says ${head.seq})` };
     } else if (head.seq < last) {
-      this.problem = { seq: head.seq + 1, detail: `entries after ${head.seq} were added outside the store (the head says ${head.seq}, the trail ends at ${last})` };
+      this.problem = {
+        seq: head.seq + 1,
+        detail: `entries after ${head.seq} were added outside the store (the head says ${head.seq}, the trail ends at ${last})`,
+      };
     } else if (head.hash !== this.prev) {
       this.problem = { seq: Math.max(1, last), detail: `the last entry ${last} does not match the head's hash` };
     }

@@ -240,7 +240,10 @@ function runsTenantStatusIndex(dialect: SqlDialectName): Migration {
       );
     },
     async down(db: Kysely<any>) {
-      await db.schema.dropIndex('runs_tenant_status_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+      await db.schema
+        .dropIndex('runs_tenant_status_idx')
+        .$call((b) => (dialect === 'mysql' ? b.on('runs') : b))
+        .execute();
     },
   };
 }
@@ -259,7 +262,10 @@ function runsStatusUpdatedIndex(dialect: SqlDialectName): Migration {
       );
     },
     async down(db: Kysely<any>) {
-      await db.schema.dropIndex('runs_status_updated_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+      await db.schema
+        .dropIndex('runs_status_updated_idx')
+        .$call((b) => (dialect === 'mysql' ? b.on('runs') : b))
+        .execute();
     },
   };
 }

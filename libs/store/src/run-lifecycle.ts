@@ -325,7 +325,12 @@ export class RunLifecycle<C = unknown> {
       .executeTakeFirst();
     let behind: string | undefined;
     if (took.numUpdatedRows === 0n) {
-      const thread = await db.selectFrom('threads').select('active_run_id').where('tenant_id', '=', r.tenantId).where('thread_id', '=', r.threadId).executeTakeFirst();
+      const thread = await db
+        .selectFrom('threads')
+        .select('active_run_id')
+        .where('tenant_id', '=', r.tenantId)
+        .where('thread_id', '=', r.threadId)
+        .executeTakeFirst();
       if (!thread) return { kind: 'no_thread' };
       if (thread.active_run_id === null) throw new HolderChanged();
       if (thread.active_run_id === r.runId) throw new DuplicateRun();
@@ -337,7 +342,13 @@ export class RunLifecycle<C = unknown> {
     }
     let uploads: UploadRecord[] = [];
     if (req.claimUploads) {
-      await db.updateTable('thread_uploads').set({ run_id: r.runId }).where('tenant_id', '=', r.tenantId).where('thread_id', '=', r.threadId).where('run_id', 'is', null).execute();
+      await db
+        .updateTable('thread_uploads')
+        .set({ run_id: r.runId })
+        .where('tenant_id', '=', r.tenantId)
+        .where('thread_id', '=', r.threadId)
+        .where('run_id', 'is', null)
+        .execute();
       const rows = await db
         .selectFrom('thread_uploads')
         .selectAll()
@@ -384,7 +395,9 @@ export class RunLifecycle<C = unknown> {
     } catch (err) {
       const message = `Could not enqueue run ${run.runId}: ${errorMessage(err)}`;
       this.opts.logger?.error({ run_id: run.runId, tenant: run.tenantId, err: errorMessage(err) }, 'enqueue failed');
-      await this.end({ tenantId: run.tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message }, cause: 'enqueue_failed' }).catch(() => undefined);
+      await this.end({ tenantId: run.tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message }, cause: 'enqueue_failed' }).catch(
+        () => undefined,
+      );
       throw new UnavailableError(`${message}. The run queue is unavailable; retry later.`, { cause: err });
     }
   }
@@ -421,7 +434,14 @@ export class RunLifecycle<C = unknown> {
         .executeTakeFirst(),
     );
     if (res.numUpdatedRows > 0n) {
-      const started: RunRecord = { ...run, status: 'running', attempts: run.attempts + 1, startedAt: run.startedAt ?? new Date(now), updatedAt: new Date(now), deferred: false };
+      const started: RunRecord = {
+        ...run,
+        status: 'running',
+        attempts: run.attempts + 1,
+        startedAt: run.startedAt ?? new Date(now),
+        updatedAt: new Date(now),
+        deferred: false,
+      };
       await this.emit({ type: 'run.started', run: started });
       return { kind: 'started', run: started };
     }
@@ -584,7 +604,11 @@ export class RunLifecycle<C = unknown> {
     await this.emit({ type: 'run.redriven', run: result.run, jobId: result.jobId });
     if (job && this.opts.jobs) {
       try {
-        await this.opts.jobs.enqueue(job.payload, { jobId: result.jobId, ...(job.attempts !== undefined ? { attempts: job.attempts } : {}), ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}) });
+        await this.opts.jobs.enqueue(job.payload, {
+          jobId: result.jobId,
+          ...(job.attempts !== undefined ? { attempts: job.attempts } : {}),
+          ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}),
+        });
       } catch (err) {
         const message = `Could not enqueue run ${runId}: ${errorMessage(err)}`;
         await this.end({ tenantId, runId, status: 'error', error: { error: 'Error', message }, cause: 'enqueue_failed' }).catch(() => undefined);
@@ -612,21 +636,44 @@ export class RunLifecycle<C = unknown> {
         .where('active_run_id', 'is', null)
         .executeTakeFirst();
       if (took.numUpdatedRows === 0n) {
-        const t = await db.selectFrom('threads').select('active_run_id').where('tenant_id', '=', tenantId).where('thread_id', '=', run.threadId).executeTakeFirst();
+        const t = await db
+          .selectFrom('threads')
+          .select('active_run_id')
+          .where('tenant_id', '=', tenantId)
+          .where('thread_id', '=', run.threadId)
+          .executeTakeFirst();
         if (!t) return { kind: 'missing' };
         if (t.active_run_id === null) throw new HolderChanged();
         return { kind: 'thread_busy', run, holder: t.active_run_id };
       }
       const updated = await db
         .updateTable('runs')
-        .set((eb) => ({ status: 'pending', ended_at: null, error: null, dead_letter_reason: null, dead_lettered_at: null, deferred: 0, updated_at: now, redrives: eb('redrives', '+', 1) }))
+        .set((eb) => ({
+          status: 'pending',
+          ended_at: null,
+          error: null,
+          dead_letter_reason: null,
+          dead_lettered_at: null,
+          deferred: 0,
+          updated_at: now,
+          redrives: eb('redrives', '+', 1),
+        }))
         .where('tenant_id', '=', tenantId)
         .where('run_id', '=', runId)
         .where('status', '=', 'error')
         .where('dead_letter_reason', 'is not', null)
         .executeTakeFirst();
       if (updated.numUpdatedRows === 0n) throw new HolderChanged();
-      const redriven: RunRecord = { ...run, status: 'pending', endedAt: null, error: null, deadLetter: null, deferred: false, updatedAt: new Date(now), redrives: run.redrives + 1 };
+      const redriven: RunRecord = {
+        ...run,
+        status: 'pending',
+        endedAt: null,
+        error: null,
+        deadLetter: null,
+        deferred: false,
+        updatedAt: new Date(now),
+        redrives: run.redrives + 1,
+      };
       return { kind: 'redriven', run: redriven, jobId: runJobId(redriven), job };
     });
   }
@@ -650,7 +697,9 @@ export class RunLifecycle<C = unknown> {
 
   /** The job stored with a run (admitted with one, or kept when it was dead-lettered). */
   async storedJob(tenantId: string, runId: string): Promise<RunJobSpec | undefined> {
-    const row = await this.store.writeTransaction((db) => db.selectFrom('runs').select('job').where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst());
+    const row = await this.store.writeTransaction((db) =>
+      db.selectFrom('runs').select('job').where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst(),
+    );
     return decodeJob(row?.job ?? null);
   }
 
@@ -678,33 +727,40 @@ export class RunLifecycle<C = unknown> {
     for (const run of await this.store.listRunsInStatus('pending', olderThan, limit)) {
       try {
         if (run.deferred) {
-          const job = await this.store.writeTransaction(async (db) => {
-            const took = await db
-              .updateTable('threads')
-              .set({ active_run_id: run.runId, status: 'busy', updated_at: this.now() })
-              .where('tenant_id', '=', run.tenantId)
-              .where('thread_id', '=', run.threadId)
-              .where('active_run_id', 'is', null)
-              .executeTakeFirst();
-            if (took.numUpdatedRows === 0n) return undefined;
-            // Only the oldest deferred run of the thread may take it.
-            const first = await db
-              .selectFrom('runs')
-              .select(['run_id', 'job'])
-              .where('tenant_id', '=', run.tenantId)
-              .where('thread_id', '=', run.threadId)
-              .where('deferred', '=', 1)
-              .where('status', '=', 'pending')
-              .orderBy('seq')
-              .limit(1)
-              .executeTakeFirst();
-            if (first?.run_id !== run.runId) throw new HolderChanged();
-            await db.updateTable('runs').set({ deferred: 0, updated_at: this.now() }).where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).execute();
-            return decodeJob(first.job) ?? null;
-          }).catch((err: unknown) => {
-            if (err instanceof HolderChanged) return undefined;
-            throw err;
-          });
+          const job = await this.store
+            .writeTransaction(async (db) => {
+              const took = await db
+                .updateTable('threads')
+                .set({ active_run_id: run.runId, status: 'busy', updated_at: this.now() })
+                .where('tenant_id', '=', run.tenantId)
+                .where('thread_id', '=', run.threadId)
+                .where('active_run_id', 'is', null)
+                .executeTakeFirst();
+              if (took.numUpdatedRows === 0n) return undefined;
+              // Only the oldest deferred run of the thread may take it.
+              const first = await db
+                .selectFrom('runs')
+                .select(['run_id', 'job'])
+                .where('tenant_id', '=', run.tenantId)
+                .where('thread_id', '=', run.threadId)
+                .where('deferred', '=', 1)
+                .where('status', '=', 'pending')
+                .orderBy('seq')
+                .limit(1)
+                .executeTakeFirst();
+              if (first?.run_id !== run.runId) throw new HolderChanged();
+              await db
+                .updateTable('runs')
+                .set({ deferred: 0, updated_at: this.now() })
+                .where('tenant_id', '=', run.tenantId)
+                .where('run_id', '=', run.runId)
+                .execute();
+              return decodeJob(first.job) ?? null;
+            })
+            .catch((err: unknown) => {
+              if (err instanceof HolderChanged) return undefined;
+              throw err;
+            });
           if (job === undefined) continue;
           if (job && (await this.enqueue(run.runId, job))) enqueued.push(run.runId);
           await this.emit({ type: 'run.promoted', run: { ...run, deferred: false }, after: '' });
@@ -714,7 +770,9 @@ export class RunLifecycle<C = unknown> {
         const jobId = runJobId(run);
         const state = jobs.getState ? await jobs.getState(jobId) : 'unknown';
         if (state !== 'unknown') continue;
-        const row = await this.store.writeTransaction((db) => db.selectFrom('runs').select('job').where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).executeTakeFirst());
+        const row = await this.store.writeTransaction((db) =>
+          db.selectFrom('runs').select('job').where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).executeTakeFirst(),
+        );
         const job = decodeJob(row?.job ?? null);
         if (job && (await this.enqueue(jobId, job))) enqueued.push(run.runId);
       } catch (err) {

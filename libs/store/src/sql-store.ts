@@ -9,7 +9,15 @@ import { Migrator, sql, type Kysely } from 'kysely';
 import { AgentLoopError, errorMessage, sleep } from '@agentloop/core';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationProvider } from './migrations.js';
 import type { Database, SqlDialectName } from './schema.js';
-import { AuditRepository, RunRepository, ThreadRepository, ToolEffectRepository, UploadRepository, WebhookRepository, type RepositoryContext } from './repositories/index.js';
+import {
+  AuditRepository,
+  RunRepository,
+  ThreadRepository,
+  ToolEffectRepository,
+  UploadRepository,
+  WebhookRepository,
+  type RepositoryContext,
+} from './repositories/index.js';
 import { isSqliteBusy } from './repositories/rows.js';
 import { SqlWriter } from './write-transaction.js';
 import type {

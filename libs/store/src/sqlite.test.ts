@@ -41,7 +41,9 @@ describe('createStore', () => {
   });
 
   it('rejects a MySQL URL without a database', () => {
-    expect(() => createStore({ mysqlUrl: 'mysql://root@127.0.0.1:3306', sqlitePath: ':memory:' })).toThrow(/expected mysql:\/\/user:password@host:port\/database/);
+    expect(() => createStore({ mysqlUrl: 'mysql://root@127.0.0.1:3306', sqlitePath: ':memory:' })).toThrow(
+      /expected mysql:\/\/user:password@host:port\/database/,
+    );
   });
 });
 

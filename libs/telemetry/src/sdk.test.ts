@@ -17,7 +17,10 @@ describe('initTelemetry', () => {
 
   it('serves Prometheus metrics when OTEL_METRICS_EXPORTER=prometheus', async () => {
     const port = await freePortForTest();
-    t = await initTelemetry({ serviceName: 'orchestrator', env: { OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: String(port), OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1' } });
+    t = await initTelemetry({
+      serviceName: 'orchestrator',
+      env: { OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: String(port), OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1' },
+    });
     instruments().runsFinished.add(3, { status: 'success' });
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/agentloop_runs_finished(_total)?\{[^}]*status="success"[^}]*\} 3/);

@@ -67,10 +67,13 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   const traceExporters = env.OTEL_TRACES_EXPORTER ? list(env.OTEL_TRACES_EXPORTER) : endpoint ? ['otlp'] : [];
   const metricsEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
   const metricExporters = env.OTEL_METRICS_EXPORTER ? list(env.OTEL_METRICS_EXPORTER) : metricsEndpoint ? ['otlp'] : [];
-  for (const e of traceExporters) if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_TRACES_EXPORTER: "${e}" is not one of otlp, console, none`);
-  for (const e of metricExporters) if (!['otlp', 'prometheus', 'none'].includes(e)) throw new ConfigError(`OTEL_METRICS_EXPORTER: "${e}" is not one of otlp, prometheus, none`);
+  for (const e of traceExporters)
+    if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_TRACES_EXPORTER: "${e}" is not one of otlp, console, none`);
+  for (const e of metricExporters)
+    if (!['otlp', 'prometheus', 'none'].includes(e)) throw new ConfigError(`OTEL_METRICS_EXPORTER: "${e}" is not one of otlp, prometheus, none`);
   const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
-  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
 
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || opts.serviceName,
@@ -87,7 +90,11 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   if (opts.spanExporter) processors.push(new SimpleSpanProcessor(opts.spanExporter));
   let tracerProvider: NodeTracerProvider | undefined;
   if (processors.length > 0) {
-    tracerProvider = new NodeTracerProvider({ resource, spanProcessors: processors, sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }) });
+    tracerProvider = new NodeTracerProvider({
+      resource,
+      spanProcessors: processors,
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) }),
+    });
     tracerProvider.register({ propagator: new W3CTraceContextPropagator() });
     setTracingRegistered(true);
   } else {
@@ -99,13 +106,22 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   for (const e of metricExporters) {
     if (e === 'otlp') {
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
-      readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter(), exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000 }));
+      readers.push(
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter(),
+          exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000,
+        }),
+      );
     }
     if (e === 'prometheus') {
       const port = Number(env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: expected a port, got "${env.OTEL_EXPORTER_PROMETHEUS_PORT}"`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new ConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: expected a port, got "${env.OTEL_EXPORTER_PROMETHEUS_PORT}"`);
       const exporter = await new Promise<PrometheusExporter>((resolve, reject) => {
-        const ex: PrometheusExporter = new PrometheusExporter({ port, host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', preventServerStart: false }, (err) => (err ? reject(err) : resolve(ex)));
+        const ex: PrometheusExporter = new PrometheusExporter(
+          { port, host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', preventServerStart: false },
+          (err) => (err ? reject(err) : resolve(ex)),
+        );
       });
       prometheusPort = port;
       readers.push(exporter);
@@ -117,7 +133,10 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
     meterProvider = new MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(meterProvider);
   }
-  opts.logger?.info({ traces: traceExporters.filter((e) => e !== 'none'), metrics: metricExporters.filter((e) => e !== 'none'), prometheus_port: prometheusPort }, 'telemetry');
+  opts.logger?.info(
+    { traces: traceExporters.filter((e) => e !== 'none'), metrics: metricExporters.filter((e) => e !== 'none'), prometheus_port: prometheusPort },
+    'telemetry',
+  );
 
   let down = false;
   return {

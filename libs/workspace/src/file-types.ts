@@ -160,7 +160,8 @@ export async function detectFileType(realPath: string, name = path.basename(real
     detected: sniffed.ext,
   };
   // Office formats are ZIPs and SVGs are XML: a .zip/.xml name over them is not misleading.
-  const container = (nameExt === 'zip' && ['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub', 'jar'].includes(sniffed.ext)) || (nameExt === 'xml' && sniffed.ext === 'svg');
+  const container =
+    (nameExt === 'zip' && ['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub', 'jar'].includes(sniffed.ext)) || (nameExt === 'xml' && sniffed.ext === 'svg');
   if (!sameExtension(nameExt, sniffed.ext) && !container) {
     const named = nameExt === '' ? 'named without an extension' : `named ".${nameExt}"`;
     result.mismatch = `${named} but the content is ${sniffed.ext.toUpperCase()} (${sniffed.mime})`;

@@ -105,7 +105,8 @@ export async function listWorkspaceFiles(workspaceRoot: string, folders: readonl
 
   for (const folder of folders) {
     if (full) break;
-    if (folder.includes('/') || folder.includes('\\') || folder.startsWith('.')) throw new Error(`listWorkspaceFiles: "${folder}" is not a top-level folder name`);
+    if (folder.includes('/') || folder.includes('\\') || folder.startsWith('.'))
+      throw new Error(`listWorkspaceFiles: "${folder}" is not a top-level folder name`);
     const abs = path.join(workspaceRoot, folder);
     // The top-level folder itself must be a real folder, not a link out of the workspace.
     const st = await fs.lstat(abs).catch(() => undefined);

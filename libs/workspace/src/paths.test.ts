@@ -71,14 +71,19 @@ describe('resolveWorkspacePath: traversal', () => {
     await expect(read('uploads/a.txt\0.png')).rejects.toThrow('Invalid path: uploads/a.txt\\x00.png contains a NUL byte');
   });
 
-  it.each(['%2e%2e/%2e%2e/etc/passwd', '..%2f..%2fetc%2fpasswd', '..\\..\\etc\\passwd', '....//....//etc/passwd', '~/etc/passwd', '.../etc/passwd', '\uff0e\uff0e/\uff0e\uff0e/etc/passwd'])(
-    'keeps the odd form %s inside the workspace as a literal name',
-    async (p) => {
-      const r = await read(p);
-      expect(r.real.startsWith(ws.root + path.sep)).toBe(true);
-      expect(r.exists).toBe(false);
-    },
-  );
+  it.each([
+    '%2e%2e/%2e%2e/etc/passwd',
+    '..%2f..%2fetc%2fpasswd',
+    '..\\..\\etc\\passwd',
+    '....//....//etc/passwd',
+    '~/etc/passwd',
+    '.../etc/passwd',
+    '\uff0e\uff0e/\uff0e\uff0e/etc/passwd',
+  ])('keeps the odd form %s inside the workspace as a literal name', async (p) => {
+    const r = await read(p);
+    expect(r.real.startsWith(ws.root + path.sep)).toBe(true);
+    expect(r.exists).toBe(false);
+  });
 
   it('reports a missing file with its relative path when it must exist', async () => {
     await expect(ws.resolve('./uploads/x.txt', { access: 'read', mustExist: true })).rejects.toThrow('File not found: uploads/x.txt');
@@ -168,17 +173,13 @@ describe('resolveWorkspacePath: skills roots', () => {
     const skillsRoot = path.join(tmp.path, 'skills-root');
     await mkdir(skillsRoot);
     await symlink(skillsRoot, path.join(ws.root, 'uploads', 'sk'));
-    await expect(resolveWorkspacePath(ws.root, 'uploads/sk', { access: 'read', readOnlyRoots: [skillsRoot] })).rejects.toThrow(
-      PathOutsideWorkspaceError,
-    );
+    await expect(resolveWorkspacePath(ws.root, 'uploads/sk', { access: 'read', readOnlyRoots: [skillsRoot] })).rejects.toThrow(PathOutsideWorkspaceError);
   });
 });
 
 describe('resolveWorkspacePath: write permissions', () => {
   it('refuses writing to skills/', async () => {
-    await expect(write('skills/pdf/SKILL.md')).rejects.toThrow(
-      'Permission denied: Cannot write to skills/. Only outputs/, temp/, uploads/ are writable.',
-    );
+    await expect(write('skills/pdf/SKILL.md')).rejects.toThrow('Permission denied: Cannot write to skills/. Only outputs/, temp/, uploads/ are writable.');
   });
 
   it.each(['notes.txt', '.metadata.json', '.'])('refuses writing %s at the workspace root', async (p) => {
@@ -204,7 +205,11 @@ describe('resolveWorkspacePath: limits checked before any filesystem work (issue
     const err = await read(long).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PathLimitError);
     expect((err as PathLimitError).code).toBe('INVALID_ARGUMENT');
-    expect((err as Error).message).toMatch(new RegExp(`^Path too long: ${Buffer.byteLength(long)} bytes, more than the ${MAX_PATH_BYTES} allowed \\(Linux PATH_MAX\\); use a shorter path: uploads/a/a/`));
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^Path too long: ${Buffer.byteLength(long)} bytes, more than the ${MAX_PATH_BYTES} allowed \\(Linux PATH_MAX\\); use a shorter path: uploads/a/a/`,
+      ),
+    );
     // Only the head of the path is echoed.
     expect((err as Error).message.length).toBeLessThan(300);
     expect(calls()).toBe(0);

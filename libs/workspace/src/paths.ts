@@ -252,9 +252,7 @@ async function realpathIterative(
   while (pending.length > 0) {
     signal?.throwIfAborted();
     if (++steps > MAX_RESOLVE_STEPS) {
-      throw new PathLimitError(
-        `Path too deep once symbolic links are followed: more than ${MAX_RESOLVE_STEPS} components: ${shownPathHead(relative)}`,
-      );
+      throw new PathLimitError(`Path too deep once symbolic links are followed: more than ${MAX_RESOLVE_STEPS} components: ${shownPathHead(relative)}`);
     }
     const seg = pending.pop() as string;
     if (seg === '' || seg === '.') continue;

@@ -47,7 +47,10 @@ describe('run start records', () => {
   it('truncates to maxFiles', async () => {
     await recordRunStart(ws, 'run-1', ['outputs']);
     for (const n of ['a', 'b', 'c']) await writeFile(path.join(ws, 'outputs', `${n}.txt`), n);
-    expect(await filesChangedSinceRunStart(ws, 'run-1', ['outputs'], { maxFiles: 2 })).toMatchObject({ truncated: true, files: [{ name: 'a.txt' }, { name: 'b.txt' }] });
+    expect(await filesChangedSinceRunStart(ws, 'run-1', ['outputs'], { maxFiles: 2 })).toMatchObject({
+      truncated: true,
+      files: [{ name: 'a.txt' }, { name: 'b.txt' }],
+    });
   });
 
   it('prunes records older than 30 days when a run starts, at most once an hour per workspace', async () => {

@@ -36,7 +36,11 @@ export async function recordRunStart(workspaceRoot: string, runId: string, folde
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
   const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
-  const record: StartRecord = { run_id: runId, created_at: new Date().toISOString(), files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])) };
+  const record: StartRecord = {
+    run_id: runId,
+    created_at: new Date().toISOString(),
+    files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])),
+  };
   // Written to a temp name and linked into place: readers never see half a record, and the first writer wins.
   const temp = `${file}.${randomUUID()}.tmp`;
   await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });

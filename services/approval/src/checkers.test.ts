@@ -10,7 +10,11 @@ describe('http_fetch checker', () => {
   });
 
   it('asks a human about methods that may change data (medium)', () => {
-    expect(check({ url: 'https://example.com/x', method: 'post' })).toEqual({ action: 'require_approval', risk: 'medium', reason: 'http_fetch POST may change data on example.com' });
+    expect(check({ url: 'https://example.com/x', method: 'post' })).toEqual({
+      action: 'require_approval',
+      risk: 'medium',
+      reason: 'http_fetch POST may change data on example.com',
+    });
     expect(check({ url: 'https://example.com/x', method: 'DELETE' })).toMatchObject({ risk: 'medium' });
   });
 
@@ -21,7 +25,10 @@ describe('http_fetch checker', () => {
   });
 
   it('rates a listed host (exact or *.domain) high, and leaves look-alikes alone', () => {
-    expect(check({ url: 'https://INTRANET.example.com./wiki' })).toMatchObject({ risk: 'high', reason: 'http_fetch GET to intranet.example.com, a high-risk host (intranet.example.com)' });
+    expect(check({ url: 'https://INTRANET.example.com./wiki' })).toMatchObject({
+      risk: 'high',
+      reason: 'http_fetch GET to intranet.example.com, a high-risk host (intranet.example.com)',
+    });
     expect(check({ url: 'https://git.build.corp.example/' })).toMatchObject({ risk: 'high' });
     expect(check({ url: 'https://corp.example/' })).toBeUndefined();
     expect(check({ url: 'https://notcorp.example/' })).toBeUndefined();
@@ -44,7 +51,11 @@ describe('write_file checker', () => {
   const check = writeFileChecker();
 
   it('asks before replacing or appending to a user upload (medium)', () => {
-    expect(check({ file_path: 'uploads/report.pdf', content: '' })).toEqual({ action: 'require_approval', risk: 'medium', reason: "write_file would overwrite the user's upload uploads/report.pdf" });
+    expect(check({ file_path: 'uploads/report.pdf', content: '' })).toEqual({
+      action: 'require_approval',
+      risk: 'medium',
+      reason: "write_file would overwrite the user's upload uploads/report.pdf",
+    });
     expect(check({ file_path: 'uploads/notes.txt', content: '', append: true })?.reason).toBe("write_file would append to the user's upload uploads/notes.txt");
   });
 
@@ -68,7 +79,9 @@ describe('write_file checker', () => {
       reason: "write_file would overwrite the user's upload uploads/report.pdf",
     });
     // A symlink under outputs/ that lands in uploads/: only the resolved path can tell.
-    expect(check({ file_path: 'outputs/link.pdf', content: 'x' }, { resolvedPaths: { file_path: 'uploads/report.pdf' } })).toMatchObject({ action: 'require_approval' });
+    expect(check({ file_path: 'outputs/link.pdf', content: 'x' }, { resolvedPaths: { file_path: 'uploads/report.pdf' } })).toMatchObject({
+      action: 'require_approval',
+    });
     expect(check(abs, { resolvedPaths: { file_path: 'outputs/report.pdf' } })).toBeUndefined();
   });
 
@@ -78,13 +91,27 @@ describe('write_file checker', () => {
 
   it('asks (never allows) when the resolved path is not workspace-relative', () => {
     for (const resolved of ['/etc/passwd', '../x', '', '.']) {
-      expect(check({ file_path: 'outputs/a', content: '' }, { resolvedPaths: { file_path: resolved } }), resolved).toMatchObject({ action: 'require_approval', risk: 'medium' });
+      expect(check({ file_path: 'outputs/a', content: '' }, { resolvedPaths: { file_path: resolved } }), resolved).toMatchObject({
+        action: 'require_approval',
+        risk: 'medium',
+      });
     }
   });
 
   it('without a resolved path, asks about a path whose spelling cannot be judged (absolute, leaving the workspace)', () => {
-    for (const file_path of ['/srv/data/t1/threads/th/uploads/report.pdf', '/outputs/a', '~/uploads/a', 'C:\\data\\uploads\\a', '../uploads/a', 'outputs/../../x']) {
-      expect(check({ file_path, content: '' }), file_path).toMatchObject({ action: 'require_approval', risk: 'medium', reason: expect.stringContaining('a human must decide') });
+    for (const file_path of [
+      '/srv/data/t1/threads/th/uploads/report.pdf',
+      '/outputs/a',
+      '~/uploads/a',
+      'C:\\data\\uploads\\a',
+      '../uploads/a',
+      'outputs/../../x',
+    ]) {
+      expect(check({ file_path, content: '' }), file_path).toMatchObject({
+        action: 'require_approval',
+        risk: 'medium',
+        reason: expect.stringContaining('a human must decide'),
+      });
     }
   });
 

@@ -69,7 +69,10 @@ export function httpFetchChecker(options: HttpFetchCheckerOptions = {}): Checker
     let host: string | undefined;
     try {
       // The WHATWG parser normalizes numeric hosts (0x7f.1, 2130706433) to dotted IPv4.
-      host = new URL(str(args.url)).hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+      host = new URL(str(args.url)).hostname
+        .toLowerCase()
+        .replace(/^\[|\]$/g, '')
+        .replace(/\.$/, '');
     } catch {
       host = undefined; // the tool refuses a URL it cannot parse; nothing to judge here
     }

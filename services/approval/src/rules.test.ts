@@ -53,12 +53,19 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
   });
 
   it('layer 1 comes before layer 2: the checker decides even when a global pattern matches too', async () => {
-    expect(await rules.check('run_bash_command', { command: 'sudo mysql -e "DROP TABLE users"' })).toMatchObject({ action: 'require_approval', risk: 'high', rule: 'checker:run_bash_command' });
+    expect(await rules.check('run_bash_command', { command: 'sudo mysql -e "DROP TABLE users"' })).toMatchObject({
+      action: 'require_approval',
+      risk: 'high',
+      rule: 'checker:run_bash_command',
+    });
   });
 
   it('a checker with no opinion falls through to the next layers', async () => {
     // http_fetch GET of a public host: no checker opinion → the tool's medium pattern.
-    expect(await rules.check('http_fetch', { url: 'https://api.example.com/v1' })).toMatchObject({ action: 'require_approval', rule: 'tool:http_fetch:medium_risk' });
+    expect(await rules.check('http_fetch', { url: 'https://api.example.com/v1' })).toMatchObject({
+      action: 'require_approval',
+      rule: 'tool:http_fetch:medium_risk',
+    });
     // write_file into outputs/: no checker opinion → the global critical pattern.
     expect(await rules.check('write_file', { file_path: 'outputs/a.env', content: 'password=hunter2' })).toMatchObject({ rule: 'global:critical' });
   });
@@ -75,7 +82,12 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
 
   it('layer 2: levels are tried critical first, and matching is case-insensitive', async () => {
     expect(await rules.check('anything', { q: 'drop   table users', note: 'PASSWORD = x' })).toMatchObject({ rule: 'global:critical' });
-    expect(await rules.check('anything', { q: 'drop   table users' })).toEqual({ action: 'deny', risk: 'high', reason: 'Destructive SQL (pattern DROP\\s+TABLE)', rule: 'global:high' });
+    expect(await rules.check('anything', { q: 'drop   table users' })).toEqual({
+      action: 'deny',
+      risk: 'high',
+      reason: 'Destructive SQL (pattern DROP\\s+TABLE)',
+      rule: 'global:high',
+    });
   });
 
   it('layer 2 comes before layer 3', async () => {
@@ -111,7 +123,10 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
   });
 
   it('global.enable_approval: false allows everything', async () => {
-    expect(await ApprovalRules.parse('global: { enable_approval: false }').check('run_bash_command', { command: 'sudo rm -rf /' })).toMatchObject({ action: 'allow', rule: 'disabled' });
+    expect(await ApprovalRules.parse('global: { enable_approval: false }').check('run_bash_command', { command: 'sudo rm -rf /' })).toMatchObject({
+      action: 'allow',
+      rule: 'disabled',
+    });
   });
 
   it('checkers can be switched off (and http_fetch configured) in the file', async () => {
@@ -133,7 +148,12 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
     expect(await r.check('deploy', { env: 'prod' })).toMatchObject({ action: 'deny', rule: 'checker:deploy' });
     expect(await r.check('deploy', { env: 'dev' })).toMatchObject({ action: 'allow', rule: 'default' });
     expect(await r.check('write_file', { file_path: 'uploads/a', content: '' })).toMatchObject({ rule: 'default' });
-    expect(await r.check('broken', {})).toMatchObject({ action: 'require_approval', risk: 'high', rule: 'checker:broken', reason: expect.stringContaining('boom') });
+    expect(await r.check('broken', {})).toMatchObject({
+      action: 'require_approval',
+      risk: 'high',
+      rule: 'checker:broken',
+      reason: expect.stringContaining('boom'),
+    });
   });
 
   it('examines every string whole: a secret after 64 KB or 5 MB of padding is found', async () => {
@@ -158,7 +178,12 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
 
   it(`sends arguments past the bounds (${MAX_SCANNED_CHARS} characters, ${MAX_SCANNED_DEPTH} levels, ${MAX_SCANNED_VALUES} strings) to a human`, async () => {
     const big = 'x'.repeat(MAX_SCANNED_CHARS / 2 + 1);
-    expect(await rules.check('anything', { a: big, b: big })).toMatchObject({ action: 'require_approval', risk: 'high', rule: 'limits', reason: expect.stringContaining('too large to examine') });
+    expect(await rules.check('anything', { a: big, b: big })).toMatchObject({
+      action: 'require_approval',
+      risk: 'high',
+      rule: 'limits',
+      reason: expect.stringContaining('too large to examine'),
+    });
     let deep: unknown = 'password=1';
     for (let i = 0; i < MAX_SCANNED_DEPTH + 1; i++) deep = [deep];
     expect(await rules.check('anything', { deep })).toMatchObject({ action: 'require_approval', rule: 'limits' });
@@ -210,7 +235,9 @@ describe('ApprovalRules: four layers, the first with an opinion decides', () => 
 describe('rules file validation', () => {
   it('names the setting that is wrong', () => {
     expect(() => ApprovalRules.parse('global: { default_action: maybe }')).toThrow(/hitl_rules\.yaml is invalid: global\.default_action/);
-    expect(() => ApprovalRules.parse('tools: { x: { patterns: { high_risk: ["("] } } }')).toThrow(/tools\.x\.patterns\.high_risk\[0\]: invalid regular expression/);
+    expect(() => ApprovalRules.parse('tools: { x: { patterns: { high_risk: ["("] } } }')).toThrow(
+      /tools\.x\.patterns\.high_risk\[0\]: invalid regular expression/,
+    );
     expect(() => ApprovalRules.parse('global: { risk_patterns: { severe: { patterns: [x] } } }')).toThrow(/global\.risk_patterns/);
     expect(() => ApprovalRules.parse('checkers: { http_fetch: { high_risk_hosts: ["http://x"] } }')).toThrow(/checkers\.http_fetch/);
     expect(() => ApprovalRules.parse('unknown_key: 1')).toThrow(/hitl_rules\.yaml is invalid/);
@@ -239,7 +266,10 @@ describe('the shipped hitl_rules.yaml', () => {
 
   it('loads, catches secrets and risky calls, and allows ordinary ones', async () => {
     const shipped = await shippedRules;
-    expect(await shipped.check('write_file', { file_path: 'outputs/cfg.env', content: 'API_KEY=abc123' })).toMatchObject({ action: 'require_approval', rule: 'global:critical' });
+    expect(await shipped.check('write_file', { file_path: 'outputs/cfg.env', content: 'API_KEY=abc123' })).toMatchObject({
+      action: 'require_approval',
+      rule: 'global:critical',
+    });
     expect(await shipped.check('http_fetch', { url: 'http://10.0.0.1/' })).toMatchObject({ risk: 'high', rule: 'checker:http_fetch' });
     expect(await shipped.check('http_fetch', { url: 'https://metadata.google.internal/' })).toMatchObject({ risk: 'high', rule: 'checker:http_fetch' });
     expect(await shipped.check('read_file', { file_path: 'uploads/a.pdf' })).toMatchObject({ action: 'allow', rule: 'default' });

@@ -246,7 +246,12 @@ export class ApprovalRules {
         opinion = checker(args, context);
       } catch (err) {
         // A broken checker must not let the call through unexamined.
-        return { action: 'require_approval', risk: 'high', reason: `The ${tool} checker failed (${errorMessage(err)}); a human must decide`, rule: `checker:${tool}` };
+        return {
+          action: 'require_approval',
+          risk: 'high',
+          reason: `The ${tool} checker failed (${errorMessage(err)}); a human must decide`,
+          rule: `checker:${tool}`,
+        };
       }
       if (opinion) return { ...opinion, rule: `checker:${tool}` };
     }
@@ -277,7 +282,13 @@ export class ApprovalRules {
         }
         for (const text of joined) {
           const hit = await g.patterns.firstMatch(text, pacer);
-          if (hit) return { action: g.action, risk: g.level, reason: `${g.reason} (pattern ${hit.source}, with the end of the file this call appends to)`, rule: `global:${g.level}` };
+          if (hit)
+            return {
+              action: g.action,
+              risk: g.level,
+              reason: `${g.reason} (pattern ${hit.source}, with the end of the file this call appends to)`,
+              rule: `global:${g.level}`,
+            };
         }
       }
     }

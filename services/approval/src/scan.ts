@@ -93,7 +93,7 @@ export class Pacer {
 
 /** s in pieces of at most NORMALIZE_PIECE_CHARS, never cut between the halves of a surrogate pair. */
 function* pieces(s: string): Generator<string> {
-  for (let start = 0; start < s.length; ) {
+  for (let start = 0; start < s.length;) {
     let end = Math.min(s.length, start + NORMALIZE_PIECE_CHARS);
     if (end < s.length && isHighSurrogate(s.charCodeAt(end - 1))) end--;
     yield start === 0 && end === s.length ? s : s.slice(start, end);
@@ -184,7 +184,7 @@ export class PatternSet {
   /** The first pattern (in file order) that matches somewhere in `text` (already normalized), or undefined. */
   async firstMatch(text: string, pacer: Pacer): Promise<CompiledPattern | undefined> {
     if (this.patterns.length === 0) return undefined;
-    for (let start = 0; ; ) {
+    for (let start = 0; ;) {
       let end = Math.min(text.length, start + SCAN_CHUNK_CHARS);
       if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
       const piece = start === 0 && end === text.length ? text : text.slice(start, end);

@@ -81,12 +81,30 @@ describe('approval on NATS with MariaDB', () => {
       ).data,
     );
   const verify = async () =>
-    fromBinary(VerifyAuditResponseSchema, (await client.request(APPROVAL_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId: 'acme' })), { timeoutMs: 10_000, headers })).data);
+    fromBinary(
+      VerifyAuditResponseSchema,
+      (
+        await client.request(APPROVAL_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId: 'acme' })), {
+          timeoutMs: 10_000,
+          headers,
+        })
+      ).data,
+    );
 
   it('answers checks from either replica', async () => {
     for (let i = 0; i < 4; i++) {
-      const req = create(CheckApprovalRequestSchema, { tenantId: 'acme', threadId: 'th', runId: 'run-1', toolCallId: `k${i}`, toolName: 'run_bash_command', argsJson: '{"command":"sudo reboot"}' });
-      const res = fromBinary(CheckApprovalResponseSchema, (await client.request(APPROVAL_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, req), { timeoutMs: 10_000, headers })).data);
+      const req = create(CheckApprovalRequestSchema, {
+        tenantId: 'acme',
+        threadId: 'th',
+        runId: 'run-1',
+        toolCallId: `k${i}`,
+        toolName: 'run_bash_command',
+        argsJson: '{"command":"sudo reboot"}',
+      });
+      const res = fromBinary(
+        CheckApprovalResponseSchema,
+        (await client.request(APPROVAL_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, req), { timeoutMs: 10_000, headers })).data,
+      );
       expect(res).toMatchObject({ action: ApprovalAction.REQUIRE_APPROVAL, riskLevel: RiskLevel.HIGH, rule: 'checker:run_bash_command' });
     }
   });

@@ -58,13 +58,23 @@ async function harness(env: Record<string, string> = {}, extra: Partial<Approval
   await store.migrate();
   const svc = await createApprovalService({ bus, store, logger: silentLogger(), config: loadApprovalConfig(env), ...extra });
   await svc.start();
-  const req = async (subject: string, data: Uint8Array, headers: Record<string, string> = {}) => (await bus.request(subject, data, { timeoutMs: 5000, headers })).data;
+  const req = async (subject: string, data: Uint8Array, headers: Record<string, string> = {}) =>
+    (await bus.request(subject, data, { timeoutMs: 5000, headers })).data;
   const h: Harness = {
     bus,
     store,
     svc,
     check: async (fields, headers) =>
-      decodeCheck(await req(APPROVAL_SUBJECTS.check, toBinary(CheckApprovalRequestSchema, create(CheckApprovalRequestSchema, { tenantId: 'acme', threadId: 't1', runId: 'r1', toolCallId: 'c1', ...fields })), headers)),
+      decodeCheck(
+        await req(
+          APPROVAL_SUBJECTS.check,
+          toBinary(
+            CheckApprovalRequestSchema,
+            create(CheckApprovalRequestSchema, { tenantId: 'acme', threadId: 't1', runId: 'r1', toolCallId: 'c1', ...fields }),
+          ),
+          headers,
+        ),
+      ),
     record: async (fields) =>
       decodeRecord(
         await req(
@@ -89,7 +99,8 @@ async function harness(env: Record<string, string> = {}, extra: Partial<Approval
         ),
       ),
     list: async (fields) => decodeList(await req(APPROVAL_SUBJECTS.audit, toBinary(ListAuditRequestSchema, create(ListAuditRequestSchema, fields)))),
-    verify: async (tenantId) => decodeVerify(await req(APPROVAL_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId })))),
+    verify: async (tenantId) =>
+      decodeVerify(await req(APPROVAL_SUBJECTS.verify, toBinary(VerifyAuditRequestSchema, create(VerifyAuditRequestSchema, { tenantId })))),
   };
   open.push(h);
   return h;
@@ -121,7 +132,9 @@ describe('check', () => {
       reason: "write_file would overwrite the user's upload uploads/report.pdf",
     });
     expect(await h.check({ toolName: 'write_file', argsJson })).toMatchObject({ action: ApprovalAction.REQUIRE_APPROVAL, rule: 'checker:write_file' });
-    expect(await h.check({ toolName: 'write_file', argsJson, resolvedPaths: { file_path: 'outputs/report.pdf' } })).toMatchObject({ action: ApprovalAction.ALLOW });
+    expect(await h.check({ toolName: 'write_file', argsJson, resolvedPaths: { file_path: 'outputs/report.pdf' } })).toMatchObject({
+      action: ApprovalAction.ALLOW,
+    });
   });
 
   it('scans an append together with preceding_text: a secret split across two appends is caught', async () => {
@@ -137,12 +150,19 @@ describe('check', () => {
 
   it('maps a deny verdict to APPROVAL_ACTION_DENY', async () => {
     const h = await harness({}, { rules: ApprovalRules.parse("global: { risk_patterns: { high: { patterns: ['DROP\\s+TABLE'], action: deny } } }") });
-    expect(await h.check({ toolName: 'sql', argsJson: '{"q":"drop table users"}' })).toMatchObject({ action: ApprovalAction.DENY, riskLevel: RiskLevel.HIGH, rule: 'global:high' });
+    expect(await h.check({ toolName: 'sql', argsJson: '{"q":"drop table users"}' })).toMatchObject({
+      action: ApprovalAction.DENY,
+      riskLevel: RiskLevel.HIGH,
+      rule: 'global:high',
+    });
   });
 
   it('answers allow to everything with APPROVAL_ENABLED=false', async () => {
     const h = await harness({ APPROVAL_ENABLED: 'false' });
-    expect(await h.check({ toolName: 'run_bash_command', argsJson: '{"command":"sudo rm -rf /"}' })).toMatchObject({ action: ApprovalAction.ALLOW, rule: 'disabled' });
+    expect(await h.check({ toolName: 'run_bash_command', argsJson: '{"command":"sudo rm -rf /"}' })).toMatchObject({
+      action: ApprovalAction.ALLOW,
+      rule: 'disabled',
+    });
   });
 
   it('takes the tenant from the header when the body has none', async () => {
@@ -182,7 +202,10 @@ describe('bad input gets a clear error in the response, and the service keeps se
 
   it('args_json that is not a JSON object', async () => {
     const h = await harness();
-    expect((await h.check({ toolName: 'now', argsJson: '{not json' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('args_json is not valid JSON') });
+    expect((await h.check({ toolName: 'now', argsJson: '{not json' })).error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('args_json is not valid JSON'),
+    });
     expect((await h.check({ toolName: 'now', argsJson: '[1,2]' })).error?.message).toBe('args_json must be a JSON object');
     expect((await h.record({ argsJson: 'nope' })).error?.code).toBe('INVALID_ARGUMENT');
     expect((await h.check({ toolName: 'now', argsJson: '{}' })).action).toBe(ApprovalAction.ALLOW);
@@ -191,7 +214,10 @@ describe('bad input gets a clear error in the response, and the service keeps se
   it('a missing or malformed tenant, or one that is not the caller', async () => {
     const h = await harness();
     expect((await h.check({ tenantId: '', toolName: 'now' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'tenant_id is required' });
-    expect((await h.check({ tenantId: 'acme corp/../x', toolName: 'now' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Invalid tenant_id "acme corp\/..\/x"/) });
+    expect((await h.check({ tenantId: 'acme corp/../x', toolName: 'now' })).error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/^Invalid tenant_id "acme corp\/..\/x"/),
+    });
     expect((await h.verify('x'.repeat(129))).error?.code).toBe('INVALID_ARGUMENT');
     expect((await h.check({ tenantId: 'acme', toolName: 'now' }, { [Headers.tenant]: 'globex' })).error?.code).toBe('PERMISSION_DENIED');
     expect((await h.list({ tenantId: 'acme' })).error).toBeUndefined();
@@ -221,15 +247,19 @@ describe('audit trail over the bus', () => {
     const a = await h.record({ toolCallId: 'c1' });
     const b = await h.record({ toolCallId: 'c2', decision: DecisionKind.REJECTED, comment: 'not today' });
     expect([a.entry?.seq, b.entry?.seq]).toEqual([1n, 2n]);
-    expect(a.entry).toMatchObject({ tenantId: 'acme', decision: DecisionKind.APPROVED, riskLevel: RiskLevel.MEDIUM, decidedBy: 'alice@example.com', rule: 'checker:http_fetch' });
+    expect(a.entry).toMatchObject({
+      tenantId: 'acme',
+      decision: DecisionKind.APPROVED,
+      riskLevel: RiskLevel.MEDIUM,
+      decidedBy: 'alice@example.com',
+      rule: 'checker:http_fetch',
+    });
     expect(b.entry?.prevHash).toBe(a.entry?.hash);
     // The same arguments in another key order hash the same.
     expect(a.entry?.argsSha256).toBe(argsSha256({ token: 's3cret', url: 'https://api.example.com' }));
     expect(JSON.stringify(a.entry, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('s3cret');
     const e = a.entry!;
-    expect(e.hash).toBe(
-      auditEntryHash({ ...e, seq: Number(e.seq), createdAtMs: Number(e.createdAtMs), decision: 'approved', riskLevel: 'medium' }),
-    );
+    expect(e.hash).toBe(auditEntryHash({ ...e, seq: Number(e.seq), createdAtMs: Number(e.createdAtMs), decision: 'approved', riskLevel: 'medium' }));
   });
 
   it('a denial recorded without a decider is attributed to the rules', async () => {
@@ -252,7 +282,13 @@ describe('audit trail over the bus', () => {
     // Two calls sharing one id: the second (a secret-carrying write) must not borrow the first one's record.
     const other = await h.record({ toolName: 'write_file', argsJson: '{"file_path":"outputs/a","content":"password=x"}' });
     expect(other.entry).toBeUndefined();
-    expect(other.error).toMatchObject({ code: 'CONFLICT', retryable: false, message: expect.stringMatching(/tool_call_id "c1" of run r1 is already recorded \(audit entry 1\) for a different call or decision \(toolName, argsSha256\)/) });
+    expect(other.error).toMatchObject({
+      code: 'CONFLICT',
+      retryable: false,
+      message: expect.stringMatching(
+        /tool_call_id "c1" of run r1 is already recorded \(audit entry 1\) for a different call or decision \(toolName, argsSha256\)/,
+      ),
+    });
     expect((await h.record({ toolName: 'now', argsJson: '{"x":1}' })).error?.message).toContain('(argsSha256)');
     expect((await h.record({ toolName: 'now', argsJson: '{}', decision: DecisionKind.REJECTED })).error?.message).toContain('(decision)');
     expect((await h.list({ tenantId: 'acme' })).entries).toHaveLength(1);
@@ -267,18 +303,30 @@ describe('audit trail over the bus', () => {
     expect(e.hash).toBe(auditEntryHash({ ...e, seq: Number(e.seq), createdAtMs: Number(e.createdAtMs), decision: 'approved', riskLevel: 'medium' }));
     expect((await h.list({ tenantId: 'acme' })).entries[0]).toMatchObject({ approverTenantId: 'acme', approverKeyId: 'key_0123456789ab' });
     // A denial by the rules has no approver.
-    expect((await h.record({ toolCallId: 'c2', decision: DecisionKind.DENIED, decidedBy: '' })).entry).toMatchObject({ decidedBy: 'rules', approverTenantId: '', approverKeyId: '' });
+    expect((await h.record({ toolCallId: 'c2', decision: DecisionKind.DENIED, decidedBy: '' })).entry).toMatchObject({
+      decidedBy: 'rules',
+      approverTenantId: '',
+      approverKeyId: '',
+    });
     // Replaying the decision with another approver is not the same record.
     expect((await h.record({ decidedBy: 'ceo@example.com', approverTenantId: 'acme', approverKeyId: 'key_ffffffffffff' })).error?.code).toBe('CONFLICT');
     // Rewriting the approver behind the service breaks the chain.
-    await (h.store as SqlStore).db.updateTable('approval_audit').set({ approver_key_id: 'key_ffffffffffff' }).where('tenant_id', '=', 'acme').where('seq', '=', 1).execute();
+    await (h.store as SqlStore).db
+      .updateTable('approval_audit')
+      .set({ approver_key_id: 'key_ffffffffffff' })
+      .where('tenant_id', '=', 'acme')
+      .where('seq', '=', 1)
+      .execute();
     expect(await h.verify('acme')).toMatchObject({ ok: false, firstBadSeq: 1n });
   });
 
   it('refuses an approver of another tenant (PERMISSION_DENIED) and a malformed approver (INVALID_ARGUMENT)', async () => {
     const h = await harness();
     expect((await h.record({ approverTenantId: 'globex', approverKeyId: 'key_0123456789ab' })).error).toMatchObject({ code: 'PERMISSION_DENIED' });
-    expect((await h.record({ approverKeyId: 'key_0123456789ab' })).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'approver_key_id needs approver_tenant_id' });
+    expect((await h.record({ approverKeyId: 'key_0123456789ab' })).error).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: 'approver_key_id needs approver_tenant_id',
+    });
     expect((await h.record({ approverTenantId: 'acme', approverKeyId: 'key 1' })).error?.code).toBe('INVALID_ARGUMENT');
     expect((await h.list({ tenantId: 'acme' })).entries).toEqual([]);
   });
@@ -340,7 +388,7 @@ describe('rules file', () => {
       await writeFile(file, 'global: { default_action: deny }');
       await h.svc.reloadRules();
       expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.DENY);
-      await writeFile(file, 'global: { default_action: [' );
+      await writeFile(file, 'global: { default_action: [');
       await expect(h.svc.reloadRules()).rejects.toThrow(ConfigError);
       expect((await h.check({ toolName: 'now' })).action).toBe(ApprovalAction.DENY);
     } finally {

@@ -71,9 +71,16 @@ export async function createApprovalService(deps: ApprovalDeps): Promise<Approva
     async start() {
       if (subs.length > 0) return;
       const impl = { check: check(ctx), record: record(ctx), listAudit: listAudit(ctx), verifyAudit: verifyAudit(ctx) };
-      subs.push(await serveService(deps.bus, APPROVAL_RPC, impl, { logger, version: APPROVAL_VERSION, description: 'AgentLoop tool approval rules and audit trail' }));
+      subs.push(
+        await serveService(deps.bus, APPROVAL_RPC, impl, { logger, version: APPROVAL_VERSION, description: 'AgentLoop tool approval rules and audit trail' }),
+      );
       logger.info(
-        { version: APPROVAL_VERSION, enabled: deps.config.APPROVAL_ENABLED && rules.enabled, rules: deps.rules ? '(given)' : rulesPath, checkers: rules.checkedTools },
+        {
+          version: APPROVAL_VERSION,
+          enabled: deps.config.APPROVAL_ENABLED && rules.enabled,
+          rules: deps.rules ? '(given)' : rulesPath,
+          checkers: rules.checkedTools,
+        },
         'approval serving',
       );
     },

@@ -27,7 +27,9 @@ describe('JSON request bodies', () => {
     for (const payload of [nestedArrays(10_000), `{"metadata":{"a":${nestedArrays(10_000)}}}`]) {
       const res = await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload });
       expect(res.statusCode).toBe(400);
-      expect((res.json() as { detail: string }).detail).toBe(`Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`);
+      expect((res.json() as { detail: string }).detail).toBe(
+        `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`,
+      );
     }
     expect(await gw.store.searchThreads('default', { limit: 10, offset: 0 })).toEqual([]);
     const started = performance.now();
@@ -39,7 +41,12 @@ describe('JSON request bodies', () => {
     gw = await startTestGateway();
     const thread = (await gw.app.inject({ method: 'POST', url: '/threads', payload: {} })).json() as { thread_id: string };
     const payload = `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":${nestedArrays(10_000)}}]}}`;
-    const res = await gw.app.inject({ method: 'POST', url: `/threads/${thread.thread_id}/runs/wait`, headers: { 'content-type': 'application/json' }, payload });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${thread.thread_id}/runs/wait`,
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(res.statusCode).toBe(400);
     expect(await gw.store.listRuns('default', thread.thread_id, { limit: 10, offset: 0 })).toEqual([]);
     const stateless = await gw.app.inject({ method: 'POST', url: '/runs/wait', headers: { 'content-type': 'application/json' }, payload });
@@ -53,7 +60,9 @@ describe('JSON request bodies', () => {
     const atLimit = `{"metadata":{"a":${nestedArrays(MAX_JSON_DEPTH - 2)}}}`;
     expect((await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: atLimit })).statusCode).toBe(200);
     const overLimit = `{"metadata":{"a":${nestedArrays(MAX_JSON_DEPTH - 1)}}}`;
-    expect((await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: overLimit })).statusCode).toBe(400);
+    expect((await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: overLimit })).statusCode).toBe(
+      400,
+    );
     const inString = JSON.stringify({ metadata: { note: nestedArrays(10_000) } });
     const res = await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: inString });
     expect(res.statusCode).toBe(200);
@@ -65,7 +74,9 @@ describe('JSON request bodies', () => {
     const metadata = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 'v']));
     const res = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata } });
     expect(res.statusCode).toBe(400);
-    expect((res.json() as { detail: string }).detail).toBe(`Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`);
+    expect((res.json() as { detail: string }).detail).toBe(
+      `Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`,
+    );
     expect(await gw.store.searchThreads('default', { limit: 10, offset: 0 })).toEqual([]);
   });
 
@@ -130,7 +141,10 @@ describe('error text redaction', () => {
       const res = await a.inject({ method: 'GET', url });
       return { status: res.statusCode, body: res.json() as { detail: string; errors?: Array<{ path: string; message: string }> } };
     };
-    expect(await detail('/leak/known')).toEqual({ status: 404, body: { detail: "ENOENT: no such file or directory, open '<workspace-root>/acme/t1/uploads/a.csv'" } });
+    expect(await detail('/leak/known')).toEqual({
+      status: 404,
+      body: { detail: "ENOENT: no such file or directory, open '<workspace-root>/acme/t1/uploads/a.csv'" },
+    });
     expect((await detail('/leak/client')).body).toEqual({ detail: 'busy: <tmp>/agentloop-skill-123/x and <data>/agentloop.sqlite' });
     expect((await detail('/leak/skills')).body.detail).toBe('File "skills/pdf/scripts/x.py", line 3');
     const validation = await detail('/leak/validation');

@@ -72,11 +72,21 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     if (text.trim() === '') return done(null, undefined);
     const breach = jsonShapeExceeds(text, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
     if (breach === 'depth') {
-      return done(new HttpError(400, 'INVALID_ARGUMENT', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`), undefined);
+      return done(
+        new HttpError(400, 'INVALID_ARGUMENT', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`),
+        undefined,
+      );
     }
     if (breach === 'members') {
       // Refused before JSON.parse: building a huge object is itself the cost (libs/core json.ts).
-      return done(new HttpError(400, 'INVALID_ARGUMENT', `Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`), undefined);
+      return done(
+        new HttpError(
+          400,
+          'INVALID_ARGUMENT',
+          `Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`,
+        ),
+        undefined,
+      );
     }
     try {
       done(null, JSON.parse(text));
@@ -103,7 +113,11 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = extractTraceContext(request.headers as Record<string, string | undefined>);
     const route = request.routeOptions.url ?? 'unmatched';
-    const span = tracer().startSpan(`${request.method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0] ?? '' } }, parent);
+    const span = tracer().startSpan(
+      `${request.method} ${route}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0] ?? '' } },
+      parent,
+    );
     spans.set(request, { span, started: performance.now() });
     context.with(trace.setSpan(parent, span), done);
   });
@@ -120,7 +134,11 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
       skipOnError: true,
       ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis } : {}),
       errorResponseBuilder: (request, ctx) =>
-        new HttpError(429, 'UNAVAILABLE', `Rate limit exceeded for tenant ${request.tenantId || 'anonymous'}: at most ${ctx.max} requests per ${Math.round(ctx.ttl / 1000) || 1} s window; retry after ${ctx.after}.`),
+        new HttpError(
+          429,
+          'UNAVAILABLE',
+          `Rate limit exceeded for tenant ${request.tenantId || 'anonymous'}: at most ${ctx.max} requests per ${Math.round(ctx.ttl / 1000) || 1} s window; retry after ${ctx.after}.`,
+        ),
     });
   }
 
@@ -129,7 +147,11 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     const entry = spans.get(request);
     if (!entry) return;
     spans.delete(request);
-    const attrs = { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? 'unmatched', 'http.response.status_code': reply.statusCode };
+    const attrs = {
+      'http.request.method': request.method,
+      'http.route': request.routeOptions.url ?? 'unmatched',
+      'http.response.status_code': reply.statusCode,
+    };
     entry.span.setAttributes(attrs);
     if (request.tenantId) entry.span.setAttribute('agentloop.tenant', request.tenantId);
     if (reply.statusCode >= 500) entry.span.setStatus({ code: SpanStatusCode.ERROR });
@@ -159,8 +181,25 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
 
   const skills = deps.skills ?? (await SkillsConfig.load(config.SKILLS_CONFIG));
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
-  const runs = new RunService({ store: deps.store, runs: deps.runs, events: deps.events, logger: deps.logger, config, skills, ...(deps.bus ? { bus: deps.bus } : {}) });
-  const ctx: RouteContext = { store: deps.store, runs, config, logger: deps.logger, workspaces, skills, redact, ...(deps.checkpoints ? { checkpoints: deps.checkpoints } : {}) };
+  const runs = new RunService({
+    store: deps.store,
+    runs: deps.runs,
+    events: deps.events,
+    logger: deps.logger,
+    config,
+    skills,
+    ...(deps.bus ? { bus: deps.bus } : {}),
+  });
+  const ctx: RouteContext = {
+    store: deps.store,
+    runs,
+    config,
+    logger: deps.logger,
+    workspaces,
+    skills,
+    redact,
+    ...(deps.checkpoints ? { checkpoints: deps.checkpoints } : {}),
+  };
   app.decorate('agentloop', { ...ctx, auth });
   registerMetaRoutes(app);
   registerAssistantRoutes(app);

@@ -39,7 +39,7 @@ describe('authentication', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it('stores runs under the key\'s tenant', async () => {
+  it("stores runs under the key's tenant", async () => {
     await threadWithRun(A);
     expect(gw.orchestrator!.jobs[0]!.tenantId).toBe('tenantA');
   });
@@ -57,7 +57,7 @@ describe('authentication', () => {
 });
 
 describe('tenant isolation', () => {
-  it('hides a tenant\'s thread, state and runs from another tenant', async () => {
+  it("hides a tenant's thread, state and runs from another tenant", async () => {
     const { threadId, runId } = await threadWithRun(A);
     const asB = (method: 'GET' | 'POST' | 'DELETE' | 'PATCH', url: string, payload?: object) =>
       gw.app.inject({ method, url, headers: B, ...(payload ? { payload } : {}) });

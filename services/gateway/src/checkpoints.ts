@@ -24,6 +24,10 @@ export interface CheckpointState {
 }
 
 export interface ThreadCheckpoints {
-  history(tenantId: string, threadId: string, opts: { limit?: number; before?: CheckpointRef | null; metadata?: JsonObject | null; checkpoint?: CheckpointRef | null }): Promise<CheckpointState[]>;
+  history(
+    tenantId: string,
+    threadId: string,
+    opts: { limit?: number; before?: CheckpointRef | null; metadata?: JsonObject | null; checkpoint?: CheckpointRef | null },
+  ): Promise<CheckpointState[]>;
   state(tenantId: string, threadId: string, checkpoint: CheckpointRef | null): Promise<CheckpointState | null>;
 }

@@ -39,7 +39,14 @@ const ApiKeys = z
 const CorsOrigins = z
   .string()
   .optional()
-  .transform((raw) => (raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '')));
+  .transform((raw) =>
+    raw === undefined || raw.trim() === ''
+      ? []
+      : raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+  );
 
 const optionalString = z
   .string()
@@ -53,7 +60,10 @@ function tenantNumbers(variable: string) {
     .optional()
     .transform((raw, ctx) => {
       const out = new Map<string, number>();
-      for (const item of (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+      for (const item of (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')) {
         const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
         if (!m) {
           ctx.addIssue({ code: 'custom', message: `${variable}: "${item}" is not tenant=number (e.g. acme=5000)` });
@@ -99,7 +109,12 @@ export const GatewayConfig = TransportEnv.extend({
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
    * orchestrators must agree: both create the stream.
    */
-  RUN_EVENTS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(1024 ** 4).optional(),
+  RUN_EVENTS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(1024 ** 4)
+    .optional(),
   /** Runs a tenant may have pending or running at once (429 beyond); 0 = unlimited. */
   TENANT_MAX_ACTIVE_RUNS: envInt(0, 0, 1_000_000),
   /** Per-tenant overrides of TENANT_MAX_ACTIVE_RUNS: `acme=200,globex=10`. */

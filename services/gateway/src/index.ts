@@ -4,14 +4,7 @@
  */
 export { createGatewayApp, type GatewayDeps } from './app.js';
 export { loadGatewayConfig, GatewayConfig } from './config.js';
-export {
-  startWebhookWorker,
-  verifyWebhookSignature,
-  signWebhook,
-  deliverWebhook,
-  type WebhookWorkerOptions,
-  type VerifyWebhookOptions,
-} from './webhooks.js';
+export { startWebhookWorker, verifyWebhookSignature, signWebhook, deliverWebhook, type WebhookWorkerOptions, type VerifyWebhookOptions } from './webhooks.js';
 export { DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 export { DEFAULT_TENANT } from './auth.js';
 export { gatewayPathRedactor } from './redaction.js';

@@ -61,12 +61,19 @@ describe('active run quota per tenant', () => {
     const gw = await startTestGateway({ orchestrator: false, env: { AGENTLOOP_API_KEYS: KEYS, TENANT_MAX_ACTIVE_RUNS: '2', TENANT_RUN_QUOTAS: 'bigco=3' } });
     gws.push(gw);
     const start = (key: string) =>
-      gw.app.inject({ method: 'POST', url: '/runs', headers: { 'x-api-key': key }, payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } } });
+      gw.app.inject({
+        method: 'POST',
+        url: '/runs',
+        headers: { 'x-api-key': key },
+        payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } },
+      });
     expect((await start('ka')).statusCode).toBe(200);
     expect((await start('ka')).statusCode).toBe(200);
     const refused = await start('ka');
     expect(refused.statusCode).toBe(429);
-    expect((refused.json() as { detail: string }).detail).toBe('Tenant acme has 2 runs pending or running, at its limit of 2 (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.');
+    expect((refused.json() as { detail: string }).detail).toBe(
+      'Tenant acme has 2 runs pending or running, at its limit of 2 (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.',
+    );
     expect((await start('kb')).statusCode).toBe(200);
     for (let i = 0; i < 3; i++) expect((await start('kc')).statusCode).toBe(200);
     expect((await start('kc')).statusCode).toBe(429);

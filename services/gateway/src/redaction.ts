@@ -24,7 +24,12 @@ const parentOf = (p: string): string | undefined => {
 export function gatewayPathRedactor(config: GatewayConfig, extra: readonly PathRoot[] = []): PathRedactor {
   // For a folder known under two names the first wins: the app folder and the process's own
   // folders before the data dir guesses (WORKSPACE_ROOT=./workspaces makes the cwd its parent).
-  const roots: PathRoot[] = [...extra, ...pathRootVariants(config.WORKSPACE_ROOT, '<workspace-root>'), ...pathRootVariants(APP_ROOT, '<app>'), ...processPathRoots()];
+  const roots: PathRoot[] = [
+    ...extra,
+    ...pathRootVariants(config.WORKSPACE_ROOT, '<workspace-root>'),
+    ...pathRootVariants(APP_ROOT, '<app>'),
+    ...processPathRoots(),
+  ];
   const dataDir = parentOf(config.WORKSPACE_ROOT);
   if (dataDir) roots.push(...pathRootVariants(dataDir, '<data>'));
   const sqliteDir = config.SQLITE_PATH === ':memory:' ? undefined : parentOf(config.SQLITE_PATH);

@@ -57,7 +57,11 @@ export const RunCreateBody = z.object({
   on_disconnect: z.enum(['cancel', 'continue']).nullish(),
   interrupt_before: NodeList.nullish(),
   interrupt_after: NodeList.nullish(),
-  after_seconds: z.number().min(0).max(30 * 24 * 3600).nullish(),
+  after_seconds: z
+    .number()
+    .min(0)
+    .max(30 * 24 * 3600)
+    .nullish(),
   checkpoint: z.unknown().optional(),
   checkpoint_id: z.string().nullish(),
   checkpoint_during: z.boolean().nullish(),
@@ -105,7 +109,8 @@ export function runKwargs(body: RunCreateBody, streamModes: string[]): Record<st
  */
 export function runConfig(body: Pick<RunCreateBody, 'config' | 'checkpoint' | 'checkpoint_id'>): Record<string, unknown> {
   const config: Record<string, unknown> = { ...(body.config ?? {}) };
-  const cp = body.checkpoint && typeof body.checkpoint === 'object' && !Array.isArray(body.checkpoint) ? (body.checkpoint as Record<string, unknown>) : undefined;
+  const cp =
+    body.checkpoint && typeof body.checkpoint === 'object' && !Array.isArray(body.checkpoint) ? (body.checkpoint as Record<string, unknown>) : undefined;
   const checkpointId = body.checkpoint_id ?? (typeof cp?.checkpoint_id === 'string' ? cp.checkpoint_id : undefined);
   if (!checkpointId) return config;
   const ns = typeof cp?.checkpoint_ns === 'string' ? cp.checkpoint_ns : '';

@@ -70,7 +70,9 @@ export class RunService {
     // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
     // The worker executing it (if any) announces again when it stops, which is harmless.
     this.lifecycle.on('run.ended', async (e) => {
-      await this.deps.events.publish(e.run.runId, e.run.threadId, 'end', null).catch((err: unknown) => this.log.warn({ run_id: e.run.runId, err: errorMessage(err) }, 'end of a run not published'));
+      await this.deps.events
+        .publish(e.run.runId, e.run.threadId, 'end', null)
+        .catch((err: unknown) => this.log.warn({ run_id: e.run.runId, err: errorMessage(err) }, 'end of a run not published'));
     });
   }
 
@@ -143,7 +145,9 @@ export class RunService {
       if (isResume(body) && !thread?.activeRunId && thread?.status !== 'interrupted') {
         // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
         // start a run that replays nothing and tell the client its answer was taken.
-        throw conflict(`Thread ${threadId} has no pending interrupt to resume (its status is ${thread?.status ?? 'idle'}). Send input to start a new run instead of command.resume.`);
+        throw conflict(
+          `Thread ${threadId} has no pending interrupt to resume (its status is ${thread?.status ?? 'idle'}). Send input to start a new run instead of command.resume.`,
+        );
       }
     }
 
@@ -153,7 +157,10 @@ export class RunService {
     const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
     const traceparent = currentTraceparent();
     const job = (uploads: UploadRecord[]) => {
-      const input = uploads.length === 0 ? body.input : appendToLastUserMessage(body.input, formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en'));
+      const input =
+        uploads.length === 0
+          ? body.input
+          : appendToLastUserMessage(body.input, formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en'));
       const payload = toBinary(
         RunJobSchema,
         create(RunJobSchema, {
@@ -223,7 +230,11 @@ export class RunService {
     if (limit <= 0) return;
     const active = await this.deps.store.countActiveRuns(tenantId);
     if (active >= limit) {
-      throw new HttpError(429, 'UNAVAILABLE', `Tenant ${tenantId} has ${active} runs pending or running, at its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`);
+      throw new HttpError(
+        429,
+        'UNAVAILABLE',
+        `Tenant ${tenantId} has ${active} runs pending or running, at its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`,
+      );
     }
   }
 
@@ -234,7 +245,8 @@ export class RunService {
    * and its thread free; counts against the tenant's active-run quota like a new run.
    */
   async redrive(tenantId: string, run: RunRecord): Promise<RunRecord> {
-    if (run.status !== 'error' || !run.deadLetter) throw conflict(`Run ${run.runId} is not dead-lettered (status ${run.status}); only dead-lettered runs can be re-driven.`);
+    if (run.status !== 'error' || !run.deadLetter)
+      throw conflict(`Run ${run.runId} is not dead-lettered (status ${run.status}); only dead-lettered runs can be re-driven.`);
     await this.checkQuota(tenantId);
     const res = await this.lifecycle.redrive(tenantId, run.runId);
     switch (res.kind) {
@@ -273,9 +285,9 @@ export class RunService {
     this.log.info({ run_id: run.runId, thread_id: run.threadId, was: run.status }, 'run cancelled');
     if (this.deps.bus) {
       const msg = create(CancelRunSchema, { tenantId, threadId: run.threadId, runId: run.runId, reason });
-      await this.deps.bus.publish(ORCHESTRATOR_SUBJECTS.cancelRun, toBinary(CancelRunSchema, msg)).catch((err: unknown) =>
-        this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'),
-      );
+      await this.deps.bus
+        .publish(ORCHESTRATOR_SUBJECTS.cancelRun, toBinary(CancelRunSchema, msg))
+        .catch((err: unknown) => this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'));
     }
     // Delegated agents the run started (each on its own thread, metadata parent_run_id).
     const childThreads = await this.deps.store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });

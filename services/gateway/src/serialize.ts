@@ -127,7 +127,16 @@ export function toApiThreadState(t: ThreadRecord): ApiThreadState {
   return {
     values: t.values ?? {},
     next: nodes,
-    tasks: nodes.map((name) => ({ id: `${t.threadId}:${name}`, name, path: ['__pregel_pull', name], error: null, interrupts: interrupts.filter((i) => interruptNode(i) === name), checkpoint: null, state: null, result: null })),
+    tasks: nodes.map((name) => ({
+      id: `${t.threadId}:${name}`,
+      name,
+      path: ['__pregel_pull', name],
+      error: null,
+      interrupts: interrupts.filter((i) => interruptNode(i) === name),
+      checkpoint: null,
+      state: null,
+      result: null,
+    })),
     checkpoint: { thread_id: t.threadId, checkpoint_ns: '', checkpoint_id: null },
     metadata: t.metadata,
     created_at: t.updatedAt.toISOString(),
@@ -153,7 +162,5 @@ export function defaultAssistant(): ApiAssistant {
 
 /** Resolves an assistant id or graph id to the assistant id, or undefined when unknown. */
 export function resolveAssistantId(idOrGraph: string): string | undefined {
-  return idOrGraph.toLowerCase() === DEFAULT_ASSISTANT_ID || idOrGraph === GRAPH_ID
-    ? DEFAULT_ASSISTANT_ID
-    : undefined;
+  return idOrGraph.toLowerCase() === DEFAULT_ASSISTANT_ID || idOrGraph === GRAPH_ID ? DEFAULT_ASSISTANT_ID : undefined;
 }

@@ -53,7 +53,17 @@ describe('appendToLastUserMessage', () => {
 
   it('adds a text part to multimodal content and leaves inputs without a user message alone', () => {
     const parts = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] }] };
-    expect(appendToLastUserMessage(parts, 'B')).toEqual({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }, { type: 'text', text: 'B' }] }] });
+    expect(appendToLastUserMessage(parts, 'B')).toEqual({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'data:' } },
+            { type: 'text', text: 'B' },
+          ],
+        },
+      ],
+    });
     const none = { messages: [{ role: 'assistant', content: 'x' }] };
     expect(hasUserMessage(none)).toBe(false);
     expect(appendToLastUserMessage(none, 'B')).toBe(none);
@@ -70,6 +80,13 @@ describe('SkillsConfig', () => {
 
   it('the shipped skills.yaml loads and maps pdf, docx, xlsx/xls and pptx', async () => {
     const shipped = await SkillsConfig.load(undefined);
-    expect(['pdf', 'docx', 'xlsx', 'xls', 'pptx', 'txt'].map((e) => shipped.skillsForExtension(e))).toEqual([['pdf'], ['docx'], ['xlsx'], ['xlsx'], ['pptx'], []]);
+    expect(['pdf', 'docx', 'xlsx', 'xls', 'pptx', 'txt'].map((e) => shipped.skillsForExtension(e))).toEqual([
+      ['pdf'],
+      ['docx'],
+      ['xlsx'],
+      ['xlsx'],
+      ['pptx'],
+      [],
+    ]);
   });
 });

@@ -165,7 +165,11 @@ describe('startWebhookWorker', () => {
   it('retries after a 500, then delivers exactly once per delivery id with a stable webhook-id', async () => {
     receiver = new Receiver([500]);
     const url = await receiver.start();
-    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK } });
+    const worker = await startWebhookWorker({
+      webhooks: queue,
+      logger: silentLogger(),
+      config: { WEBHOOK_SECRET: SECRET, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK },
+    });
     const job = hookJob(url);
     await queue.enqueue(toBinary(WebhookJobSchema, job), { jobId: job.deliveryId, attempts: 3, backoffMs: 10 });
     // The orchestrator enqueueing the same delivery again (a retried run) is a no-op.
@@ -182,7 +186,11 @@ describe('startWebhookWorker', () => {
   it('does not retry a delivery the receiver rejected with 400', async () => {
     receiver = new Receiver([400]);
     const url = await receiver.start();
-    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK } });
+    const worker = await startWebhookWorker({
+      webhooks: queue,
+      logger: silentLogger(),
+      config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK },
+    });
     const job = hookJob(url);
     await queue.enqueue(toBinary(WebhookJobSchema, job), { jobId: job.deliveryId, attempts: 5, backoffMs: 10 });
     await waitForState(queue, job.deliveryId, 'failed');
@@ -198,7 +206,6 @@ async function waitForState(queue: MemoryQueue, jobId: string, state: string): P
     await new Promise((r) => setTimeout(r, 5));
   }
 }
-
 
 describe('webhook SSRF guard', () => {
   const receivers: Receiver[] = [];
@@ -382,8 +389,15 @@ describe('webhook worker and the SSRF guard', () => {
       await waitForState(queue, job.deliveryId, 'failed');
       expect(receiver.received).toHaveLength(0);
       expect(attempts).toHaveLength(1);
-      expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'refused', statusCode: null, error: expect.stringContaining('127.0.0.1 is an internal address (loopback') });
-      const logged = lines.map((l) => JSON.parse(l) as { msg: string; err?: string; delivery_id?: string }).find((l) => l.msg === 'webhook refused by the SSRF guard; not retried');
+      expect(attempts[0]).toMatchObject({
+        attempt: 1,
+        outcome: 'refused',
+        statusCode: null,
+        error: expect.stringContaining('127.0.0.1 is an internal address (loopback'),
+      });
+      const logged = lines
+        .map((l) => JSON.parse(l) as { msg: string; err?: string; delivery_id?: string })
+        .find((l) => l.msg === 'webhook refused by the SSRF guard; not retried');
       expect(logged).toMatchObject({ delivery_id: job.deliveryId, err: expect.stringContaining('loopback (127.0.0.0/8)') });
     } finally {
       await worker.close();
@@ -398,7 +412,12 @@ describe('webhook worker and the SSRF guard', () => {
     const queue = new MemoryQueue('webhooks');
     const attempts: WebhookAttempt[] = [];
     const store = { recordWebhookAttempt: (a: WebhookAttempt) => Promise.resolve(void attempts.push(a)) };
-    const worker = await startWebhookWorker({ webhooks: queue, logger: silentLogger(), store, config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK } });
+    const worker = await startWebhookWorker({
+      webhooks: queue,
+      logger: silentLogger(),
+      store,
+      config: { WEBHOOK_SECRET: undefined, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW: LOOPBACK },
+    });
     try {
       const job = hookJob(url.href);
       await queue.enqueue(toBinary(WebhookJobSchema, job), { jobId: job.deliveryId, attempts: 5, backoffMs: 10 });
@@ -420,14 +439,33 @@ describe('webhook URLs at submission', () => {
     try {
       const thread = (await gw.app.inject({ method: 'POST', url: '/threads', payload: {} })).json() as { thread_id: string };
       const submit = (webhook: string) =>
-        gw.app.inject({ method: 'POST', url: `/threads/${thread.thread_id}/runs`, payload: { assistant_id: 'agent', input: { messages: [] }, webhook, multitask_strategy: 'enqueue' } });
+        gw.app.inject({
+          method: 'POST',
+          url: `/threads/${thread.thread_id}/runs`,
+          payload: { assistant_id: 'agent', input: { messages: [] }, webhook, multitask_strategy: 'enqueue' },
+        });
       const meta = await submit('http://169.254.169.254/latest/meta-data/');
       expect(meta.statusCode).toBe(422);
-      expect((meta.json() as { errors: { path: string; message: string }[] }).errors[0]).toMatchObject({ path: 'body.webhook', message: expect.stringContaining('link-local / cloud metadata') });
-      for (const bad of ['http://[::1]:8080/x', 'http://127.0.0.1:9/hook', 'http://2130706433/hook', 'http://0177.0.0.1/hook', 'http://[::ffff:127.0.0.1]/x', 'http://localhost:9/x', 'https://u:p@hooks.example.com/x', 'ftp://hooks.example.com/x']) {
+      expect((meta.json() as { errors: { path: string; message: string }[] }).errors[0]).toMatchObject({
+        path: 'body.webhook',
+        message: expect.stringContaining('link-local / cloud metadata'),
+      });
+      for (const bad of [
+        'http://[::1]:8080/x',
+        'http://127.0.0.1:9/hook',
+        'http://2130706433/hook',
+        'http://0177.0.0.1/hook',
+        'http://[::ffff:127.0.0.1]/x',
+        'http://localhost:9/x',
+        'https://u:p@hooks.example.com/x',
+        'ftp://hooks.example.com/x',
+      ]) {
         const res = await submit(bad);
         expect(res.statusCode, bad).toBe(422);
-        expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path), bad).toEqual(['body.webhook']);
+        expect(
+          (res.json() as { errors: { path: string }[] }).errors.map((e) => e.path),
+          bad,
+        ).toEqual(['body.webhook']);
       }
     } finally {
       await gw.close();

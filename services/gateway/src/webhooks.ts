@@ -30,7 +30,10 @@ export interface WebhookWorkerOptions {
 }
 
 /** How the SSRF guard words webhook refusals. */
-export const WEBHOOK_WORDING = { what: 'deliver a webhook to', policy: 'Webhooks reach public addresses only; an operator can allow more with WEBHOOK_ALLOW.' } as const;
+export const WEBHOOK_WORDING = {
+  what: 'deliver a webhook to',
+  policy: 'Webhooks reach public addresses only; an operator can allow more with WEBHOOK_ALLOW.',
+} as const;
 
 /** Key bytes of a secret: `whsec_<base64>` as Standard Webhooks defines it, any other string as UTF-8. */
 export function webhookSecretKey(secret: string): Buffer {
@@ -190,7 +193,17 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
     const started = Date.now();
     const record = (outcome: WebhookAttempt['outcome'], statusCode: number | null, error: string | null) =>
       opts.store
-        ?.recordWebhookAttempt({ tenantId: hook.tenantId, deliveryId: hook.deliveryId, runId: hook.runId, attempt: job.attemptsMade + 1, at: new Date(started), outcome, statusCode, error, durationMs: Date.now() - started })
+        ?.recordWebhookAttempt({
+          tenantId: hook.tenantId,
+          deliveryId: hook.deliveryId,
+          runId: hook.runId,
+          attempt: job.attemptsMade + 1,
+          at: new Date(started),
+          outcome,
+          statusCode,
+          error,
+          durationMs: Date.now() - started,
+        })
         .catch((err: unknown) => log.warn({ ...fields, err: errorMessage(err) }, 'webhook attempt not logged'));
     try {
       const status = await deliverWebhook(hook, {

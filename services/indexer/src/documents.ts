@@ -111,7 +111,10 @@ export class DocumentService {
     if (query === '') throw new IndexerError('INVALID_ARGUMENT', 'A search query is required');
     // Every word is looked for in every line (or index chunk): the query's size bounds the CPU a search costs.
     if (query.length > MAX_QUERY_CHARS) {
-      throw new IndexerError('INVALID_ARGUMENT', `Search query too long: ${query.length} characters, more than the ${MAX_QUERY_CHARS} allowed; use a few keywords`);
+      throw new IndexerError(
+        'INVALID_ARGUMENT',
+        `Search query too long: ${query.length} characters, more than the ${MAX_QUERY_CHARS} allowed; use a few keywords`,
+      );
     }
     const words = new Set(query.toLowerCase().split(/\s+/)).size;
     if (words > MAX_QUERY_WORDS) {
@@ -123,8 +126,20 @@ export class DocumentService {
       const { kind } = await this.classify(file);
       if (kind === 'text') {
         const out = await searchTextFile(file.handle, query, max, signal);
-        const matches = out.matches.map((m) => ({ page: 0, line: m.line, score: m.score, snippet: [m.before, m.text, m.after].filter((x) => x !== undefined).join('\n') }));
-        return { content: formatTextMatches(file.relative, query, out.matches, out.total), kind: 'text', matches, total: out.total, indexBuilt: false, path: file.relative };
+        const matches = out.matches.map((m) => ({
+          page: 0,
+          line: m.line,
+          score: m.score,
+          snippet: [m.before, m.text, m.after].filter((x) => x !== undefined).join('\n'),
+        }));
+        return {
+          content: formatTextMatches(file.relative, query, out.matches, out.total),
+          kind: 'text',
+          matches,
+          total: out.total,
+          indexBuilt: false,
+          path: file.relative,
+        };
       }
       let bytes: Uint8Array | undefined;
       const hash = await this.contentHash(file, async () => (bytes ??= await file.handle.readFile()));
@@ -137,7 +152,16 @@ export class DocumentService {
       });
       const out = index.search(query, max);
       const info = index.file;
-      const content = formatDocumentMatches(file.relative, query, info.kind as DocKind, info.unit, info.total, out.matches, out.total, info.complete ? [] : info.notes);
+      const content = formatDocumentMatches(
+        file.relative,
+        query,
+        info.kind as DocKind,
+        info.unit,
+        info.total,
+        out.matches,
+        out.total,
+        info.complete ? [] : info.notes,
+      );
       return {
         content,
         kind: info.kind as DocKind,
@@ -311,7 +335,9 @@ export class DocumentService {
   private async contentHash(file: WorkspaceFile, bytes: () => Promise<Uint8Array>): Promise<string> {
     const known = this.hashes.get(file.real);
     if (known && known.ino === file.ino && known.size === file.size && known.mtimeMs === file.mtimeMs) return known.hash;
-    const hash = createHash('sha256').update(await bytes()).digest('hex');
+    const hash = createHash('sha256')
+      .update(await bytes())
+      .digest('hex');
     this.hashes.delete(file.real);
     this.hashes.set(file.real, { ino: file.ino, size: file.size, mtimeMs: file.mtimeMs, hash });
     if (this.hashes.size > 10_000) {

@@ -8,7 +8,7 @@ import { AgentLoopError, type ErrorCode } from '@agentloop/core';
 export class IndexerError extends AgentLoopError {
   override name = 'IndexerError';
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super(code, message, { ...options, retryable: options?.retryable ?? (code === 'UNAVAILABLE') });
+    super(code, message, { ...options, retryable: options?.retryable ?? code === 'UNAVAILABLE' });
   }
 }
 

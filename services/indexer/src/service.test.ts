@@ -68,7 +68,9 @@ describe('agentloop.indexer.read', () => {
     const res = await read('uploads/short.pdf');
     expect(res.error).toBeUndefined();
     expect(res).toMatchObject({ kind: DocumentKind.PDF, pageCount: 3, truncated: false, path: 'uploads/short.pdf' });
-    expect(res.content).toBe('PDF: uploads/short.pdf (3 pages)\n\n--- Page 1 ---\nThis is page 1.\n\n--- Page 2 ---\nThis is page 2.\n\n--- Page 3 ---\nThis is page 3.');
+    expect(res.content).toBe(
+      'PDF: uploads/short.pdf (3 pages)\n\n--- Page 1 ---\nThis is page 1.\n\n--- Page 2 ---\nThis is page 2.\n\n--- Page 3 ---\nThis is page 3.',
+    );
   });
 
   it('previews the first 10 pages of a longer PDF and points to search_file', async () => {
@@ -106,7 +108,18 @@ describe('agentloop.indexer.read', () => {
   });
 
   it('reads a Word document with its table', async () => {
-    await put('uploads/memo.docx', buildDocx(['Dear team,', { table: [['Item', 'Cost'], ['Laptop', '1200']] }]));
+    await put(
+      'uploads/memo.docx',
+      buildDocx([
+        'Dear team,',
+        {
+          table: [
+            ['Item', 'Cost'],
+            ['Laptop', '1200'],
+          ],
+        },
+      ]),
+    );
     const res = await read('uploads/memo.docx');
     expect(res).toMatchObject({ kind: DocumentKind.DOCX, pageCount: 1, truncated: false });
     expect(res.content).toContain('| Laptop | 1200 |');
@@ -134,9 +147,24 @@ describe('bad input gets a clear error and the next request is served', () => {
   const cases: [string, string, () => Uint8Array | string, RegExp][] = [
     ['an encrypted PDF', 'uploads/locked.pdf', () => buildPdf(['secret'], { encrypted: true }), /Cannot read uploads\/locked\.pdf: the PDF is encrypted/],
     ['a truncated PDF', 'uploads/cut.pdf', () => buildPdf(pages(5)).slice(0, 400), /Cannot read uploads\/cut\.pdf: the PDF is damaged or truncated/],
-    ['a DOCX zip bomb', 'uploads/bomb.docx', () => buildZipBomb({ actual: 1024, declared: 2_000_000_000 }), /would expand to 1\.9 GB, over the 100\.0 MB limit/],
-    ['a .pdf holding text', 'uploads/fake.pdf', () => 'just some text', /uploads\/fake\.pdf has a \.pdf extension but is not a PDF: it does not start with a %PDF header \(it holds plain text\)/],
-    ['a .docx that is no zip', 'uploads/fake.docx', () => new Uint8Array([1, 2, 3, 0, 4]), /has a \.docx extension but is not a Word document: it is not a zip archive/],
+    [
+      'a DOCX zip bomb',
+      'uploads/bomb.docx',
+      () => buildZipBomb({ actual: 1024, declared: 2_000_000_000 }),
+      /would expand to 1\.9 GB, over the 100\.0 MB limit/,
+    ],
+    [
+      'a .pdf holding text',
+      'uploads/fake.pdf',
+      () => 'just some text',
+      /uploads\/fake\.pdf has a \.pdf extension but is not a PDF: it does not start with a %PDF header \(it holds plain text\)/,
+    ],
+    [
+      'a .docx that is no zip',
+      'uploads/fake.docx',
+      () => new Uint8Array([1, 2, 3, 0, 4]),
+      /has a \.docx extension but is not a Word document: it is not a zip archive/,
+    ],
     ['a binary file', 'uploads/blob.bin', () => new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 0]), /is a binary file/],
   ];
   for (const [what, file, make, message] of cases) {
@@ -193,7 +221,9 @@ describe('agentloop.indexer.search', () => {
     expect(first).toMatchObject({ kind: DocumentKind.PDF, indexBuilt: true, totalMatches: 1 });
     expect(first.matches[0]).toMatchObject({ page: 17, line: 0 });
     expect(first.matches[0]?.snippet).toContain('**Reset the router**');
-    expect(first.content).toMatch(/^Found 1 matching passage for "reset the router" in uploads\/manual\.pdf \(PDF, 30 pages; showing top 1\):\n\n\[1\] Page 17 \(score /);
+    expect(first.content).toMatch(
+      /^Found 1 matching passage for "reset the router" in uploads\/manual\.pdf \(PDF, 30 pages; showing top 1\):\n\n\[1\] Page 17 \(score /,
+    );
     const second = await search('uploads/manual.pdf', 'power button');
     expect(second.indexBuilt).toBe(false);
     expect(second.matches[0]?.page).toBe(17);
@@ -214,7 +244,8 @@ describe('agentloop.indexer.search', () => {
     const countIndexes = async () => {
       const dirs = await fs.readdir(config.INDEX_ROOT);
       let n = 0;
-      for (const d of dirs.filter((x) => /^[0-9a-f]{2}$/.test(x))) n += (await fs.readdir(path.join(config.INDEX_ROOT, d))).filter((f) => f.endsWith('.index.json')).length;
+      for (const d of dirs.filter((x) => /^[0-9a-f]{2}$/.test(x)))
+        n += (await fs.readdir(path.join(config.INDEX_ROOT, d))).filter((f) => f.endsWith('.index.json')).length;
       return n;
     };
     await put('uploads/v.pdf', buildPdf(['version one apple']));
@@ -227,7 +258,10 @@ describe('agentloop.indexer.search', () => {
   });
 
   it('searches a Chinese Word document by words segmented without spaces', async () => {
-    await put('uploads/中文报告.docx', buildDocx(['第一章介绍市场情况。', { pageBreak: true }, '第二章讨论机器学习在医疗领域的应用。', { pageBreak: true }, '第三章总结。']));
+    await put(
+      'uploads/中文报告.docx',
+      buildDocx(['第一章介绍市场情况。', { pageBreak: true }, '第二章讨论机器学习在医疗领域的应用。', { pageBreak: true }, '第三章总结。']),
+    );
     const res = await search('uploads/中文报告.docx', '机器学习的应用');
     expect(res.error).toBeUndefined();
     expect(res.matches[0]?.page).toBe(2);
@@ -268,7 +302,11 @@ describe('agentloop.indexer.search', () => {
 
 describe('path limits (issue 18)', () => {
   it.each([
-    ['read', `uploads/${'a/'.repeat(100_000)}x.pdf`, /^Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\/.*…$/],
+    [
+      'read',
+      `uploads/${'a/'.repeat(100_000)}x.pdf`,
+      /^Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\/.*…$/,
+    ],
     ['read', `uploads/${'a/'.repeat(200)}x.pdf`, /^Path too deep: 202 segments, more than the 128 allowed/],
     ['search', `uploads/${'n'.repeat(256)}.txt`, /^Path has a name of 260 bytes, more than the 255 allowed for one file or folder name \(Linux NAME_MAX\)/],
   ])('%s refuses an oversized path before touching the disk: %#', async (op, p, message) => {

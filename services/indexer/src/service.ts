@@ -14,9 +14,7 @@ export const INDEXER_SUBJECTS = { read: SUBJECTS.readDocument, search: SUBJECTS.
 export const INDEXER_SERVICE = INDEXER_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
-export const INDEXER_VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const INDEXER_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface IndexerDeps {
   bus: Bus;

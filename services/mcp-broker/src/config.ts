@@ -116,7 +116,10 @@ export type McpFile = z.infer<typeof McpFile>;
 /** Thrown when a `${VAR}` reference names a variable the broker's environment does not set. */
 export class MissingVariableError extends ConfigError {
   override name = 'MissingVariableError';
-  constructor(readonly variable: string, where: string) {
+  constructor(
+    readonly variable: string,
+    where: string,
+  ) {
     super(`environment variable ${variable} (used in ${where}) is not set`);
   }
 }
@@ -157,7 +160,14 @@ export function parseMcpFile(text: string, source = 'mcp_servers.yaml'): McpFile
  */
 export async function loadMcpFile(path: string | undefined): Promise<McpFile> {
   const file = path ?? DEFAULT_MCP_CONFIG_PATH;
-  if (path === undefined && !(await access(file).then(() => true, () => false))) return parseMcpFile('', file);
+  if (
+    path === undefined &&
+    !(await access(file).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return parseMcpFile('', file);
   let text: string;
   try {
     text = await readFile(file, 'utf8');

@@ -42,7 +42,10 @@ export class McpCallTimeoutError extends McpBrokerError {
   override name = 'McpCallTimeoutError';
   constructor(tool: string, server: string, budgetMs: number, options?: { cause?: unknown }) {
     // Not retryable: the tool may have had its effect before it was abandoned.
-    super('TIMEOUT', `MCP tool ${tool} (server ${server}) did not answer within ${budgetMs} ms; its effect, if any, is unknown`, { ...options, retryable: false });
+    super('TIMEOUT', `MCP tool ${tool} (server ${server}) did not answer within ${budgetMs} ms; its effect, if any, is unknown`, {
+      ...options,
+      retryable: false,
+    });
   }
 }
 

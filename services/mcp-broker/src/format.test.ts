@@ -3,7 +3,17 @@ import { formatResult, truncateUtf8 } from './format.js';
 
 describe('formatResult', () => {
   it('joins text parts with newlines', () => {
-    expect(formatResult({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, 1024)).toEqual({ text: 'a\nb', isError: false });
+    expect(
+      formatResult(
+        {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        1024,
+      ),
+    ).toEqual({ text: 'a\nb', isError: false });
   });
 
   it('summarizes images, audio and resources', () => {

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_NAME_PATTERN, parseMcpFile } from './config.js';
 import { baseName, buildCatalog, candidateServers, type McpTool } from './naming.js';
 
-const tool = (name: string, annotations?: McpTool['annotations']): McpTool => ({ name, inputSchema: { type: 'object' }, ...(annotations ? { annotations } : {}) });
+const tool = (name: string, annotations?: McpTool['annotations']): McpTool => ({
+  name,
+  inputSchema: { type: 'object' },
+  ...(annotations ? { annotations } : {}),
+});
 const servers = (yaml: string) => parseMcpFile(yaml).servers;
 
 describe('exposed tool names', () => {
@@ -50,8 +54,20 @@ servers:
 
   it('colliding generated names both get a hash suffix, the same whichever server listed first', () => {
     const s = servers('servers:\n  a: { command: x }\n  a_b: { command: y }\n');
-    const one = buildCatalog(s, new Map([['a', [tool('b_c')]], ['a_b', [tool('c')]]]));
-    const two = buildCatalog(s, new Map([['a_b', [tool('c')]], ['a', [tool('b_c')]]]));
+    const one = buildCatalog(
+      s,
+      new Map([
+        ['a', [tool('b_c')]],
+        ['a_b', [tool('c')]],
+      ]),
+    );
+    const two = buildCatalog(
+      s,
+      new Map([
+        ['a_b', [tool('c')]],
+        ['a', [tool('b_c')]],
+      ]),
+    );
     expect(one.collisions).toEqual([{ name: 'a_b_c', claimants: ['a/b_c', 'a_b/c'], resolved: one.collisions[0]!.resolved }]);
     const names = one.tools.map((t) => t.name).sort();
     expect(names).toEqual(two.tools.map((t) => t.name).sort());
@@ -62,7 +78,13 @@ servers:
 
   it('an alias keeps its name against a generated one, which gets a hash suffix', () => {
     const s = servers('servers:\n  x: { command: x, tools: { t: { alias: y_z } } }\n  y: { command: y }\n');
-    const c = buildCatalog(s, new Map([['x', [tool('t')]], ['y', [tool('z')]]]));
+    const c = buildCatalog(
+      s,
+      new Map([
+        ['x', [tool('t')]],
+        ['y', [tool('z')]],
+      ]),
+    );
     expect(c.byName.get('y_z')!.server).toBe('x');
     const other = c.tools.find((t) => t.server === 'y')!;
     expect(other.name).toMatch(/^y_z_[0-9a-f]{8}$/);

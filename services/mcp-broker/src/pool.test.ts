@@ -44,8 +44,9 @@ function makePool(servers: Record<string, unknown>, opts: Partial<McpPoolOptions
   return pool;
 }
 
-const call = (p: McpPool, tool: string, args: Record<string, unknown> = {}, timeoutMs = 20_000) => p.callTool('echo', tool, args, { exposedName: `echo_${tool}`, timeoutMs });
-const text = (r: unknown) => ((r as { content: Array<{ text: string }> }).content[0]?.text ?? '');
+const call = (p: McpPool, tool: string, args: Record<string, unknown> = {}, timeoutMs = 20_000) =>
+  p.callTool('echo', tool, args, { exposedName: `echo_${tool}`, timeoutMs });
+const text = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]?.text ?? '';
 
 describe('McpPool (stdio)', () => {
   it('spawns nothing until first use, and concurrent first uses share one process', async () => {
@@ -141,7 +142,9 @@ describe('McpPool (stdio)', () => {
 
   it('a ${VAR} the broker does not have stops the start with a message naming it', async () => {
     const p = makePool({ echo: stdioServer(ECHO_SERVER_SCRIPT, { env: { TOKEN: '${MISSING_TOKEN}' } }) });
-    await expect(p.connect('echo')).rejects.toThrow('MCP server echo cannot start: environment variable MISSING_TOKEN (used in servers.echo.env.TOKEN) is not set');
+    await expect(p.connect('echo')).rejects.toThrow(
+      'MCP server echo cannot start: environment variable MISSING_TOKEN (used in servers.echo.env.TOKEN) is not set',
+    );
     expect(await spawns()).toEqual([]);
   });
 
@@ -152,7 +155,12 @@ describe('McpPool (stdio)', () => {
     await vi.waitFor(() => expect(p.running()).toEqual([]), { timeout: 15_000 });
     await vi.waitFor(() => expect(alive(first!)).toBe(false), { timeout: 15_000 });
     // Its tool list is remembered while it is stopped.
-    expect(p.knownTools().get('echo')?.map((t) => t.name)).toContain('echo');
+    expect(
+      p
+        .knownTools()
+        .get('echo')
+        ?.map((t) => t.name),
+    ).toContain('echo');
     expect(text(await call(p, 'echo', { text: 'two' }))).toBe('two');
     expect(await spawns()).toHaveLength(2);
     expect(p.status()[0]!.failures).toBe(0);
@@ -163,7 +171,16 @@ describe('McpPool (stdio)', () => {
     const before = p.toolsVersion;
     expect((await p.tools('echo')).map((t) => t.name)).not.toContain('grown');
     expect(text(await call(p, 'grow'))).toBe('added');
-    await vi.waitFor(() => expect(p.knownTools().get('echo')?.map((t) => t.name)).toContain('grown'), { timeout: 15_000 });
+    await vi.waitFor(
+      () =>
+        expect(
+          p
+            .knownTools()
+            .get('echo')
+            ?.map((t) => t.name),
+        ).toContain('grown'),
+      { timeout: 15_000 },
+    );
     expect(p.toolsVersion).toBeGreaterThan(before);
     expect(text(await call(p, 'grown'))).toBe('grown');
   });

@@ -379,7 +379,10 @@ export class McpPool {
     if (lived > (this.opts.backoffMaxMs ?? 60_000)) this.failures.delete(conn.server);
     const why = `the server exited or closed the connection${conn.stderr.suffix()}`;
     this.recordFailure(conn.server, why);
-    this.opts.logger.warn({ mcp_server: conn.server, pid: conn.pid, lived_ms: lived, reason: why }, 'MCP server connection closed; it is restarted on next use');
+    this.opts.logger.warn(
+      { mcp_server: conn.server, pid: conn.pid, lived_ms: lived, reason: why },
+      'MCP server connection closed; it is restarted on next use',
+    );
   }
 
   private callFailure(conn: McpConnection, tool: string, err: unknown, timeoutMs: number, signal: AbortSignal | undefined): Error {
@@ -390,9 +393,12 @@ export class McpPool {
       return new McpCallTimeoutError(tool, id, timeoutMs, { cause: err });
     }
     if (conn.closing || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
-      return new McpCallFailedError(`MCP server ${id} closed the connection during the call to ${tool} (it exited or crashed)${conn.stderr.suffix()}; the effect of the call is unknown. The server is started again on the next call.`, {
-        cause: err,
-      });
+      return new McpCallFailedError(
+        `MCP server ${id} closed the connection during the call to ${tool} (it exited or crashed)${conn.stderr.suffix()}; the effect of the call is unknown. The server is started again on the next call.`,
+        {
+          cause: err,
+        },
+      );
     }
     if (err instanceof McpError) {
       // The server (or the SDK's output-schema check) refused this call; the connection is fine.

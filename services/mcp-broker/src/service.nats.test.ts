@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Headers, connectNatsBus, type NatsBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
 import { startNats, type DevServer } from '@agentloop/devservers';
-import { ExecuteToolRequestSchema, ExecuteToolResponseSchema, ListToolsRequestSchema, ListToolsResponseSchema, create, fromBinary, toBinary } from '@agentloop/proto';
+import {
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  ListToolsRequestSchema,
+  ListToolsResponseSchema,
+  create,
+  fromBinary,
+  toBinary,
+} from '@agentloop/proto';
 import { loadMcpBrokerConfig, parseMcpFile } from './config.js';
 import { MCP_SUBJECTS, createMcpBroker, type McpBroker } from './service.js';
 import { ECHO_SERVER_SCRIPT, serverCommand, startHttpEchoServer, type HttpMcpServer } from './testing/index.js';
@@ -52,7 +60,12 @@ servers:
     const headers = { [Headers.tenant]: 'acme' };
     const listed = fromBinary(
       ListToolsResponseSchema,
-      (await client.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'acme', visible: true })), { timeoutMs: 30_000, headers })).data,
+      (
+        await client.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'acme', visible: true })), {
+          timeoutMs: 30_000,
+          headers,
+        })
+      ).data,
     );
     expect(listed.tools.map((t) => t.name).sort()).toEqual(['mcp_echo', 'remote_add']);
 

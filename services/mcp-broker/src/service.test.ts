@@ -4,7 +4,15 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Headers, MemoryBus, type Bus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
-import { ExecuteToolRequestSchema, ExecuteToolResponseSchema, ListToolsRequestSchema, ListToolsResponseSchema, create, fromBinary, toBinary } from '@agentloop/proto';
+import {
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  ListToolsRequestSchema,
+  ListToolsResponseSchema,
+  create,
+  fromBinary,
+  toBinary,
+} from '@agentloop/proto';
 import { loadMcpBrokerConfig, parseMcpFile } from './config.js';
 import { MCP_SUBJECTS, createMcpBroker, type McpBroker } from './service.js';
 import { ECHO_SERVER_SCRIPT, MALFORMED_SERVER_SCRIPT, serverCommand, startHttpEchoServer, type HttpMcpServer } from './testing/index.js';
@@ -64,14 +72,23 @@ async function setup(yaml: string, env: Record<string, string> = {}, configEnv: 
 
 async function list(tenantId = 'acme', mentioned: string[] = [], allowed: string[] = []) {
   const req = create(ListToolsRequestSchema, { tenantId, mentioned, allowed, visible: true });
-  const reply = await bus.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, req), { timeoutMs: 30_000, headers: { [Headers.tenant]: tenantId } });
+  const reply = await bus.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, req), {
+    timeoutMs: 30_000,
+    headers: { [Headers.tenant]: tenantId },
+  });
   return fromBinary(ListToolsResponseSchema, reply.data);
 }
 const names = async (tenantId = 'acme', mentioned: string[] = []) => (await list(tenantId, mentioned)).tools.map((t) => t.name);
 
 async function call(toolName: string, args: object | string, opts: { tenantId?: string; timeoutMs?: number; headerTenant?: string } = {}) {
   const tenantId = opts.tenantId ?? 'acme';
-  const req = create(ExecuteToolRequestSchema, { tenantId, toolName, argsJson: typeof args === 'string' ? args : JSON.stringify(args), runId: 'run-1', toolCallId: 'c1' });
+  const req = create(ExecuteToolRequestSchema, {
+    tenantId,
+    toolName,
+    argsJson: typeof args === 'string' ? args : JSON.stringify(args),
+    runId: 'run-1',
+    toolCallId: 'c1',
+  });
   const reply = await bus.request(MCP_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), {
     timeoutMs: opts.timeoutMs ?? 30_000,
     headers: { [Headers.tenant]: opts.headerTenant ?? tenantId },
@@ -120,7 +137,11 @@ servers:
     tools: { echo: { always_available: true } }
 `);
     // The slow server cannot be ready within this request's 2 s deadline: it waits 6 s before it answers.
-    const first = await bus.request(MCP_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'acme', visible: true })), { timeoutMs: 2_000 });
+    const first = await bus.request(
+      MCP_SUBJECTS.toolsList,
+      toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'acme', visible: true })),
+      { timeoutMs: 2_000 },
+    );
     expect(fromBinary(ListToolsResponseSchema, first.data).tools.map((t) => t.name)).not.toContain('slowstart_echo');
     await vi.waitFor(async () => expect(await names()).toEqual(['echo_echo', 'slowstart_echo']), { timeout: 30_000, interval: 500 });
   });
@@ -310,7 +331,10 @@ servers:
   it('failed starts name no host path: a server whose stderr names its files, and a missing absolute command', async () => {
     const bin = path.join(dir, 'bin');
     const failing = path.join(dir, 'failing-server.mjs');
-    await writeFile(failing, "process.stderr.write(`cannot read ${process.argv[1].replace(/[^/]+$/, 'missing-server.mjs')} (cwd ${process.cwd()})\\n`);\nprocess.exit(2);\n");
+    await writeFile(
+      failing,
+      "process.stderr.write(`cannot read ${process.argv[1].replace(/[^/]+$/, 'missing-server.mjs')} (cwd ${process.cwd()})\\n`);\nprocess.exit(2);\n",
+    );
     await setup(`
 servers:
   noscript:

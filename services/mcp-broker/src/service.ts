@@ -84,7 +84,10 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
           redact: (text) => redactor.redact(text),
         }),
       ];
-      logger.info({ servers: Object.keys(servers), configured: Object.keys(file.servers).length, lazy_startup: file.global.lazy_startup }, 'mcp-broker serving');
+      logger.info(
+        { servers: Object.keys(servers), configured: Object.keys(file.servers).length, lazy_startup: file.global.lazy_startup },
+        'mcp-broker serving',
+      );
       if (!file.global.lazy_startup) {
         for (const id of Object.keys(servers)) {
           pool.connect(id).catch((err: unknown) => logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server did not start at boot'));

@@ -37,7 +37,11 @@ describe('parseApprovalAnswer', () => {
   });
 
   it('keeps who decided and why', () => {
-    expect(parseApprovalAnswer({ decision: 'approve', by: 'alice', comment: 'ok for staging' })).toEqual({ decision: 'approved', by: 'alice', comment: 'ok for staging' });
+    expect(parseApprovalAnswer({ decision: 'approve', by: 'alice', comment: 'ok for staging' })).toEqual({
+      decision: 'approved',
+      by: 'alice',
+      comment: 'ok for staging',
+    });
   });
 });
 
@@ -48,7 +52,15 @@ describe('ApprovalClient', () => {
     await bus.serve('agentloop.approval.check', { queue: 'approval' }, async (msg) => {
       const req = fromBinary(CheckApprovalRequestSchema, msg.data);
       expect(JSON.parse(req.argsJson)).toEqual({ url: 'https://x' });
-      return toBinary(CheckApprovalResponseSchema, create(CheckApprovalResponseSchema, { action: ApprovalAction.REQUIRE_APPROVAL, reason: 'api call', riskLevel: RiskLevel.MEDIUM, rule: 'tool:http_fetch:medium_risk' }));
+      return toBinary(
+        CheckApprovalResponseSchema,
+        create(CheckApprovalResponseSchema, {
+          action: ApprovalAction.REQUIRE_APPROVAL,
+          reason: 'api call',
+          riskLevel: RiskLevel.MEDIUM,
+          rule: 'tool:http_fetch:medium_risk',
+        }),
+      );
     });
     await bus.serve('agentloop.approval.record', { queue: 'approval' }, async (msg) => {
       recorded.push(fromBinary(RecordDecisionRequestSchema, msg.data));
@@ -101,10 +113,15 @@ describe('ApprovalClient', () => {
   it('record throws when the service refuses the decision (e.g. another call under a recorded id)', async () => {
     const bus = new MemoryBus();
     await bus.serve('agentloop.approval.record', { queue: 'approval' }, async () =>
-      toBinary(RecordDecisionResponseSchema, create(RecordDecisionResponseSchema, { error: { code: 'CONFLICT', message: 'tool_call_id "c1" of run r is already recorded', retryable: false } })),
+      toBinary(
+        RecordDecisionResponseSchema,
+        create(RecordDecisionResponseSchema, { error: { code: 'CONFLICT', message: 'tool_call_id "c1" of run r is already recorded', retryable: false } }),
+      ),
     );
     const client = new ApprovalClient(bus);
-    await expect(client.record(call, { action: 'require_approval', reason: '', risk_level: 'medium', rule: '' }, 'approved', 'alice')).rejects.toThrow(/already recorded/);
+    await expect(client.record(call, { action: 'require_approval', reason: '', risk_level: 'medium', rule: '' }, 'approved', 'alice')).rejects.toThrow(
+      /already recorded/,
+    );
     await bus.close();
   });
 

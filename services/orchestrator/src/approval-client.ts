@@ -122,7 +122,14 @@ export class ApprovalClient {
    * refused and this throws). `decidedBy` is the client's label; `approver` is who really
    * answered, from the authenticated resume (omit it for the rules' own denials).
    */
-  async record(call: ApprovalCall, verdict: ApprovalVerdict, decision: HumanDecision, decidedBy: string, comment = '', approver?: ApproverIdentity): Promise<void> {
+  async record(
+    call: ApprovalCall,
+    verdict: ApprovalVerdict,
+    decision: HumanDecision,
+    decidedBy: string,
+    comment = '',
+    approver?: ApproverIdentity,
+  ): Promise<void> {
     const req = {
       tenantId: call.tenantId,
       threadId: call.threadId,

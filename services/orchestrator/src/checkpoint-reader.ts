@@ -25,7 +25,16 @@ export interface ApiCheckpointRef {
 export interface CheckpointThreadState {
   values: JsonObject;
   next: string[];
-  tasks: Array<{ id: string; name: string; path: unknown[]; error: string | null; interrupts: Array<{ id?: string; value: unknown }>; checkpoint: null; state: null; result: unknown }>;
+  tasks: Array<{
+    id: string;
+    name: string;
+    path: unknown[];
+    error: string | null;
+    interrupts: Array<{ id?: string; value: unknown }>;
+    checkpoint: null;
+    state: null;
+    result: unknown;
+  }>;
   checkpoint: ApiCheckpointRef;
   parent_checkpoint: ApiCheckpointRef | null;
   metadata: JsonObject;

@@ -99,12 +99,15 @@ export function renderTranscript(messages: readonly BaseMessage[]): string {
     else if (SystemMessage.isInstance(m)) continue;
     else if (HumanMessage.isInstance(m)) {
       const c = m.content as unknown;
-      const images = Array.isArray(c) ? c.filter((p: unknown) => !!p && typeof p === 'object' && String((p as { type?: unknown }).type).includes('image')).length : 0;
+      const images = Array.isArray(c)
+        ? c.filter((p: unknown) => !!p && typeof p === 'object' && String((p as { type?: unknown }).type).includes('image')).length
+        : 0;
       lines.push(`User: ${clip(messageText(m), TRANSCRIPT_MESSAGE_MAX_CHARS)}${images > 0 ? ` [${images} image(s)]` : ''}`);
     } else if (AIMessage.isInstance(m)) {
       const text = messageText(m).trim();
       if (text) lines.push(`Assistant: ${clip(text, TRANSCRIPT_MESSAGE_MAX_CHARS)}`);
-      for (const tc of m.tool_calls ?? []) lines.push(`Assistant called tool ${tc.name} with ${clip(JSON.stringify(tc.args ?? {}), TRANSCRIPT_MESSAGE_MAX_CHARS)}`);
+      for (const tc of m.tool_calls ?? [])
+        lines.push(`Assistant called tool ${tc.name} with ${clip(JSON.stringify(tc.args ?? {}), TRANSCRIPT_MESSAGE_MAX_CHARS)}`);
     } else if (ToolMessage.isInstance(m)) {
       lines.push(`Tool ${m.name ?? ''} result: ${clip(messageText(m), TRANSCRIPT_MESSAGE_MAX_CHARS)}`);
     }

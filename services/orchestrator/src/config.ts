@@ -33,7 +33,12 @@ export const OrchestratorEnv = z.object({
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
    * orchestrators must agree: both create the stream.
    */
-  RUN_EVENTS_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).max(1024 ** 4).optional(),
+  RUN_EVENTS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(1024 ** 4)
+    .optional(),
   /** Deadline of one tool call over the bus. */
   TOOL_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
   /**
@@ -84,7 +89,12 @@ export const OrchestratorEnv = z.object({
   AGENT_NAMES: z
     .string()
     .default(DEFAULT_AGENT_NAMES.join(','))
-    .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
 });
 export type OrchestratorConfig = z.infer<typeof OrchestratorEnv>;
 

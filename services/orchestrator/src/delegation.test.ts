@@ -29,7 +29,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('delegate_task arguments', () => {
   it('defaults max_loops to 15', () => {
-    expect(parseDelegateArgs({ task: 'summarize uploads/README.md' })).toEqual({ ok: true, task: 'summarize uploads/README.md', maxLoops: DELEGATE_MAX_LOOPS_DEFAULT });
+    expect(parseDelegateArgs({ task: 'summarize uploads/README.md' })).toEqual({
+      ok: true,
+      task: 'summarize uploads/README.md',
+      maxLoops: DELEGATE_MAX_LOOPS_DEFAULT,
+    });
     expect(DELEGATE_MAX_LOOPS_DEFAULT).toBe(15);
   });
 
@@ -51,7 +55,10 @@ describe('delegate_task arguments', () => {
     expect(parseDelegateArgs({ task: 42 }).ok).toBe(false);
     expect(parseDelegateArgs(null).ok).toBe(false);
     expect(parseDelegateArgs({ task: 'x'.repeat(DELEGATE_TASK_MAX_CHARS) }).ok).toBe(true);
-    expect(parseDelegateArgs({ task: 'x'.repeat(DELEGATE_TASK_MAX_CHARS + 1) })).toEqual({ ok: false, error: `"task" is longer than ${DELEGATE_TASK_MAX_CHARS} characters` });
+    expect(parseDelegateArgs({ task: 'x'.repeat(DELEGATE_TASK_MAX_CHARS + 1) })).toEqual({
+      ok: false,
+      error: `"task" is longer than ${DELEGATE_TASK_MAX_CHARS} characters`,
+    });
   });
 
   it('explains the errors in Chinese when PROMPT_LANGUAGE is zh', () => {
@@ -78,7 +85,10 @@ describe('delegation ids', () => {
 });
 
 describe('child config', () => {
-  const scriptedParent = { configurable: { model: { provider: 'scripted', turns: [{ content: 'parent' }] }, model_pref: 'code', max_loops: 50 }, recursion_limit: 99 };
+  const scriptedParent = {
+    configurable: { model: { provider: 'scripted', turns: [{ content: 'parent' }] }, model_pref: 'code', max_loops: 50 },
+    recursion_limit: 99,
+  };
 
   it('takes the child script by task text, then by index, then "*"', () => {
     const delegates = { 'task A': [{ content: 'A' }], '1': [{ content: 'second' }], '*': [{ content: 'any' }] };
@@ -89,7 +99,10 @@ describe('child config', () => {
   });
 
   it("inherits the parent's other settings, sets the call's max_loops and drops the parent's delegates", () => {
-    const r = childConfig({ ...scriptedParent, configurable: { ...scriptedParent.configurable, delegates: { '*': [{ content: 'x' }] } } }, { task: 't', index: 0, maxLoops: 7 });
+    const r = childConfig(
+      { ...scriptedParent, configurable: { ...scriptedParent.configurable, delegates: { '*': [{ content: 'x' }] } } },
+      { task: 't', index: 0, maxLoops: 7 },
+    );
     expect(r).toEqual({
       ok: true,
       config: { recursion_limit: 99, configurable: { model_pref: 'code', model: { provider: 'scripted', turns: [{ content: 'x' }] }, max_loops: 7 } },
@@ -117,10 +130,20 @@ describe('child config', () => {
 });
 
 describe('child result', () => {
-  const values = { messages: [{ type: 'human', content: 'task' }, { type: 'ai', content: 'the answer' }] };
+  const values = {
+    messages: [
+      { type: 'human', content: 'task' },
+      { type: 'ai', content: 'the answer' },
+    ],
+  };
 
   it("is the child's final answer when its run succeeded", () => {
-    expect(childResult({ runId: 'c', status: 'success', error: null }, values)).toEqual({ content: 'the answer', is_error: false, run_id: 'c', status: 'success' });
+    expect(childResult({ runId: 'c', status: 'success', error: null }, values)).toEqual({
+      content: 'the answer',
+      is_error: false,
+      run_id: 'c',
+      status: 'success',
+    });
   });
 
   it('says so when a successful child gave no final answer', () => {
@@ -128,8 +151,15 @@ describe('child result', () => {
   });
 
   it('starts with "Error: delegated task failed:" when the child failed or timed out', () => {
-    expect(childResult({ runId: 'c', status: 'error', error: 'boom' }, values)).toEqual({ content: 'Error: delegated task failed: boom', is_error: true, run_id: 'c', status: 'error' });
-    expect(childResult({ runId: 'c', status: 'timeout', error: null }, null).content).toBe("Error: delegated task failed: the delegated agent's run ended with status timeout");
+    expect(childResult({ runId: 'c', status: 'error', error: 'boom' }, values)).toEqual({
+      content: 'Error: delegated task failed: boom',
+      is_error: true,
+      run_id: 'c',
+      status: 'error',
+    });
+    expect(childResult({ runId: 'c', status: 'timeout', error: null }, null).content).toBe(
+      "Error: delegated task failed: the delegated agent's run ended with status timeout",
+    );
   });
 });
 
@@ -167,12 +197,22 @@ describe('delegate node', () => {
       ...(opts.language ? { language: opts.language } : {}),
     });
     const config = { configurable: { thread_id: 't1:th1', run_id: 'parent-run' } };
-    const input = { messages: [new HumanMessage('@general do it')], loops: 0, max_loops: 10, ...(opts.parentContext ? { parent_context: opts.parentContext } : {}) };
+    const input = {
+      messages: [new HumanMessage('@general do it')],
+      loops: 0,
+      max_loops: 10,
+      ...(opts.parentContext ? { parent_context: opts.parentContext } : {}),
+    };
     return { graph, config, input, systems, listed };
   }
 
   const twoCalls: ScriptedTurn[] = [
-    { tool_calls: [{ name: 'delegate_task', args: { task: 'one' } }, { name: 'delegate_task', args: { task: 'two', max_loops: 3 } }] },
+    {
+      tool_calls: [
+        { name: 'delegate_task', args: { task: 'one' } },
+        { name: 'delegate_task', args: { task: 'two', max_loops: 3 } },
+      ],
+    },
     { content: 'parent done' },
   ];
 
@@ -185,10 +225,12 @@ describe('delegate node', () => {
       ['call_s1_2', 'two', 3, childRunId('parent-run', 'call_s1_2')],
     ]);
     expect(request?.delegation_id).toBe(delegationId('parent-run', ['call_s1_1', 'call_s1_2']));
-    expect(request?.children[0]?.config).toMatchObject({ configurable: { model: { provider: 'scripted', turns: [{ content: 'child answer' }] }, max_loops: 15 } });
+    expect(request?.children[0]?.config).toMatchObject({
+      configurable: { model: { provider: 'scripted', turns: [{ content: 'child answer' }] }, max_loops: 15 },
+    });
   });
 
-  it("raises the same request again when the suspended graph is continued without a resume (a retried parent job)", async () => {
+  it('raises the same request again when the suspended graph is continued without a resume (a retried parent job)', async () => {
     const { graph, config, input } = harness({ turns: twoCalls });
     await graph.invoke(input, config);
     const first = pendingDelegation(await graph.getState(config));
@@ -222,7 +264,9 @@ describe('delegate node', () => {
     const out = await graph.invoke(input, config);
     const tools = out.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
     expect(tools).toHaveLength(2);
-    expect(tools.every((m) => String(m.content).startsWith('Error: delegate_task is not available here: delegated agents may be nested at most 1 level'))).toBe(true);
+    expect(tools.every((m) => String(m.content).startsWith('Error: delegate_task is not available here: delegated agents may be nested at most 1 level'))).toBe(
+      true,
+    );
     expect(pendingDelegation(await graph.getState(config))).toBeUndefined();
   });
 
@@ -280,7 +324,14 @@ describe('DelegationCoordinator', () => {
     await lifecycle.admit({ run: { tenantId: 't1', threadId: parent.threadId, runId: parent.runId, assistantId: 'agent' }, whenBusy: 'reject' });
     const children = ['call_1', 'call_2'].map((id, i) => {
       const runId = childRunId(parent.runId, id);
-      return { tool_call_id: id, run_id: runId, thread_id: childThreadId(runId), task: `task ${i}`, max_loops: 15, config: { configurable: { max_loops: 15 } } };
+      return {
+        tool_call_id: id,
+        run_id: runId,
+        thread_id: childThreadId(runId),
+        task: `task ${i}`,
+        max_loops: 15,
+        config: { configurable: { max_loops: 15 } },
+      };
     });
     const request: DelegationRequest = { type: 'agentloop_delegation', delegation_id: delegationId(parent.runId, ['call_1', 'call_2']), children };
     const coordinator = new DelegationCoordinator({ store, lifecycle, runs, logger: silentLogger(), attempts: 3, backoffMs: 10 });
@@ -291,7 +342,14 @@ describe('DelegationCoordinator', () => {
   async function finishChild(runId: string, status: 'success' | 'error', answer: string) {
     const state = await runs.getState(runId);
     expect(state).toBe('waiting');
-    await lifecycle.end({ tenantId: 't1', runId, status, values: { messages: [{ type: 'ai', content: answer }] }, ...(status === 'error' ? { error: { error: 'Error', message: answer } } : {}), cause: 'finished' });
+    await lifecycle.end({
+      tenantId: 't1',
+      runId,
+      status,
+      values: { messages: [{ type: 'ai', content: answer }] },
+      ...(status === 'error' ? { error: { error: 'Error', message: answer } } : {}),
+      cause: 'finished',
+    });
   }
 
   it('records each child as a run of its own thread linked to the parent, and enqueues one job per child once', async () => {
@@ -300,7 +358,11 @@ describe('DelegationCoordinator', () => {
     await coordinator.start(parent, request, 0); // a retried parent job
     for (const c of request.children) {
       const run = await store.getRun('t1', c.run_id);
-      expect(run).toMatchObject({ threadId: c.thread_id, status: 'pending', metadata: { parent_run_id: parent.runId, parent_thread_id: parent.threadId, tool_call_id: c.tool_call_id, depth: 1 } });
+      expect(run).toMatchObject({
+        threadId: c.thread_id,
+        status: 'pending',
+        metadata: { parent_run_id: parent.runId, parent_thread_id: parent.threadId, tool_call_id: c.tool_call_id, depth: 1 },
+      });
       expect(await runs.getState(c.run_id)).toBe('waiting');
     }
     const effects = await store.listToolEffects('t1', parent.runId);
@@ -320,7 +382,15 @@ describe('DelegationCoordinator', () => {
         runId: c.run_id,
         threadId: c.thread_id,
         tenantId: 't1',
-        delegation: { parentRunId: parent.runId, parentThreadId: parent.threadId, toolCallId: c.tool_call_id, delegationId: request.delegation_id, siblingToolCallIds: ['call_1', 'call_2'], depth: 1, parentJob: parent },
+        delegation: {
+          parentRunId: parent.runId,
+          parentThreadId: parent.threadId,
+          toolCallId: c.tool_call_id,
+          delegationId: request.delegation_id,
+          siblingToolCallIds: ['call_1', 'call_2'],
+          depth: 1,
+          parentJob: parent,
+        },
       });
     };
     await finishChild(request.children[0]!.run_id, 'success', 'first answer');
@@ -358,7 +428,13 @@ describe('DelegationCoordinator', () => {
       runId: c.run_id,
       threadId: c.thread_id,
       tenantId: 't1',
-      delegation: { parentRunId: parent.runId, toolCallId: c.tool_call_id, delegationId: request.delegation_id, siblingToolCallIds: ['call_1'], parentJob: parent },
+      delegation: {
+        parentRunId: parent.runId,
+        toolCallId: c.tool_call_id,
+        delegationId: request.delegation_id,
+        siblingToolCallIds: ['call_1'],
+        parentJob: parent,
+      },
     });
     await coordinator.childFinished(job);
     expect((await store.listToolEffects('t1', parent.runId)).find((e) => e.toolCallId === 'call_1')?.state).toBe('started');

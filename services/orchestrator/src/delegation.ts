@@ -65,7 +65,10 @@ export const childRunId = (parentRunId: string, toolCallId: string): string => h
 export const childThreadId = (runId: string): string => hashUuid(`agentloop/delegation/thread/${runId}`);
 /** One delegation step of a parent run: every delegate_task call of one AI message. */
 export const delegationId = (parentRunId: string, toolCallIds: readonly string[]): string =>
-  createHash('sha256').update(`${parentRunId}\u0000${[...toolCallIds].sort().join('\u0000')}`).digest('hex').slice(0, 24);
+  createHash('sha256')
+    .update(`${parentRunId}\u0000${[...toolCallIds].sort().join('\u0000')}`)
+    .digest('hex')
+    .slice(0, 24);
 /** Job id of the job resuming a parent after one delegation step (no ':', BullMQ rejects it). */
 export const resumeJobId = (parentRunId: string, id: string): string => `${parentRunId}-resume-${id}`;
 
@@ -139,8 +142,7 @@ export function childConfig(parentConfig: JsonObject, child: { task: string; ind
       return {
         ok: false,
         error:
-          'this run uses the scripted model and configurable.delegates has no script for this task ' +
-          `(keys tried: the task text, "${child.index}", "*")`,
+          'this run uses the scripted model and configurable.delegates has no script for this task ' + `(keys tried: the task text, "${child.index}", "*")`,
       };
     }
     model = parentModel;
@@ -175,7 +177,13 @@ export function finalAnswer(values: JsonObject | null | undefined): string {
     if (typeof m.content === 'string') return m.content;
     if (Array.isArray(m.content)) {
       return m.content
-        .map((p: unknown) => (typeof p === 'string' ? p : p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : ''))
+        .map((p: unknown) =>
+          typeof p === 'string'
+            ? p
+            : p && typeof p === 'object' && (p as { type?: unknown }).type === 'text'
+              ? String((p as { text?: unknown }).text ?? '')
+              : '',
+        )
         .join('');
     }
     return '';
@@ -184,7 +192,11 @@ export function finalAnswer(values: JsonObject | null | undefined): string {
 }
 
 /** What the parent is told of a finished child run. */
-export function childResult(run: Pick<RunRecord, 'runId' | 'status' | 'error'>, values: JsonObject | null | undefined, language: PromptLanguage = 'en'): DelegatedResult {
+export function childResult(
+  run: Pick<RunRecord, 'runId' | 'status' | 'error'>,
+  values: JsonObject | null | undefined,
+  language: PromptLanguage = 'en',
+): DelegatedResult {
   const t = promptTexts(language);
   if (run.status === 'success') {
     const answer = finalAnswer(values).trim();

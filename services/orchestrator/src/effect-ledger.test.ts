@@ -57,7 +57,7 @@ describe('executeWithLedger', () => {
     expect((await store.listToolEffects('t', 'run-1'))[0]?.executions).toBe(2);
   });
 
-  it('takes the executor\'s recorded reply for a call that ran before its worker died, without running it', async () => {
+  it("takes the executor's recorded reply for a call that ran before its worker died, without running it", async () => {
     await store.claimToolEffect({ tenantId: 't', threadId: 'th', runId: 'run-1', toolCallId: 'c4', toolName: 'write_file' });
     const out = await executeWithLedger(store, call('c4', false), exec, async () => ({ content: 'Wrote 9 bytes', isError: false }));
     expect(out).toMatchObject({ content: 'Wrote 9 bytes', source: 'recorded' });

@@ -12,8 +12,7 @@ export type LedgerOutcome = ToolCallResult & {
 };
 
 /** The message a non-idempotent call gets when a crash left its outcome unknown. */
-export const interruptedMessage = (tool: string): string =>
-  `Error: interrupted before completion; not retried because ${tool} has side effects`;
+export const interruptedMessage = (tool: string): string => `Error: interrupted before completion; not retried because ${tool} has side effects`;
 
 /**
  * Exactly-once tool side effects across retries and crashes. Every call is

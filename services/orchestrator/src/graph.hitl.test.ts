@@ -9,7 +9,8 @@ import type { ToolCallInput, ToolCallResult } from './tool-client.js';
 import type { ApprovalCall, ApprovalVerdict, HumanDecision } from './approval-client.js';
 import { humanInterrupts } from './run-executor.js';
 
-const spec = (name: string) => create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
+const spec = (name: string) =>
+  create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
 
 /** Rules of the approval peer in these tests: by tool name. */
 type Rules = Record<string, ApprovalVerdict['action'] | 'unavailable'>;
@@ -40,7 +41,12 @@ function harness(rules: Rules, opts: { parentContext?: string; recordFails?: boo
       checked.push(call);
       const action = rules[call.toolName] ?? 'allow';
       if (action === 'unavailable') throw new Error('no responders');
-      return { action, reason: action === 'allow' ? '' : `rule for ${call.toolName}`, risk_level: action === 'allow' ? 'unspecified' : 'high', rule: `tool:${call.toolName}:high_risk` };
+      return {
+        action,
+        reason: action === 'allow' ? '' : `rule for ${call.toolName}`,
+        risk_level: action === 'allow' ? 'unspecified' : 'high',
+        rule: `tool:${call.toolName}:high_risk`,
+      };
     },
     async record(call: ApprovalCall, _v: ApprovalVerdict, decision: HumanDecision, by: string, comment = '', approver?: { tenantId: string; keyId: string }) {
       if (opts.recordFails) throw new Error('audit store down');
@@ -82,7 +88,15 @@ const toolMessages = (ms: BaseMessage[]) => ms.filter((m) => ToolMessage.isInsta
 describe('tool approval (seed 001 §7.3)', () => {
   it('checks every bus tool call and runs the allowed ones without stopping', async () => {
     const h = harness({});
-    const r = await h.start([{ tool_calls: [{ name: 'now', args: {} }, { name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'x' } }] }, { content: 'done' }]);
+    const r = await h.start([
+      {
+        tool_calls: [
+          { name: 'now', args: {} },
+          { name: 'write_file', args: { file_path: 'outputs/a.txt', content: 'x' } },
+        ],
+      },
+      { content: 'done' },
+    ]);
     expect(await r.pending()).toEqual([]);
     expect(h.checked.map((c) => [c.toolName, c.args])).toEqual([
       ['now', {}],
@@ -93,21 +107,43 @@ describe('tool approval (seed 001 §7.3)', () => {
 
   it('suspends on a call that needs approval, runs nothing of the step, and runs it once approved', async () => {
     const h = harness({ http_fetch: 'require_approval' });
-    const r = await h.start([{ tool_calls: [{ name: 'now', args: {} }, { name: 'http_fetch', args: { url: 'https://api.example.com' } }] }, { content: 'done' }]);
+    const r = await h.start([
+      {
+        tool_calls: [
+          { name: 'now', args: {} },
+          { name: 'http_fetch', args: { url: 'https://api.example.com' } },
+        ],
+      },
+      { content: 'done' },
+    ]);
     const [ask] = await r.pending();
-    expect(ask).toMatchObject({ type: TOOL_APPROVAL_INTERRUPT, tool: 'http_fetch', args: { url: 'https://api.example.com' }, reason: 'rule for http_fetch', risk_level: 'high', options: ['approve', 'reject'] });
+    expect(ask).toMatchObject({
+      type: TOOL_APPROVAL_INTERRUPT,
+      tool: 'http_fetch',
+      args: { url: 'https://api.example.com' },
+      reason: 'rule for http_fetch',
+      risk_level: 'high',
+      options: ['approve', 'reject'],
+    });
     expect(h.executed).toEqual([]);
     await r.resume({ decision: 'approve', by: 'alice@example.com', comment: 'fine' });
     expect(await r.pending()).toEqual([]);
     expect(h.executed.map((c) => c.name)).toEqual(['now', 'http_fetch']);
-    expect(h.recorded).toEqual([{ tool: 'http_fetch', decision: 'approved', by: 'alice@example.com', comment: 'fine', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } }]);
+    expect(h.recorded).toEqual([
+      { tool: 'http_fetch', decision: 'approved', by: 'alice@example.com', comment: 'fine', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } },
+    ]);
     expect((await r.messages()).at(-1)!.content).toBe('done');
   });
 
   it('asks for each call in turn; a rejected call is answered with a cancel message the model sees, the approved one runs', async () => {
     const h = harness({ http_fetch: 'require_approval', write_file: 'require_approval' });
     const r = await h.start([
-      { tool_calls: [{ name: 'http_fetch', args: { url: 'https://a' } }, { name: 'write_file', args: { file_path: 'uploads/x' } }] },
+      {
+        tool_calls: [
+          { name: 'http_fetch', args: { url: 'https://a' } },
+          { name: 'write_file', args: { file_path: 'uploads/x' } },
+        ],
+      },
       { content: 'ok, not writing' },
     ]);
     expect((await r.pending()).map((p) => p.tool)).toEqual(['http_fetch']);
@@ -148,9 +184,20 @@ describe('tool approval (seed 001 §7.3)', () => {
 
   it('fails closed: without a verdict the call is not run', async () => {
     const h = harness({ write_file: 'unavailable' });
-    const r = await h.start([{ tool_calls: [{ name: 'write_file', args: {} }, { name: 'now', args: {} }] }, { content: 'done' }]);
+    const r = await h.start([
+      {
+        tool_calls: [
+          { name: 'write_file', args: {} },
+          { name: 'now', args: {} },
+        ],
+      },
+      { content: 'done' },
+    ]);
     expect(h.executed.map((c) => c.name)).toEqual(['now']);
-    expect(toolMessages(await r.messages())[0]).toEqual(['write_file', 'Error: write_file was not run: no approval decision could be obtained (no responders).']);
+    expect(toolMessages(await r.messages())[0]).toEqual([
+      'write_file',
+      'Error: write_file was not run: no approval decision could be obtained (no responders).',
+    ]);
   });
 
   it('an approval that cannot be audited does not run the call', async () => {
@@ -177,7 +224,9 @@ describe('ask_human (seed 001 §7.2)', () => {
       { tool_calls: [{ name: 'ask_human', args: { question: 'Which city?', context: 'For the hotel', default: 'Beijing' } }] },
       { content: 'Booking in Shanghai' },
     ]);
-    expect(await r.pending()).toEqual([{ type: USER_INPUT_INTERRUPT, tool_call_id: expect.any(String), question: 'Which city?', context: 'For the hotel', default: 'Beijing', required: true }]);
+    expect(await r.pending()).toEqual([
+      { type: USER_INPUT_INTERRUPT, tool_call_id: expect.any(String), question: 'Which city?', context: 'For the hotel', default: 'Beijing', required: true },
+    ]);
     await r.resume('Shanghai');
     expect(toolMessages(await r.messages())).toEqual([['ask_human', 'Shanghai']]);
     expect((await r.messages()).at(-1)!.content).toBe('Booking in Shanghai');
@@ -279,6 +328,8 @@ describe('ask_human (seed 001 §7.2)', () => {
     const h = harness({ http_fetch: 'require_approval' });
     const r = await h.start([{ tool_calls: [{ name: 'http_fetch', args: { url: 'https://a' } }] }, { content: 'done' }]);
     await r.resume({ decision: 'approve', by: 'admin@corp' });
-    expect(h.recorded).toEqual([{ tool: 'http_fetch', decision: 'approved', by: 'admin@corp', comment: '', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } }]);
+    expect(h.recorded).toEqual([
+      { tool: 'http_fetch', decision: 'approved', by: 'admin@corp', comment: '', approver: { tenantId: 't1', keyId: 'key_0123456789ab' } },
+    ]);
   });
 });

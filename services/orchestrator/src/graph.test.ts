@@ -197,7 +197,13 @@ const toolMessages = (msgs: BaseMessage[]) => msgs.filter((m): m is ToolMessage 
 describe('todo tools', () => {
   it('runs todo_write in the orchestrator and writes todos to state with its ToolMessage', async () => {
     const h = harness();
-    const { out } = await h.run('r1', 'plan it', [todoWrite([{ content: 'parse', status: 'in_progress' }, { content: 'test', status: 'pending', priority: 'high' }]), { content: 'ok' }]);
+    const { out } = await h.run('r1', 'plan it', [
+      todoWrite([
+        { content: 'parse', status: 'in_progress' },
+        { content: 'test', status: 'pending', priority: 'high' },
+      ]),
+      { content: 'ok' },
+    ]);
     expect(h.tools.calls).toHaveLength(0); // never sent over the bus
     expect(out.todos).toEqual([
       { id: 'todo-1', content: 'parse', status: 'in_progress', priority: 'medium' },
@@ -210,7 +216,13 @@ describe('todo tools', () => {
 
   it('adds the reminder of incomplete tasks to the system prompt of the next model call', async () => {
     const h = harness();
-    const { model } = await h.run('r1', 'plan it', [todoWrite([{ content: 'parse', status: 'in_progress' }, { content: 'test', status: 'pending' }]), { content: 'ok' }]);
+    const { model } = await h.run('r1', 'plan it', [
+      todoWrite([
+        { content: 'parse', status: 'in_progress' },
+        { content: 'test', status: 'pending' },
+      ]),
+      { content: 'ok' },
+    ]);
     expect(h.systemOf(model.calls[0]!)).not.toContain('<system_reminder>');
     const second = h.systemOf(model.calls[1]!);
     expect(second).toContain('⚠️ Task tracking (2 incomplete):\n  [in progress] parse\n  [pending] test');
@@ -218,7 +230,13 @@ describe('todo tools', () => {
 
   it('rejects an invalid list with an Error ToolMessage and leaves todos unchanged', async () => {
     const h = harness();
-    const { out, model } = await h.run('r1', 'plan', [todoWrite([{ content: 'a', status: 'in_progress' }, { content: 'b', status: 'in_progress' }]), { content: 'ok' }]);
+    const { out, model } = await h.run('r1', 'plan', [
+      todoWrite([
+        { content: 'a', status: 'in_progress' },
+        { content: 'b', status: 'in_progress' },
+      ]),
+      { content: 'ok' },
+    ]);
     const [tm] = toolMessages(out.messages);
     expect(tm!.content).toBe("Error: the TODO list was not updated: only one task can be 'in_progress' at a time, found 2");
     expect(tm!.status).toBe('error');
@@ -232,7 +250,15 @@ describe('todo tools', () => {
       {
         tool_calls: [
           { name: 'todo_write', args: { todos: [{ content: 'a', status: 'pending' }] } },
-          { name: 'todo_write', args: { todos: [{ content: 'a', status: 'completed' }, { content: 'b', status: 'in_progress' }] } },
+          {
+            name: 'todo_write',
+            args: {
+              todos: [
+                { content: 'a', status: 'completed' },
+                { content: 'b', status: 'in_progress' },
+              ],
+            },
+          },
         ],
       },
       { tool_calls: [{ name: 'todo_read', args: {} }] },
@@ -255,12 +281,22 @@ describe('@mentions', () => {
     const h = harness();
     const { model } = await h.run('r1', 'use @echo on it', [{ content: 'ok' }]);
     expect(h.listed[0]).toEqual({ mentioned: ['echo'], allowed: [], subagent: false });
-    expect(h.systemOf(model.calls[0]!)).toContain('<system_reminder>The user mentioned the tool(s): echo. Prefer these tools to complete the task.</system_reminder>');
+    expect(h.systemOf(model.calls[0]!)).toContain(
+      '<system_reminder>The user mentioned the tool(s): echo. Prefer these tools to complete the task.</system_reminder>',
+    );
   });
 
   it('runs a mentioned tool on demand and other tools normally', async () => {
     const h = harness();
-    await h.run('r1', 'try @echo', [{ tool_calls: [{ name: 'echo', args: {} }, { name: 'boom', args: {} }] }, { content: 'ok' }]);
+    await h.run('r1', 'try @echo', [
+      {
+        tool_calls: [
+          { name: 'echo', args: {} },
+          { name: 'boom', args: {} },
+        ],
+      },
+      { content: 'ok' },
+    ]);
     expect(h.tools.calls.map((c) => [c.name, c.onDemand, c.subagent])).toEqual([
       ['echo', true, false],
       ['boom', false, false],
@@ -269,7 +305,10 @@ describe('@mentions', () => {
 
   it('offers delegate_task when an agent is mentioned, and says it is not available yet when called', async () => {
     const h = harness();
-    const { out, model } = await h.run('r1', 'ask @general to summarise', [{ tool_calls: [{ name: 'delegate_task', args: { task: 'summarise' } }] }, { content: 'ok' }]);
+    const { out, model } = await h.run('r1', 'ask @general to summarise', [
+      { tool_calls: [{ name: 'delegate_task', args: { task: 'summarise' } }] },
+      { content: 'ok' },
+    ]);
     expect(model.bound[0]).toContain('delegate_task');
     expect(h.systemOf(model.calls[0]!)).toContain('The user mentioned the agent(s): general.');
     const [tm] = toolMessages(out.messages);
@@ -277,7 +316,7 @@ describe('@mentions', () => {
     expect(h.tools.calls).toHaveLength(0);
   });
 
-  it('classifies a skill mention with the tenant\'s skills and loads the skill into the workspace first', async () => {
+  it("classifies a skill mention with the tenant's skills and loads the skill into the workspace first", async () => {
     const loaded: string[] = [];
     const h = harness({
       skills: {
@@ -358,7 +397,7 @@ describe('compaction', () => {
 });
 
 describe('token usage', () => {
-  it('sums usage_metadata of the run\'s AI messages per run and accumulates it per thread', async () => {
+  it("sums usage_metadata of the run's AI messages per run and accumulates it per thread", async () => {
     const h = harness();
     const r1 = await h.run('r1', 'hi', [{ tool_calls: [{ name: 'echo', args: {} }] }, { content: 'done' }]);
     const usage1 = r1.out.messages.filter((m) => AIMessage.isInstance(m)).map((m) => (m as AIMessage).usage_metadata!);
@@ -372,7 +411,9 @@ describe('token usage', () => {
     expect(r2.out.run_usage).toMatchObject({ run_id: 'r2', model_calls: 1, total_tokens: last.usage_metadata!.total_tokens });
     expect(r2.out.token_usage.total_tokens).toBe(total1 + last.usage_metadata!.total_tokens);
 
-    const values = publicValues(toJsonValue(r2.out) as JsonObject, 'r2') as { token_usage: { run: { total_tokens: number; model_calls: number }; thread: { total_tokens: number } } };
+    const values = publicValues(toJsonValue(r2.out) as JsonObject, 'r2') as {
+      token_usage: { run: { total_tokens: number; model_calls: number }; thread: { total_tokens: number } };
+    };
     expect(values.token_usage.run).toMatchObject({ total_tokens: last.usage_metadata!.total_tokens, model_calls: 1 });
     expect(values.token_usage.thread.total_tokens).toBe(total1 + last.usage_metadata!.total_tokens);
     expect(values).not.toHaveProperty('run_usage');
@@ -450,7 +491,20 @@ describe('effect ledger', () => {
       runId: 'r1',
       tenantId: 't1',
       threadId: 'th1',
-      model: { model: new ScriptedChatModel([{ tool_calls: [{ name: 'echo', args: { a: 1 } }, { name: 'boom', args: {} }] }, { content: 'done' }]), label: 'scripted', provider: 'scripted', modelId: 'scripted' },
+      model: {
+        model: new ScriptedChatModel([
+          {
+            tool_calls: [
+              { name: 'echo', args: { a: 1 } },
+              { name: 'boom', args: {} },
+            ],
+          },
+          { content: 'done' },
+        ]),
+        label: 'scripted',
+        provider: 'scripted',
+        modelId: 'scripted',
+      },
       logger: silentLogger(),
       signal: new AbortController().signal,
     };

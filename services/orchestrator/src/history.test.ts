@@ -19,7 +19,10 @@ const answer = (t = 'a') => new AIMessage({ content: t, id: `m${++seq}` });
 /** An AI message with `n` tool calls followed by their results. */
 const toolRound = (n: number): BaseMessage[] => {
   const calls = Array.from({ length: n }, () => ({ name: 'echo', args: { i: seq }, id: `c${++seq}`, type: 'tool_call' as const }));
-  return [new AIMessage({ content: '', tool_calls: calls, id: `m${++seq}` }), ...calls.map((c) => new ToolMessage({ content: 'r', tool_call_id: c.id, name: 'echo', id: `m${++seq}` }))];
+  return [
+    new AIMessage({ content: '', tool_calls: calls, id: `m${++seq}` }),
+    ...calls.map((c) => new ToolMessage({ content: 'r', tool_call_id: c.id, name: 'echo', id: `m${++seq}` })),
+  ];
 };
 
 /** Exactly 200 messages: complete turns with 0–3 tool rounds of 1–3 calls, then an unfinished current turn. */
@@ -50,7 +53,10 @@ function assertToolPairs(list: BaseMessage[]): void {
     if (AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) > 0) {
       const ids = m.tool_calls!.map((c) => c.id);
       const results = list.slice(i + 1, i + 1 + ids.length);
-      expect(results.every((r) => ToolMessage.isInstance(r)), `AI tool calls without results at ${i}`).toBe(true);
+      expect(
+        results.every((r) => ToolMessage.isInstance(r)),
+        `AI tool calls without results at ${i}`,
+      ).toBe(true);
       expect(results.map((r) => (r as ToolMessage).tool_call_id).sort()).toEqual([...ids].sort());
       i += ids.length;
     }

@@ -26,7 +26,9 @@ export function parseHistoryOptions(input: Partial<HistoryOptions> = {}): Histor
   const r = HistoryOptions.safeParse(input);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new ConfigError(`Invalid message history option ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'} (maxMessages must be ${MAX_MESSAGE_HISTORY_MIN}–${MAX_MESSAGE_HISTORY_MAX}; strategy clean or truncate)`);
+    throw new ConfigError(
+      `Invalid message history option ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'} (maxMessages must be ${MAX_MESSAGE_HISTORY_MIN}–${MAX_MESSAGE_HISTORY_MAX}; strategy clean or truncate)`,
+    );
   }
   return r.data;
 }

@@ -7,7 +7,9 @@ describe('parseApprovalResume: langchain v1 decisions', () => {
   });
 
   it('reject with a message: the message is the comment the model reads', () => {
-    expect(parseApprovalResume({ decisions: [{ type: 'reject', message: 'not in prod' }] }, 'write_file')).toEqual({ answer: { decision: 'rejected', by: '', comment: 'not in prod' } });
+    expect(parseApprovalResume({ decisions: [{ type: 'reject', message: 'not in prod' }] }, 'write_file')).toEqual({
+      answer: { decision: 'rejected', by: '', comment: 'not in prod' },
+    });
     expect(parseApprovalResume({ decisions: [{ type: 'reject' }] }, 'write_file')).toEqual({ answer: { decision: 'rejected', by: '', comment: '' } });
   });
 
@@ -45,7 +47,9 @@ describe('parseApprovalResume: langchain v1 decisions', () => {
   });
 
   it("AgentLoop's own forms still work; anything else is unrecognized (error undefined)", () => {
-    expect(parseApprovalResume({ decision: 'approve', by: 'alice', comment: 'ok' }, 't')).toEqual({ answer: { decision: 'approved', by: 'alice', comment: 'ok' } });
+    expect(parseApprovalResume({ decision: 'approve', by: 'alice', comment: 'ok' }, 't')).toEqual({
+      answer: { decision: 'approved', by: 'alice', comment: 'ok' },
+    });
     expect(parseApprovalResume('reject', 't')).toEqual({ answer: { decision: 'rejected', by: '', comment: '' } });
     expect(parseApprovalResume({ type: 'reject', message: 'no' }, 't')).toEqual({ answer: { decision: 'rejected', by: '', comment: 'no' } });
     expect(parseApprovalResume('maybe', 't')).toEqual({ error: undefined });

@@ -29,7 +29,11 @@ export interface ReviewConfig {
  * The langchain v1 `HITLRequest` of one tool call awaiting approval. AgentLoop raises one interrupt
  * per call, so both lists have one entry and a `{decisions}` resume carries one decision.
  */
-export function hitlRequest(tc: { name: string; args: unknown }, reason: string, riskLevel: string): { action_requests: ActionRequest[]; review_configs: ReviewConfig[] } {
+export function hitlRequest(
+  tc: { name: string; args: unknown },
+  reason: string,
+  riskLevel: string,
+): { action_requests: ActionRequest[]; review_configs: ReviewConfig[] } {
   return {
     action_requests: [{ name: tc.name, args: tc.args ?? {}, description: `${tc.name} needs approval: ${reason} (risk: ${riskLevel})` }],
     review_configs: [{ action_name: tc.name, allowed_decisions: [...HITL_DECISIONS] }],

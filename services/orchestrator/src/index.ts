@@ -16,7 +16,13 @@ export {
   type RunContext,
 } from './graph.js';
 export { RunExecutor, checkpointThreadId, parseMaxLoops, publicValues } from './run-executor.js';
-export { createThreadCheckpointReader, type ThreadCheckpointReader, type CheckpointThreadState, type CheckpointSelector, type HistoryOptions as CheckpointHistoryOptions } from './checkpoint-reader.js';
+export {
+  createThreadCheckpointReader,
+  type ThreadCheckpointReader,
+  type CheckpointThreadState,
+  type CheckpointSelector,
+  type HistoryOptions as CheckpointHistoryOptions,
+} from './checkpoint-reader.js';
 export { ToolClient, TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER, type ToolProvider, type ToolVisibility } from './tool-client.js';
 export {
   buildSystemPrompt,

@@ -63,7 +63,7 @@ export const TODO_READ_SPEC: ToolSpec = spec(
 /** Seed 001 §5.2. Offered when an agent is @mentioned; executed by the graph's delegate node (see delegation.ts). */
 export const DELEGATE_TASK_SPEC: ToolSpec = spec(
   'delegate_task',
-  'Delegate an independent subtask to a delegated agent that works in its own context and shares the workspace. Returns the delegated agent\'s result.',
+  "Delegate an independent subtask to a delegated agent that works in its own context and shares the workspace. Returns the delegated agent's result.",
   {
     type: 'object',
     properties: {
@@ -84,7 +84,7 @@ export const ASK_HUMAN_SPEC: ToolSpec = spec(
   'ask_human',
   [
     'Ask the user for information you need to continue: a missing detail, a choice between options, or a confirmation.',
-    'The run pauses until the user answers; the answer is this tool\'s result. Ask one clear, concise question per call.',
+    "The run pauses until the user answers; the answer is this tool's result. Ask one clear, concise question per call.",
   ].join('\n'),
   {
     type: 'object',

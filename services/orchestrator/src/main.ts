@@ -17,7 +17,9 @@ await runMain('orchestrator', async () => {
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'orchestrator', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
-    throw new ConfigError('Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the orchestrator service (use `npm start` for the embedded mode)');
+    throw new ConfigError(
+      'Invalid configuration:\n  NATS_URL, REDIS_URL and MYSQL_URL are all required for the orchestrator service (use `npm start` for the embedded mode)',
+    );
   }
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'orchestrator', logger });
   const events = await createJetStreamRunEventStream({ bus, logger, ...(config.RUN_EVENTS_MAX_BYTES ? { maxBytes: config.RUN_EVENTS_MAX_BYTES } : {}) });

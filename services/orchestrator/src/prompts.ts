@@ -51,10 +51,10 @@ export const DELEGATED_AGENT_SYSTEM_PROMPT = [
   '',
   'Restrictions:',
   '- You cannot ask the user anything (there is no dialogue)',
-  '- You share the main agent\'s workspace (uploads/, outputs/, temp/, skills/); write deliverables to outputs/',
+  "- You share the main agent's workspace (uploads/, outputs/, temp/, skills/); write deliverables to outputs/",
   '',
   'Skills:',
-  '- Read a skill\'s guide with the read_file tool at `skills/{skill_id}/SKILL.md`',
+  "- Read a skill's guide with the read_file tool at `skills/{skill_id}/SKILL.md`",
   '- Follow its instructions to do the work',
   '- Skills are not tools but knowledge packages (documents)',
 ].join('\n');
@@ -195,7 +195,8 @@ const EN: PromptTexts = {
       'Keep working until every task is completed. Use todo_write to update task status.',
       '</system_reminder>',
     ].join('\n'),
-  mentionedTools: (names) => `<system_reminder>The user mentioned the tool(s): ${list(names, ', ')}. Prefer these tools to complete the task.</system_reminder>`,
+  mentionedTools: (names) =>
+    `<system_reminder>The user mentioned the tool(s): ${list(names, ', ')}. Prefer these tools to complete the task.</system_reminder>`,
   mentionedSkills: (names) =>
     `<system_reminder>The user mentioned the skill(s): ${list(names, ', ')}. ` +
     `First read the matching SKILL.md with the read_file tool (${names.map((n) => `skills/${n}/SKILL.md`).join(', ')}), then follow its instructions.</system_reminder>`,
@@ -221,7 +222,8 @@ const EN: PromptTexts = {
   delegateInvalid: (detail) => `Error: the subtask was not delegated: ${detail}`,
   delegateDepth: (maxDepth) =>
     `Error: delegate_task is not available here: delegated agents may be nested at most ${maxDepth} level(s) deep (DELEGATION_MAX_DEPTH). Do the subtask yourself with the other tools.`,
-  delegateTooMany: (max) => `Error: the subtask was not delegated: at most ${max} delegate_task calls may run in one step (DELEGATION_MAX_PARALLEL); call it again in a later step.`,
+  delegateTooMany: (max) =>
+    `Error: the subtask was not delegated: at most ${max} delegate_task calls may run in one step (DELEGATION_MAX_PARALLEL); call it again in a later step.`,
   delegateFailed: (detail) => `Error: delegated task failed: ${detail}`,
   delegateEmptyAnswer: '(the delegated agent finished without a final answer)',
   delegateErrors: {
@@ -230,23 +232,28 @@ const EN: PromptTexts = {
     badMaxLoops: (min, max, got) => `"max_loops" must be an integer between ${min} and ${max}, got ${JSON.stringify(got)}`,
   },
   approval: {
-    rejected: (reason, comment) => `Operation cancelled by the user: ${reason}${comment ? ` (${comment})` : ''}. Do not retry it; continue another way or ask the user.`,
+    rejected: (reason, comment) =>
+      `Operation cancelled by the user: ${reason}${comment ? ` (${comment})` : ''}. Do not retry it; continue another way or ask the user.`,
     denied: (tool, reason) => `Error: ${tool} was not run: the approval policy denies it (${reason}).`,
     unavailable: (tool, detail) => `Error: ${tool} was not run: no approval decision could be obtained (${detail}).`,
     notRecorded: (tool) => `Error: ${tool} was not run: the approval could not be recorded in the audit trail; ask the user to approve it again later.`,
-    subagent: (tool, reason) => `Error: ${tool} was not run: it needs a human's approval (${reason}), which a delegated agent cannot ask for. Report this back instead.`,
-    badAnswer: 'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}, or {"decisions": [{"type": "approve" | "edit" | "reject", ...}]}).',
-    sharedId: (tool, id) => `Error: ${tool} was not run: its tool call id ${JSON.stringify(id)} is used by another call of the same message. Give every tool call its own id and call again.`,
+    subagent: (tool, reason) =>
+      `Error: ${tool} was not run: it needs a human's approval (${reason}), which a delegated agent cannot ask for. Report this back instead.`,
+    badAnswer:
+      'Unrecognized answer: reply "approve" or "reject" (or {"decision": "approve" | "reject", "comment": "..."}, or {"decisions": [{"type": "approve" | "edit" | "reject", ...}]}).',
+    sharedId: (tool, id) =>
+      `Error: ${tool} was not run: its tool call id ${JSON.stringify(id)} is used by another call of the same message. Give every tool call its own id and call again.`,
   },
   askHuman: {
     subagent: 'Error: ask_human is not available to delegated agents: report what is missing in your final answer instead.',
     invalid: (detail) => `Error: invalid ask_human call: ${detail}`,
     noAnswer: '(the user gave no answer)',
   },
-  summarySection: (summary) => `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
+  summarySection: (summary) =>
+    `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
   summarizerSystem:
     'You summarize a conversation between a user and an AI assistant that works with tools. ' +
-    'Write a concise summary that lets the assistant continue without the original messages: the user\'s goals and requests, ' +
+    "Write a concise summary that lets the assistant continue without the original messages: the user's goals and requests, " +
     'decisions taken, important facts and results (file paths, names, numbers), tool calls that mattered and their outcomes, ' +
     'and open tasks or next steps. Do not invent anything. Reply with the summary only.',
   summarizerRequest: (transcript) => `Summarize this conversation:\n\n<transcript>\n${transcript}\n</transcript>`,
@@ -260,8 +267,7 @@ const ZH: PromptTexts = {
     '目前的进展在上面的对话和工作区中。' +
     '发送后续消息即可继续，或以更高的 max_loops（最多 500）重新运行。',
   repeatedCall: (toolName) =>
-    `我停止了，因为我连续三次以相同参数调用了工具 "${toolName}" 而没有进展。` +
-    '目前的结果在上面。请澄清任务或提供更多信息，以便我换一种方法。',
+    `我停止了，因为我连续三次以相同参数调用了工具 "${toolName}" 而没有进展。` + '目前的结果在上面。请澄清任务或提供更多信息，以便我换一种方法。',
   todoReminder: (inProgress, pending, completed) =>
     [
       '<system_reminder>',

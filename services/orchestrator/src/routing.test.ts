@@ -6,7 +6,13 @@ import type { ModelSlot } from './models/registry.js';
 const ALL = new Set<ModelSlot>(['base', 'reasoning', 'vision', 'code', 'chat']);
 const route = (messages: BaseMessage[], opts: { configured?: Set<ModelSlot>; preference?: ModelSlot; node?: 'agent' | 'finalize' | 'compact' } = {}) =>
   resolveModelSlot({ node: opts.node ?? 'agent', messages, configured: opts.configured ?? ALL, preference: opts.preference ?? null });
-const image = () => new HumanMessage({ content: [{ type: 'text', text: 'what is this? analyze it' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] });
+const image = () =>
+  new HumanMessage({
+    content: [
+      { type: 'text', text: 'what is this? analyze it' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    ],
+  });
 
 describe('resolveModelSlot', () => {
   it('uses the preference before any other rule', () => {

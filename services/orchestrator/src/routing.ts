@@ -29,7 +29,8 @@ export const COMPLEX_TASK_CHARS = 2_000;
 
 const CODE_FENCE = /```/;
 // Extensions that are unambiguous in prose (no single-letter ".m"/".r" that match "a.m").
-const CODE_FILE = /[\w\-./]*\w\.(?:py|ipynb|js|mjs|cjs|ts|tsx|jsx|java|kt|kts|scala|go|rs|c|h|cc|cpp|cxx|hpp|cs|rb|php|swift|sh|bash|zsh|ps1|sql|lua|pl|dart|vue|svelte)\b/i;
+const CODE_FILE =
+  /[\w\-./]*\w\.(?:py|ipynb|js|mjs|cjs|ts|tsx|jsx|java|kt|kts|scala|go|rs|c|h|cc|cpp|cxx|hpp|cs|rb|php|swift|sh|bash|zsh|ps1|sql|lua|pl|dart|vue|svelte)\b/i;
 const COMPLEX_EN =
   /\b(?:analy[sz]e|analysis|step[- ]by[- ]step|prove|proof|derive|trade-?offs?|compare|comparison|evaluate|architecture|strategy|root cause|in[- ]depth|reasoning|think through)\b/i;
 const COMPLEX_ZH = /分析|推理|证明|推导|比较|对比|评估|规划|方案|架构|深入|为什么|逐步/;

@@ -23,7 +23,6 @@ export interface EndContext {
 
 type Ended = Extract<LifecycleEvent<EndContext>, { type: 'run.ended' }>;
 
-
 export interface RunEndDeps {
   events: RunEventStream;
   webhooks: Pick<JobQueue, 'enqueue'>;
@@ -58,7 +57,10 @@ export function webhookPayload(e: Ended, job: RunJob, model: EndContext['model']
 export function announceRunEnds(lifecycle: RunLifecycle<EndContext>, deps: RunEndDeps): void {
   lifecycle.on('run.ended', async (e) => {
     await deps.events.publish(e.run.runId, e.run.threadId, 'end', null);
-    deps.logger.info({ run_id: e.run.runId, thread_id: e.run.threadId, tenant: e.run.tenantId, status: e.run.status, cause: e.cause, model: e.ctx?.model?.label }, 'run finished');
+    deps.logger.info(
+      { run_id: e.run.runId, thread_id: e.run.threadId, tenant: e.run.tenantId, status: e.run.status, cause: e.cause, model: e.ctx?.model?.label },
+      'run finished',
+    );
   });
   lifecycle.on('run.ended', async (e) => {
     const job = e.ctx?.job;

@@ -94,13 +94,20 @@ describe('RunExecutor with delegated agents', () => {
     expect(evs.some((e) => e.event === 'end')).toBe(false);
     expect(evs.some((e) => e.dataJson.includes('__interrupt__'))).toBe(false);
     const waiting = evs.find((e) => e.event === 'updates' && e.dataJson.includes('waiting_children'));
-    expect(JSON.parse(waiting!.dataJson)).toMatchObject({ delegate: { status: 'waiting_children', children: [{ run_id: child, tool_call_id: 'call_s1_1', task: 'sub' }] } });
+    expect(JSON.parse(waiting!.dataJson)).toMatchObject({
+      delegate: { status: 'waiting_children', children: [{ run_id: child, tool_call_id: 'call_s1_1', task: 'sub' }] },
+    });
   });
 
   it('drops a resume job for a delegation step the run does not wait on', async () => {
     const { executor, job } = await setup();
     await executor.execute(job, 0, new AbortController().signal);
-    const stale = create(RunJobSchema, { ...job, inputJson: '', commandJson: JSON.stringify({ resume: { delegation_id: 'other', results: {} } }), resumeDelegationId: 'other' });
+    const stale = create(RunJobSchema, {
+      ...job,
+      inputJson: '',
+      commandJson: JSON.stringify({ resume: { delegation_id: 'other', results: {} } }),
+      resumeDelegationId: 'other',
+    });
     await executor.execute(stale, 0, new AbortController().signal);
     expect((await store.getRun('t1', PARENT))?.status).toBe('running');
     expect((await store.getThread('t1', THREAD))?.values).toBeNull();
@@ -124,9 +131,12 @@ describe('RunExecutor with delegated agents', () => {
     await executor.execute(job, 0, new AbortController().signal);
     const child = childRunId(PARENT, 'call_s1_1');
     // The queue fails the child's job without our handler running (as BullMQ does past RUN_MAX_STALLED).
-    const poison = await runs.process(async () => {
-      throw new UnrecoverableJobError('job stalled more than allowable limit');
-    }, { concurrency: 1 });
+    const poison = await runs.process(
+      async () => {
+        throw new UnrecoverableJobError('job stalled more than allowable limit');
+      },
+      { concurrency: 1 },
+    );
     await expect.poll(() => runs.getState(child), { timeout: 5_000 }).toBe('failed');
     await poison.close();
     expect((await store.getRun('t1', child))?.status).toBe('pending');
@@ -152,7 +162,11 @@ describe('RunExecutor with delegated agents', () => {
     await store.createThread({ tenantId: 't1', threadId: thread });
     const lonelyJob = create(RunJobSchema, { ...job, runId: lonely, threadId: thread, webhookUrl: 'http://127.0.0.1:9/hook' });
     const lc = new RunLifecycle(store);
-    await lc.admit({ run: { tenantId: 't1', threadId: thread, runId: lonely, assistantId: 'agent' }, whenBusy: 'reject', job: () => ({ payload: toBinary(RunJobSchema, lonelyJob) }) });
+    await lc.admit({
+      run: { tenantId: 't1', threadId: thread, runId: lonely, assistantId: 'agent' },
+      whenBusy: 'reject',
+      job: () => ({ payload: toBinary(RunJobSchema, lonelyJob) }),
+    });
     await lc.start((await store.getRun('t1', lonely))!);
     expect(await runs.getState(lonely)).toBe('unknown');
     const swept = await sweepOrphanedRuns({ store, runs, executor, logger: silentLogger(), olderThanMs: 0 });

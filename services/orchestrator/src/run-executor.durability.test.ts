@@ -168,7 +168,9 @@ describe('RunExecutor durability', () => {
     store = broken;
     const exec2 = executor();
     store = real;
-    await expect(runJobHandler(exec2, silentLogger())({ id: RUN, payload: toBinary(RunJobSchema, job), attemptsMade: 0, attempts: 3 }, never)).rejects.toThrow();
+    await expect(
+      runJobHandler(exec2, silentLogger())({ id: RUN, payload: toBinary(RunJobSchema, job), attemptsMade: 0, attempts: 3 }, never),
+    ).rejects.toThrow();
     expect((await real.getRun('t1', RUN))?.status).toBe('pending');
   });
 
@@ -179,15 +181,22 @@ describe('RunExecutor durability', () => {
     try {
       await runsQueue.enqueue(toBinary(RunJobSchema, job), { jobId: RUN, attempts: 1 });
       // The queue gives up on the job without our handler recording anything (as BullMQ does past maxStalledCount).
-      const worker = await runsQueue.process(async () => {
-        throw new UnrecoverableJobError('stalled too many times');
-      }, { concurrency: 1 });
+      const worker = await runsQueue.process(
+        async () => {
+          throw new UnrecoverableJobError('stalled too many times');
+        },
+        { concurrency: 1 },
+      );
       for (let i = 0; i < 200 && (await runsQueue.getState(RUN)) !== 'failed'; i++) await new Promise((r) => setTimeout(r, 5));
       await worker.close();
       await new Promise((r) => setTimeout(r, 5));
       const ended = await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 });
       expect(ended).toEqual([RUN]);
-      expect(await store.getRun('t1', RUN)).toMatchObject({ status: 'error', error: expect.stringContaining('dead-lettered'), deadLetter: { reason: expect.stringContaining('RUN_MAX_STALLED') } });
+      expect(await store.getRun('t1', RUN)).toMatchObject({
+        status: 'error',
+        error: expect.stringContaining('dead-lettered'),
+        deadLetter: { reason: expect.stringContaining('RUN_MAX_STALLED') },
+      });
       expect(await webhooks.getState(RUN)).toBe('waiting');
       // A second sweep finds nothing left to do.
       expect(await sweepOrphanedRuns({ store, runs: runsQueue, executor: executor(), logger: silentLogger(), olderThanMs: 0 })).toEqual([]);
@@ -211,10 +220,7 @@ describe('RunExecutor durability', () => {
   });
 
   it('drain() lets the step in flight finish, then hands the run back; another executor resumes it without repeating that step', async () => {
-    const { executor, job, saver } = await setup([
-      { delay_ms: 300, tool_calls: [{ name: 'todo_read', args: {} }] },
-      { content: 'done' },
-    ]);
+    const { executor, job, saver } = await setup([{ delay_ms: 300, tool_calls: [{ name: 'todo_read', args: {} }] }, { content: 'done' }]);
     const first = executor();
     const running = first.execute(job, 0, never, 3);
     await new Promise((r) => setTimeout(r, 100)); // inside the 300 ms model turn

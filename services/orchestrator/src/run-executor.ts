@@ -24,7 +24,17 @@ import type { ToolClient } from './tool-client.js';
 import { announceRunEnds, type EndContext } from './run-end.js';
 import type { StepLease } from './step-gate.js';
 import { DEFAULT_DELEGATION_LIMITS, DelegationCoordinator, type DelegationLimits, type DelegationRequest } from './delegation.js';
-import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, resolveRunModel, runCheckpointConfig, atHead, type CheckpointConfig, type GraphInput } from './run/input.js';
+import {
+  delegationResumeInput,
+  graphInput,
+  maxLoopsOf,
+  modelOf,
+  resolveRunModel,
+  runCheckpointConfig,
+  atHead,
+  type CheckpointConfig,
+  type GraphInput,
+} from './run/input.js';
 import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
@@ -111,8 +121,14 @@ export class RunExecutor {
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
-    const limits: DelegationLimits = { maxDepth: d.maxDepth ?? DEFAULT_DELEGATION_LIMITS.maxDepth, maxParallel: d.maxParallel ?? DEFAULT_DELEGATION_LIMITS.maxParallel };
-    this.lifecycle = new RunLifecycle<EndContext>(deps.store, { ...(deps.runs ? { jobs: deps.runs } : {}), logger: deps.logger.child({ component: 'lifecycle' }) });
+    const limits: DelegationLimits = {
+      maxDepth: d.maxDepth ?? DEFAULT_DELEGATION_LIMITS.maxDepth,
+      maxParallel: d.maxParallel ?? DEFAULT_DELEGATION_LIMITS.maxParallel,
+    };
+    this.lifecycle = new RunLifecycle<EndContext>(deps.store, {
+      ...(deps.runs ? { jobs: deps.runs } : {}),
+      logger: deps.logger.child({ component: 'lifecycle' }),
+    });
     this.delegation = deps.runs
       ? new DelegationCoordinator({
           store: deps.store,
@@ -172,7 +188,13 @@ export class RunExecutor {
       {
         kind: SpanKind.CONSUMER,
         parent: extractTraceContext(job.traceparent),
-        attributes: { 'agentloop.run_id': job.runId, 'agentloop.thread_id': job.threadId, 'agentloop.tenant': job.tenantId, 'agentloop.attempt': attempt, 'agentloop.delegated': !!job.delegation },
+        attributes: {
+          'agentloop.run_id': job.runId,
+          'agentloop.thread_id': job.threadId,
+          'agentloop.tenant': job.tenantId,
+          'agentloop.attempt': attempt,
+          'agentloop.delegated': !!job.delegation,
+        },
       },
       (span) => this.executeRun(job, attempt, workerSignal, attempts, span, lease),
     );
@@ -278,7 +300,10 @@ export class RunExecutor {
     try {
       const setup = resolveRunModel(job, this.deps.models);
       resolved = setup.resolved;
-      log.info({ model: resolved.label, provider: resolved.provider, attempt }, resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started');
+      log.info(
+        { model: resolved.label, provider: resolved.provider, attempt },
+        resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started',
+      );
       const maxLoops = maxLoopsOf(setup, this.deps.config.maxLoopsDefault);
       await this.deps.tools.ensureWorkspace(job.tenantId, job.workspaceThreadId || job.threadId, 10_000, job.runId).catch((err: unknown) => {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
@@ -302,14 +327,31 @@ export class RunExecutor {
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
-      const runCp = job.resumeDelegationId ? cpConfig : await runCheckpointConfig(this.graph, job, cpConfig, setup.configurable, Math.max(attempt, existing.attempts));
-      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, existing.attempts));
-      const stopped = await streamGraph(runCp === cpConfig ? this.graph : atHead(this.graph), events, job, input, { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability }, seen, log);
+      const runCp = job.resumeDelegationId
+        ? cpConfig
+        : await runCheckpointConfig(this.graph, job, cpConfig, setup.configurable, Math.max(attempt, existing.attempts));
+      const input = job.resumeDelegationId
+        ? (resumeInput as GraphInput)
+        : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, existing.attempts));
+      const stopped = await streamGraph(
+        runCp === cpConfig ? this.graph : atHead(this.graph),
+        events,
+        job,
+        input,
+        { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability },
+        seen,
+        log,
+      );
       seen.values = stopped.values;
       outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : { kind: stopped.kind };
     } catch (err) {
       // Throws (after logging) when the job goes back to the queue instead of ending here.
-      outcome = failureOutcome(err, { cancel, timeout, timeoutMs: Number(job.timeoutMs) || this.deps.config.runTimeoutMs, workerSignal, draining: this.draining, attempt, attempts }, job.runId, log);
+      outcome = failureOutcome(
+        err,
+        { cancel, timeout, timeoutMs: Number(job.timeoutMs) || this.deps.config.runTimeoutMs, workerSignal, draining: this.draining, attempt, attempts },
+        job.runId,
+        log,
+      );
       seen.values = (await currentValues(this.graph, cpConfig, job.runId)) ?? seen.values;
     } finally {
       this.contexts.delete(job.runId);
@@ -321,7 +363,15 @@ export class RunExecutor {
       return 'suspended';
     }
     const end = runEndOf(outcome);
-    await finishRun({ events, lifecycle: this.lifecycle, tools: this.deps.tools, publicBaseUrl: this.deps.config.publicBaseUrl }, job, end, seen.values, resolved, startedAt, log);
+    await finishRun(
+      { events, lifecycle: this.lifecycle, tools: this.deps.tools, publicBaseUrl: this.deps.config.publicBaseUrl },
+      job,
+      end,
+      seen.values,
+      resolved,
+      startedAt,
+      log,
+    );
     instruments().runsFinished.add(1, { status: end.reported });
     if (end.error) span.setStatus({ code: SpanStatusCode.ERROR, message: end.error.message });
     return end.reported;

@@ -39,7 +39,8 @@ export function toJsonValue(v: unknown): unknown {
  */
 export function parseInputMessages(input: unknown): BaseMessage[] {
   if (input === null || input === undefined) return [];
-  if (typeof input !== 'object' || Array.isArray(input)) throw new RunInputError('input must be an object such as {"messages":[{"role":"user","content":"..."}]}');
+  if (typeof input !== 'object' || Array.isArray(input))
+    throw new RunInputError('input must be an object such as {"messages":[{"role":"user","content":"..."}]}');
   const raw = (input as Record<string, unknown>).messages;
   if (raw === undefined) return [];
   const list = typeof raw === 'string' ? [{ role: 'user', content: raw }] : raw;

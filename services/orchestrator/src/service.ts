@@ -104,13 +104,21 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       });
       if (deps.config.RUN_SWEEP_INTERVAL_MS > 0) {
         sweeper = setInterval(() => {
-          void sweepOrphanedRuns({ store: deps.store, runs: deps.runs, executor, logger: log, olderThanMs: deps.config.RUN_SWEEP_AFTER_MS }).catch((err: unknown) =>
-            log.warn({ err: errorMessage(err) }, 'orphaned-run sweep failed'),
+          void sweepOrphanedRuns({ store: deps.store, runs: deps.runs, executor, logger: log, olderThanMs: deps.config.RUN_SWEEP_AFTER_MS }).catch(
+            (err: unknown) => log.warn({ err: errorMessage(err) }, 'orphaned-run sweep failed'),
           );
         }, deps.config.RUN_SWEEP_INTERVAL_MS);
         sweeper.unref();
       }
-      log.info({ concurrency: deps.config.RUN_CONCURRENCY, step_concurrency: deps.config.RUN_STEP_CONCURRENCY, scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL, slots: models.configuredSlots() }, 'orchestrator started');
+      log.info(
+        {
+          concurrency: deps.config.RUN_CONCURRENCY,
+          step_concurrency: deps.config.RUN_STEP_CONCURRENCY,
+          scripted_allowed: deps.config.ALLOW_SCRIPTED_MODEL,
+          slots: models.configuredSlots(),
+        },
+        'orchestrator started',
+      );
     },
     async stop() {
       // In-flight steps finish and are checkpointed; their runs are then handed back for another worker.

@@ -33,7 +33,10 @@ export async function sweepOrphanedRuns(deps: {
   // exclusive, and milliseconds are its resolution — a run updated this very millisecond counts for 0).
   const before = new Date(Date.now() - deps.olderThanMs + 1);
   const limit = deps.limit ?? 100;
-  const stale: RunRecord[] = [...(await deps.store.listRunsInStatus('running', before, limit)), ...(await deps.store.listRunsInStatus('pending', before, limit))];
+  const stale: RunRecord[] = [
+    ...(await deps.store.listRunsInStatus('running', before, limit)),
+    ...(await deps.store.listRunsInStatus('pending', before, limit)),
+  ];
   const swept: string[] = [];
   for (const run of stale) {
     if (run.deferred) continue;
@@ -77,7 +80,10 @@ async function judge(deps: { store: Store; runs: JobQueue }, run: RunRecord): Pr
   if (states.some((s) => LIVE.has(s.state))) return undefined;
   const failed = states.find((s) => s.state === 'failed');
   if (failed) {
-    return { jobId: failed.jobId, reason: `its queue job ${failed.jobId} failed without the run recording an outcome (its worker stopped while running it more often than RUN_MAX_STALLED allows)` };
+    return {
+      jobId: failed.jobId,
+      reason: `its queue job ${failed.jobId} failed without the run recording an outcome (its worker stopped while running it more often than RUN_MAX_STALLED allows)`,
+    };
   }
   // A run that delegated completes its own job when it suspends: only its resume jobs tell.
   const current = effects.length > 0 ? states.slice(1) : states;

@@ -14,7 +14,10 @@ const err = (raw: unknown, lang: 'en' | 'zh' = 'en') => {
 
 describe('validateTodos', () => {
   it('accepts a valid list and defaults priority to medium', () => {
-    const todos = ok([{ content: 'a', status: 'pending' }, { content: 'b', status: 'completed', priority: 'high' }]);
+    const todos = ok([
+      { content: 'a', status: 'pending' },
+      { content: 'b', status: 'completed', priority: 'high' },
+    ]);
     expect(todos.map((t) => t.priority)).toEqual(['medium', 'high']);
   });
 
@@ -33,17 +36,36 @@ describe('validateTodos', () => {
   });
 
   it('allows at most one task in progress', () => {
-    expect(err([{ content: 'a', status: 'in_progress' }, { content: 'b', status: 'in_progress' }])).toBe("only one task can be 'in_progress' at a time, found 2");
-    expect(ok([{ content: 'a', status: 'in_progress' }, { content: 'b', status: 'pending' }])).toHaveLength(2);
+    expect(
+      err([
+        { content: 'a', status: 'in_progress' },
+        { content: 'b', status: 'in_progress' },
+      ]),
+    ).toBe("only one task can be 'in_progress' at a time, found 2");
+    expect(
+      ok([
+        { content: 'a', status: 'in_progress' },
+        { content: 'b', status: 'pending' },
+      ]),
+    ).toHaveLength(2);
   });
 
   it('generates ids for tasks without one, skipping ids already given', () => {
-    const todos = ok([{ content: 'a', status: 'pending' }, { content: 'b', status: 'pending', id: 'todo-1' }, { content: 'c', status: 'pending' }]);
+    const todos = ok([
+      { content: 'a', status: 'pending' },
+      { content: 'b', status: 'pending', id: 'todo-1' },
+      { content: 'c', status: 'pending' },
+    ]);
     expect(todos.map((t) => t.id)).toEqual(['todo-2', 'todo-1', 'todo-3']);
   });
 
   it('rejects the same id used twice', () => {
-    expect(err([{ content: 'a', status: 'pending', id: 'x' }, { content: 'b', status: 'pending', id: 'x' }])).toContain('"x" is used twice');
+    expect(
+      err([
+        { content: 'a', status: 'pending', id: 'x' },
+        { content: 'b', status: 'pending', id: 'x' },
+      ]),
+    ).toContain('"x" is used twice');
   });
 
   it('accepts the list sent as a JSON string', () => {
@@ -56,14 +78,27 @@ describe('validateTodos', () => {
   });
 
   it('words its errors in Chinese when the prompt language is zh', () => {
-    expect(err([{ content: 'a', status: 'in_progress' }, { content: 'b', status: 'in_progress' }], 'zh')).toBe("只能有一个任务处于 'in_progress' 状态，当前有 2 个");
+    expect(
+      err(
+        [
+          { content: 'a', status: 'in_progress' },
+          { content: 'b', status: 'in_progress' },
+        ],
+        'zh',
+      ),
+    ).toBe("只能有一个任务处于 'in_progress' 状态，当前有 2 个");
     expect(err([{ status: 'pending' }], 'zh')).toBe("todos[0]：每个任务必须包含 'content' 和 'status' 字段");
   });
 });
 
 describe('todoSummary', () => {
   it('counts tasks per status', () => {
-    const todos = ok([{ content: 'a', status: 'pending' }, { content: 'b', status: 'in_progress' }, { content: 'c', status: 'completed' }, { content: 'd', status: 'completed' }]);
+    const todos = ok([
+      { content: 'a', status: 'pending' },
+      { content: 'b', status: 'in_progress' },
+      { content: 'c', status: 'completed' },
+      { content: 'd', status: 'completed' },
+    ]);
     expect(todoSummary(todos)).toEqual({ pending: 1, in_progress: 1, completed: 2, total: 4 });
   });
 });

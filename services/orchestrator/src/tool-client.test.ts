@@ -45,7 +45,9 @@ describe('ToolClient with several providers', () => {
     expect((await client.listTools('t')).map((t) => t.name)).toEqual(['read_file']);
     const alone = new MemoryBus();
     await provider(alone, 'agentloop.skills.tools.list', 'agentloop.skills.tools.execute', ['skill'], 'skills');
-    await expect(new ToolClient(alone, { callTimeoutMs: 1000, listTimeoutMs: 200, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] }).listTools('t')).rejects.toThrow();
+    await expect(
+      new ToolClient(alone, { callTimeoutMs: 1000, listTimeoutMs: 200, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER] }).listTools('t'),
+    ).rejects.toThrow();
     await bus.close();
     await alone.close();
   });

@@ -10,11 +10,17 @@ describe('token usage', () => {
   });
 
   it('adds thread deltas', () => {
-    expect(threadUsageReducer(addUsage(ZERO_USAGE, { input_tokens: 1, output_tokens: 1, total_tokens: 2 }), { input_tokens: 3, output_tokens: 0, total_tokens: 3 }).total_tokens).toBe(5);
+    expect(
+      threadUsageReducer(addUsage(ZERO_USAGE, { input_tokens: 1, output_tokens: 1, total_tokens: 2 }), { input_tokens: 3, output_tokens: 0, total_tokens: 3 })
+        .total_tokens,
+    ).toBe(5);
   });
 
   it('adds updates of the same run and starts over for a new run', () => {
-    const r1 = runUsageReducer({ run_id: null, model_calls: 0, ...ZERO_USAGE }, { run_id: 'r1', model_calls: 1, input_tokens: 4, output_tokens: 1, total_tokens: 5 });
+    const r1 = runUsageReducer(
+      { run_id: null, model_calls: 0, ...ZERO_USAGE },
+      { run_id: 'r1', model_calls: 1, input_tokens: 4, output_tokens: 1, total_tokens: 5 },
+    );
     const r1b = runUsageReducer(r1, { run_id: 'r1', model_calls: 2, input_tokens: 6, output_tokens: 2, total_tokens: 8 });
     expect(r1b).toEqual({ run_id: 'r1', model_calls: 3, input_tokens: 10, output_tokens: 3, total_tokens: 13 });
     const r2 = runUsageReducer(r1b, { run_id: 'r2', model_calls: 1, input_tokens: 1, output_tokens: 1, total_tokens: 2 });

@@ -33,7 +33,11 @@ export function addUsage(a: Partial<TokenUsage> | undefined, b: Partial<TokenUsa
 export function usageOf(message: BaseMessage | undefined): TokenUsage | null {
   if (!message || !AIMessage.isInstance(message) || !message.usage_metadata) return null;
   const u = message.usage_metadata;
-  return { input_tokens: num(u.input_tokens), output_tokens: num(u.output_tokens), total_tokens: num(u.total_tokens) || num(u.input_tokens) + num(u.output_tokens) };
+  return {
+    input_tokens: num(u.input_tokens),
+    output_tokens: num(u.output_tokens),
+    total_tokens: num(u.total_tokens) || num(u.input_tokens) + num(u.output_tokens),
+  };
 }
 
 /** Sum of the `usage_metadata` of the AI messages given. */

@@ -121,7 +121,15 @@ export class DependencyInstaller {
     if (this.opts.binaryOnly) args.push('--only-binary=:all:');
     log.info('installing skill dependencies');
     try {
-      const res = await runIsolated({ command: python.executable, args, cwd: home, env, input: '', timeoutMs: this.opts.timeoutMs, maxOutputBytes: 256 * 1024 });
+      const res = await runIsolated({
+        command: python.executable,
+        args,
+        cwd: home,
+        env,
+        input: '',
+        timeoutMs: this.opts.timeoutMs,
+        maxOutputBytes: 256 * 1024,
+      });
       if (res.timedOut || res.exitCode !== 0) {
         const why = res.timedOut
           ? `pip did not finish within ${Math.round(this.opts.timeoutMs / 1000)} s`

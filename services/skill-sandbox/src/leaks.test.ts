@@ -42,7 +42,9 @@ beforeAll(async () => {
       return p;
     }
   };
-  hostPaths = [...new Set([h.skillsRoot, h.workspaceRoot, h.cacheRoot, path.dirname(h.skillsRoot), tmpdir(), process.cwd(), homedir()].flatMap((p) => [p, real(p)]))];
+  hostPaths = [
+    ...new Set([h.skillsRoot, h.workspaceRoot, h.cacheRoot, path.dirname(h.skillsRoot), tmpdir(), process.cwd(), homedir()].flatMap((p) => [p, real(p)])),
+  ];
 });
 afterAll(async () => h?.[Symbol.asyncDispose]());
 
@@ -71,7 +73,14 @@ describe('skill script output and errors', () => {
 
   it('paths a script prints are mapped to logical names: the workspace ".", skills/<id>, named roots', async () => {
     const out = JSON.parse(noHostPath(await run('where.py'))) as Record<string, string>;
-    expect(out).toMatchObject({ cwd: '.', ws: '.', parent: '<workspace-root>/acme', root: '<workspace-root>', file: 'skills/leaky/scripts/where.py', path: 'skills/leaky/scripts' });
+    expect(out).toMatchObject({
+      cwd: '.',
+      ws: '.',
+      parent: '<workspace-root>/acme',
+      root: '<workspace-root>',
+      file: 'skills/leaky/scripts/where.py',
+      path: 'skills/leaky/scripts',
+    });
     expect(out.home).toMatch(/^<tmp>\/agentloop-skill-/);
   });
 
@@ -102,7 +111,8 @@ describe('skill script output and errors', () => {
 describe('answers do not depend on host files outside', () => {
   it('a script name that escapes answers the same whether or not the host file exists', async () => {
     // The name is echoed (redacted when it holds a host path): compare what surrounds it.
-    const answer = async (name: string) => (await run(name, {}, 'csv-stats')).content.replace(/^Error: Script not found: .* is not a script/, 'Error: Script not found: <name> is not a script');
+    const answer = async (name: string) =>
+      (await run(name, {}, 'csv-stats')).content.replace(/^Error: Script not found: .* is not a script/, 'Error: Script not found: <name> is not a script');
     const pairs: Array<[string, string]> = [
       ['../../../../../../../../etc/passwd', '../../../../../../../../etc/agentloop-missing-file'],
       ['/etc/passwd', '/etc/agentloop-missing-file'],
@@ -120,11 +130,15 @@ describe('answers do not depend on host files outside', () => {
   });
 
   it('a skill id that escapes answers the same whether or not the folder exists', async () => {
-    const answer = async (id: string) => (await run('x.py', {}, id)).content.replace(/^Error: Skill not found: .*?\. Available/, 'Error: Skill not found: <id>. Available');
+    const answer = async (id: string) =>
+      (await run('x.py', {}, id)).content.replace(/^Error: Skill not found: .*?\. Available/, 'Error: Skill not found: <id>. Available');
     expect(await answer('../../etc')).toBe(await answer('../../agentloop-missing-dir'));
     expect(await answer('/tmp')).toBe(await answer('/agentloop-missing-dir'));
     const skill = async (id: string) =>
-      (await h.execute('skill', { skill: id }, { threadId: 'th-leak' })).content.replace(/^Error: Skill not found: .*?\. Available/, 'Error: Skill not found: <id>. Available');
+      (await h.execute('skill', { skill: id }, { threadId: 'th-leak' })).content.replace(
+        /^Error: Skill not found: .*?\. Available/,
+        'Error: Skill not found: <id>. Available',
+      );
     expect(await skill('../leaky')).toBe(await skill('../missing'));
   });
 

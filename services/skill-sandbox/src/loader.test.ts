@@ -26,7 +26,10 @@ beforeEach(async () => {
     await mkdir(path.join(tmp.path, 'skills', id), { recursive: true });
     await writeFile(path.join(tmp.path, 'skills', id, 'SKILL.md'), `# ${id}`);
   }
-  ws = await new WorkspaceManager({ root: path.join(tmp.path, 'ws'), skillRoots: [path.join(tmp.path, 'skills')], logger: silentLogger() }).ensure('acme', 't1');
+  ws = await new WorkspaceManager({ root: path.join(tmp.path, 'ws'), skillRoots: [path.join(tmp.path, 'skills')], logger: silentLogger() }).ensure(
+    'acme',
+    't1',
+  );
 });
 afterEach(async () => tmp[Symbol.asyncDispose]());
 

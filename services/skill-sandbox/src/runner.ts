@@ -68,7 +68,9 @@ export interface PythonInfo {
 /** Finds the real Python behind `command`; undefined when there is none. */
 export async function probePython(command = 'python3'): Promise<PythonInfo | undefined> {
   try {
-    const { stdout } = await promisify(execFile)(command, ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], { timeout: 10_000 });
+    const { stdout } = await promisify(execFile)(command, ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], {
+      timeout: 10_000,
+    });
     const [executable, version] = stdout.trim().split('\n');
     return executable && version ? { executable: executable.trim(), version: version.trim() } : undefined;
   } catch {

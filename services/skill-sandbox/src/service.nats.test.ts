@@ -36,7 +36,12 @@ describe('skill sandbox on NATS', () => {
     second = createSkillSandbox({
       bus: buses[1]!,
       logger: silentLogger(),
-      config: loadSkillSandboxConfig({ WORKSPACE_ROOT: shared.workspaceRoot, SKILLS_ROOT: shared.skillsRoot, SKILLS_CONFIG: shared.skillsConfig, SKILLS_CACHE: shared.cacheRoot }),
+      config: loadSkillSandboxConfig({
+        WORKSPACE_ROOT: shared.workspaceRoot,
+        SKILLS_ROOT: shared.skillsRoot,
+        SKILLS_CONFIG: shared.skillsConfig,
+        SKILLS_CACHE: shared.cacheRoot,
+      }),
     });
     await second.start();
     client = await connectNatsBus({ url: nats.url, name: 'test-client' });
@@ -52,21 +57,39 @@ describe('skill sandbox on NATS', () => {
   });
 
   async function execute(toolName: string, args: Record<string, unknown>) {
-    const req = create(ExecuteToolRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-n', runId: 'r', toolCallId: 'c', toolName, argsJson: JSON.stringify(args) });
-    const reply = await client.request(SKILL_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), { timeoutMs: 30_000, headers: { [Headers.tenant]: 'tenant-a' } });
+    const req = create(ExecuteToolRequestSchema, {
+      tenantId: 'tenant-a',
+      threadId: 'thread-n',
+      runId: 'r',
+      toolCallId: 'c',
+      toolName,
+      argsJson: JSON.stringify(args),
+    });
+    const reply = await client.request(SKILL_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), {
+      timeoutMs: 30_000,
+      headers: { [Headers.tenant]: 'tenant-a' },
+    });
     return fromBinary(ExecuteToolResponseSchema, reply.data);
   }
 
   it('serves the tool protocol through the queue group: skill and run_skill_script', async () => {
     const list = fromBinary(
       ListToolsResponseSchema,
-      (await client.request(SKILL_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a' })), { timeoutMs: 10_000 })).data,
+      (
+        await client.request(SKILL_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a' })), {
+          timeoutMs: 10_000,
+        })
+      ).data,
     );
     expect(list.tools.map((t) => t.name)).toEqual(['skill', 'run_skill_script']);
     expect((await execute('skill', { skill: 'csv-stats' })).content).toMatch(/^# Skill CSV statistics \(skills\/csv-stats\/SKILL\.md\)/);
     // Whichever replica answers, the script sees the same workspace.
     for (let i = 0; i < 4; i++) {
-      const res = await execute('run_skill_script', { skill_id: 'csv-stats', script_name: i % 2 ? 'stats.mjs' : 'stats.py', args: { file: 'uploads/sales.csv' } });
+      const res = await execute('run_skill_script', {
+        skill_id: 'csv-stats',
+        script_name: i % 2 ? 'stats.mjs' : 'stats.py',
+        args: { file: 'uploads/sales.csv' },
+      });
       expect(res.error, res.content).toBeUndefined();
       expect((JSON.parse(res.content) as { columns: { sales: { mean: number } } }).columns.sales.mean).toBe(100);
     }
@@ -75,10 +98,15 @@ describe('skill sandbox on NATS', () => {
   it('reloads every replica through the broadcast subject', async () => {
     await mkdir(path.join(shared.skillsRoot, 'late'));
     await writeFile(path.join(shared.skillsRoot, 'late', 'SKILL.md'), '---\nname: Late\ndescription: added after start\n---\n');
-    const reply = await client.request(SKILL_SUBJECTS.reload, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { reason: 'nats test' })), { timeoutMs: 10_000 });
+    const reply = await client.request(SKILL_SUBJECTS.reload, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { reason: 'nats test' })), {
+      timeoutMs: 10_000,
+    });
     const res = fromBinary(ReloadSkillsResponseSchema, reply.data);
     expect(res.skills).toContain('late');
     expect(res.replica).not.toBe('');
-    await vi.waitFor(() => expect([shared.sandbox, second].map((s) => s.skills.some((k) => k.id === 'late'))).toEqual([true, true]), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect([shared.sandbox, second].map((s) => s.skills.some((k) => k.id === 'late'))).toEqual([true, true]), {
+      timeout: 10_000,
+      interval: 20,
+    });
   });
 });

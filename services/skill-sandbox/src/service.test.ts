@@ -149,7 +149,7 @@ describe('skill sandbox over the bus', () => {
       expect(await readFile(path.join(planted, 'mine.txt'), 'utf8')).toBe('keep me');
     });
 
-    it('refuses skills outside the tenant\'s allowlist as if they did not exist', async () => {
+    it("refuses skills outside the tenant's allowlist as if they did not exist", async () => {
       const res = await h.loadSkill('globex', 'th-1', 'docx');
       expect(res.error).toMatchObject({ code: 'NOT_FOUND', message: 'Skill not found: docx. Available skills: csv-stats' });
       expect(existsSync(path.join(h.workspace('globex', 'th-1'), 'skills', 'docx'))).toBe(false);
@@ -184,7 +184,7 @@ describe('skill sandbox over the bus', () => {
       expect(JSON.parse(tools[1]!.parametersJsonSchema)).toMatchObject({ required: ['skill_id', 'script_name'] });
     });
 
-    it('lists only the tenant\'s skills, only sub-agent skills for a sub-agent, and no tools without skills', async () => {
+    it("lists only the tenant's skills, only sub-agent skills for a sub-agent, and no tools without skills", async () => {
       const globex = (await h.listTools('globex')).tools[0]!.description;
       expect(globex).toContain('CSV statistics');
       expect(globex).not.toContain('Word documents');
@@ -225,7 +225,9 @@ describe('skill sandbox over the bus', () => {
       // 10,000 nested arrays: refused by the depth limit (it used to be a RangeError, INTERNAL).
       const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
       const deepArgs = await h.execute('run_skill_script', `{"skill_id":"testing","script_name":"echo.py","args":${deep}}`);
-      expect(deepArgs.content).toBe('Error: Invalid arguments for run_skill_script: JSON is nested deeper than 64 levels of arrays and objects (the limit); flatten the document');
+      expect(deepArgs.content).toBe(
+        'Error: Invalid arguments for run_skill_script: JSON is nested deeper than 64 levels of arrays and objects (the limit); flatten the document',
+      );
       expect(deepArgs.error?.code).toBe('INVALID_ARGUMENT');
       const deepString = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'echo.py', args: deep });
       expect(deepString.content).toMatch(/^Error: Invalid arguments for run_skill_script: "args" is not valid JSON: JSON is nested deeper than 64 levels/);
@@ -237,9 +239,16 @@ describe('skill sandbox over the bus', () => {
   describe('run_skill_script', () => {
     it('runs the Python and the Node csv-stats scripts on a CSV in the workspace', async () => {
       for (const script of ['stats.py', 'stats.mjs']) {
-        const res = await h.execute('run_skill_script', { skill_id: 'csv-stats', script_name: script, args: { file: 'uploads/data.csv', output: `outputs/${script}.json` } });
+        const res = await h.execute('run_skill_script', {
+          skill_id: 'csv-stats',
+          script_name: script,
+          args: { file: 'uploads/data.csv', output: `outputs/${script}.json` },
+        });
         expect(res.error, `${script}: ${res.content}`).toBeUndefined();
-        const out = JSON.parse(res.content) as { rows: number; columns: Record<string, { count: number; mean: number; skipped: number; min: number; max: number }> };
+        const out = JSON.parse(res.content) as {
+          rows: number;
+          columns: Record<string, { count: number; mean: number; skipped: number; min: number; max: number }>;
+        };
         expect(out.rows).toBe(3);
         expect(Object.keys(out.columns)).toEqual(['price']);
         expect(out.columns.price).toMatchObject({ count: 2, mean: 3, skipped: 1, min: 2, max: 4 });
@@ -268,7 +277,18 @@ describe('skill sandbox over the bus', () => {
         const env = JSON.parse(res.content) as Record<string, string>;
         expect(JSON.stringify(env)).not.toContain('do-not-leak-4242');
         expect(env.AGENTLOOP_TEST_SECRET).toBeUndefined();
-        const allowed = ['PATH', 'LANG', 'HOME', 'TMPDIR', 'AGENT_WORKSPACE_PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONUNBUFFERED', 'PYTHONIOENCODING', 'PYTHONPATH', 'LC_CTYPE'];
+        const allowed = [
+          'PATH',
+          'LANG',
+          'HOME',
+          'TMPDIR',
+          'AGENT_WORKSPACE_PATH',
+          'PYTHONDONTWRITEBYTECODE',
+          'PYTHONUNBUFFERED',
+          'PYTHONIOENCODING',
+          'PYTHONPATH',
+          'LC_CTYPE',
+        ];
         expect(Object.keys(env).filter((k) => !allowed.includes(k))).toEqual([]);
         // The workspace's host path, redacted to "." in the result.
         expect(env.AGENT_WORKSPACE_PATH).toBe('.');
@@ -295,7 +315,8 @@ describe('skill sandbox over the bus', () => {
 
     it('refuses traversal and anything that is not a script of the skill', async () => {
       const run = async (script_name: string, skill_id = 'csv-stats') => (await h.execute('run_skill_script', { skill_id, script_name })).content;
-      const notFound = (name: string) => `Error: Script not found: ${name} is not a script of skill csv-stats. Its scripts: stats.mjs, stats.py (give the file name alone, without a path)`;
+      const notFound = (name: string) =>
+        `Error: Script not found: ${name} is not a script of skill csv-stats. Its scripts: stats.mjs, stats.py (give the file name alone, without a path)`;
       expect(await run('../../testing/scripts/env.mjs')).toBe(notFound('../../testing/scripts/env.mjs'));
       expect(await run('/etc/passwd')).toBe(notFound('/etc/passwd'));
       expect(await run('..')).toBe(notFound('..'));
@@ -333,10 +354,13 @@ describe('skill sandbox over the bus', () => {
       }
     });
 
-    it.skipIf(!process.allowedNodeEnvironmentFlags.has('--experimental-permission'))('keeps Node scripts to the workspace and the skills (permission model)', async () => {
-      const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'read-outside.mjs' });
-      expect(res.content).toMatch(/^Error: script failed \(exit 1\): [\s\S]*ERR_ACCESS_DENIED/);
-    });
+    it.skipIf(!process.allowedNodeEnvironmentFlags.has('--experimental-permission'))(
+      'keeps Node scripts to the workspace and the skills (permission model)',
+      async () => {
+        const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'read-outside.mjs' });
+        expect(res.content).toMatch(/^Error: script failed \(exit 1\): [\s\S]*ERR_ACCESS_DENIED/);
+      },
+    );
 
     it.skipIf(!['/usr/bin/prlimit', '/bin/prlimit'].some((p) => existsSync(p)))('limits the address space of a script (prlimit)', async () => {
       const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'hog.py' });
@@ -417,14 +441,16 @@ with zipfile.ZipFile(sys.argv[1] + f"/{name}-{ver}-py3-none-any.whl", "w") as z:
     expect(res.error).toBeUndefined();
     expect(res.docPath).toBe('skills/needs/SKILL.md');
     expect(res.dependenciesInstalled).toBe(false);
-    expect(res.warning).toMatch(/^Dependencies of skill needs \(skills\/needs\/requirements\.txt\) could not be installed \(pip exited 1\): .*agentloop-no-such-package/);
+    expect(res.warning).toMatch(
+      /^Dependencies of skill needs \(skills\/needs\/requirements\.txt\) could not be installed \(pip exited 1\): .*agentloop-no-such-package/,
+    );
     expect(res.warning).toContain('its Python scripts may fail with a missing module');
     expect((await lstat(path.join(h.workspace(), 'skills', 'needs'))).isSymbolicLink()).toBe(true);
     // The skill tool still returns the document, with the warning as a note.
     expect((await h.execute('skill', { skill: 'needs' })).content).toMatch(/> Note: Dependencies of skill needs/);
   });
 
-  it('installs requirements.txt once into the cache and puts it on the script\'s PYTHONPATH', async () => {
+  it("installs requirements.txt once into the cache and puts it on the script's PYTHONPATH", async () => {
     const { createTempDir } = await import('@agentloop/workspace');
     const tmp = await createTempDir('agentloop-wheels-');
     wheels = tmp.path;
@@ -462,7 +488,9 @@ describe('skill sandbox: configuration', () => {
   });
 
   it('an invalid skills.yaml stops the start with a ConfigError', async () => {
-    await expect(startSandboxHarness({ copyProjectSkills: false, skillsYaml: 'global: { enabled: 3 }' })).rejects.toThrow(/skills\.yaml is invalid: global\.enabled/);
+    await expect(startSandboxHarness({ copyProjectSkills: false, skillsYaml: 'global: { enabled: 3 }' })).rejects.toThrow(
+      /skills\.yaml is invalid: global\.enabled/,
+    );
   });
 
   it('with SKILLS_WATCH, a skill added to the folder is picked up without a reload request', async () => {

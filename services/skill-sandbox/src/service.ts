@@ -136,10 +136,15 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       );
       if (!capabilities.prlimit) logger.warn('prlimit is not installed: skill scripts run without CPU, memory, process or file-size limits');
       if (!capabilities.unshare && config.SKILL_SCRIPT_ISOLATION === 'auto') {
-        logger.warn('namespaces are not available: skill scripts can reach the network and read this service\'s process environment (/proc)');
+        logger.warn("namespaces are not available: skill scripts can reach the network and read this service's process environment (/proc)");
       }
       // No host path leaves the sandbox: every error message is redacted too.
-      const opts = { logger, version: SKILL_SANDBOX_VERSION, description: 'AgentLoop skills: registry, loading, scripts', redact: (text: string) => redaction.base.redact(text) };
+      const opts = {
+        logger,
+        version: SKILL_SANDBOX_VERSION,
+        description: 'AgentLoop skills: registry, loading, scripts',
+        redact: (text: string) => redaction.base.redact(text),
+      };
       try {
         const reloads = skillReloads({ reload, bus, logger, replica, broadcastSubject: SKILL_SUBJECTS.reloadBroadcast });
         const skills = {

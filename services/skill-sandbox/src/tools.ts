@@ -147,7 +147,8 @@ export class SkillTools {
     let interpreter = process.execPath;
     if (kind === 'python') {
       const python = await this.d.python();
-      if (!python) throw new SkillSandboxError('UNAVAILABLE', 'Python 3 is not installed on the skill sandbox; Python skill scripts cannot run', { retryable: false });
+      if (!python)
+        throw new SkillSandboxError('UNAVAILABLE', 'Python 3 is not installed on the skill sandbox; Python skill scripts cannot run', { retryable: false });
       interpreter = python.executable;
     }
     const { config } = this.d;
@@ -194,7 +195,10 @@ export class SkillTools {
     const [dirStat, fileStat] = await Promise.all([fs.lstat(dir).catch(() => undefined), fs.lstat(file).catch(() => undefined)]);
     const real = fileStat?.isFile() ? await fs.realpath(file).catch(() => undefined) : undefined;
     if (!dirStat?.isDirectory() || !fileStat?.isFile() || real !== file) {
-      throw new SkillSandboxError('NOT_FOUND', `Script not found: ${name} of skill ${skill.id} is no longer a regular file in its scripts/ folder; ask an operator to reload the skills`);
+      throw new SkillSandboxError(
+        'NOT_FOUND',
+        `Script not found: ${name} of skill ${skill.id} is no longer a regular file in its scripts/ folder; ask an operator to reload the skills`,
+      );
     }
     return file;
   }

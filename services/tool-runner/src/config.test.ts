@@ -27,7 +27,9 @@ describe('loadToolRunnerConfig', () => {
   });
 
   it('refuses a preview larger than the full-read limit', () => {
-    expect(() => loadToolRunnerConfig({ TEXT_FILE_MAX_BYTES: '100', TEXT_PREVIEW_BYTES: '200' })).toThrow('TEXT_PREVIEW_BYTES: must not exceed TEXT_FILE_MAX_BYTES');
+    expect(() => loadToolRunnerConfig({ TEXT_FILE_MAX_BYTES: '100', TEXT_PREVIEW_BYTES: '200' })).toThrow(
+      'TEXT_PREVIEW_BYTES: must not exceed TEXT_FILE_MAX_BYTES',
+    );
   });
 
   it('splits TOOLS_DIRS on commas and defaults the tool settings', () => {
@@ -38,7 +40,12 @@ describe('loadToolRunnerConfig', () => {
   });
 
   it('parses HTTP_FETCH_ALLOW and stops on a bad entry, naming it', () => {
-    expect(loadToolRunnerConfig({ HTTP_FETCH_ALLOW: '127.0.0.1:8080,10.0.0.0/8' }).HTTP_FETCH_ALLOW.map((e) => e.text)).toEqual(['127.0.0.1:8080', '10.0.0.0/8']);
-    expect(() => loadToolRunnerConfig({ HTTP_FETCH_ALLOW: '10.0.0.0/40' })).toThrow('HTTP_FETCH_ALLOW: Invalid HTTP_FETCH_ALLOW entry "10.0.0.0/40": prefix length must be 0-32');
+    expect(loadToolRunnerConfig({ HTTP_FETCH_ALLOW: '127.0.0.1:8080,10.0.0.0/8' }).HTTP_FETCH_ALLOW.map((e) => e.text)).toEqual([
+      '127.0.0.1:8080',
+      '10.0.0.0/8',
+    ]);
+    expect(() => loadToolRunnerConfig({ HTTP_FETCH_ALLOW: '10.0.0.0/40' })).toThrow(
+      'HTTP_FETCH_ALLOW: Invalid HTTP_FETCH_ALLOW entry "10.0.0.0/40": prefix length must be 0-32',
+    );
   });
 });

@@ -34,7 +34,12 @@ export const ToolRunnerEnv = z
     TOOLS_DIRS: z
       .string()
       .optional()
-      .transform((v) => (v ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '')),
+      .transform((v) =>
+        (v ?? '')
+          .split(',')
+          .map((d) => d.trim())
+          .filter((d) => d !== ''),
+      ),
     /** Re-scan the tool folders and tools.yaml when they change (fs.watch, debounced). */
     TOOLS_WATCH: envBool(false),
     /** Quiet period after the last change before a watch-triggered reload. */

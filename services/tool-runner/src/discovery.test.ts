@@ -116,7 +116,10 @@ export const bad = { name: 'bad', schema: 'nope', execute: () => 'x' };`,
     const r = await discover();
     expect(names(r)).toEqual(['good']);
     expect(r.skipped).toEqual([
-      { source: `${path.join(dir, 'half.mjs')}#bad`, reason: 'not a valid tool: description: Invalid input: expected string, received undefined; schema: expected a zod schema or a JSON Schema object' },
+      {
+        source: `${path.join(dir, 'half.mjs')}#bad`,
+        reason: 'not a valid tool: description: Invalid input: expected string, received undefined; schema: expected a zod schema or a JSON Schema object',
+      },
     ]);
   });
 
@@ -189,7 +192,10 @@ export async function execute(params) { return { workspace: params._workspace };
   });
 
   it('reports an error thrown by a discovered tool through the error boundary', async () => {
-    await put('boom.mjs', `export const boom = { name: 'boom', description: 'd', schema: { type: 'object' }, execute() { throw new TypeError('bad input'); } };`);
+    await put(
+      'boom.mjs',
+      `export const boom = { name: 'boom', description: 'd', schema: { type: 'object' }, execute() { throw new TypeError('bad input'); } };`,
+    );
     h.registry.replaceModules((await discover()).tools);
     expect((await h.call('boom')).content).toBe('Error: Unexpected error: TypeError: bad input');
   });

@@ -80,7 +80,10 @@ export class ModuleLoader {
     let mod: Record<string, unknown>;
     let url = '';
     try {
-      const hash = createHash('sha256').update(await readFile(file)).digest('hex').slice(0, 16);
+      const hash = createHash('sha256')
+        .update(await readFile(file))
+        .digest('hex')
+        .slice(0, 16);
       url = `${pathToFileURL(file).href}?content=${hash}`;
       if (this.failed.has(url)) url += `&attempt=${this.attempt}`;
       mod = await withTimeout(import(url) as Promise<Record<string, unknown>>, this.opts.importTimeoutMs ?? 10_000);

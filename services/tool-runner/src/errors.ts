@@ -1,12 +1,6 @@
 import { WorkspaceError as ToolError, displayPath } from '@agentloop/workspace';
 
-export {
-  WorkspaceError as ToolError,
-  PathOutsideWorkspaceError,
-  WorkspacePermissionError,
-  FileNotFoundError,
-  displayPath,
-} from '@agentloop/workspace';
+export { WorkspaceError as ToolError, PathOutsideWorkspaceError, WorkspacePermissionError, FileNotFoundError, displayPath } from '@agentloop/workspace';
 
 export class ToolArgumentsError extends ToolError {
   override name = 'ToolArgumentsError';

@@ -25,7 +25,15 @@ export {
   type ToolsConfig,
   type ToolSettings,
 } from './tools-config.js';
-export { ModuleLoader, toolsFromModule, normalizeJsonSchema, CAN_IMPORT_TYPESCRIPT, type ModuleTool, type DiscoveryResult, type DiscoveryOptions } from './discovery.js';
+export {
+  ModuleLoader,
+  toolsFromModule,
+  normalizeJsonSchema,
+  CAN_IMPORT_TYPESCRIPT,
+  type ModuleTool,
+  type DiscoveryResult,
+  type DiscoveryOptions,
+} from './discovery.js';
 export { ToolLoader, readToolsConfig, type ToolLoaderOptions, type ReloadResult } from './tool-loader.js';
 export {
   createHttpFetchTool,

@@ -20,8 +20,15 @@ describe('ToolRegistry', () => {
   });
 
   it('derives the JSON Schema of the arguments from the zod schema', () => {
-    const spec = registryWith(false).specs().find((s) => s.name === 'write_file');
-    const schema = JSON.parse(spec?.parametersJsonSchema ?? '{}') as { type: string; properties: Record<string, unknown>; required: string[]; $schema?: string };
+    const spec = registryWith(false)
+      .specs()
+      .find((s) => s.name === 'write_file');
+    const schema = JSON.parse(spec?.parametersJsonSchema ?? '{}') as {
+      type: string;
+      properties: Record<string, unknown>;
+      required: string[];
+      $schema?: string;
+    };
     expect(schema.type).toBe('object');
     expect(Object.keys(schema.properties)).toEqual(['file_path', 'content', 'append']);
     expect(schema.required).toEqual(['file_path', 'content']);
@@ -29,7 +36,11 @@ describe('ToolRegistry', () => {
   });
 
   it('carries the metadata: read-only tools and now idempotent, write_file not', () => {
-    const byName = new Map(registryWith(false).specs().map((s) => [s.name, s.metadata]));
+    const byName = new Map(
+      registryWith(false)
+        .specs()
+        .map((s) => [s.name, s.metadata]),
+    );
     for (const n of ['now', 'list_workspace_files', 'read_file', 'find_files']) expect(byName.get(n)?.idempotent).toBe(true);
     expect(byName.get('write_file')).toMatchObject({ idempotent: false, category: 'file', displayName: 'Write File', availableToSubagent: true });
     expect(byName.get('read_file')?.tags).toContain('read');
@@ -44,9 +55,9 @@ describe('ToolRegistry', () => {
 
   it('refuses a name a model API would reject', () => {
     const r = new ToolRegistry();
-    expect(() => r.register(defineTool({ name: 'read file', description: 'x', schema: z.object({}), metadata: meta, execute: () => Promise.resolve('') }))).toThrow(
-      'Invalid tool name',
-    );
+    expect(() =>
+      r.register(defineTool({ name: 'read file', description: 'x', schema: z.object({}), metadata: meta, execute: () => Promise.resolve('') })),
+    ).toThrow('Invalid tool name');
   });
 
   it('refuses an arguments schema that is not an object', () => {
@@ -101,11 +112,19 @@ optional:
   });
 
   it('makes enabled available_to_subagent tools persistent, config overriding the tool', () => {
-    expect(tiered().persistent().map((t) => t.def.name)).toEqual(['now', 'read_file', 'todo_write']);
+    expect(
+      tiered()
+        .persistent()
+        .map((t) => t.def.name),
+    ).toEqual(['now', 'read_file', 'todo_write']);
   });
 
   it('lists only the persistent tools when nothing is allowed or mentioned', () => {
-    expect(tiered().visible().records.map((t) => t.def.name)).toEqual(['now', 'read_file', 'todo_write']);
+    expect(
+      tiered()
+        .visible()
+        .records.map((t) => t.def.name),
+    ).toEqual(['now', 'read_file', 'todo_write']);
   });
 
   it('orders the visible set persistent, then allowed, then mentioned, each name once', () => {
@@ -118,7 +137,11 @@ optional:
     const v = tiered().visible({ allowed: ['extract_links', 'ghost'], mentioned: ['ghost', 'pdf'] });
     expect(v.records.map((t) => t.def.name)).toEqual(['now', 'read_file', 'todo_write']);
     expect(v.notFound).toEqual(['extract_links', 'ghost', 'pdf']);
-    expect(tiered().visible({ mentioned: ['extract_links'] }).records.map((t) => t.def.name)).toContain('extract_links');
+    expect(
+      tiered()
+        .visible({ mentioned: ['extract_links'] })
+        .records.map((t) => t.def.name),
+    ).toContain('extract_links');
   });
 
   it('shows a sub-agent only tools available to sub-agents', () => {

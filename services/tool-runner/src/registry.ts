@@ -157,7 +157,10 @@ export class ToolRegistry {
       }
       const clash = this.builtins.has(t.def.name) ? 'a built-in tool' : next.get(t.def.name);
       if (clash) {
-        skipped.push({ source, reason: `tool name "${t.def.name}" is already taken by ${typeof clash === 'string' ? clash : clash.origin.kind === 'module' ? clash.origin.file : 'another tool'}` });
+        skipped.push({
+          source,
+          reason: `tool name "${t.def.name}" is already taken by ${typeof clash === 'string' ? clash : clash.origin.kind === 'module' ? clash.origin.file : 'another tool'}`,
+        });
         continue;
       }
       try {
@@ -274,7 +277,7 @@ export class ToolRegistry {
     this.records = next;
   }
 
-/**
+  /**
    * Parses JSON arguments against the tool's schema. Throws ToolArgumentsError:
    * "Invalid arguments for <tool>: <field>: <problem>".
    */

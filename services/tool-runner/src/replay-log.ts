@@ -11,7 +11,8 @@ export interface ReplayReply {
   idempotent: boolean;
 }
 
-export type ReplayEntry = { state: 'started'; key: string; tool: string; at: number } | ({ state: 'completed'; key: string; tool: string; at: number } & ReplayReply);
+export type ReplayEntry =
+  { state: 'started'; key: string; tool: string; at: number } | ({ state: 'completed'; key: string; tool: string; at: number } & ReplayReply);
 
 const DIR = path.join('.agentloop', 'effects');
 

@@ -3,7 +3,15 @@ import path from 'node:path';
 import { Headers, connectNatsBus, type NatsBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
 import { startNats, type DevServer } from '@agentloop/devservers';
-import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema, ReloadToolsRequestSchema, ReloadToolsResponseSchema } from '@agentloop/proto';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  ReloadToolsRequestSchema,
+  ReloadToolsResponseSchema,
+} from '@agentloop/proto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadToolRunnerConfig } from './config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from './service.js';
@@ -40,8 +48,18 @@ describe('tool-runner on NATS', () => {
   });
 
   async function execute(toolName: string, args: Record<string, unknown>, timeoutMs = 10_000) {
-    const req = create(ExecuteToolRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-n', runId: 'r', toolCallId: 'c', toolName, argsJson: JSON.stringify(args) });
-    const reply = await client.request(TOOL_SUBJECTS.execute, toBinary(ExecuteToolRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: 'tenant-a' } });
+    const req = create(ExecuteToolRequestSchema, {
+      tenantId: 'tenant-a',
+      threadId: 'thread-n',
+      runId: 'r',
+      toolCallId: 'c',
+      toolName,
+      argsJson: JSON.stringify(args),
+    });
+    const reply = await client.request(TOOL_SUBJECTS.execute, toBinary(ExecuteToolRequestSchema, req), {
+      timeoutMs,
+      headers: { [Headers.tenant]: 'tenant-a' },
+    });
     return fromBinary(ExecuteToolResponseSchema, reply.data);
   }
 
@@ -63,7 +81,9 @@ describe('tool-runner on NATS', () => {
       path.join(tmp.path, 'tools', 'hello.mjs'),
       `export const hello = { name: 'hello', description: 'Say hello', schema: { type: 'object' }, execute: () => 'hello from a module' };`,
     );
-    const reply = await client.request(TOOL_SUBJECTS.reload, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { reason: 'nats test' })), { timeoutMs: 10_000 });
+    const reply = await client.request(TOOL_SUBJECTS.reload, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { reason: 'nats test' })), {
+      timeoutMs: 10_000,
+    });
     const res = fromBinary(ReloadToolsResponseSchema, reply.data);
     expect(res.loaded).toBe(1);
     await vi.waitFor(() => expect(runners.map((r) => r.registry.has('hello'))).toEqual([true, true]), { timeout: 10_000, interval: 20 });

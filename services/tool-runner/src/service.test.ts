@@ -40,7 +40,14 @@ afterEach(async () => {
 });
 
 async function execute(toolName: string, args: Record<string, unknown>, timeoutMs = 10_000, threadId = 'thread-1') {
-  const req = create(ExecuteToolRequestSchema, { tenantId: 'tenant-a', threadId, runId: 'run-1', toolCallId: 'call-1', toolName, argsJson: JSON.stringify(args) });
+  const req = create(ExecuteToolRequestSchema, {
+    tenantId: 'tenant-a',
+    threadId,
+    runId: 'run-1',
+    toolCallId: 'call-1',
+    toolName,
+    argsJson: JSON.stringify(args),
+  });
   const reply = await client.request(TOOL_SUBJECTS.execute, toBinary(ExecuteToolRequestSchema, req), { timeoutMs, headers: { [Headers.tenant]: 'tenant-a' } });
   return fromBinary(ExecuteToolResponseSchema, reply.data);
 }
@@ -53,7 +60,9 @@ async function workspace(action: WorkspaceRequest_Action, threadId = 'thread-1')
 
 describe('tool-runner over MemoryBus', () => {
   it('lists the tools with JSON schemas and metadata', async () => {
-    const reply = await client.request(TOOL_SUBJECTS.list, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a' })), { timeoutMs: 5_000 });
+    const reply = await client.request(TOOL_SUBJECTS.list, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a' })), {
+      timeoutMs: 5_000,
+    });
     const { tools } = fromBinary(ListToolsResponseSchema, reply.data);
     expect(tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'debug_sleep', 'debug_fail']);
     const read = tools.find((t) => t.name === 'read_file');
@@ -77,7 +86,9 @@ describe('tool-runner over MemoryBus', () => {
 
   it('replies for an unknown tool and for invalid arguments', async () => {
     expect((await execute('nope', {})).content).toBe('Error: Unknown tool: nope');
-    expect((await execute('read_file', { file_path: 7 })).content).toBe('Error: Invalid arguments for read_file: file_path: Invalid input: expected string, received number');
+    expect((await execute('read_file', { file_path: 7 })).content).toBe(
+      'Error: Invalid arguments for read_file: file_path: Invalid input: expected string, received number',
+    );
   });
 
   it('answers "timed out" before the request deadline and keeps serving', async () => {

@@ -32,9 +32,7 @@ export const TOOL_SUBJECTS = {
 export const TOOL_RUNNER_SERVICE = TOOL_RUNNER_RPC.queue;
 
 /** From package.json; src/ and dist/ are both one level below it. */
-export const TOOL_RUNNER_VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const TOOL_RUNNER_VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface ToolRunnerDeps {
   bus: Bus;

@@ -24,23 +24,21 @@ export type ToolConfigEntry = z.infer<typeof ToolConfigEntry>;
 const Section = z.record(z.string(), ToolConfigEntry.nullable()).default({});
 
 /** tools.yaml: `core` (always enabled) and `optional` (enabled per entry) sections. */
-export const ToolsConfigFile = z
-  .strictObject({ core: Section, optional: Section })
-  .superRefine((file, ctx) => {
-    for (const section of ['core', 'optional'] as const) {
-      for (const [name, entry] of Object.entries(file[section])) {
-        if (!TOOL_NAME_PATTERN.test(name)) {
-          ctx.addIssue({ code: 'custom', path: [section, name], message: `invalid tool name (expected ${TOOL_NAME_PATTERN.source})` });
-        }
-        if (section === 'core' && entry?.enabled === false) {
-          ctx.addIssue({ code: 'custom', path: [section, name, 'enabled'], message: `core tools are always enabled; move ${name} to optional to disable it` });
-        }
-        if (section === 'optional' && name in file.core) {
-          ctx.addIssue({ code: 'custom', path: [section, name], message: `${name} is listed under both core and optional` });
-        }
+export const ToolsConfigFile = z.strictObject({ core: Section, optional: Section }).superRefine((file, ctx) => {
+  for (const section of ['core', 'optional'] as const) {
+    for (const [name, entry] of Object.entries(file[section])) {
+      if (!TOOL_NAME_PATTERN.test(name)) {
+        ctx.addIssue({ code: 'custom', path: [section, name], message: `invalid tool name (expected ${TOOL_NAME_PATTERN.source})` });
+      }
+      if (section === 'core' && entry?.enabled === false) {
+        ctx.addIssue({ code: 'custom', path: [section, name, 'enabled'], message: `core tools are always enabled; move ${name} to optional to disable it` });
+      }
+      if (section === 'optional' && name in file.core) {
+        ctx.addIssue({ code: 'custom', path: [section, name], message: `${name} is listed under both core and optional` });
       }
     }
-  });
+  }
+});
 export type ToolsConfigFile = z.infer<typeof ToolsConfigFile>;
 
 /** Settings of one configured tool, as the registry applies them. */

@@ -35,8 +35,18 @@ export function runLifecycle(dialect: SqlDialectName): Migration {
   return {
     async up(db: Kysely<any>) {
       await addColumnOnce(() => db.schema.alterTable('threads').addColumn('active_run_id', id).execute());
-      await addColumnOnce(() => db.schema.alterTable('runs').addColumn('deferred', 'integer', (c) => c.notNull().defaultTo(0)).execute());
-      await addColumnOnce(() => db.schema.alterTable('runs').addColumn('job', doc as 'text').execute());
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('runs')
+          .addColumn('deferred', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute(),
+      );
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('runs')
+          .addColumn('job', doc as 'text')
+          .execute(),
+      );
       try {
         await db.schema
           .createIndex('runs_thread_deferred_idx')
@@ -55,7 +65,10 @@ export function runLifecycle(dialect: SqlDialectName): Migration {
         where active_run_id is null`.execute(db);
     },
     async down(db: Kysely<any>) {
-      await db.schema.dropIndex('runs_thread_deferred_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+      await db.schema
+        .dropIndex('runs_thread_deferred_idx')
+        .$call((b) => (dialect === 'mysql' ? b.on('runs') : b))
+        .execute();
       await db.schema.alterTable('runs').dropColumn('job').execute();
       await db.schema.alterTable('runs').dropColumn('deferred').execute();
       await db.schema.alterTable('threads').dropColumn('active_run_id').execute();

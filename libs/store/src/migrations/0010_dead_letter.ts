@@ -32,9 +32,19 @@ export function deadLetter(dialect: SqlDialectName): Migration {
   const millis = dialect === 'mysql' ? 'bigint' : 'integer';
   return {
     async up(db: Kysely<any>) {
-      await addColumnOnce(() => db.schema.alterTable('runs').addColumn('dead_letter_reason', doc as 'text').execute());
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('runs')
+          .addColumn('dead_letter_reason', doc as 'text')
+          .execute(),
+      );
       await addColumnOnce(() => db.schema.alterTable('runs').addColumn('dead_lettered_at', millis).execute());
-      await addColumnOnce(() => db.schema.alterTable('runs').addColumn('redrives', 'integer', (c) => c.notNull().defaultTo(0)).execute());
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('runs')
+          .addColumn('redrives', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute(),
+      );
       try {
         await db.schema
           .createIndex('runs_tenant_dead_letter_idx')
@@ -48,7 +58,10 @@ export function deadLetter(dialect: SqlDialectName): Migration {
       }
     },
     async down(db: Kysely<any>) {
-      await db.schema.dropIndex('runs_tenant_dead_letter_idx').$call((b) => (dialect === 'mysql' ? b.on('runs') : b)).execute();
+      await db.schema
+        .dropIndex('runs_tenant_dead_letter_idx')
+        .$call((b) => (dialect === 'mysql' ? b.on('runs') : b))
+        .execute();
       await db.schema.alterTable('runs').dropColumn('redrives').execute();
       await db.schema.alterTable('runs').dropColumn('dead_lettered_at').execute();
       await db.schema.alterTable('runs').dropColumn('dead_letter_reason').execute();

@@ -30,7 +30,11 @@ export class AuditRepository {
     }
     // SQLite: BEGIN IMMEDIATE serializes appends from several connections to one file.
     return this.writer.sqliteImmediate(async (conn) => {
-      await conn.insertInto('approval_audit_heads').values(head0).onConflict((oc) => oc.column('tenant_id').doNothing()).execute();
+      await conn
+        .insertInto('approval_audit_heads')
+        .values(head0)
+        .onConflict((oc) => oc.column('tenant_id').doNothing())
+        .execute();
       return this.appendLocked(conn, e, false);
     });
   }
@@ -127,14 +131,15 @@ function auditInput(e: NewAuditEntry): ValidAuditEntry {
   checkId('toolName', wellFormed(e.toolName));
   if (!/^[0-9a-f]{64}$/.test(e.argsSha256)) throw new InvalidArgumentError('Invalid argsSha256: expected 64 lowercase hex digits');
   if (!AUDIT_DECISIONS.has(e.decision)) throw new InvalidArgumentError(`Invalid decision ${JSON.stringify(e.decision)}: expected approved, rejected or denied`);
-  if (!AUDIT_RISK_LEVELS.has(e.riskLevel)) throw new InvalidArgumentError(`Invalid riskLevel ${JSON.stringify(e.riskLevel)}: expected low, medium, high, critical or unspecified`);
+  if (!AUDIT_RISK_LEVELS.has(e.riskLevel))
+    throw new InvalidArgumentError(`Invalid riskLevel ${JSON.stringify(e.riskLevel)}: expected low, medium, high, critical or unspecified`);
   const approverTenantId = e.approverTenantId ?? '';
   const approverKeyId = e.approverKeyId ?? '';
   // Ids, or '' when no human (or no authenticated one) answered; a key id without its tenant says nothing.
   if (approverTenantId !== '') {
     checkId('approverTenantId', approverTenantId);
     // A tenant's keys answer only that tenant's runs.
-    if (approverTenantId !== e.tenantId) throw new InvalidArgumentError('Invalid approverTenantId: the approver must belong to the entry\'s tenant');
+    if (approverTenantId !== e.tenantId) throw new InvalidArgumentError("Invalid approverTenantId: the approver must belong to the entry's tenant");
   }
   if (approverKeyId !== '') {
     checkId('approverKeyId', approverKeyId);

@@ -136,7 +136,10 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
     kwargs: parseObject(row.kwargs, 'run kwargs'),
     multitaskStrategy: row.multitask_strategy,
     deferred: Number(row.deferred) === 1,
-    deadLetter: row.dead_letter_reason !== null && row.dead_letter_reason !== undefined ? { reason: row.dead_letter_reason, at: millisToDate(row.dead_lettered_at ?? row.updated_at) } : null,
+    deadLetter:
+      row.dead_letter_reason !== null && row.dead_letter_reason !== undefined
+        ? { reason: row.dead_letter_reason, at: millisToDate(row.dead_lettered_at ?? row.updated_at) }
+        : null,
     redrives: Number(row.redrives ?? 0),
   };
 }
@@ -151,7 +154,9 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
 export function checkId(field: string, value: string): void {
   // eslint-disable-next-line no-control-regex
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || value.trim() !== value || /[\u0000-\u001f]/.test(value)) {
-    throw new InvalidArgumentError(`Invalid ${field} ${JSON.stringify(value)}: expected 1-${MAX_ID_LENGTH} characters without surrounding spaces or control characters`);
+    throw new InvalidArgumentError(
+      `Invalid ${field} ${JSON.stringify(value)}: expected 1-${MAX_ID_LENGTH} characters without surrounding spaces or control characters`,
+    );
   }
 }
 

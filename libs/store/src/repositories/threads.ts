@@ -40,12 +40,7 @@ export class ThreadRepository {
   }
 
   async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
-    const row = await this.ctx.db
-      .selectFrom('threads')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('thread_id', '=', threadId)
-      .executeTakeFirst();
+    const row = await this.ctx.db.selectFrom('threads').selectAll().where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
     return row && toThread(row);
   }
 
@@ -96,7 +91,10 @@ export class ThreadRepository {
     const out: ThreadRecord[] = [];
     let toSkip = offset;
     for (let page = 0; ; page++) {
-      const rows = await base.limit(SCAN_PAGE).offset(page * SCAN_PAGE).execute();
+      const rows = await base
+        .limit(SCAN_PAGE)
+        .offset(page * SCAN_PAGE)
+        .execute();
       for (const row of rows) {
         const thread = toThread(row);
         if (!wanted.every(([k, v]) => jsonEqual(thread.metadata[k], v))) continue;

@@ -29,7 +29,13 @@ export class WebhookRepository {
   }
 
   async listAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]> {
-    const rows = await this.ctx.db.selectFrom('webhook_deliveries').selectAll().where('tenant_id', '=', tenantId).where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+    const rows = await this.ctx.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('attempt')
+      .execute();
     return rows.map(toWebhookAttempt);
   }
 }

@@ -50,8 +50,16 @@ export function storeContract(harness: StoreTestHarness): void {
       return { tenantId, threadId: thread.threadId, thread };
     };
     /** Admits a run (behind the thread's current one when it has one). */
-    const newRun = async (tenantId: string, threadId: string, runId = uid('run'), more: { assistantId?: string; kwargs?: Record<string, unknown>; metadata?: Record<string, unknown>; multitaskStrategy?: string } = {}) => {
-      const res = await lifecycle.admit({ run: { runId, threadId, tenantId, assistantId: 'agent', kwargs: { input: { messages: [] } }, ...more }, whenBusy: 'defer' });
+    const newRun = async (
+      tenantId: string,
+      threadId: string,
+      runId = uid('run'),
+      more: { assistantId?: string; kwargs?: Record<string, unknown>; metadata?: Record<string, unknown>; multitaskStrategy?: string } = {},
+    ) => {
+      const res = await lifecycle.admit({
+        run: { runId, threadId, tenantId, assistantId: 'agent', kwargs: { input: { messages: [] } }, ...more },
+        whenBusy: 'defer',
+      });
       if (res.kind === 'busy' || res.kind === 'no_thread') throw new Error(`run not admitted: ${res.kind}`);
       return { run: res.run, created: res.kind !== 'exists' };
     };
@@ -70,7 +78,18 @@ export function storeContract(harness: StoreTestHarness): void {
           await Promise.all(clients.map((c) => c.migrate()));
           const db = (clients[0] as SqlStore).db;
           const applied = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(db);
-          expect(applied.rows.map((r) => r.name)).toEqual(['0001_threads_runs', '0002_tool_effects', '0003_thread_uploads', '0004_approval_audit', '0005_runs_tenant_status', '0006_runs_status_updated', '0007_webhook_deliveries', '0008_approval_audit_approver', '0009_run_lifecycle', '0010_dead_letter']);
+          expect(applied.rows.map((r) => r.name)).toEqual([
+            '0001_threads_runs',
+            '0002_tool_effects',
+            '0003_thread_uploads',
+            '0004_approval_audit',
+            '0005_runs_tenant_status',
+            '0006_runs_status_updated',
+            '0007_webhook_deliveries',
+            '0008_approval_audit_approver',
+            '0009_run_lifecycle',
+            '0010_dead_letter',
+          ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
         } finally {
@@ -150,9 +169,13 @@ export function storeContract(harness: StoreTestHarness): void {
 
         const threadBefore = await store.getThread(a.tenantId, a.threadId);
         await store.updateThread(b, a.threadId, { metadata: { owned: 'by b' } });
-        expect(await lifecycle.end({ tenantId: b, runId: run.runId, status: 'error', error: { error: 'Error', message: 'b was here' }, cause: 'finished' })).toEqual({ kind: 'missing' });
+        expect(
+          await lifecycle.end({ tenantId: b, runId: run.runId, status: 'error', error: { error: 'Error', message: 'b was here' }, cause: 'finished' }),
+        ).toEqual({ kind: 'missing' });
         expect(await lifecycle.start({ ...run, tenantId: b })).toEqual({ kind: 'missing' });
-        expect(await lifecycle.admit({ run: { runId: uid('run'), threadId: a.threadId, tenantId: b, assistantId: 'agent' }, whenBusy: 'defer' })).toEqual({ kind: 'no_thread' });
+        expect(await lifecycle.admit({ run: { runId: uid('run'), threadId: a.threadId, tenantId: b, assistantId: 'agent' }, whenBusy: 'defer' })).toEqual({
+          kind: 'no_thread',
+        });
         expect(await store.deleteThread(b, a.threadId)).toBe(false);
 
         expect(await store.getThread(a.tenantId, a.threadId)).toEqual(threadBefore);
@@ -199,7 +222,18 @@ export function storeContract(harness: StoreTestHarness): void {
         const { tenantId, threadId } = await newThread();
         const kwargs = { input: { messages: [{ role: 'user', content: 'hi' }] }, stream_mode: ['values'], webhook: 'https://x.test/h' };
         const { run } = await newRun(tenantId, threadId, uid('run'), { kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue' });
-        expect(run).toMatchObject({ status: 'pending', attempts: 0, error: null, startedAt: null, endedAt: null, kwargs, metadata: { source: 'test' }, multitaskStrategy: 'enqueue', assistantId: 'agent', deferred: false });
+        expect(run).toMatchObject({
+          status: 'pending',
+          attempts: 0,
+          error: null,
+          startedAt: null,
+          endedAt: null,
+          kwargs,
+          metadata: { source: 'test' },
+          multitaskStrategy: 'enqueue',
+          assistantId: 'agent',
+          deferred: false,
+        });
         const stored = await store.getRun(tenantId, run.runId);
         expect({ ...stored, createdAt: undefined, updatedAt: undefined }).toEqual({ ...run, createdAt: undefined, updatedAt: undefined });
         expect(stored?.createdAt.getTime()).toBe(run.createdAt.getTime());
@@ -215,8 +249,13 @@ export function storeContract(harness: StoreTestHarness): void {
         const startedAt = first.kind === 'started' ? first.run.startedAt : null;
         const again = await lifecycle.start(first.kind === 'started' ? first.run : run);
         expect(again).toMatchObject({ kind: 'started', run: { status: 'running', attempts: 2 } });
-        expect(await lifecycle.end({ tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message: 'boom' }, cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'error' });
-        expect(await lifecycle.end({ tenantId, runId: run.runId, status: 'success', cause: 'finished' })).toMatchObject({ kind: 'already_ended', run: { status: 'error' } });
+        expect(
+          await lifecycle.end({ tenantId, runId: run.runId, status: 'error', error: { error: 'Error', message: 'boom' }, cause: 'finished' }),
+        ).toMatchObject({ kind: 'ended', threadStatus: 'error' });
+        expect(await lifecycle.end({ tenantId, runId: run.runId, status: 'success', cause: 'finished' })).toMatchObject({
+          kind: 'already_ended',
+          run: { status: 'error' },
+        });
         expect(await lifecycle.start(run)).toMatchObject({ kind: 'ended' });
         const after = await store.getRun(tenantId, run.runId);
         expect(after).toMatchObject({ status: 'error', attempts: 2, error: 'boom' });
@@ -267,7 +306,7 @@ export function storeContract(harness: StoreTestHarness): void {
       expect(await store.listWebhookAttempts(uid('other'), 'd-1')).toEqual([]);
     });
 
-    it('counts a tenant\'s pending and running runs only', async () => {
+    it("counts a tenant's pending and running runs only", async () => {
       const { tenantId, threadId } = await newThread();
       const a = (await newRun(tenantId, threadId)).run;
       const b = (await newRun(tenantId, threadId)).run;
@@ -279,7 +318,13 @@ export function storeContract(harness: StoreTestHarness): void {
     });
 
     describe('effect ledger', () => {
-      const key = (tenantId: string, threadId: string, runId: string, toolCallId = 'call_1') => ({ tenantId, threadId, runId, toolCallId, toolName: 'write_file' });
+      const key = (tenantId: string, threadId: string, runId: string, toolCallId = 'call_1') => ({
+        tenantId,
+        threadId,
+        runId,
+        toolCallId,
+        toolName: 'write_file',
+      });
 
       it('the first claim of a tool call creates a started entry; later claims return it', async () => {
         const { tenantId, threadId } = await newThread();
@@ -313,7 +358,7 @@ export function storeContract(harness: StoreTestHarness): void {
         expect((await store.listToolEffects(tenantId, run.runId))[0]?.executions).toBe(2);
       });
 
-      it('another tenant can neither read nor claim a tenant\'s tool call', async () => {
+      it("another tenant can neither read nor claim a tenant's tool call", async () => {
         const a = await newThread();
         const b = await newThread();
         const { run } = await newRun(a.tenantId, a.threadId);
@@ -437,7 +482,9 @@ export function storeContract(harness: StoreTestHarness): void {
 
       it('stores text exactly as hashed (unicode, lone surrogates made well-formed, long text cut)', async () => {
         const tenant = uid('audit');
-        const { entry: e } = await store.appendAuditEntry(entry(tenant, 1, { reason: '高风险 🚨 \ud800 end', comment: 'x'.repeat(20_000), decidedBy: 'Zoë <zoe@example.com>' }));
+        const { entry: e } = await store.appendAuditEntry(
+          entry(tenant, 1, { reason: '高风险 🚨 \ud800 end', comment: 'x'.repeat(20_000), decidedBy: 'Zoë <zoe@example.com>' }),
+        );
         expect(e.reason).toBe('高风险 🚨 \ufffd end');
         expect(e.comment.length).toBe(16_000);
         const [stored] = await store.listAuditEntries(tenant);
@@ -477,7 +524,10 @@ export function storeContract(harness: StoreTestHarness): void {
         for (let i = 1; i <= 4; i++) await store.appendAuditEntry(entry(tenant, i));
         const db = (store as SqlStore).db;
         await db.updateTable('approval_audit').set({ reason: 'nothing to see' }).where('tenant_id', '=', tenant).where('seq', '=', 2).execute();
-        expect(verifyAuditChain(await store.listAuditEntries(tenant), await store.getAuditHead(tenant))).toEqual({ seq: 2, detail: 'entry 2 was altered (its content does not match its hash)' });
+        expect(verifyAuditChain(await store.listAuditEntries(tenant), await store.getAuditHead(tenant))).toEqual({
+          seq: 2,
+          detail: 'entry 2 was altered (its content does not match its hash)',
+        });
       });
 
       it('verification finds an entry edited with its hash recomputed (the next entry no longer follows it)', async () => {
@@ -486,7 +536,12 @@ export function storeContract(harness: StoreTestHarness): void {
         const db = (store as SqlStore).db;
         const e2 = (await store.getAuditEntry(tenant, 2))!;
         const forged = { ...e2, decision: 'rejected' as const };
-        await db.updateTable('approval_audit').set({ decision: 'rejected', hash: auditEntryHash(forged) }).where('tenant_id', '=', tenant).where('seq', '=', 2).execute();
+        await db
+          .updateTable('approval_audit')
+          .set({ decision: 'rejected', hash: auditEntryHash(forged) })
+          .where('tenant_id', '=', tenant)
+          .where('seq', '=', 2)
+          .execute();
         expect(verifyAuditChain(await store.listAuditEntries(tenant))).toEqual({ seq: 3, detail: 'entry 3 does not follow the hash of entry 2' });
       });
 
@@ -495,26 +550,50 @@ export function storeContract(harness: StoreTestHarness): void {
         const middle = uid('audit');
         for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(middle, i));
         await db.deleteFrom('approval_audit').where('tenant_id', '=', middle).where('seq', '=', 2).execute();
-        expect(verifyAuditChain(await store.listAuditEntries(middle), await store.getAuditHead(middle))).toEqual({ seq: 2, detail: 'entry 2 is missing (found 3 next)' });
+        expect(verifyAuditChain(await store.listAuditEntries(middle), await store.getAuditHead(middle))).toEqual({
+          seq: 2,
+          detail: 'entry 2 is missing (found 3 next)',
+        });
         const end = uid('audit');
         for (let i = 1; i <= 3; i++) await store.appendAuditEntry(entry(end, i));
         await db.deleteFrom('approval_audit').where('tenant_id', '=', end).where('seq', '=', 3).execute();
         expect(verifyAuditChain(await store.listAuditEntries(end))).toBeUndefined(); // the entries alone cannot tell…
-        expect(verifyAuditChain(await store.listAuditEntries(end), await store.getAuditHead(end))).toEqual({ seq: 3, detail: 'entries 3..3 are missing (the trail ends at 2, its head says 3)' });
+        expect(verifyAuditChain(await store.listAuditEntries(end), await store.getAuditHead(end))).toEqual({
+          seq: 3,
+          detail: 'entries 3..3 are missing (the trail ends at 2, its head says 3)',
+        });
       });
 
       /** The hash as the store computed it before migration 0008 (frozen here on purpose). */
       const v1Hash = (e: Omit<AuditEntry, 'hash' | 'approverTenantId' | 'approverKeyId'>) =>
         createHash('sha256')
           .update(
-            JSON.stringify([e.prevHash, e.tenantId, e.seq, e.threadId, e.runId, e.toolCallId, e.toolName, e.argsSha256, e.decision, e.reason, e.rule, e.riskLevel, e.decidedBy, e.comment, e.createdAtMs]),
+            JSON.stringify([
+              e.prevHash,
+              e.tenantId,
+              e.seq,
+              e.threadId,
+              e.runId,
+              e.toolCallId,
+              e.toolName,
+              e.argsSha256,
+              e.decision,
+              e.reason,
+              e.rule,
+              e.riskLevel,
+              e.decidedBy,
+              e.comment,
+              e.createdAtMs,
+            ]),
             'utf8',
           )
           .digest('hex');
 
       it('records the server-set approver (tenant, key id) beside the client label, and hashes it', async () => {
         const tenant = uid('audit');
-        const { entry: e } = await store.appendAuditEntry(entry(tenant, 1, { decidedBy: 'ceo@example.com', approverTenantId: tenant, approverKeyId: 'key_0123456789ab' }));
+        const { entry: e } = await store.appendAuditEntry(
+          entry(tenant, 1, { decidedBy: 'ceo@example.com', approverTenantId: tenant, approverKeyId: 'key_0123456789ab' }),
+        );
         expect(e).toMatchObject({ decidedBy: 'ceo@example.com', approverTenantId: tenant, approverKeyId: 'key_0123456789ab' });
         expect(e.hash).toBe(auditEntryHash(e));
         expect(e.hash).not.toBe(v1Hash(e));
@@ -537,7 +616,10 @@ export function storeContract(harness: StoreTestHarness): void {
         const edited = uid('audit');
         await store.appendAuditEntry(entry(edited, 1, { approverTenantId: edited, approverKeyId: 'key_aaaaaaaaaaaa' }));
         await db.updateTable('approval_audit').set({ approver_key_id: 'key_bbbbbbbbbbbb' }).where('tenant_id', '=', edited).execute();
-        expect(verifyAuditChain(await store.listAuditEntries(edited), await store.getAuditHead(edited))).toEqual({ seq: 1, detail: 'entry 1 was altered (its content does not match its hash)' });
+        expect(verifyAuditChain(await store.listAuditEntries(edited), await store.getAuditHead(edited))).toEqual({
+          seq: 1,
+          detail: 'entry 1 was altered (its content does not match its hash)',
+        });
         const blanked = uid('audit');
         await store.appendAuditEntry(entry(blanked, 1, { approverTenantId: blanked, approverKeyId: 'key_aaaaaaaaaaaa' }));
         await db.updateTable('approval_audit').set({ approver_tenant_id: '', approver_key_id: '' }).where('tenant_id', '=', blanked).execute();
@@ -550,9 +632,13 @@ export function storeContract(harness: StoreTestHarness): void {
 
       it('refuses an approver of another tenant, a key id without its tenant, or a malformed id', async () => {
         const tenant = uid('audit');
-        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: 'someone-else', approverKeyId: 'key_x' }))).rejects.toThrow(/Invalid approverTenantId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: 'someone-else', approverKeyId: 'key_x' }))).rejects.toThrow(
+          /Invalid approverTenantId/,
+        );
         await expect(store.appendAuditEntry(entry(tenant, 1, { approverKeyId: 'key_x' }))).rejects.toThrow(/without approverTenantId/);
-        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: tenant, approverKeyId: 'k'.repeat(129) }))).rejects.toThrow(/Invalid approverKeyId/);
+        await expect(store.appendAuditEntry(entry(tenant, 1, { approverTenantId: tenant, approverKeyId: 'k'.repeat(129) }))).rejects.toThrow(
+          /Invalid approverKeyId/,
+        );
         expect(await store.listAuditEntries(tenant)).toEqual([]);
       });
 

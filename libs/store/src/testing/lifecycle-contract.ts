@@ -81,7 +81,8 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const { tenantId, threadId } = await thread(a);
       const ids = [uid('r0'), uid('r1'), uid('r2')];
       const admitted = [];
-      for (const id of ids) admitted.push(await la.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), attempts: 3 }) }));
+      for (const id of ids)
+        admitted.push(await la.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), attempts: 3 }) }));
       expect(admitted.map((r) => r.kind)).toEqual(['admitted', 'deferred', 'deferred']);
       expect(order).toEqual([ids[0]]);
       // A worker of another process starts the first; a deferred run is not startable.
@@ -101,7 +102,11 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       expect(await lb.cancel(tenantId, ids[0]!)).toMatchObject({ kind: 'already_ended', run: { status: 'success' } });
       // A cancel of the promoted holder promotes the last one; ending that frees the thread.
       expect(await lb.cancel(tenantId, ids[1]!)).toMatchObject({ kind: 'ended', promoted: { runId: ids[2] } });
-      expect(await la.end({ tenantId, runId: ids[2]!, status: 'success', waitsForHuman: true, cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'interrupted', promoted: undefined });
+      expect(await la.end({ tenantId, runId: ids[2]!, status: 'success', waitsForHuman: true, cause: 'finished' })).toMatchObject({
+        kind: 'ended',
+        threadStatus: 'interrupted',
+        promoted: undefined,
+      });
       expect(order).toEqual(ids);
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'interrupted', activeRunId: null });
       expect((await a.listRuns(tenantId, threadId)).map((r) => r.status).sort()).toEqual(['interrupted', 'success', 'success']);
@@ -115,7 +120,9 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       for (const id of [h, d1, d2]) await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id) }) });
       expect(await l.cancel(tenantId, d1)).toMatchObject({ kind: 'ended', threadStatus: undefined, promoted: undefined });
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: h });
-      expect(await l.end({ tenantId, runId: h, status: 'error', error: { error: 'Error', message: 'x' }, cause: 'finished' })).toMatchObject({ promoted: { runId: d2 } });
+      expect(await l.end({ tenantId, runId: h, status: 'error', error: { error: 'Error', message: 'x' }, cause: 'finished' })).toMatchObject({
+        promoted: { runId: d2 },
+      });
       expect(order).toEqual([h, d2]);
     });
 
@@ -123,7 +130,8 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const { tenantId, threadId } = await thread(a);
       const crashed = new RunLifecycle(a); // no queue: as if the process died right after each commit
       const [h, d] = [uid('h'), uid('d')];
-      for (const id of [h, d]) await crashed.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), delayMs: 0 }) });
+      for (const id of [h, d])
+        await crashed.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id), delayMs: 0 }) });
       const { sink, jobs } = recordingSink();
       const sweeper = new RunLifecycle(b, { jobs: sink });
       // (Other tests' runs share the database: only this test's runs are looked at.)
@@ -143,7 +151,9 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       await l.admit({ run: runOf(tenantId, threadId, h), whenBusy: 'defer' });
       await l.admit({ run: runOf(tenantId, threadId, d), whenBusy: 'defer', job: () => ({ payload: payloadOf(d) }) });
       // The holder is deleted with no end transition (e.g. records restored from an old backup).
-      await a.writeTransaction((db) => db.updateTable('threads').set({ active_run_id: null }).where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute());
+      await a.writeTransaction((db) =>
+        db.updateTable('threads').set({ active_run_id: null }).where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute(),
+      );
       const { sink } = recordingSink();
       expect(await new RunLifecycle(b, { jobs: sink }).recoverPending(new Date(Date.now() + 60_000), 1000)).toContain(d);
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: d, status: 'busy' });
@@ -155,7 +165,9 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const { sink } = recordingSink({ fail: true });
       const l = new RunLifecycle(a, { jobs: sink });
       const id = uid('r');
-      await expect(l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }) })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      await expect(l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }) })).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+      });
       expect(await a.getRun(tenantId, id)).toMatchObject({ status: 'error' });
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ activeRunId: null, status: 'error' });
     });
@@ -173,7 +185,12 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const res = await l.deadLetter({ tenantId, runId: id, reason: 'its worker died 3 times' }, { job: 'ctx' });
       expect(res).toMatchObject({ kind: 'ended', threadStatus: 'error', run: { status: 'error', deadLetter: { reason: 'its worker died 3 times' } } });
       expect(ended).toHaveLength(1);
-      expect(ended[0]).toMatchObject({ type: 'run.ended', cause: 'dead_lettered', ctx: { job: 'ctx' }, error: { error: 'DeadLetterError', message: expect.stringContaining('its worker died 3 times') } });
+      expect(ended[0]).toMatchObject({
+        type: 'run.ended',
+        cause: 'dead_lettered',
+        ctx: { job: 'ctx' },
+        error: { error: 'DeadLetterError', message: expect.stringContaining('its worker died 3 times') },
+      });
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'error', activeRunId: null });
       const run = await a.getRun(tenantId, id);
       expect(run).toMatchObject({ status: 'error', error: expect.stringContaining('dead-lettered'), redrives: 0 });
@@ -217,7 +234,9 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const l = new RunLifecycle(a, { jobs: sink });
       const { tenantId, threadId } = await thread(a);
       const id = uid('child');
-      expect(await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }), callerEnqueues: true })).toMatchObject({ kind: 'admitted' });
+      expect(
+        await l.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'reject', job: () => ({ payload: payloadOf(id) }), callerEnqueues: true }),
+      ).toMatchObject({ kind: 'admitted' });
       expect(order).not.toContain(id);
       expect(new TextDecoder().decode((await l.storedJob(tenantId, id))?.payload)).toBe(id);
     });
@@ -273,17 +292,38 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       expect(jobs.has(`${id}-redrive-1`)).toBe(true);
     });
 
-    it('admission claims the thread\'s pending uploads in its transaction; a refused admission claims none', async () => {
+    it("admission claims the thread's pending uploads in its transaction; a refused admission claims none", async () => {
       const { tenantId, threadId } = await thread(a);
-      await a.addUpload({ tenantId, threadId, uploadId: 'u1', path: 'uploads/a.txt', name: 'a.txt', originalName: 'a.txt', type: 'text', mime: 'text/plain', size: 1, mismatch: null });
+      await a.addUpload({
+        tenantId,
+        threadId,
+        uploadId: 'u1',
+        path: 'uploads/a.txt',
+        name: 'a.txt',
+        originalName: 'a.txt',
+        type: 'text',
+        mime: 'text/plain',
+        size: 1,
+        mismatch: null,
+      });
       const l = new RunLifecycle(a);
       const first = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject' });
       const seen: string[][] = [];
-      const busy = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject', claimUploads: true, job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }) });
+      const busy = await l.admit({
+        run: runOf(tenantId, threadId),
+        whenBusy: 'reject',
+        claimUploads: true,
+        job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
+      });
       expect(busy.kind).toBe('busy');
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBeNull();
       await l.end({ tenantId, runId: first.kind === 'admitted' ? first.run.runId : '', status: 'success', cause: 'finished' });
-      const second = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject', claimUploads: true, job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }) });
+      const second = await l.admit({
+        run: runOf(tenantId, threadId),
+        whenBusy: 'reject',
+        claimUploads: true,
+        job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
+      });
       expect(second.kind).toBe('admitted');
       expect(seen).toEqual([['u1']]);
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBe(second.kind === 'admitted' ? second.run.runId : '');

@@ -23,7 +23,15 @@ export function check(ctx: HandlerContext): ApprovalMethod<'check'> {
     instruments().approvals.add(1, { verdict: v.action, 'agentloop.tool': req.toolName });
     // The argument values may hold secrets: only their hash is logged.
     log[v.action === 'allow' ? 'debug' : 'info'](
-      { tool: req.toolName, tool_call_id: req.toolCallId, subagent: req.subagent, action: v.action, rule: v.rule, risk: v.risk, args_sha256: await argsSha256Paced(args) },
+      {
+        tool: req.toolName,
+        tool_call_id: req.toolCallId,
+        subagent: req.subagent,
+        action: v.action,
+        rule: v.rule,
+        risk: v.risk,
+        args_sha256: await argsSha256Paced(args),
+      },
       v.action === 'allow' ? 'tool call allowed' : 'tool call needs a decision',
     );
     return { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule };

@@ -111,7 +111,7 @@ export async function argsSha256Paced(args: Record<string, unknown>): Promise<st
   const hash = createHash('sha256');
   let since = 0;
   for (const piece of canonicalPieces(args)) {
-    for (let start = 0; start < piece.length; ) {
+    for (let start = 0; start < piece.length;) {
       let end = Math.min(piece.length, start + HASH_SLICE_CHARS);
       const last = piece.charCodeAt(end - 1);
       if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;

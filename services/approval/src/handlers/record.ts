@@ -1,6 +1,16 @@
 import { instruments } from '@agentloop/telemetry';
 import { ApprovalError } from '../errors.js';
-import { argsSha256Paced, decisionName, parseArgs, requireId, requireTenant, riskName, toWireEntry, type ApprovalMethod, type HandlerContext } from './common.js';
+import {
+  argsSha256Paced,
+  decisionName,
+  parseArgs,
+  requireId,
+  requireTenant,
+  riskName,
+  toWireEntry,
+  type ApprovalMethod,
+  type HandlerContext,
+} from './common.js';
 
 /** An approver key id as the gateway makes them ("key_" + 12 hex digits), or any other id of the same alphabet. */
 const KEY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -58,7 +68,15 @@ export function record(ctx: HandlerContext): ApprovalMethod<'record'> {
       const differs = (['threadId', 'toolName', 'argsSha256', 'decision', 'approverTenantId', 'approverKeyId'] as const).filter((k) => entry[k] !== wanted[k]);
       if (differs.length > 0) {
         log.warn(
-          { seq: entry.seq, tool_call_id: entry.toolCallId, tool: wanted.toolName, recorded_tool: entry.toolName, args_sha256: wanted.argsSha256, recorded_args_sha256: entry.argsSha256, differs },
+          {
+            seq: entry.seq,
+            tool_call_id: entry.toolCallId,
+            tool: wanted.toolName,
+            recorded_tool: entry.toolName,
+            args_sha256: wanted.argsSha256,
+            recorded_args_sha256: entry.argsSha256,
+            differs,
+          },
           'decision refused: another call was already recorded under this tool call id',
         );
         throw new ApprovalError(
@@ -69,7 +87,16 @@ export function record(ctx: HandlerContext): ApprovalMethod<'record'> {
     }
     if (!duplicate) instruments().approvals.add(1, { decision, 'agentloop.tool': entry.toolName });
     log.info(
-      { seq: entry.seq, tool: entry.toolName, tool_call_id: entry.toolCallId, decision, rule: entry.rule, duplicate, args_sha256: entry.argsSha256, approver_key_id: entry.approverKeyId || undefined },
+      {
+        seq: entry.seq,
+        tool: entry.toolName,
+        tool_call_id: entry.toolCallId,
+        decision,
+        rule: entry.rule,
+        duplicate,
+        args_sha256: entry.argsSha256,
+        approver_key_id: entry.approverKeyId || undefined,
+      },
       'decision recorded',
     );
     return { entry: toWireEntry(entry), duplicate };

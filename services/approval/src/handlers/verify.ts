@@ -14,7 +14,7 @@ export async function verifyTrail(store: Store, tenantId: string): Promise<{ ent
     const last = head?.seq ?? Number.MAX_SAFE_INTEGER;
     const v = new AuditChainVerifier();
     let problem: AuditChainProblem | undefined;
-    for (let after = 0; !problem && after < last; ) {
+    for (let after = 0; !problem && after < last;) {
       const page = (await store.listAuditEntries(tenantId, { afterSeq: after, limit: PAGE })).filter((e) => e.seq <= last);
       problem = v.add(page);
       if (page.length < PAGE) break;

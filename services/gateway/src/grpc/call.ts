@@ -221,4 +221,3 @@ export function serverStreamHandler<I, O>(env: CallEnv, method: DescMethod, impl
 export function lostStream(runId: string, cause: unknown): UnavailableError {
   return new UnavailableError(`Lost the event stream of run ${runId}; re-join it with JoinRunStream after the last event id you received.`, { cause });
 }
-

@@ -1,12 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AgentLoopService } from '@agentloop/proto';
-import {
-  AGENTLOOP_GRPC_DEFINITION,
-  type RequestInitOf,
-  type ResponseOf,
-  type ServerStreamingMethodName,
-  type UnaryMethodName,
-} from './definition.js';
+import { AGENTLOOP_GRPC_DEFINITION, type RequestInitOf, type ResponseOf, type ServerStreamingMethodName, type UnaryMethodName } from './definition.js';
 
 /**
  * The untyped grpc-js client class of the AgentLoop service (`new AgentLoopGrpcClient(address,

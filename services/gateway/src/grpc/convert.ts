@@ -4,7 +4,16 @@
  * errors naming the proto fields the caller actually set.
  */
 import { errorMessage, JsonDepthError, MAX_JSON_DEPTH, parseJsonWithin } from '@agentloop/core';
-import { create, RunInfoSchema, ThreadInfoSchema, ThreadStateSchema, type CreateRunRequest, type RunInfo, type ThreadInfo, type ThreadState } from '@agentloop/proto';
+import {
+  create,
+  RunInfoSchema,
+  ThreadInfoSchema,
+  ThreadStateSchema,
+  type CreateRunRequest,
+  type RunInfo,
+  type ThreadInfo,
+  type ThreadState,
+} from '@agentloop/proto';
 import type { RunRecord, ThreadRecord } from '@agentloop/store';
 import { invalid, RequestValidationError } from '../errors.js';
 import { RunCreateBody } from '../run-schema.js';

@@ -194,7 +194,11 @@ describe('gRPC ids are validated as HTTP validates them, before any store or wor
       const c = client();
       const t = await c.createThread({});
       for (const runId of BAD_IDS) {
-        for (const call of [() => c.getRun({ threadId: t.threadId, runId }), () => c.cancelRun({ threadId: t.threadId, runId }), () => drain(c.joinRunStream({ threadId: t.threadId, runId }))]) {
+        for (const call of [
+          () => c.getRun({ threadId: t.threadId, runId }),
+          () => c.cancelRun({ threadId: t.threadId, runId }),
+          () => drain(c.joinRunStream({ threadId: t.threadId, runId })),
+        ]) {
           const err = await failure(call());
           expect(err.code).toBe(grpc.status.INVALID_ARGUMENT);
           expect(err.details).toBe('Invalid request: run_id: expected a UUID');
@@ -268,7 +272,10 @@ describe('gRPC error text never carries host paths', () => {
       });
       const c = client();
       const waited = await c.waitRun({ inputJson: say('x') });
-      expect(JSON.parse(waited.errorJson)).toEqual({ error: 'Error', message: "ENOENT: no such file or directory, open '<workspace-root>/default/t1/uploads/a.csv'" });
+      expect(JSON.parse(waited.errorJson)).toEqual({
+        error: 'Error',
+        message: "ENOENT: no such file or directory, open '<workspace-root>/default/t1/uploads/a.csv'",
+      });
       const events = await drain(c.streamRun({ inputJson: say('y') }));
       const error = events.find((e) => e.event === 'error');
       expect(error?.dataJson).not.toContain(gw!.config.WORKSPACE_ROOT);

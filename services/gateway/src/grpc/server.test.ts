@@ -374,7 +374,9 @@ describe('raw grpc-js client', () => {
       createThread(req: object, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res: { threadId: string }) => void): void;
     };
     try {
-      const t = await new Promise<{ threadId: string }>((resolve, reject) => raw.createThread({}, new grpc.Metadata(), (err, res) => (err ? reject(err) : resolve(res))));
+      const t = await new Promise<{ threadId: string }>((resolve, reject) =>
+        raw.createThread({}, new grpc.Metadata(), (err, res) => (err ? reject(err) : resolve(res))),
+      );
       expect((await client!.getThread({ threadId: t.threadId })).threadId).toBe(t.threadId);
     } finally {
       raw.close();

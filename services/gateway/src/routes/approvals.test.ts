@@ -4,7 +4,17 @@ import { silentLogger } from '@agentloop/core';
 import { MemoryQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
 import { createTempDir } from '@agentloop/workspace';
-import { AuditEntrySchema, DecisionKind, ListAuditRequestSchema, ListAuditResponseSchema, RiskLevel, create, fromBinary, toBinary, type ListAuditRequest } from '@agentloop/proto';
+import {
+  AuditEntrySchema,
+  DecisionKind,
+  ListAuditRequestSchema,
+  ListAuditResponseSchema,
+  RiskLevel,
+  create,
+  fromBinary,
+  toBinary,
+  type ListAuditRequest,
+} from '@agentloop/proto';
 import { createGatewayApp } from '../app.js';
 import { loadGatewayConfig } from '../config.js';
 

@@ -66,7 +66,11 @@ describe('POST /threads/{id}/files', () => {
 
     const list = await gw.app.inject({ method: 'GET', url: `/threads/${threadId}/files` });
     expect(list.statusCode).toBe(200);
-    expect((list.json() as { files: { path: string }[] }).files.map((f) => f.path)).toEqual(['uploads/notes.docx', 'uploads/report.pdf', 'uploads/季度数据.csv']);
+    expect((list.json() as { files: { path: string }[] }).files.map((f) => f.path)).toEqual([
+      'uploads/notes.docx',
+      'uploads/report.pdf',
+      'uploads/季度数据.csv',
+    ]);
   });
 
   it('keeps client-supplied names inside uploads/ (traversal and hidden names are neutralized)', async () => {
@@ -114,7 +118,9 @@ describe('POST /threads/{id}/files', () => {
       { name: 'big.bin', data: Buffer.alloc(5000, 1) },
     ]);
     expect(res.statusCode).toBe(413);
-    expect((res.json() as { detail: string }).detail).toBe('File "big.bin" is larger than the upload limit of 1000 bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.');
+    expect((res.json() as { detail: string }).detail).toBe(
+      'File "big.bin" is larger than the upload limit of 1000 bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.',
+    );
     expect(await readdir(uploadsDir(gw, threadId))).toEqual([]);
     expect(await gw.store.listUploads('default', threadId)).toEqual([]);
 
@@ -142,17 +148,28 @@ describe('POST /threads/{id}/files', () => {
     const port = (gw.app.server.address() as AddressInfo).port;
     const threadId = await newThread(gw);
     const boundary = '----agentloop-test-boundary';
-    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const chunk = Buffer.alloc(1024 * 1024, 7);
     const rssBefore = process.memoryUsage().rss;
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: `/threads/${threadId}/files`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/threads/${threadId}/files`,
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
       req.on('error', reject);
       let sent = 0;
       const pump = (): void => {
@@ -293,7 +310,11 @@ describe('file references in the next message (seed 001 §3.3)', () => {
       { name: 'data.txt', data: 'hello' },
     ]);
     const run = async (text: string) => {
-      const res = await gw!.app.inject({ method: 'POST', url: `/threads/${threadId}/runs/wait`, payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: text }] } } });
+      const res = await gw!.app.inject({
+        method: 'POST',
+        url: `/threads/${threadId}/runs/wait`,
+        payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: text }] } },
+      });
       expect(res.statusCode).toBe(200);
       const messages = (res.json() as { messages: { type: string; content: string }[] }).messages;
       return messages[messages.length - 1]?.content;
@@ -309,7 +330,11 @@ describe('file references in the next message (seed 001 §3.3)', () => {
     gw = await startTestGateway({ env: { PROMPT_LANGUAGE: 'zh' } });
     const threadId = await newThread(gw);
     await upload(gw, threadId, [{ name: 'table.xlsx', data: PNG }]);
-    const res = await gw.app.inject({ method: 'POST', url: `/threads/${threadId}/runs/wait`, payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: '帮我分析' }] } } });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${threadId}/runs/wait`,
+      payload: { assistant_id: 'agent', input: { messages: [{ role: 'user', content: '帮我分析' }] } },
+    });
     const messages = (res.json() as { messages: { content: string }[] }).messages;
     expect(messages[messages.length - 1]?.content).toBe(
       `echo: 帮我分析\n\n上传的文件：\n- table.xlsx → uploads/table.xlsx (image, ${PNG.length} bytes; 注意: named ".xlsx" but the content is PNG (image/png)) [可用 @xlsx 处理]`,

@@ -5,7 +5,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { newId, newOrderedId } from '@agentloop/core';
 import type { UploadRecord } from '@agentloop/store';
-import { checkPathLimits, detectFileType, listWorkspaceFiles, sanitizeFileName, shownPathHead, WorkspaceError, errnoCode, type Workspace } from '@agentloop/workspace';
+import {
+  checkPathLimits,
+  detectFileType,
+  listWorkspaceFiles,
+  sanitizeFileName,
+  shownPathHead,
+  WorkspaceError,
+  errnoCode,
+  type Workspace,
+} from '@agentloop/workspace';
 import type { RouteContext } from '../context.js';
 import { HttpError, invalid, notFound } from '../errors.js';
 import { parseRequest, ThreadParams } from '../validation.js';
@@ -89,7 +98,9 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
           const out = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o640);
           await pipeline(part.file, out.createWriteStream());
           if (part.file.truncated) {
-            throw tooLarge(`File "${originalName}" is larger than the upload limit of ${config.UPLOAD_MAX_FILE_BYTES} bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.`);
+            throw tooLarge(
+              `File "${originalName}" is larger than the upload limit of ${config.UPLOAD_MAX_FILE_BYTES} bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.`,
+            );
           }
         }
       } catch (err) {

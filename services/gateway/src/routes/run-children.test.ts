@@ -25,7 +25,10 @@ async function parentWithChildren() {
     const childThread = `3333333${i}-3333-8333-8333-333333333333`;
     const link = { parent_run_id: parent, parent_thread_id: thread, tool_call_id: `call_${i}` };
     await gw.store.createThread({ tenantId: 'tenant-a', threadId: childThread, metadata: { ...link, delegated: true } });
-    await new RunLifecycle(gw.store).admit({ run: { tenantId: 'tenant-a', threadId: childThread, runId: id, assistantId: 'agent', metadata: link }, whenBusy: 'reject' });
+    await new RunLifecycle(gw.store).admit({
+      run: { tenantId: 'tenant-a', threadId: childThread, runId: id, assistantId: 'agent', metadata: link },
+      whenBusy: 'reject',
+    });
     children.push(id);
   }
   // An unrelated thread and run of the same tenant.

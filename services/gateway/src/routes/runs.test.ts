@@ -19,7 +19,10 @@ describe('POST /threads/{id}/runs', () => {
     gw = await startTestGateway({ orchestrator: false });
     const res0 = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata: { owner: 'ann', graph_id: 'other' } } });
     const tid = res0.json().thread_id as string;
-    const search = async () => (await gw.app.inject({ method: 'POST', url: '/threads/search', payload: { metadata: { graph_id: 'agent' } } })).json().map((t: { thread_id: string }) => t.thread_id);
+    const search = async () =>
+      (await gw.app.inject({ method: 'POST', url: '/threads/search', payload: { metadata: { graph_id: 'agent' } } }))
+        .json()
+        .map((t: { thread_id: string }) => t.thread_id);
     expect(await search()).not.toContain(tid);
     expect((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', input: hi() } })).statusCode).toBe(200);
     const thread = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json();
@@ -112,7 +115,12 @@ describe('POST /threads/{id}/runs', () => {
       payload: { assistant_id: 'agent', stream_mode: 'everything', webhook: 'not a url' },
     });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['body.stream_mode', 'body.webhook']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['body.stream_mode', 'body.webhook']);
   });
 
   it('is a 422 for an unsupported multitask strategy', async () => {
@@ -375,7 +383,11 @@ describe('issue 18: resume, disconnect, caller identity', () => {
     const gate = latch();
     gw = await startTestGateway({ env: { RUN_WAIT_MAX_MS: '300' }, orchestrator: { gate: () => gate.wait() } });
     const tid = await newThread();
-    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi(), on_disconnect: 'cancel' } });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/threads/${tid}/runs/stream`,
+      payload: { assistant_id: 'agent', input: hi(), on_disconnect: 'cancel' },
+    });
     expect(res.statusCode).toBe(200);
     const run = (await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs` })).json()[0];
     expect(run.status).toBe('running');
@@ -430,8 +442,13 @@ describe('dead letter: GET /runs/dead-letter, POST /threads/{id}/runs/{run_id}/r
     await new RunLifecycle(gw.store).deadLetter({ tenantId: 'default', runId: run.run_id, reason: 'its worker died 2 times' });
     const listed = await gw.app.inject({ method: 'GET', url: '/runs/dead-letter?limit=5&offset=0' });
     expect(listed.statusCode).toBe(200);
-    expect(listed.json()).toMatchObject([{ run_id: run.run_id, status: 'error', dead_letter: { reason: 'its worker died 2 times', dead_lettered_at: expect.any(String) } }]);
-    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}` })).json()).toMatchObject({ status: 'error', dead_letter: { reason: 'its worker died 2 times' } });
+    expect(listed.json()).toMatchObject([
+      { run_id: run.run_id, status: 'error', dead_letter: { reason: 'its worker died 2 times', dead_lettered_at: expect.any(String) } },
+    ]);
+    expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${run.run_id}` })).json()).toMatchObject({
+      status: 'error',
+      dead_letter: { reason: 'its worker died 2 times' },
+    });
     expect((await gw.app.inject({ method: 'GET', url: `/threads/${tid}` })).json()).toMatchObject({ status: 'error' });
 
     const redriven = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/${run.run_id}/redrive` });

@@ -75,7 +75,12 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   }
 
   /** Waits for the run's end and answers like LangGraph's /wait: final values, or {__error__}. */
-  async function waitAndReply(request: FastifyRequest, reply: FastifyReply, created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>, onDisconnect: OnDisconnect = 'continue') {
+  async function waitAndReply(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>,
+    onDisconnect: OnDisconnect = 'continue',
+  ) {
     const tenantId = request.tenantId;
     const { run } = created;
     const scope = requestScope(ctx, reply);
@@ -110,10 +115,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     const scope = requestScope(ctx, reply);
     reply.hijack();
     const sse = new SseWriter(reply.raw);
-    sse.open(
-      { ...reply.getHeaders(), 'content-location': runPath(run), location: `${runPath(run)}/stream` },
-      ctx.config.SSE_HEARTBEAT_MS,
-    );
+    sse.open({ ...reply.getHeaders(), 'content-location': runPath(run), location: `${runPath(run)}/stream` }, ctx.config.SSE_HEARTBEAT_MS);
     let ended = false;
     try {
       if (opts.metadata) {
@@ -121,18 +123,24 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       }
       for await (const ev of runs.events(tenantId, run.runId, opts.afterId, scope.signal)) {
         if (ev.event === 'end') ended = true;
-        if (wantsEvent(ev.event, opts.modes)) await sse.send({ event: ev.event, data: ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson, id: ev.id });
+        if (wantsEvent(ev.event, opts.modes))
+          await sse.send({ event: ev.event, data: ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson, id: ev.id });
         if (sse.closed) break;
       }
     } catch (err) {
       request.log.error({ run_id: run.runId, err: errorMessage(err) }, 'run event stream failed');
-      await sse.send({ event: 'error', data: JSON.stringify({ error: 'StreamError', message: `Lost the run's event stream: ${errorMessage(err)}. Join it again.` }) });
+      await sse.send({
+        event: 'error',
+        data: JSON.stringify({ error: 'StreamError', message: `Lost the run's event stream: ${errorMessage(err)}. Join it again.` }),
+      });
     } finally {
       // Before our own end(): after it the response reads as closed whoever closed it.
       const clientGone = scope.clientLeft() || sse.closed;
       sse.end();
       if (!ended && clientGone) {
-        await cancelAbandoned(request, run, opts.onDisconnect ?? 'continue').catch((err: unknown) => request.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'run of a disconnected client not cancelled'));
+        await cancelAbandoned(request, run, opts.onDisconnect ?? 'continue').catch((err: unknown) =>
+          request.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'run of a disconnected client not cancelled'),
+        );
       }
       if (opts.deleteOnCompletion) {
         if (ended) await runs.deleteStateless(tenantId, run).catch((err: unknown) => request.log.warn({ err: errorMessage(err) }, 'stateless cleanup failed'));
@@ -167,7 +175,13 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.post('/threads/:thread_id/runs/stream', async (request, reply) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     const created = await createFromRequest(request, thread_id);
-    await streamRun(request, reply, created.run, { modes: created.streamModes, afterId: 0, metadata: true, deleteOnCompletion: false, onDisconnect: created.onDisconnect });
+    await streamRun(request, reply, created.run, {
+      modes: created.streamModes,
+      afterId: 0,
+      metadata: true,
+      deleteOnCompletion: false,
+      onDisconnect: created.onDisconnect,
+    });
   });
 
   app.get('/threads/:thread_id/runs', async (request) => {
@@ -198,7 +212,13 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     const modes = normalizeStreamModes(
       q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
     );
-    await streamRun(request, reply, run, { modes, afterId, metadata: false, deleteOnCompletion: false, onDisconnect: cancelOnDisconnect(q.cancel_on_disconnect) });
+    await streamRun(request, reply, run, {
+      modes,
+      afterId,
+      metadata: false,
+      deleteOnCompletion: false,
+      onDisconnect: cancelOnDisconnect(q.cancel_on_disconnect),
+    });
   });
 
   // Cancel (LangGraph: ?wait=0|1&action=interrupt|rollback). The run stops where it is and keeps its
@@ -207,7 +227,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
     const q = parseRequest(CancelQuery, request.query, 'query');
     if (q.action === 'rollback') {
-      throw invalid('query.action', 'rollback is not supported by this deployment: use "interrupt" (the run stops and keeps what it has done), then delete the thread if you want it gone');
+      throw invalid(
+        'query.action',
+        'rollback is not supported by this deployment: use "interrupt" (the run stops and keeps what it has done), then delete the thread if you want it gone',
+      );
     }
     const run = await requireRun(request.tenantId, thread_id, run_id);
     const after = await runs.cancel(request.tenantId, run);
@@ -244,7 +267,14 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     return {
       delivery_id: run_id,
       url: typeof run.kwargs.webhook === 'string' ? run.kwargs.webhook : null,
-      attempts: attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), outcome: a.outcome, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })),
+      attempts: attempts.map((a) => ({
+        attempt: a.attempt,
+        at: a.at.toISOString(),
+        outcome: a.outcome,
+        status_code: a.statusCode,
+        error: a.error,
+        duration_ms: a.durationMs,
+      })),
     };
   });
 

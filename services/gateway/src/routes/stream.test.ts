@@ -90,12 +90,17 @@ describe('POST /runs/stream', () => {
 });
 
 describe('GET /threads/{id}/runs/{run_id}/stream', () => {
-  it('replays the whole run for a join without Last-Event-ID, in the run\'s stream modes', async () => {
+  it("replays the whole run for a join without Last-Event-ID, in the run's stream modes", async () => {
     gw = await startTestGateway();
     const tid = await newThread();
     const first = parseSse(
-      (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi(), stream_mode: ['values', 'updates'] } }))
-        .payload,
+      (
+        await gw.app.inject({
+          method: 'POST',
+          url: `/threads/${tid}/runs/stream`,
+          payload: { assistant_id: 'agent', input: hi(), stream_mode: ['values', 'updates'] },
+        })
+      ).payload,
     );
     const runId = (first[0]!.data as { run_id: string }).run_id;
     const joined = parseSse((await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${runId}/stream` })).payload);
@@ -105,7 +110,9 @@ describe('GET /threads/{id}/runs/{run_id}/stream', () => {
   it('resumes after Last-Event-ID', async () => {
     gw = await startTestGateway();
     const tid = await newThread();
-    const first = parseSse((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi() } })).payload);
+    const first = parseSse(
+      (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi() } })).payload,
+    );
     const runId = (first[0]!.data as { run_id: string }).run_id;
     const firstValues = first[1]!;
     const res = await gw.app.inject({
@@ -121,7 +128,9 @@ describe('GET /threads/{id}/runs/{run_id}/stream', () => {
   it('honours a stream_mode query parameter', async () => {
     gw = await startTestGateway();
     const tid = await newThread();
-    const first = parseSse((await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi() } })).payload);
+    const first = parseSse(
+      (await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/stream`, payload: { assistant_id: 'agent', input: hi() } })).payload,
+    );
     const runId = (first[0]!.data as { run_id: string }).run_id;
     const res = await gw.app.inject({ method: 'GET', url: `/threads/${tid}/runs/${runId}/stream?stream_mode=updates` });
     expect(parseSse(res.payload).map((e) => e.event)).toEqual(['updates', 'end']);

@@ -146,7 +146,12 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
   app.get('/threads/:thread_id/history', async (request) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     const query = parseRequest(HistoryQuery, request.query ?? {}, 'query');
-    return history(ctx, request.tenantId, thread_id, { limit: query.limit ?? 10, before: query.before ? { checkpoint_id: query.before } : null, metadata: null, checkpoint: null });
+    return history(ctx, request.tenantId, thread_id, {
+      limit: query.limit ?? 10,
+      before: query.before ? { checkpoint_id: query.before } : null,
+      metadata: null,
+      checkpoint: null,
+    });
   });
 
   app.get('/threads/:thread_id/state/:checkpoint_id', async (request) => {
@@ -181,7 +186,8 @@ const StateAtBody = z.object({
 export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'string') return { checkpoint_id: v, checkpoint_ns: '' };
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalid(where, 'must be a checkpoint {"checkpoint_id": ..., "checkpoint_ns": ...} or a config {"configurable": {"checkpoint_id": ...}}');
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw invalid(where, 'must be a checkpoint {"checkpoint_id": ..., "checkpoint_ns": ...} or a config {"configurable": {"checkpoint_id": ...}}');
   const o = v as Record<string, unknown>;
   const src = o.configurable && typeof o.configurable === 'object' ? (o.configurable as Record<string, unknown>) : o;
   const id = src.checkpoint_id;
@@ -191,7 +197,12 @@ export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
   return { checkpoint_id: id ?? null, checkpoint_ns: ns ?? '' };
 }
 
-async function history(ctx: RouteContext, tenantId: string, threadId: string, opts: { limit: number; before: CheckpointRef | null; metadata: JsonObject | null; checkpoint: CheckpointRef | null }): Promise<unknown[]> {
+async function history(
+  ctx: RouteContext,
+  tenantId: string,
+  threadId: string,
+  opts: { limit: number; before: CheckpointRef | null; metadata: JsonObject | null; checkpoint: CheckpointRef | null },
+): Promise<unknown[]> {
   const thread = await requireThread(ctx, tenantId, threadId);
   if (!ctx.checkpoints) return thread.values === null ? [] : [toApiThreadState(thread)];
   return ctx.checkpoints.history(tenantId, threadId, opts);

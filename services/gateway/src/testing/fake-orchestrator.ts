@@ -40,7 +40,6 @@ interface Message {
   content: unknown;
 }
 
-
 /** LangChain message dicts (`{type}` or OpenAI-style `{role}`) → `{id, type, content}`. */
 function toMessages(input: unknown): Message[] {
   const raw = (input as { messages?: unknown } | null)?.messages;
@@ -63,7 +62,14 @@ export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Prom
     await events.publish(e.run.runId, e.run.threadId, 'end', null);
     const job = e.ctx;
     if (!job?.webhookUrl || !opts.webhooks) return;
-    const payload = { run_id: job.runId, thread_id: job.threadId, assistant_id: job.assistantId, status: e.run.status, values: e.values ?? {}, ...(e.error ? { error: e.error.message } : {}) };
+    const payload = {
+      run_id: job.runId,
+      thread_id: job.threadId,
+      assistant_id: job.assistantId,
+      status: e.run.status,
+      values: e.values ?? {},
+      ...(e.error ? { error: e.error.message } : {}),
+    };
     const hook = create(WebhookJobSchema, {
       deliveryId: job.runId,
       url: job.webhookUrl,

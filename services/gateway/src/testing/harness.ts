@@ -50,8 +50,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const runs = opts.shared?.runs ?? new MemoryQueue('runs');
   const webhooks = opts.shared?.webhooks ?? new MemoryQueue('webhooks');
   const events = opts.events ?? new MemoryRunEventStream();
-  const orchestrator =
-    opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
+  const orchestrator = opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
   const app = await createGatewayApp({ store, runs, events, logger, config, ...(opts.rateLimitRedis ? { rateLimitRedis: opts.rateLimitRedis } : {}) });
   await app.ready();
   const close = async () => {

@@ -65,7 +65,17 @@ describe('PDF', () => {
 
 describe('DOCX', () => {
   it('renders headings, paragraphs and tables as markdown-like rows, header row separated', async () => {
-    const docx = buildDocx([{ heading: 'Quarterly report' }, 'Revenue grew.', { table: [['Region', 'Sales'], ['North', '10'], ['South', '20']] }]);
+    const docx = buildDocx([
+      { heading: 'Quarterly report' },
+      'Revenue grew.',
+      {
+        table: [
+          ['Region', 'Sales'],
+          ['North', '10'],
+          ['South', '20'],
+        ],
+      },
+    ]);
     const ex = await extractDocument(docx, 'zip', 'docx', limits());
     expect(ex.kind).toBe('docx');
     expect(ex.units[0]?.text).toBe('# Quarterly report\nRevenue grew.\n| Region | Sales |\n| --- | --- |\n| North | 10 |\n| South | 20 |');
@@ -92,7 +102,14 @@ describe('DOCX', () => {
 describe('XLSX', () => {
   it('reads each sheet as rows of cells, shared strings resolved', async () => {
     const xlsx = buildXlsx([
-      { name: 'Sales', rows: [['Region', 'Total'], ['North', 12.5], ['South', true]] },
+      {
+        name: 'Sales',
+        rows: [
+          ['Region', 'Total'],
+          ['North', 12.5],
+          ['South', true],
+        ],
+      },
       { name: 'Empty', rows: [] },
     ]);
     const ex = await extractDocument(xlsx, 'zip', 'xlsx', limits());
@@ -116,7 +133,15 @@ describe('XLSX', () => {
 
 describe('PPTX', () => {
   it('reads slides in presentation order with their titles', async () => {
-    const ex = await extractDocument(buildPptx([['Intro', 'hello'], ['Plan', 'step one', 'step two']]), 'zip', 'pptx', limits());
+    const ex = await extractDocument(
+      buildPptx([
+        ['Intro', 'hello'],
+        ['Plan', 'step one', 'step two'],
+      ]),
+      'zip',
+      'pptx',
+      limits(),
+    );
     expect(ex.units).toEqual([
       { n: 1, label: 'Intro', text: 'Intro\nhello' },
       { n: 2, label: 'Plan', text: 'Plan\nstep one\nstep two' },

@@ -112,7 +112,8 @@ function readSharedStrings(zip: ZipArchive, part: string, maxChars: number): str
     open(tag) {
       const n = localName(tag.name);
       if (n === 'si') current = '';
-      else if (n === 'rPh') skipDepth++; // phonetic runs repeat the text in another script
+      else if (n === 'rPh')
+        skipDepth++; // phonetic runs repeat the text in another script
       else if (n === 't' && skipDepth === 0) inText = true;
     },
     text(t) {

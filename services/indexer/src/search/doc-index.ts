@@ -37,7 +37,17 @@ export interface IndexFile {
 /** Builds the stored index of an extraction (runs in the extraction worker). */
 export function buildIndexFile(ex: Extraction, hash: string, createdAt = new Date().toISOString()): IndexFile {
   const chunks = chunkUnits(ex.units).map((c) => ({ ...c, tokens: tokenize(c.text).join(' ') }));
-  return { version: INDEX_FORMAT_VERSION, hash, kind: ex.kind, unit: unitOf(ex.kind), total: ex.total, complete: ex.complete, notes: ex.notes, createdAt, chunks };
+  return {
+    version: INDEX_FORMAT_VERSION,
+    hash,
+    kind: ex.kind,
+    unit: unitOf(ex.kind),
+    total: ex.total,
+    complete: ex.complete,
+    notes: ex.notes,
+    createdAt,
+    chunks,
+  };
 }
 
 export interface ScoredMatch {

@@ -50,9 +50,7 @@ export function firstMatch(m: TermMatcher | undefined, text: string): number {
 export function markMatches(text: string, m: TermMatcher | undefined): string {
   if (!m) return text;
   m.regex.lastIndex = 0;
-  return text
-    .replace(m.regex, (match: string, offset: number) => (accepted(m, text, offset, match) ? `**${match}**` : match))
-    .replace(/\*\*\*\*/g, '');
+  return text.replace(m.regex, (match: string, offset: number) => (accepted(m, text, offset, match) ? `**${match}**` : match)).replace(/\*\*\*\*/g, '');
 }
 
 /**

@@ -29,7 +29,11 @@ function builder(text: string, hash: string) {
   };
 }
 
-const exists = (p: string) => fs.stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  fs.stat(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('IndexStore', () => {
   it('stores one index per content hash under <hash[:2]>/ and reuses it for another thread', async () => {

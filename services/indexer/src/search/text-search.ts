@@ -34,12 +34,7 @@ export const MAX_LINE_CHARS = 64 * 1024;
  * each match comes with one line of context before and after, matches marked.
  * Memory stays bounded: only the best `maxResults` lines are kept.
  */
-export async function searchTextFile(
-  file: FileHandle,
-  query: string,
-  maxResults: number,
-  signal?: AbortSignal,
-): Promise<TextSearchOutcome> {
+export async function searchTextFile(file: FileHandle, query: string, maxResults: number, signal?: AbortSignal): Promise<TextSearchOutcome> {
   const phrase = query.trim().toLowerCase().replace(/\s+/g, ' ');
   const terms = [...new Set(phrase.split(' ').filter((t) => t !== ''))];
   const mark = termsPattern([phrase, ...terms], false);

@@ -187,4 +187,3 @@ export function patchDeclaredSize(zip: Uint8Array, part: string, size: number): 
   }
   return out;
 }
-

@@ -31,7 +31,10 @@ export function buildPdf(pages: readonly string[], opts: PdfOptions = {}): Uint8
   object(2, `<< /Type /Pages /Kids [${pages.map((_, i) => `${pageId(i)} 0 R`).join(' ')}] /Count ${n} >>`);
   object(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>');
   pages.forEach((text, i) => {
-    const lines = text.split('\n').map((l) => `(${escapePdfString(l)}) Tj T*`).join('\n');
+    const lines = text
+      .split('\n')
+      .map((l) => `(${escapePdfString(l)}) Tj T*`)
+      .join('\n');
     const stream = `BT /F1 11 Tf 14 TL 56 760 Td\n${lines}\nET`;
     object(pageId(i), `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageId(i) + 1} 0 R >>`);
     object(pageId(i) + 1, `<< /Length ${Buffer.byteLength(stream, 'latin1')} >>\nstream\n${stream}\nendstream`);
@@ -47,7 +50,7 @@ export function buildPdf(pages: readonly string[], opts: PdfOptions = {}): Uint8
   const id = '0123456789abcdef0123456789abcdef';
   const extra = opts.encrypted ? ` /Encrypt ${encryptId} 0 R /ID [<${id}> <${id}>]` : '';
   push(`trailer\n<< /Size ${size} /Root 1 0 R${extra} >>\nstartxref\n${xref}\n%%EOF\n`);
-  const bytes = Buffer.from(chunks.join(""), "latin1");
+  const bytes = Buffer.from(chunks.join(''), 'latin1');
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 

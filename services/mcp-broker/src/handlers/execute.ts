@@ -11,7 +11,13 @@ import type { McpToolProvider } from '../provider.js';
 export function executeTool(provider: McpToolProvider, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'executeTool'> {
   return async (req, call) => {
     const log = logger.child({ tenant: call.tenantId, run_id: req.runId || undefined, tool: req.toolName });
-    const input = { tenantId: call.tenantId, toolName: req.toolName, argsJson: req.argsJson, signal: call.signal, ...(call.deadline !== undefined ? { deadline: call.deadline } : {}) };
+    const input = {
+      tenantId: call.tenantId,
+      toolName: req.toolName,
+      argsJson: req.argsJson,
+      signal: call.signal,
+      ...(call.deadline !== undefined ? { deadline: call.deadline } : {}),
+    };
     const out = await provider.execute(input);
     if (out.error) log.info({ ms: out.durationMs, code: out.error.code, err: out.error.message.slice(0, 300) }, 'MCP tool call failed');
     else log.info({ ms: out.durationMs }, 'MCP tool call');

@@ -11,7 +11,12 @@ import type { McpToolProvider } from '../provider.js';
 export function listTools(provider: McpToolProvider, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'listTools'> {
   return async (req, call) => {
     try {
-      const input = { tenantId: call.tenantId, mentioned: req.mentioned, allowed: req.allowed, ...(call.deadline !== undefined ? { deadline: call.deadline } : {}) };
+      const input = {
+        tenantId: call.tenantId,
+        mentioned: req.mentioned,
+        allowed: req.allowed,
+        ...(call.deadline !== undefined ? { deadline: call.deadline } : {}),
+      };
       return await provider.list(input);
     } catch (err) {
       // An optional provider: a failure lists nothing rather than failing the caller's listing.

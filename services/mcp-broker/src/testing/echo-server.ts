@@ -63,10 +63,14 @@ function build(): McpServer {
       { type: 'resource', resource: { uri: 'file:///srv/notes.txt', mimeType: 'text/plain', text: 'the notes' } },
     ],
   }));
-  server.registerTool('sum', { description: 'Structured result only', inputSchema: { values: z.array(z.number()) }, outputSchema: { sum: z.number() } }, async ({ values }) => ({
-    content: [],
-    structuredContent: { sum: values.reduce((a, b) => a + b, 0) },
-  }));
+  server.registerTool(
+    'sum',
+    { description: 'Structured result only', inputSchema: { values: z.array(z.number()) }, outputSchema: { sum: z.number() } },
+    async ({ values }) => ({
+      content: [],
+      structuredContent: { sum: values.reduce((a, b) => a + b, 0) },
+    }),
+  );
   server.registerTool('big', { description: 'A long text', inputSchema: { bytes: z.number() } }, async ({ bytes }) => ({
     content: [{ type: 'text', text: 'x'.repeat(bytes) }],
   }));

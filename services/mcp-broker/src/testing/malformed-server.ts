@@ -22,7 +22,13 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (msg.id === undefined) return; // a notification
   switch (msg.method) {
     case 'initialize':
-      return send(msg.id, { result: { protocolVersion: msg.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'malformed', version: '1.0.0' } } });
+      return send(msg.id, {
+        result: {
+          protocolVersion: msg.params?.protocolVersion ?? '2025-06-18',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'malformed', version: '1.0.0' },
+        },
+      });
     case 'tools/list':
       return send(msg.id, {
         result: {

@@ -42,7 +42,12 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
   const resolved = pickModel(ctx, decision);
   const older = messages.slice(0, plan.splitAt);
   // `langsmith:nostream`: the summary is not an answer; its tokens are not streamed to clients.
-  const summarize = () => summarizeMessages(resolved.model, older, { language, signal: ctx.signal, callOptions: { ...callOptions(resolved.model, meter.turn), tags: ['langsmith:nostream'] } });
+  const summarize = () =>
+    summarizeMessages(resolved.model, older, {
+      language,
+      signal: ctx.signal,
+      callOptions: { ...callOptions(resolved.model, meter.turn), tags: ['langsmith:nostream'] },
+    });
   // The worker's CPU slot is released while waiting on the provider.
   const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
   meter.record(result.usage);

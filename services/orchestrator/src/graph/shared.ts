@@ -60,7 +60,11 @@ function callKey(name: string, args: unknown): string {
   const stable = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(stable);
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, stable((v as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(v as object)
+          .sort()
+          .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
+      );
     }
     return v;
   };

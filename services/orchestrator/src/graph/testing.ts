@@ -49,7 +49,8 @@ export const config = { configurable: { run_id: RUN_ID } };
 
 export const runContextOf = (ctx: RunContext): Pick<AgentGraphDeps, 'runContext'> => ({ runContext: (id) => (id === ctx.runId ? ctx : undefined) });
 
-export const sharedEn = (over: Partial<Pick<AgentGraphDeps, 'language' | 'history' | 'compactTokenBudget' | 'agentNames'>> = {}): NodeShared => nodeShared(over);
+export const sharedEn = (over: Partial<Pick<AgentGraphDeps, 'language' | 'history' | 'compactTokenBudget' | 'agentNames'>> = {}): NodeShared =>
+  nodeShared(over);
 
 export const aiCalling = (...calls: Array<{ name: string; args?: Record<string, unknown>; id?: string }>) =>
   new AIMessage({ content: '', tool_calls: calls.map((c, i) => ({ name: c.name, args: c.args ?? {}, id: c.id ?? `c${i + 1}`, type: 'tool_call' as const })) });

@@ -25,7 +25,10 @@ export function runJobHandler(executor: RunExecutor, logger: Logger = silentLogg
       throw new UnrecoverableJobError(`runs job ${job.id} is not a valid RunJob: ${(err as Error).message}`);
     }
     if (!slots.tryTake(decoded.tenantId)) {
-      logger.debug({ job_id: job.id, run_id: decoded.runId, tenant: decoded.tenantId, running: slots.count(decoded.tenantId) }, 'tenant at its concurrency cap; job deferred');
+      logger.debug(
+        { job_id: job.id, run_id: decoded.runId, tenant: decoded.tenantId, running: slots.count(decoded.tenantId) },
+        'tenant at its concurrency cap; job deferred',
+      );
       throw new DeferJobError(`tenant ${decoded.tenantId} is at its concurrency cap`, deferDelayMs());
     }
     let lease: StepLease | undefined;

@@ -37,7 +37,9 @@ describe('ModelRegistry', () => {
   });
 
   it('names the bad field of an invalid model selection', () => {
-    expect(() => new ModelRegistry({}, true).resolve({ provider: 'scripted', turns: [{ tool_calls: [{ args: {} }] }] })).toThrow(/turns\.0\.tool_calls\.0\.name/);
+    expect(() => new ModelRegistry({}, true).resolve({ provider: 'scripted', turns: [{ tool_calls: [{ args: {} }] }] })).toThrow(
+      /turns\.0\.tool_calls\.0\.name/,
+    );
   });
 
   it('explains how to configure a model when none is', () => {

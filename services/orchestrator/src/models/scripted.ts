@@ -99,7 +99,11 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
    * each tool call as chunks of its JSON arguments, then the usage and metadata — as a provider
    * streams, so clients without a network see tokens. The chunks concatenate to the `_generate` message.
    */
-  override async *_streamResponseChunks(messages: BaseMessage[], options: this['ParsedCallOptions'], runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
     const whole = await this.play(messages, options);
     const text = typeof whole.content === 'string' ? whole.content : '';
     const emit = async (chunk: AIMessageChunk) => {
@@ -114,7 +118,9 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     for (const [index, tc] of whole.tool_calls!.entries()) {
       const args = JSON.stringify(tc.args);
       const half = Math.ceil(args.length / 2);
-      yield await emit(new AIMessageChunk({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, id: tc.id, name: tc.name, args: args.slice(0, half) }] }));
+      yield await emit(
+        new AIMessageChunk({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, id: tc.id, name: tc.name, args: args.slice(0, half) }] }),
+      );
       yield await emit(new AIMessageChunk({ content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index, args: args.slice(half) }] }));
     }
     yield await emit(new AIMessageChunk({ content: '', usage_metadata: whole.usage_metadata!, response_metadata: whole.response_metadata }));

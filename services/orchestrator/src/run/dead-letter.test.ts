@@ -57,7 +57,7 @@ describe('run abandon', () => {
 });
 
 describe('run dead-letter', () => {
-  it('keeps the queue\'s copy of the job (with the re-drive settings) when none is stored', async () => {
+  it("keeps the queue's copy of the job (with the re-drive settings) when none is stored", async () => {
     const { d, events, deadLettered } = deps(fakeRun());
     const payload = jobBytes('r1');
     expect(await deadLetterRun(d, fakeRun(), 'stalled 3 times', payload)).toBe(true);
@@ -70,7 +70,10 @@ describe('run dead-letter', () => {
   it('prefers the stored job and keeps nothing more; an unreadable job leaves the end without context', async () => {
     const { d, deadLettered } = deps(fakeRun(), jobBytes('stored'));
     await deadLetterRun(d, fakeRun(), 'gone', jobBytes('queued'));
-    expect(deadLettered[0]).toEqual([expect.objectContaining({ job: undefined }), expect.objectContaining({ job: expect.objectContaining({ runId: 'stored' }) })]);
+    expect(deadLettered[0]).toEqual([
+      expect.objectContaining({ job: undefined }),
+      expect.objectContaining({ job: expect.objectContaining({ runId: 'stored' }) }),
+    ]);
     const unreadable = deps(fakeRun());
     await deadLetterRun(unreadable.d, fakeRun(), 'gone', new Uint8Array([0xff, 0xff, 0xff]));
     expect((unreadable.deadLettered[0] as unknown[])[1]).toBeUndefined();

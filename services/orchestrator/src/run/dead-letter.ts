@@ -63,7 +63,9 @@ export async function deadLetterRun(deps: DeadLetterDeps, run: RunRecord, reason
   if (!current || TERMINAL_RUN_STATUSES.includes(current.status)) return false;
   log.error({ reason }, 'run dead-lettered');
   // Before the transition, whose `run.ended` subscriber publishes `end`.
-  await deps.events.publish(run.runId, run.threadId, 'error', { error: 'DeadLetterError', message: `The run was dead-lettered: ${reason}` }).catch(() => undefined);
+  await deps.events
+    .publish(run.runId, run.threadId, 'error', { error: 'DeadLetterError', message: `The run was dead-lettered: ${reason}` })
+    .catch(() => undefined);
   const ended = await deps.lifecycle.deadLetter({ tenantId: run.tenantId, runId: run.runId, reason, job: keep }, job ? { job, model: null } : undefined);
   return ended.kind === 'ended';
 }

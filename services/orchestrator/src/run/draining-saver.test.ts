@@ -13,7 +13,9 @@ describe('draining checkpointer', () => {
     const wrapped = stopAfterCheckpointWhen(saver, () => draining);
     await wrapped.put(config, { ...emptyCheckpoint(), id: 'c1' }, { source: 'loop', step: 0, parents: {} }, {});
     draining = true;
-    await expect(wrapped.put(config, { ...emptyCheckpoint(), id: 'c2' }, { source: 'loop', step: 1, parents: {} }, {})).rejects.toBeInstanceOf(WorkerDrainingError);
+    await expect(wrapped.put(config, { ...emptyCheckpoint(), id: 'c2' }, { source: 'loop', step: 1, parents: {} }, {})).rejects.toBeInstanceOf(
+      WorkerDrainingError,
+    );
     // Both were saved; the other methods reach the saver (bound to it).
     expect((await wrapped.getTuple(config))?.checkpoint.id).toBe('c2');
     const ids: string[] = [];

@@ -4,7 +4,19 @@ import { HumanMessage } from '@langchain/core/messages';
 import { RunInputError } from '../errors.js';
 import { MAX_LOOPS_MAX, MAX_LOOPS_MIN } from '../graph.js';
 import type { ResolvedModel } from '../models/registry.js';
-import { delegationResumeInput, graphInput, maxLoopsOf, modelOf, parseJsonObject, parseMaxLoops, resolveRunModel, runCheckpointConfig, selectedSlot, type CheckpointConfig, type StateReader } from './input.js';
+import {
+  delegationResumeInput,
+  graphInput,
+  maxLoopsOf,
+  modelOf,
+  parseJsonObject,
+  parseMaxLoops,
+  resolveRunModel,
+  runCheckpointConfig,
+  selectedSlot,
+  type CheckpointConfig,
+  type StateReader,
+} from './input.js';
 import { delegationRequest, fakeJob, stateWith } from './testing.js';
 
 const cp = { configurable: { thread_id: 't1:th1', run_id: 'r1' } };
@@ -41,7 +53,7 @@ describe('run input: config', () => {
     for (const bad of [MAX_LOOPS_MIN - 1, MAX_LOOPS_MAX + 1, 2.5, 'ten', true, {}]) expect(() => parseMaxLoops(bad, 7)).toThrow(RunInputError);
   });
 
-  it('parseJsonObject: empty and null are {}, arrays, scalars and bad JSON are the client\'s error', () => {
+  it("parseJsonObject: empty and null are {}, arrays, scalars and bad JSON are the client's error", () => {
     expect(parseJsonObject('', 'config')).toEqual({});
     expect(parseJsonObject('null', 'config')).toEqual({});
     expect(parseJsonObject('{"a":1}', 'config')).toEqual({ a: 1 });
@@ -63,7 +75,10 @@ describe('run input: config', () => {
     expect(real.modelPref).toBe('reasoning');
     expect([...real.router!.configured]).toEqual(['base', 'reasoning']);
     expect(real.router!.forSlot('base').label).toBe('base');
-    const pinned = resolveRunModel(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning', model_pref: 'vision' } }) }), registry('scripted'));
+    const pinned = resolveRunModel(
+      fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning', model_pref: 'vision' } }) }),
+      registry('scripted'),
+    );
     expect(pinned.router).toBeUndefined();
     expect(pinned.modelPref).toBe('vision');
     expect(resolveRunModel(fakeJob(), registry('scripted')).modelPref).toBeNull();
@@ -76,7 +91,10 @@ describe('run input: config', () => {
   });
 
   it('modelOf is null when the config no longer resolves or parses', () => {
-    expect(modelOf(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning' } }) }), registry('openai-compatible'))).toEqual({ provider: 'openai-compatible', label: 'reasoning' });
+    expect(modelOf(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning' } }) }), registry('openai-compatible'))).toEqual({
+      provider: 'openai-compatible',
+      label: 'reasoning',
+    });
     expect(modelOf(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'bad' } }) }), registry('scripted'))).toBeNull();
     expect(modelOf(fakeJob({ configJson: '{' }), registry('scripted'))).toBeNull();
   });
@@ -97,7 +115,7 @@ describe('run input: graphInput', () => {
     expect(await graphInput(graphAt(stateWith({ context_id: 'r1' })), fakeJob({ inputJson: user('hi') }), cp, 12, 1)).toBeNull();
   });
 
-  it('a retry whose checkpoint is another run\'s adds the input again', async () => {
+  it("a retry whose checkpoint is another run's adds the input again", async () => {
     const input = await graphInput(graphAt(stateWith({ context_id: 'r0' })), fakeJob({ inputJson: user('hi') }), cp, 12, 2);
     expect(input).toMatchObject({ context_id: 'r1' });
   });
@@ -114,10 +132,22 @@ describe('run input: graphInput', () => {
     await expect(graphInput(graphAt(stateWith({})), fakeJob(), cp, 12, 0)).rejects.toThrow(RunInputError);
   });
 
-  it('carries input.model_pref (null clears it) and a delegated run\'s parent', async () => {
-    const set = await graphInput(graphAt(stateWith({})), fakeJob({ inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }], model_pref: 'vision' }) }), cp, 12, 0);
+  it("carries input.model_pref (null clears it) and a delegated run's parent", async () => {
+    const set = await graphInput(
+      graphAt(stateWith({})),
+      fakeJob({ inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }], model_pref: 'vision' }) }),
+      cp,
+      12,
+      0,
+    );
     expect(set).toMatchObject({ model_pref: 'vision' });
-    const cleared = await graphInput(graphAt(stateWith({})), fakeJob({ inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }], model_pref: null }) }), cp, 12, 0);
+    const cleared = await graphInput(
+      graphAt(stateWith({})),
+      fakeJob({ inputJson: JSON.stringify({ messages: [{ role: 'user', content: 'x' }], model_pref: null }) }),
+      cp,
+      12,
+      0,
+    );
     expect(cleared).toMatchObject({ model_pref: null });
     const child = await graphInput(graphAt(stateWith({})), fakeJob({ inputJson: user('x'), delegation: { parentRunId: 'p1', depth: 1 } as never }), cp, 12, 0);
     expect(child).toMatchObject({ parent_context: 'p1' });
@@ -163,7 +193,9 @@ describe('run input: checkpoint of a fork', () => {
 
   it('a checkpoint_id forks there (with its namespace); a missing checkpoint or a non-string id is the client’s mistake', async () => {
     const g = forkable(stateWith({}));
-    expect(await runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 'cp1' }, 0)).toEqual({ configurable: { ...cp.configurable, checkpoint_id: 'cp1', checkpoint_ns: '' } });
+    expect(await runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 'cp1' }, 0)).toEqual({
+      configurable: { ...cp.configurable, checkpoint_id: 'cp1', checkpoint_ns: '' },
+    });
     await expect(runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 'nope' }, 0)).rejects.toThrow(RunInputError);
     await expect(runCheckpointConfig(g, fakeJob(), cp, { checkpoint_id: 7 }, 0)).rejects.toThrow(RunInputError);
   });
@@ -171,6 +203,8 @@ describe('run input: checkpoint of a fork', () => {
   it('a retry of a fork that already wrote checkpoints continues from its own latest one', async () => {
     expect(await runCheckpointConfig(forkable(stateWith({ context_id: 'r1' })), fakeJob(), cp, { checkpoint_id: 'cp1' }, 1)).toBe(cp);
     // A retry that wrote nothing yet forks again.
-    expect((await runCheckpointConfig(forkable(stateWith({ context_id: 'other' })), fakeJob(), cp, { checkpoint_id: 'cp1' }, 1)).configurable.checkpoint_id).toBe('cp1');
+    expect(
+      (await runCheckpointConfig(forkable(stateWith({ context_id: 'other' })), fakeJob(), cp, { checkpoint_id: 'cp1' }, 1)).configurable.checkpoint_id,
+    ).toBe('cp1');
   });
 });

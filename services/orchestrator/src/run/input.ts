@@ -24,7 +24,9 @@ export interface CheckpointConfig {
 
 /** What input building reads of the graph: the state of the run's checkpoint. */
 export interface StateReader {
-  getState(config: CheckpointConfig): Promise<{ values: unknown; next: readonly string[]; tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ value?: unknown }> }> }>;
+  getState(
+    config: CheckpointConfig,
+  ): Promise<{ values: unknown; next: readonly string[]; tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ value?: unknown }> }> }>;
 }
 
 /** The models part of the registry that input building needs. */
@@ -47,7 +49,8 @@ export function resolveRunModel(job: Pick<RunJob, 'configJson'>, models: ModelRe
   const resolved = models.resolve(configurable.model);
   // A slot named in `configurable.model` is a preference like `model_pref`; the scripted provider pins the model.
   const modelPref = parseModelPref(configurable.model_pref, 'config.configurable.model_pref') ?? selectedSlot(configurable.model);
-  const router: ModelRouter | undefined = resolved.provider === 'scripted' ? undefined : { configured: new Set(models.configuredSlots()), forSlot: (slot) => models.resolve(slot) };
+  const router: ModelRouter | undefined =
+    resolved.provider === 'scripted' ? undefined : { configured: new Set(models.configuredSlots()), forSlot: (slot) => models.resolve(slot) };
   return { config, configurable, resolved, router, modelPref };
 }
 
@@ -117,7 +120,13 @@ export async function graphInput(graph: StateReader, job: RunJob, cpConfig: Chec
  * that checkpoint, so its writes fork the thread there (edit, regenerate, time travel). A retry of
  * such a run that already wrote checkpoints of its own continues from its latest one instead.
  */
-export async function runCheckpointConfig(graph: StateReader, job: RunJob, cpConfig: CheckpointConfig, configurable: JsonObject, attempt: number): Promise<CheckpointConfig> {
+export async function runCheckpointConfig(
+  graph: StateReader,
+  job: RunJob,
+  cpConfig: CheckpointConfig,
+  configurable: JsonObject,
+  attempt: number,
+): Promise<CheckpointConfig> {
   const checkpointId = configurable.checkpoint_id;
   if (checkpointId === undefined || checkpointId === null || checkpointId === '') return cpConfig;
   if (typeof checkpointId !== 'string') throw new RunInputError('config.configurable.checkpoint_id must be a string');

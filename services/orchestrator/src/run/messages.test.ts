@@ -27,14 +27,24 @@ describe('token events', () => {
 
   it('publicMetadata: the public thread id, run and graph ids; no internal entries or tenant-prefixed ids', () => {
     const m = publicMetadata(meta, run);
-    expect(m).toMatchObject({ langgraph_node: 'agent', langgraph_step: 1, thread_id: 'th1', run_id: 'r1', graph_id: 'agent', assistant_id: 'a1', nested: { path: 'checkpoint of th1' } });
+    expect(m).toMatchObject({
+      langgraph_node: 'agent',
+      langgraph_step: 1,
+      thread_id: 'th1',
+      run_id: 'r1',
+      graph_id: 'agent',
+      assistant_id: 'a1',
+      nested: { path: 'checkpoint of th1' },
+    });
     expect(JSON.stringify(m)).not.toContain('t1:th1');
     expect(JSON.stringify(m)).not.toContain('__');
     expect(m.store).toBeUndefined();
   });
 
   it('chunkToJson: AIMessageChunk type with tool_call_chunks; whole messages keep their type', () => {
-    const c = chunkToJson(new AIMessageChunk({ id: 'm1', content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: 0, id: 'c1', name: 'x', args: '{"a"' }] }));
+    const c = chunkToJson(
+      new AIMessageChunk({ id: 'm1', content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: 0, id: 'c1', name: 'x', args: '{"a"' }] }),
+    );
     expect(c).toMatchObject({ type: 'AIMessageChunk', id: 'm1', tool_call_chunks: [{ id: 'c1', name: 'x', args: '{"a"', index: 0 }] });
     expect(chunkToJson(new ToolMessage({ content: 'ok', tool_call_id: 'c1' }))).toMatchObject({ type: 'tool', tool_call_id: 'c1' });
   });

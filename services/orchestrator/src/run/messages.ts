@@ -43,7 +43,12 @@ export function publicMetadata(meta: unknown, run: PublicRun): Record<string, un
   const scrub = (v: unknown): unknown => {
     if (typeof v === 'string') return internal ? v.split(internal).join(run.threadId) : v;
     if (Array.isArray(v)) return v.map(scrub);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => !k.startsWith('__')).map(([k, x]) => [k, scrub(x)]));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(
+        Object.entries(v)
+          .filter(([k]) => !k.startsWith('__'))
+          .map(([k, x]) => [k, scrub(x)]),
+      );
     return v;
   };
   const raw = meta && typeof meta === 'object' ? (meta as Record<string, unknown>) : {};

@@ -11,7 +11,12 @@ const ctx = (over = {}) => ({ cancel: live(), timeout: live(), timeoutMs: 5_000,
 
 describe('run outcome: failures', () => {
   it('a cancel wins over a timeout, a stopping worker and a drain', () => {
-    const o = failureOutcome(new Error('aborted'), ctx({ cancel: aborted(new RunCancelledError('by the client')), timeout: aborted(), workerSignal: aborted(), draining: true }), 'r1', log);
+    const o = failureOutcome(
+      new Error('aborted'),
+      ctx({ cancel: aborted(new RunCancelledError('by the client')), timeout: aborted(), workerSignal: aborted(), draining: true }),
+      'r1',
+      log,
+    );
     expect(o).toEqual({ kind: 'cancelled', reason: 'by the client' });
   });
 

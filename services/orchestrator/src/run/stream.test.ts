@@ -27,8 +27,11 @@ function fakeGraph(chunks: Array<[string, unknown]>, final: ReturnType<typeof st
 }
 
 describe('run values', () => {
-  it('publicValues keeps bookkeeping private and reports this run\'s and the thread\'s usage', () => {
-    const v = publicValues({ messages: [], loops: 2, max_loops: 9, finalize_reason: null, context_id: 'r1', allowed_tools: [], token_usage: { input_tokens: 5 } }, 'r1');
+  it("publicValues keeps bookkeeping private and reports this run's and the thread's usage", () => {
+    const v = publicValues(
+      { messages: [], loops: 2, max_loops: 9, finalize_reason: null, context_id: 'r1', allowed_tools: [], token_usage: { input_tokens: 5 } },
+      'r1',
+    );
     expect(Object.keys(v).sort()).toEqual(['finalize_reason', 'loops', 'max_loops', 'messages', 'token_usage']);
     expect((v.token_usage as { thread: unknown }).thread).toEqual({ input_tokens: 5 });
     expect(publicValues(undefined, 'r1')).toEqual({});
@@ -46,7 +49,10 @@ describe('run values', () => {
 
 describe('run stream', () => {
   it('stoppedAt: a delegation suspends (even with a human interrupt too), a human interrupt waits, else success', () => {
-    expect(stoppedAt(stateWith({ loops: 1 }, { interrupts: [approval, delegationRequest('d7')] }), 'r1')).toMatchObject({ kind: 'suspended', waiting: { delegation_id: 'd7' } });
+    expect(stoppedAt(stateWith({ loops: 1 }, { interrupts: [approval, delegationRequest('d7')] }), 'r1')).toMatchObject({
+      kind: 'suspended',
+      waiting: { delegation_id: 'd7' },
+    });
     const waits = stoppedAt(stateWith({ loops: 1 }, { interrupts: [approval] }), 'r1');
     expect(waits).toMatchObject({ kind: 'waits_for_human', values: { loops: 1, __interrupt__: [{ id: 'i0', value: approval }] } });
     expect(stoppedAt(stateWith({ loops: 1 }), 'r1')).toMatchObject({ kind: 'success', values: { loops: 1 } });
@@ -65,7 +71,15 @@ describe('run stream', () => {
     );
     const seen = { values: null };
     const signal = new AbortController().signal;
-    const stopped = await streamGraph(graph, events, { runId: 'r1', threadId: 'th1' }, null, { cpConfig: cp, maxLoops: 4, signal, durability: 'sync' }, seen, log);
+    const stopped = await streamGraph(
+      graph,
+      events,
+      { runId: 'r1', threadId: 'th1' },
+      null,
+      { cpConfig: cp, maxLoops: 4, signal, durability: 'sync' },
+      seen,
+      log,
+    );
     expect(events.published.map((e) => e.event)).toEqual(['values', 'updates', 'values']);
     expect(events.published[0]!.data).not.toHaveProperty('context_id');
     expect(seen.values).toMatchObject({ loops: 1 });
@@ -75,8 +89,25 @@ describe('run stream', () => {
 
   it('a stream that throws leaves the last published values seen', async () => {
     const seen = { values: null };
-    const graph = fakeGraph([['values', { messages: [], loops: 3 }], ['updates', {}]], stateWith({}), 1);
-    await expect(streamGraph(graph, recordingEvents(), { runId: 'r1', threadId: 'th1' }, null, { cpConfig: cp, maxLoops: 4, signal: new AbortController().signal, durability: 'sync' }, seen, log)).rejects.toThrow('model failed');
+    const graph = fakeGraph(
+      [
+        ['values', { messages: [], loops: 3 }],
+        ['updates', {}],
+      ],
+      stateWith({}),
+      1,
+    );
+    await expect(
+      streamGraph(
+        graph,
+        recordingEvents(),
+        { runId: 'r1', threadId: 'th1' },
+        null,
+        { cpConfig: cp, maxLoops: 4, signal: new AbortController().signal, durability: 'sync' },
+        seen,
+        log,
+      ),
+    ).rejects.toThrow('model failed');
     expect(seen.values).toMatchObject({ loops: 3 });
   });
 

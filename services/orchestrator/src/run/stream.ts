@@ -53,7 +53,12 @@ export async function streamGraph(
   log: Logger,
 ): Promise<StoppedGraph> {
   const tokens = wantsTokens(job.streamMode)
-    ? new MessageEvents(job.streamMode ?? [], { runId: job.runId, threadId: job.threadId, tenantId: job.tenantId ?? '', ...(job.assistantId ? { assistantId: job.assistantId } : {}) })
+    ? new MessageEvents(job.streamMode ?? [], {
+        runId: job.runId,
+        threadId: job.threadId,
+        tenantId: job.tenantId ?? '',
+        ...(job.assistantId ? { assistantId: job.assistantId } : {}),
+      })
     : undefined;
   const stream = await graph.stream(input, {
     ...opts.cpConfig,

@@ -51,7 +51,9 @@ export function recordingEvents() {
 }
 
 /** A lifecycle whose `end` answers `endResult` and which records every call. */
-export function recordingLifecycle(endResult: (req: EndRequest) => EndResult = (req) => ({ kind: 'ended', run: fakeRun({ status: req.status }), threadStatus: undefined, promoted: undefined })) {
+export function recordingLifecycle(
+  endResult: (req: EndRequest) => EndResult = (req) => ({ kind: 'ended', run: fakeRun({ status: req.status }), threadStatus: undefined, promoted: undefined }),
+) {
   const calls: Array<{ op: string; args: unknown[] }> = [];
   return {
     calls,

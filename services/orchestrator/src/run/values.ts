@@ -29,7 +29,9 @@ export function publicValues(v: JsonObject | undefined, runId: string): JsonObje
 }
 
 /** Interrupts of a graph state that wait for a human (every one but a delegation), as `__interrupt__` lists them. */
-export function humanInterrupts(snapshot: { tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> }): Array<{ id?: string; value: unknown }> {
+export function humanInterrupts(snapshot: {
+  tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
+}): Array<{ id?: string; value: unknown }> {
   const out: Array<{ id?: string; value: unknown }> = [];
   for (const t of snapshot.tasks ?? []) {
     for (const i of t.interrupts ?? []) if (!isDelegationRequest(i.value)) out.push({ ...(i.id ? { id: i.id } : {}), value: toJsonValue(i.value) });

@@ -7,7 +7,13 @@ import type { ToolsMethod } from './common.js';
  */
 export function executeTool(tools: SkillTools): ToolsMethod<'executeTool'> {
   return async (req, call) => {
-    const outcome = await tools.execute({ tenantId: call.tenantId, threadId: req.threadId, toolName: req.toolName, argsJson: req.argsJson, subagent: req.subagent });
+    const outcome = await tools.execute({
+      tenantId: call.tenantId,
+      threadId: req.threadId,
+      toolName: req.toolName,
+      argsJson: req.argsJson,
+      subagent: req.subagent,
+    });
     return { content: outcome.content, error: outcome.error, durationMs: BigInt(outcome.durationMs), idempotent: false };
   };
 }

@@ -20,7 +20,10 @@ export interface ReloadHandlerDeps {
  * reload-broadcast.ts). `method` reloads this replica and replies with the result; a failed
  * reload is replied as `config_error`.
  */
-export function skillReloads({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): { method: SkillsMethod<'reloadSkills'>; broadcastHandler: EventHandler } {
+export function skillReloads({ reload, bus, logger, replica, broadcastSubject }: ReloadHandlerDeps): {
+  method: SkillsMethod<'reloadSkills'>;
+  broadcastHandler: EventHandler;
+} {
   const broadcast = reloadBroadcast({ bus, logger, replica, subject: broadcastSubject, schema: ReloadSkillsRequestSchema, reload });
   return {
     method: async (req) => {

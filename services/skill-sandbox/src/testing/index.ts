@@ -43,7 +43,11 @@ export interface SandboxHarness extends AsyncDisposable {
   listSkills(tenantId: string, headers?: Record<string, string>): Promise<ListSkillsResponse>;
   loadSkill(tenantId: string, threadId: string, skillId: string): Promise<LoadSkillResponse>;
   listTools(tenantId: string, subagent?: boolean): Promise<ListToolsResponse>;
-  execute(toolName: string, args: unknown, opts?: { tenantId?: string; threadId?: string; subagent?: boolean; headers?: Record<string, string> }): Promise<ExecuteToolResponse>;
+  execute(
+    toolName: string,
+    args: unknown,
+    opts?: { tenantId?: string; threadId?: string; subagent?: boolean; headers?: Record<string, string> },
+  ): Promise<ExecuteToolResponse>;
   reload(reason?: string): Promise<ReloadSkillsResponse>;
 }
 
@@ -79,7 +83,13 @@ export async function startSandboxHarness(opts: HarnessOptions = {}): Promise<Sa
   const sandbox = createSkillSandbox({
     bus,
     logger: silentLogger(),
-    config: loadSkillSandboxConfig({ WORKSPACE_ROOT: workspaceRoot, SKILLS_ROOT: skillsRoot, SKILLS_CONFIG: skillsConfig, SKILLS_CACHE: cacheRoot, ...opts.env }),
+    config: loadSkillSandboxConfig({
+      WORKSPACE_ROOT: workspaceRoot,
+      SKILLS_ROOT: skillsRoot,
+      SKILLS_CONFIG: skillsConfig,
+      SKILLS_CACHE: cacheRoot,
+      ...opts.env,
+    }),
   });
   await sandbox.start();
   const request = async (subject: string, data: Uint8Array, headers: Record<string, string> = {}) =>
@@ -93,11 +103,20 @@ export async function startSandboxHarness(opts: HarnessOptions = {}): Promise<Sa
     cacheRoot,
     workspace: (tenant = 'acme', thread = 'th-1') => path.join(workspaceRoot, tenant, thread),
     listSkills: async (tenantId, headers) =>
-      fromBinary(ListSkillsResponseSchema, await request(SKILL_SUBJECTS.list, toBinary(ListSkillsRequestSchema, create(ListSkillsRequestSchema, { tenantId })), headers)),
+      fromBinary(
+        ListSkillsResponseSchema,
+        await request(SKILL_SUBJECTS.list, toBinary(ListSkillsRequestSchema, create(ListSkillsRequestSchema, { tenantId })), headers),
+      ),
     loadSkill: async (tenantId, threadId, skillId) =>
-      fromBinary(LoadSkillResponseSchema, await request(SKILL_SUBJECTS.load, toBinary(LoadSkillRequestSchema, create(LoadSkillRequestSchema, { tenantId, threadId, skillId })))),
+      fromBinary(
+        LoadSkillResponseSchema,
+        await request(SKILL_SUBJECTS.load, toBinary(LoadSkillRequestSchema, create(LoadSkillRequestSchema, { tenantId, threadId, skillId }))),
+      ),
     listTools: async (tenantId, subagent = false) =>
-      fromBinary(ListToolsResponseSchema, await request(SKILL_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId, subagent })))),
+      fromBinary(
+        ListToolsResponseSchema,
+        await request(SKILL_SUBJECTS.toolsList, toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId, subagent }))),
+      ),
     execute: async (toolName, args, o = {}) => {
       const req = create(ExecuteToolRequestSchema, {
         tenantId: o.tenantId ?? 'acme',
@@ -111,7 +130,10 @@ export async function startSandboxHarness(opts: HarnessOptions = {}): Promise<Sa
       return fromBinary(ExecuteToolResponseSchema, await request(SKILL_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), o.headers));
     },
     reload: async (reason = 'test') =>
-      fromBinary(ReloadSkillsResponseSchema, await request(SKILL_SUBJECTS.reload, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { reason })))),
+      fromBinary(
+        ReloadSkillsResponseSchema,
+        await request(SKILL_SUBJECTS.reload, toBinary(ReloadSkillsRequestSchema, create(ReloadSkillsRequestSchema, { reason }))),
+      ),
     async [Symbol.asyncDispose]() {
       await sandbox.stop();
       if (ownBus) await bus.close();
@@ -119,4 +141,3 @@ export async function startSandboxHarness(opts: HarnessOptions = {}): Promise<Sa
     },
   };
 }
-

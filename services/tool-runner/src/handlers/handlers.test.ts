@@ -53,9 +53,10 @@ describe('list handler', () => {
 
 describe('list handler: visible set', () => {
   const list = (fields: Partial<{ allowed: string[]; mentioned: string[]; subagent: boolean; visible: boolean }>) =>
-    listToolsHandler(h.registry)(msg('agentloop.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a', ...fields }))), ctx()).then(
-      (b) => fromBinary(ListToolsResponseSchema, b),
-    );
+    listToolsHandler(h.registry)(
+      msg('agentloop.tools.list', toBinary(ListToolsRequestSchema, create(ListToolsRequestSchema, { tenantId: 'tenant-a', ...fields }))),
+      ctx(),
+    ).then((b) => fromBinary(ListToolsResponseSchema, b));
 
   beforeEach(() => {
     // debug_* are registered but not persistent; extract_links is discovered but disabled.
@@ -71,7 +72,15 @@ describe('list handler: visible set', () => {
   });
 
   it('treats a visible-set request without an allowlist as "every enabled tool allowed", persistent ones first', async () => {
-    expect((await list({ visible: true })).tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'debug_sleep', 'debug_fail']);
+    expect((await list({ visible: true })).tools.map((t) => t.name)).toEqual([
+      'now',
+      'list_workspace_files',
+      'read_file',
+      'write_file',
+      'find_files',
+      'debug_sleep',
+      'debug_fail',
+    ]);
   });
 
   it('orders persistent → allowed → mentioned, de-duplicated, and reports unknown names', async () => {
@@ -95,13 +104,24 @@ describe('list handler: visible set', () => {
 });
 
 describe('execute handler', () => {
-  const run = (fields: Partial<{ tenantId: string; threadId: string; toolName: string; argsJson: string; onDemand: boolean; subagent: boolean }>, headers?: Record<string, string>) =>
+  const run = (
+    fields: Partial<{ tenantId: string; threadId: string; toolName: string; argsJson: string; onDemand: boolean; subagent: boolean }>,
+    headers?: Record<string, string>,
+  ) =>
     executeToolHandler(h.executor, silentLogger())(
       msg(
         'agentloop.tools.execute',
         toBinary(
           ExecuteToolRequestSchema,
-          create(ExecuteToolRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-1', runId: 'r1', toolCallId: 'c1', toolName: 'now', argsJson: '{}', ...fields }),
+          create(ExecuteToolRequestSchema, {
+            tenantId: 'tenant-a',
+            threadId: 'thread-1',
+            runId: 'r1',
+            toolCallId: 'c1',
+            toolName: 'now',
+            argsJson: '{}',
+            ...fields,
+          }),
         ),
         headers,
       ),
@@ -194,7 +214,13 @@ describe('workspace handler', () => {
   it('LIST reports the files of outputs/ modified since a time, without links or dot-files', async () => {
     const listReq = (fields: Partial<{ folders: string[]; modifiedSinceMs: bigint; maxFiles: number }>) =>
       workspaceHandler(h.workspaces, silentLogger())(
-        msg('agentloop.tools.workspace', toBinary(WorkspaceRequestSchema, create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-9', action: WorkspaceRequest_Action.LIST, ...fields }))),
+        msg(
+          'agentloop.tools.workspace',
+          toBinary(
+            WorkspaceRequestSchema,
+            create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId: 'thread-9', action: WorkspaceRequest_Action.LIST, ...fields }),
+          ),
+        ),
         ctx(),
       ).then((b) => fromBinary(WorkspaceResponseSchema, b));
     const ws = await h.workspaces.ensure('tenant-a', 'thread-9');
@@ -231,7 +257,13 @@ describe('workspace handler: INSPECT', () => {
         'agentloop.tools.workspace',
         toBinary(
           WorkspaceRequestSchema,
-          create(WorkspaceRequestSchema, { tenantId: 'tenant-a', threadId: fields.threadId ?? 'thread-1', action: WorkspaceRequest_Action.INSPECT, path: fields.path, tailBytes: fields.tailBytes ?? 0 }),
+          create(WorkspaceRequestSchema, {
+            tenantId: 'tenant-a',
+            threadId: fields.threadId ?? 'thread-1',
+            action: WorkspaceRequest_Action.INSPECT,
+            path: fields.path,
+            tailBytes: fields.tailBytes ?? 0,
+          }),
         ),
         headers,
       ),

@@ -2,7 +2,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
-import { create, fromBinary, toBinary, ListToolsRequestSchema, ListToolsResponseSchema, ReloadToolsRequestSchema, ReloadToolsResponseSchema } from '@agentloop/proto';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  ListToolsRequestSchema,
+  ListToolsResponseSchema,
+  ReloadToolsRequestSchema,
+  ReloadToolsResponseSchema,
+} from '@agentloop/proto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadToolRunnerConfig } from '../config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from '../service.js';
@@ -50,7 +58,9 @@ async function twoReplicas(): Promise<ToolRunner[]> {
 }
 
 async function requestReload(reason = 'test') {
-  const reply = await client.request(TOOL_SUBJECTS.reload, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { reason })), { timeoutMs: 10_000 });
+  const reply = await client.request(TOOL_SUBJECTS.reload, toBinary(ReloadToolsRequestSchema, create(ReloadToolsRequestSchema, { reason })), {
+    timeoutMs: 10_000,
+  });
   return fromBinary(ReloadToolsResponseSchema, reply.data);
 }
 

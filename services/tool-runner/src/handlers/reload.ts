@@ -1,6 +1,13 @@
 import { reloadBroadcast, type Bus, type EventHandler, type MethodImpl, type ServiceShape } from '@agentloop/bus';
 import type { Logger } from '@agentloop/core';
-import { create, ReloadToolsRequestSchema, ReloadToolsResponseSchema, SkippedToolModuleSchema, type ReloadToolsResponse, type ToolRunner } from '@agentloop/proto';
+import {
+  create,
+  ReloadToolsRequestSchema,
+  ReloadToolsResponseSchema,
+  SkippedToolModuleSchema,
+  type ReloadToolsResponse,
+  type ToolRunner,
+} from '@agentloop/proto';
 import type { ReloadResult, ToolLoader } from '../tool-loader.js';
 
 export interface ReloadHandlerDeps {
@@ -22,7 +29,14 @@ export function toolReloads({ loader, bus, logger, replica, broadcastSubject }: 
   method: MethodImpl<ServiceShape<typeof ToolRunner>, 'reloadTools'>;
   broadcastHandler: EventHandler;
 } {
-  const broadcast = reloadBroadcast({ bus, logger, replica, subject: broadcastSubject, schema: ReloadToolsRequestSchema, reload: (reason) => loader.reload(reason) });
+  const broadcast = reloadBroadcast({
+    bus,
+    logger,
+    replica,
+    subject: broadcastSubject,
+    schema: ReloadToolsRequestSchema,
+    reload: (reason) => loader.reload(reason),
+  });
   return {
     method: async (req) => {
       const reason = req.reason || 'reload request';

@@ -65,10 +65,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     executor,
     workspace,
     call: (tool, args = {}, callOpts = {}) =>
-      executor.execute(
-        { tenantId, threadId, runId: 'run-1', toolCallId: `call-${++n}`, toolName: tool, argsJson: JSON.stringify(args) },
-        callOpts,
-      ),
+      executor.execute({ tenantId, threadId, runId: 'run-1', toolCallId: `call-${++n}`, toolName: tool, argsJson: JSON.stringify(args) }, callOpts),
     [Symbol.asyncDispose]: () => tmp[Symbol.asyncDispose](),
   };
 }

@@ -15,13 +15,18 @@ export interface IndexerClientOptions {
 }
 
 /** Calls the indexer (documents are its business, not the tool-runner's) within the tool call's budget. */
-async function ask<T>(opts: IndexerClientOptions, ctx: ToolContext, call: (indexer: ServiceClient<ServiceShape<typeof Indexer>>, timeoutMs: number) => Promise<T>): Promise<T> {
+async function ask<T>(
+  opts: IndexerClientOptions,
+  ctx: ToolContext,
+  call: (indexer: ServiceClient<ServiceShape<typeof Indexer>>, timeoutMs: number) => Promise<T>,
+): Promise<T> {
   // No longer than the call's own budget: the indexer sees that deadline and stops its work with it.
   const timeoutMs = Math.max(1, Math.min(opts.timeoutMs, ctx.deadline - Date.now()));
   try {
     return await call(serviceClient(opts.bus, Indexer), timeoutMs);
   } catch (err) {
-    if (err instanceof UnavailableError) throw new ToolError('UNAVAILABLE', 'the document service (indexer) is not running; documents cannot be read or searched right now');
+    if (err instanceof UnavailableError)
+      throw new ToolError('UNAVAILABLE', 'the document service (indexer) is not running; documents cannot be read or searched right now');
     if (err instanceof TimeoutError) throw new ToolError('TIMEOUT', `the document service (indexer) did not answer within ${timeoutMs} ms`);
     throw err;
   }

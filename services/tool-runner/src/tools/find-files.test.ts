@@ -129,7 +129,11 @@ describe('find_files: bounded whatever the tenant controls (issue 18)', () => {
     await put('uploads/a.md', 'x', 1_700_000_002);
     await put('uploads/b.txt', 'x', 1_700_000_001);
     await put('uploads/cc.txt', 'x', 1_700_000_000);
-    expect(paths((await h.call('find_files', { pattern: '*.{md,txt}', path: 'uploads' })).content)).toEqual(['uploads/a.md', 'uploads/b.txt', 'uploads/cc.txt']);
+    expect(paths((await h.call('find_files', { pattern: '*.{md,txt}', path: 'uploads' })).content)).toEqual([
+      'uploads/a.md',
+      'uploads/b.txt',
+      'uploads/cc.txt',
+    ]);
     expect(paths((await h.call('find_files', { pattern: '?.txt', path: 'uploads' })).content)).toEqual(['uploads/b.txt']);
     expect(paths((await h.call('find_files', { pattern: '**/[ab].*' })).content)).toEqual(['uploads/a.md', 'uploads/b.txt']);
   });

@@ -97,9 +97,7 @@ export function createFindFilesTool(opts: FindFilesOptions): ToolDefinition<type
       }
 
       const where = shownDir(dir.relative);
-      const stopped = outcome.truncated
-        ? `\n(Stopped after reading ${maxScanned} entries of ${where}; there may be more matches: narrow the path.)`
-        : '';
+      const stopped = outcome.truncated ? `\n(Stopped after reading ${maxScanned} entries of ${where}; there may be more matches: narrow the path.)` : '';
       if (matches.length === 0) return `No files matching '${pattern}' in ${where}${stopped}`;
       matches.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
       const shown = matches.slice(0, opts.maxResults);

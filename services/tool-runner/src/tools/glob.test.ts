@@ -58,7 +58,9 @@ describe('compileGlob: bounded cost whatever the pattern', () => {
   });
 
   it('refuses a pattern longer than the limit', () => {
-    expect(() => compileGlob('a'.repeat(MAX_PATTERN_CHARS + 1))).toThrow(new GlobSyntaxError(`${MAX_PATTERN_CHARS + 1} characters, more than the ${MAX_PATTERN_CHARS} allowed`));
+    expect(() => compileGlob('a'.repeat(MAX_PATTERN_CHARS + 1))).toThrow(
+      new GlobSyntaxError(`${MAX_PATTERN_CHARS + 1} characters, more than the ${MAX_PATTERN_CHARS} allowed`),
+    );
   });
 
   it('refuses braces that expand to too many patterns, however they nest', () => {

@@ -155,7 +155,9 @@ describe('http_fetch', () => {
 
   it('refuses a body with GET', async () => {
     const fetch = await fetcher();
-    expect((await fetch({ url: `http://127.0.0.1:${main.port}/echo`, body: 'x' })).content).toBe('Error: A GET request cannot have a body; use POST, PUT or PATCH');
+    expect((await fetch({ url: `http://127.0.0.1:${main.port}/echo`, body: 'x' })).content).toBe(
+      'Error: A GET request cannot have a body; use POST, PUT or PATCH',
+    );
   });
 
   it('cuts a text body at the size limit with a note', async () => {
@@ -168,7 +170,9 @@ describe('http_fetch', () => {
 
   it('lets max_bytes lower the limit but not raise it', async () => {
     const fetch = await fetcher();
-    expect((await fetch({ url: `http://127.0.0.1:${main.port}/big`, max_bytes: 10 })).content).toContain(`\n\n${'a'.repeat(10)}\n\n[Truncated: the response is larger than 10 bytes`);
+    expect((await fetch({ url: `http://127.0.0.1:${main.port}/big`, max_bytes: 10 })).content).toContain(
+      `\n\n${'a'.repeat(10)}\n\n[Truncated: the response is larger than 10 bytes`,
+    );
     expect((await fetch({ url: `http://127.0.0.1:${main.port}/big`, max_bytes: 1_000_000 })).content).toContain('larger than 1000 bytes');
   });
 
@@ -305,7 +309,9 @@ describe('http_fetch', () => {
     it('follows a redirect on the allowed server and says where it ended', async () => {
       const fetch = await fetcher();
       const res = await fetch({ url: `http://127.0.0.1:${main.port}/to-text` });
-      expect(res.content).toBe(`HTTP 200 OK\nURL: http://127.0.0.1:${main.port}/text (after 1 redirect)\nContent-Type: text/plain; charset=utf-8\n\nhello wörld`);
+      expect(res.content).toBe(
+        `HTTP 200 OK\nURL: http://127.0.0.1:${main.port}/text (after 1 redirect)\nContent-Type: text/plain; charset=utf-8\n\nhello wörld`,
+      );
     });
 
     it('turns a POST into a GET on 303', async () => {
@@ -358,7 +364,9 @@ describe('http_fetch', () => {
       });
       try {
         h!.registry.unregister('http_fetch');
-        h!.registry.register(createHttpFetchTool({ allow: parseAllowList(`127.0.0.1:${main.port},127.0.0.1:${cross.port}`), maxBytes: 1_000, timeoutMs: 10_000 }));
+        h!.registry.register(
+          createHttpFetchTool({ allow: parseAllowList(`127.0.0.1:${main.port},127.0.0.1:${cross.port}`), maxBytes: 1_000, timeoutMs: 10_000 }),
+        );
         const res = await fetch({ url: `http://127.0.0.1:${cross.port}/`, headers: { Authorization: 'Bearer secret' } });
         expect(cross.seen[0]?.headers.authorization).toBe('Bearer secret');
         expect(res.content).toContain('"auth":null');

@@ -3,7 +3,16 @@ import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ToolError } from '../errors.js';
-import { HostUnresolvedError, requestPinned, systemLookup, UrlRefusedError, vetUrl as vetTarget, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
+import {
+  HostUnresolvedError,
+  requestPinned,
+  systemLookup,
+  UrlRefusedError,
+  vetUrl as vetTarget,
+  type AllowEntry,
+  type HostLookup,
+  type VettedTarget,
+} from '@agentloop/net';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const HTTP_FETCH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -36,7 +45,19 @@ export interface HttpFetchOptions {
 export const HTTP_FETCH_MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers the caller may not set: the connection and framing are ours. */
-const FORBIDDEN_REQUEST_HEADERS = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'accept-encoding', 'proxy-authorization', 'proxy-connection']);
+const FORBIDDEN_REQUEST_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+]);
 /** Credentials not forwarded to another origin on a redirect. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
 
@@ -46,7 +67,11 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie']);
  */
 export async function vetUrl(raw: string | URL, opts: Pick<HttpFetchOptions, 'allow' | 'lookup'>, what = 'fetch'): Promise<VettedTarget> {
   try {
-    return await vetTarget(raw, { allow: opts.allow, ...(opts.lookup ? { lookup: opts.lookup } : {}) }, { what, policy: 'http_fetch only reaches public addresses.' });
+    return await vetTarget(
+      raw,
+      { allow: opts.allow, ...(opts.lookup ? { lookup: opts.lookup } : {}) },
+      { what, policy: 'http_fetch only reaches public addresses.' },
+    );
   } catch (err) {
     if (err instanceof UrlRefusedError || err instanceof HostUnresolvedError) throw new ToolError(err.code, err.message, { cause: err });
     throw err;
@@ -118,9 +143,13 @@ export function createHttpFetchTool(opts: HttpFetchOptions): ToolDefinition<type
         if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
         if (err instanceof ToolError) throw err;
         const code = (err as NodeJS.ErrnoException).code;
-        throw new ToolError('TOOL_FAILED', `Request to ${target.url.origin} failed: ${code ? `${code} ` : ''}${err instanceof Error ? err.message : String(err)}`.trim(), {
-          cause: err,
-        });
+        throw new ToolError(
+          'TOOL_FAILED',
+          `Request to ${target.url.origin} failed: ${code ? `${code} ` : ''}${err instanceof Error ? err.message : String(err)}`.trim(),
+          {
+            cause: err,
+          },
+        );
       }
     },
   });
@@ -153,7 +182,14 @@ function withoutCredentials(h: Record<string, string>): Record<string, string> {
 }
 
 /** One request to the vetted address (`requestPinned`: no DNS between the check and the connect), its body read up to `limit`. */
-async function request(target: VettedTarget, method: HttpFetchMethod, headers: Record<string, string>, body: string | undefined, limit: number, signal: AbortSignal): Promise<HopResult> {
+async function request(
+  target: VettedTarget,
+  method: HttpFetchMethod,
+  headers: Record<string, string>,
+  body: string | undefined,
+  limit: number,
+  signal: AbortSignal,
+): Promise<HopResult> {
   const res = await requestPinned(target, { method, headers, ...(body === undefined ? {} : { body }), signal });
   const status = res.statusCode ?? 0;
   const head = { status, statusText: res.statusMessage ?? '', headers: res.headers };
@@ -174,7 +210,8 @@ async function request(target: VettedTarget, method: HttpFetchMethod, headers: R
 /** The body with its content-encoding undone, so the limit counts what the model would read. */
 function decoded(res: http.IncomingMessage): Readable {
   const enc = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const inflate = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : undefined;
+  const inflate =
+    enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : undefined;
   if (!inflate) return res;
   res.on('error', (err) => inflate.destroy(err));
   return res.pipe(inflate);
@@ -200,7 +237,8 @@ async function readLimited(stream: Readable, limit: number): Promise<{ body: Buf
   return { body: Buffer.concat(chunks), truncated: false };
 }
 
-const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql|rss\+xml|atom\+xml|xhtml\+xml)$|application\/[\w.+-]+\+(json|xml)$|image\/svg\+xml$)/;
+const TEXT_TYPES =
+  /^(text\/|application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql|rss\+xml|atom\+xml|xhtml\+xml)$|application\/[\w.+-]+\+(json|xml)$|image\/svg\+xml$)/;
 
 function format(res: HopResult, method: HttpFetchMethod, url: URL, redirects: number, limit: number, startOrigin: string): string {
   const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'] : '';

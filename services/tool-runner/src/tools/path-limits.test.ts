@@ -35,18 +35,16 @@ describe('every tool that takes a path refuses a 200 KB one before any filesyste
   ])('%s', async (tool, args) => {
     const res = await h.call(tool, args);
     expect(res.error?.code).toBe('INVALID_ARGUMENT');
-    expect(res.content).toMatch(/^Error: Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\/.{40,}…$/);
+    expect(res.content).toMatch(
+      /^Error: Path too long: 200013 bytes, more than the 4096 allowed \(Linux PATH_MAX\); use a shorter path: uploads\/a\/a\/.{40,}…$/,
+    );
     expect(res.content.length).toBeLessThan(300);
     expect(res.content).not.toContain(h.workspace.root);
     expect(indexerCalls).toBe(0);
   });
 
   it('two 200 KB paths at once are both refused while other calls are served', async () => {
-    const [a, b, now] = await Promise.all([
-      h.call('read_file', { file_path: LONG }),
-      h.call('read_file', { file_path: `/${LONG}` }),
-      h.call('now'),
-    ]);
+    const [a, b, now] = await Promise.all([h.call('read_file', { file_path: LONG }), h.call('read_file', { file_path: `/${LONG}` }), h.call('now')]);
     expect(a.error?.code).toBe('INVALID_ARGUMENT');
     expect(b.content).toContain('Path too long');
     expect(b.content).toContain('(an absolute path outside the workspace)');
@@ -54,7 +52,9 @@ describe('every tool that takes a path refuses a 200 KB one before any filesyste
   });
 
   it('refuses a path of more than 128 segments and a name of more than 255 bytes', async () => {
-    expect((await h.call('read_file', { file_path: `uploads/${'a/'.repeat(200)}` })).content).toMatch(/^Error: Path too deep: 201 segments, more than the 128 allowed/);
+    expect((await h.call('read_file', { file_path: `uploads/${'a/'.repeat(200)}` })).content).toMatch(
+      /^Error: Path too deep: 201 segments, more than the 128 allowed/,
+    );
     expect((await h.call('write_file', { file_path: `outputs/${'n'.repeat(256)}.txt`, content: 'x' })).content).toMatch(
       /^Error: Path has a name of 260 bytes, more than the 255 allowed/,
     );

@@ -82,7 +82,11 @@ export function runHandlers(ctx: GrpcContext) {
     async listRuns(req: RequestOf<'listRuns'>, { tenant }: CallScope): Promise<ResponseOf<'listRuns'>> {
       let q: z.infer<typeof ListRunsQuery>;
       try {
-        q = parseRequest(ListRunsQuery, { limit: req.limit === 0 ? 10 : req.limit, offset: req.offset, status: req.status === '' ? undefined : req.status }, 'body');
+        q = parseRequest(
+          ListRunsQuery,
+          { limit: req.limit === 0 ? 10 : req.limit, offset: req.offset, status: req.status === '' ? undefined : req.status },
+          'body',
+        );
       } catch (err) {
         throw withProtoFieldNames(err, { limit: 'limit', offset: 'offset', status: 'status' });
       }

@@ -18,7 +18,14 @@ const JoinModes = z.object({ stream_mode: StreamModeSchema.optional() });
  * once `end` was read; otherwise throws the status the call ends with (CANCELLED, which nobody
  * reads, DEADLINE_EXCEEDED, or UNAVAILABLE when the gateway stops or the event stream is lost).
  */
-async function pipeRunEvents(ctx: GrpcContext, scope: CallScope, sink: StreamSink<RunStreamEvent>, run: RunRecord, afterId: number, modes: readonly string[]): Promise<void> {
+async function pipeRunEvents(
+  ctx: GrpcContext,
+  scope: CallScope,
+  sink: StreamSink<RunStreamEvent>,
+  run: RunRecord,
+  afterId: number,
+  modes: readonly string[],
+): Promise<void> {
   let sawEnd = false;
   try {
     for await (const ev of ctx.runs.events(scope.tenant, run.runId, afterId, scope.signal)) {
@@ -55,7 +62,10 @@ export function streamHandlers(ctx: GrpcContext) {
       } finally {
         // A stateless run's temporary thread goes once the run has ended, whether or not the caller stayed.
         if (created.deleteOnCompletion) {
-          if (ended) await runs.deleteStateless(scope.tenant, run).catch((err: unknown) => scope.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'stateless cleanup failed'));
+          if (ended)
+            await runs
+              .deleteStateless(scope.tenant, run)
+              .catch((err: unknown) => scope.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'stateless cleanup failed'));
           else runs.cleanupWhenDone(scope.tenant, run);
         }
       }

@@ -7,7 +7,8 @@ import { config, fakeCtx, runContextOf, sharedEn, stateOf } from '../testing.js'
 import type { RunContext } from '../state.js';
 import { agentNode, postProcess, promptBuilder, routeModel, visibleTools, type AgentDeps } from './agent.js';
 
-const spec = (name: string) => create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
+const spec = (name: string) =>
+  create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
 
 function deps(ctx: RunContext, listTools: AgentDeps['tools']['listTools'] = async () => [spec('echo')]): AgentDeps {
   return { ...runContextOf(ctx), tools: { listTools, execute: async () => ({ content: '', isError: false }) } };
@@ -35,7 +36,12 @@ describe('agent node, alone', () => {
 
   it('still answers with the local tools when the tool list is unavailable', async () => {
     const ctx = fakeCtx();
-    const tools = await visibleTools(deps(ctx, async () => Promise.reject(new Error('no runner'))), sharedEn(), stateOf([new HumanMessage('hi')]), ctx);
+    const tools = await visibleTools(
+      deps(ctx, async () => Promise.reject(new Error('no runner'))),
+      sharedEn(),
+      stateOf([new HumanMessage('hi')]),
+      ctx,
+    );
     expect(tools.visible.map((s) => s.name)).toEqual(['todo_write', 'todo_read', 'ask_human']);
   });
 
@@ -47,7 +53,9 @@ describe('agent node, alone', () => {
 
   it('builds the system prompt from state system messages and the todo reminder, without storing it', async () => {
     const ctx = fakeCtx();
-    const state = stateOf([new SystemMessage('be brief'), new HumanMessage('hi')], { todos: [{ id: '1', content: 'write tests', status: 'pending', priority: 'medium' }] });
+    const state = stateOf([new SystemMessage('be brief'), new HumanMessage('hi')], {
+      todos: [{ id: '1', content: 'write tests', status: 'pending', priority: 'medium' }],
+    });
     const tools = await visibleTools(deps(ctx), sharedEn(), state, ctx);
     const input = promptBuilder({}, sharedEn(), state, tools)(state.messages);
     expect(input.system).toContain('be brief');
@@ -58,7 +66,10 @@ describe('agent node, alone', () => {
   it('routes to the run config preference over the state one', () => {
     const slots: ModelSlot[] = [];
     const model = new ScriptedChatModel([]);
-    const router = { configured: new Set<ModelSlot>(['base', 'code']), forSlot: (s: ModelSlot) => (slots.push(s), { model, label: s, provider: 'scripted' as const, modelId: s }) };
+    const router = {
+      configured: new Set<ModelSlot>(['base', 'code']),
+      forSlot: (s: ModelSlot) => (slots.push(s), { model, label: s, provider: 'scripted' as const, modelId: s }),
+    };
     const { decision, resolved } = routeModel(stateOf([], { model_pref: 'base' }), fakeCtx({ router, modelPref: 'code' }), []);
     expect(decision).toEqual({ slot: 'code', reason: 'preference' });
     expect(resolved.label).toBe('code');

@@ -65,7 +65,9 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
   const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });
   // A mentioned skill is linked into the workspace so the reminder's skills/<id>/SKILL.md is there to read.
   for (const id of mentions.skills) {
-    await deps.skills?.load(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, id).catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, '@mentioned skill not loaded'));
+    await deps.skills
+      ?.load(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, id)
+      .catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, '@mentioned skill not loaded'));
   }
   const missing = mentions.tools.filter((n) => !known.has(n));
   if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
@@ -102,7 +104,11 @@ export function promptBuilder(
     mentionReminders({ tools: mentions.tools.filter((n) => known.has(n)), skills: mentions.skills, agents: mentions.agents }, language),
   ];
   return (messages) => ({
-    system: buildSystemPrompt({ base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)), language, extra: [...systemSections(texts, messages), ...reminders] }),
+    system: buildSystemPrompt({
+      base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)),
+      language,
+      extra: [...systemSections(texts, messages), ...reminders],
+    }),
     history: selectHistory(messages, history),
   });
 }
@@ -146,17 +152,31 @@ export function routeModel(state: AgentStateType, ctx: RunContext, messages: Bas
 }
 
 /** One model call, traced and metered; the worker's CPU slot is released while the provider answers. */
-export async function callModel(ctx: RunContext, resolved: ResolvedModel, decision: RouteDecision, visible: ToolSpec[], next: ModelInput, meter: CallMeter): Promise<AIMessage> {
+export async function callModel(
+  ctx: RunContext,
+  resolved: ResolvedModel,
+  decision: RouteDecision,
+  visible: ToolSpec[],
+  next: ModelInput,
+  meter: CallMeter,
+): Promise<AIMessage> {
   const base = resolved.model;
   const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
   const modelStarted = performance.now();
-  const response = await withSpan(`model ${resolved.label}`, { kind: SpanKind.CLIENT, attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason } }, async (span) => {
-    const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
-    const r = await (ctx.stepLease ? ctx.stepLease.idle(call) : call());
-    const u = (r as AIMessage).usage_metadata;
-    if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
-    return r;
-  }).catch((err: unknown) => {
+  const response = await withSpan(
+    `model ${resolved.label}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason },
+    },
+    async (span) => {
+      const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+      const r = await (ctx.stepLease ? ctx.stepLease.idle(call) : call());
+      const u = (r as AIMessage).usage_metadata;
+      if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
+      return r;
+    },
+  ).catch((err: unknown) => {
     instruments().modelCalls.add(1, { 'gen_ai.request.model': resolved.label, outcome: 'error' });
     throw err;
   });
@@ -178,7 +198,8 @@ export async function callModel(ctx: RunContext, resolved: ResolvedModel, decisi
  */
 export function postProcess(ctx: RunContext, r: AIMessage, resolved: ResolvedModel, decision: RouteDecision): AIMessage {
   const unique = withUniqueToolCallIds(r.tool_calls ?? []);
-  if (unique.changed) ctx.logger.warn({ ids: (r.tool_calls ?? []).map((tc) => tc.id ?? '') }, 'the model gave tool calls missing or repeated ids; fresh ids assigned');
+  if (unique.changed)
+    ctx.logger.warn({ ids: (r.tool_calls ?? []).map((tc) => tc.id ?? '') }, 'the model gave tool calls missing or repeated ids; fresh ids assigned');
   const { tool_calls: rawToolCalls, ...kwargs } = (r.additional_kwargs ?? {}) as Record<string, unknown>;
   return new AIMessage({
     content: r.content,

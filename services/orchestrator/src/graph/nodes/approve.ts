@@ -82,12 +82,19 @@ export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
         if (entry.action === 'deny' || (entry.action === 'require_approval' && subagent)) {
           entry.decision = 'denied';
           entry.by = 'rules';
-          await deps.approvals!.record(call, { ...entry, action: entry.action }, 'denied', 'rules', subagent && entry.action === 'require_approval' ? 'delegated agent: no human to ask' : '').catch((err: unknown) =>
-            ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'),
-          );
+          await deps
+            .approvals!.record(
+              call,
+              { ...entry, action: entry.action },
+              'denied',
+              'rules',
+              subagent && entry.action === 'require_approval' ? 'delegated agent: no human to ask' : '',
+            )
+            .catch((err: unknown) => ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'));
         }
         instruments().approvals.add(1, { verdict: entry.action, 'agentloop.tool': tc.name });
-        if (entry.action !== 'allow') ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
+        if (entry.action !== 'allow')
+          ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
         approvals[id] = entry;
       }),
     );

@@ -39,10 +39,17 @@ describe('await_approval node, alone', () => {
     const ctx = fakeCtx({ apiKeyId: 'k1' });
     const { graph, config: cfg } = aloneInGraph(awaitApprovalNode({ ...runContextOf(ctx), approvals }, sharedEn()));
     const first = await graph.invoke(stateOf([aiCalling({ name: 'rm', id: 'a', args: { p: 1 } })], { approvals: { a: pending } }), cfg);
-    expect((first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({ type: TOOL_APPROVAL_INTERRUPT, tool_call_id: 'a', tool: 'rm', args: { p: 1 } });
+    expect((first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({
+      type: TOOL_APPROVAL_INTERRUPT,
+      tool_call_id: 'a',
+      tool: 'rm',
+      args: { p: 1 },
+    });
     const out = await graph.invoke(new Command({ resume: { decision: 'approve', by: 'ann' } }), cfg);
     expect(out.approvals.a).toMatchObject({ decision: 'approved', by: 'ann' });
-    expect(approvals.recorded).toEqual([{ call: expect.objectContaining({ toolCallId: 'a', toolName: 'rm' }), decision: 'approved', by: 'ann', approver: { tenantId: 't1', keyId: 'k1' } }]);
+    expect(approvals.recorded).toEqual([
+      { call: expect.objectContaining({ toolCallId: 'a', toolName: 'rm' }), decision: 'approved', by: 'ann', approver: { tenantId: 't1', keyId: 'k1' } },
+    ]);
   });
 
   it('does not run an approval that could not be recorded', async () => {
@@ -97,13 +104,20 @@ describe('await_approval node, alone', () => {
     ]);
   });
 
-  it('edit the rules deny: denied, recorded as the rules\' denial of the edited call', async () => {
+  it("edit the rules deny: denied, recorded as the rules' denial of the edited call", async () => {
     const approvals = fakeApprovals(false, () => ({ action: 'deny', reason: 'never', risk_level: 'critical', rule: 'tool:rm:deny' }));
     const { graph, config: cfg } = aloneInGraph(awaitApprovalNode({ ...runContextOf(fakeCtx()), approvals }, sharedEn()));
     await graph.invoke(stateOf([aiCalling({ name: 'rm', id: 'a', args: { p: 1 } })], { approvals: { a: pending } }), cfg);
     const out = await graph.invoke(new Command({ resume: { decisions: [{ type: 'edit', edited_action: { name: 'rm', args: { p: '/' } } }] } }), cfg);
     expect(out.approvals.a).toMatchObject({ action: 'deny', decision: 'denied', by: 'rules', reason: 'never', rule: 'tool:rm:deny', edited_args: { p: '/' } });
-    expect(approvals.recorded).toEqual([expect.objectContaining({ decision: 'denied', by: 'rules', call: expect.objectContaining({ args: { p: '/' } }), comment: expect.stringContaining('re-checked: deny, tool:rm:deny') })]);
+    expect(approvals.recorded).toEqual([
+      expect.objectContaining({
+        decision: 'denied',
+        by: 'rules',
+        call: expect.objectContaining({ args: { p: '/' } }),
+        comment: expect.stringContaining('re-checked: deny, tool:rm:deny'),
+      }),
+    ]);
   });
 
   it('edit without a verdict: not run, nothing recorded (fail closed)', async () => {
@@ -121,6 +135,9 @@ describe('await_approval node, alone', () => {
     const { graph, config: cfg } = aloneInGraph(awaitApprovalNode({ ...runContextOf(fakeCtx()), approvals: fakeApprovals() }, sharedEn()));
     await graph.invoke(stateOf([aiCalling({ name: 'rm', id: 'a' })], { approvals: { a: pending } }), cfg);
     const again = await graph.invoke(new Command({ resume: { decisions: [{ type: 'edit', edited_action: { name: 'ls', args: {} } }] } }), cfg);
-    expect((again as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({ tool: 'rm', error: expect.stringContaining('edit refused') });
+    expect((again as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({
+      tool: 'rm',
+      error: expect.stringContaining('edit refused'),
+    });
   });
 });

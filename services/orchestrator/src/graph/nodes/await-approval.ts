@@ -71,7 +71,13 @@ export function awaitApprovalNode(deps: AwaitApprovalDeps, shared: Pick<NodeShar
       let parsed = parseApprovalResume(interrupt(request), tc.name);
       while (!('answer' in parsed)) parsed = parseApprovalResume(interrupt({ ...request, error: parsed.error ?? texts.approval.badAnswer }), tc.name);
       const { answer } = parsed;
-      approvals[id] = { ...a, decision: answer.decision, by: answer.by, comment: answer.comment, ...(answer.edited_args ? { edited_args: answer.edited_args } : {}) };
+      approvals[id] = {
+        ...a,
+        decision: answer.decision,
+        by: answer.by,
+        comment: answer.comment,
+        ...(answer.edited_args ? { edited_args: answer.edited_args } : {}),
+      };
       decided.push(id);
     }
     // Past the last interrupt: this execution of the node completes, so each decision is counted once.

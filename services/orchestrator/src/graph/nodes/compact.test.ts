@@ -13,7 +13,10 @@ describe('compact node, alone', () => {
   it('replaces the history with a summary, calling the model outside the CPU slot', async () => {
     let idled = 0;
     const ctx = fakeCtx({ stepLease: { idle: async (f) => (idled++, f()) } }, new ScriptedChatModel([{ content: 'they said hi' }]));
-    const out = await compactNode(runContextOf(ctx), sharedEn())(stateOf([new HumanMessage('hi'), new AIMessage('hello'), new HumanMessage('/compact')]), config);
+    const out = await compactNode(runContextOf(ctx), sharedEn())(
+      stateOf([new HumanMessage('hi'), new AIMessage('hello'), new HumanMessage('/compact')]),
+      config,
+    );
     expect(idled).toBe(1);
     expect(RemoveMessage.isInstance(out.messages[0])).toBe(true);
     expect(out.messages.some((m) => String(m.content).includes('they said hi'))).toBe(true);

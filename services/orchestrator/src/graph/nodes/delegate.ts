@@ -48,7 +48,10 @@ export function delegateNode(deps: RunContextDeps & { delegation?: DelegationLim
     if (children.length === 0) return { messages: refused };
     const request: DelegationRequest = {
       type: DELEGATION_INTERRUPT,
-      delegation_id: delegationId(ctx.runId, children.map((c) => c.tool_call_id)),
+      delegation_id: delegationId(
+        ctx.runId,
+        children.map((c) => c.tool_call_id),
+      ),
       children,
     };
     const resume = interrupt<DelegationRequest, DelegationResume | undefined>(request);
@@ -64,7 +67,10 @@ export function delegateNode(deps: RunContextDeps & { delegation?: DelegationLim
         additional_kwargs: { agentloop_delegated_run: { run_id: c.run_id, thread_id: c.thread_id, status: r?.status ?? 'unknown' } },
       });
     });
-    ctx.logger.info({ delegation_id: request.delegation_id, children: children.length, failed: answers.filter((m) => m.status === 'error').length }, 'delegated agents answered');
+    ctx.logger.info(
+      { delegation_id: request.delegation_id, children: children.length, failed: answers.filter((m) => m.status === 'error').length },
+      'delegated agents answered',
+    );
     return { messages: [...refused, ...answers] };
   };
 }

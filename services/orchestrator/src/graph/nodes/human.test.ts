@@ -10,9 +10,15 @@ const replies = (out: { messages: ToolMessage[] }) => out.messages.map((m) => [m
 describe('human node, alone', () => {
   it('refuses ask_human in a delegated agent and in a stateless run, without suspending', () => {
     const texts = sharedEn().texts;
-    const sub = humanNode(runContextOf(fakeCtx()), sharedEn())(stateOf([aiCalling({ name: 'ask_human', id: 'q', args: { question: 'ok?' } })], { parent_context: 'p' }), config);
+    const sub = humanNode(runContextOf(fakeCtx()), sharedEn())(
+      stateOf([aiCalling({ name: 'ask_human', id: 'q', args: { question: 'ok?' } })], { parent_context: 'p' }),
+      config,
+    );
     expect(sub.messages.map((m) => m.content)).toEqual([texts.askHuman.subagent]);
-    const eph = humanNode(runContextOf(fakeCtx({ ephemeral: true })), sharedEn())(stateOf([aiCalling({ name: 'ask_human', id: 'q', args: { question: 'ok?' } })]), config);
+    const eph = humanNode(runContextOf(fakeCtx({ ephemeral: true })), sharedEn())(
+      stateOf([aiCalling({ name: 'ask_human', id: 'q', args: { question: 'ok?' } })]),
+      config,
+    );
     expect(replies(eph)).toEqual([['q', 'error']]);
   });
 
@@ -26,7 +32,12 @@ describe('human node, alone', () => {
   it('asks, and turns the answer (or the default for an empty one) into the ToolMessage', async () => {
     const { graph, config: cfg } = aloneInGraph(humanNode(runContextOf(fakeCtx()), sharedEn()));
     const first = await graph.invoke(stateOf([aiCalling({ name: 'ask_human', id: 'q', args: { question: 'color?', default: 'blue' } })]), cfg);
-    expect((first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({ type: USER_INPUT_INTERRUPT, question: 'color?', default: 'blue', required: true });
+    expect((first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__?.[0]?.value).toMatchObject({
+      type: USER_INPUT_INTERRUPT,
+      question: 'color?',
+      default: 'blue',
+      required: true,
+    });
     const out = await graph.invoke(new Command({ resume: { answer: '' } }), cfg);
     expect(out.messages.at(-1)).toMatchObject({ content: 'blue', tool_call_id: 'q' });
   });

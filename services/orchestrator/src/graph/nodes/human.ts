@@ -12,7 +12,8 @@ export function humanNode(deps: RunContextDeps, shared: Pick<NodeShared, 'texts'
   return (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
     const out: ToolMessage[] = [];
-    const reply = (id: string, content: string, ok: boolean) => out.push(new ToolMessage({ content, tool_call_id: id, name: 'ask_human', status: ok ? 'success' : 'error' }));
+    const reply = (id: string, content: string, ok: boolean) =>
+      out.push(new ToolMessage({ content, tool_call_id: id, name: 'ask_human', status: ok ? 'success' : 'error' }));
     for (const tc of pendingCalls(state.messages, 'ask_human')) {
       const id = tc.id ?? '';
       // Nobody can resume a delegated agent or a stateless run.
@@ -37,7 +38,10 @@ export function humanNode(deps: RunContextDeps, shared: Pick<NodeShared, 'texts'
         required: args.required !== false,
       });
       const obj = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
-      const given = typeof raw === 'string' ? raw : text(obj?.answer) ?? text(obj?.response) ?? text(obj?.args) ?? (raw === undefined || raw === null ? '' : JSON.stringify(raw));
+      const given =
+        typeof raw === 'string'
+          ? raw
+          : (text(obj?.answer) ?? text(obj?.response) ?? text(obj?.args) ?? (raw === undefined || raw === null ? '' : JSON.stringify(raw)));
       const answer = given.trim() === '' ? (dflt ?? '') : given;
       ctx.logger.info({ tool_call_id: id, answered: answer !== '' }, 'ask_human answered');
       reply(id, answer === '' ? texts.askHuman.noAnswer : answer, true);

@@ -91,7 +91,11 @@ describe('tools node, alone', () => {
     const approvals = { check: async () => entry({}), record: async () => {} };
     const node = toolsNode({ ...runContextOf(fakeCtx()), tools, approvals } as ToolsDeps, sharedEn());
     const state = stateOf([aiCalling({ name: 'ok', id: 'a' }, { name: 'yes', id: 'b' }, { name: 'no', id: 'c' }, { name: 'never', id: 'd' })], {
-      approvals: { a: entry({}), b: entry({ action: 'require_approval', decision: 'approved' }), c: entry({ action: 'require_approval', decision: 'rejected' }) },
+      approvals: {
+        a: entry({}),
+        b: entry({ action: 'require_approval', decision: 'approved' }),
+        c: entry({ action: 'require_approval', decision: 'rejected' }),
+      },
     });
     const out = await node(state, config);
     expect(tools.executed.map((c) => c.toolCallId).sort()).toEqual(['a', 'b']);
@@ -116,10 +120,17 @@ describe('tools node, alone', () => {
   it("runs an approver's edit with the edited arguments", async () => {
     const tools = fakeToolClient();
     const approvals = { check: async () => ({ action: 'allow' as const, reason: '', risk_level: 'low' as const, rule: '' }), record: async () => {} };
-    const edited: ApprovalEntry = { action: 'require_approval', reason: 'risky', risk_level: 'high', rule: 'r', tool: 'write_file', decision: 'approved', edited_args: { file_path: 'b.txt' } };
+    const edited: ApprovalEntry = {
+      action: 'require_approval',
+      reason: 'risky',
+      risk_level: 'high',
+      rule: 'r',
+      tool: 'write_file',
+      decision: 'approved',
+      edited_args: { file_path: 'b.txt' },
+    };
     const node = toolsNode({ ...runContextOf(fakeCtx()), tools, approvals } as ToolsDeps, sharedEn());
     await node(stateOf([aiCalling({ name: 'write_file', id: 'w', args: { file_path: 'a.txt' } })], { approvals: { w: edited } }), config);
     expect(tools.executed.map((c) => c.args)).toEqual([{ file_path: 'b.txt' }]);
   });
 });
-

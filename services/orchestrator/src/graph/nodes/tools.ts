@@ -85,15 +85,16 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
         // side-effecting one needs).
         const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
         const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
-          const r = deps.ledger && !idempotent
-            ? await executeWithLedger(
-                deps.ledger,
-                { ...call, idempotent },
-                (c) => deps.tools.execute(c),
-                deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
-                deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
-              )
-            : await deps.tools.execute(call);
+          const r =
+            deps.ledger && !idempotent
+              ? await executeWithLedger(
+                  deps.ledger,
+                  { ...call, idempotent },
+                  (c) => deps.tools.execute(c),
+                  deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+                  deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+                )
+              : await deps.tools.execute(call);
           if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
           return r;
         });
