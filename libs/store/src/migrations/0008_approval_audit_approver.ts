@@ -1,14 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations run against the database as it is at that version, untyped by design (Kysely guidance). */
 import type { Kysely, Migration } from 'kysely';
 import type { SqlDialectName } from '../schema.js';
+import { addColumnOnce } from './add-column-once.js';
 
 /** The columns this migration adds to `approval_audit`. */
 const COLUMNS = ['approver_tenant_id', 'approver_key_id'] as const;
-
-/** MySQL ER_DUP_FIELDNAME; SQLite says "duplicate column name". */
-function isDuplicateColumn(err: unknown): boolean {
-  return (err as { errno?: number }).errno === 1060 || /duplicate column name/i.test(String((err as { message?: unknown }).message ?? ''));
-}
 
 /**
  * 0008: the server-set identity of whoever answered an approval (issue 18: the
@@ -24,14 +20,12 @@ export function approvalAuditApprover(dialect: SqlDialectName): Migration {
   return {
     async up(db: Kysely<any>) {
       for (const column of COLUMNS) {
-        try {
-          await db.schema
+        await addColumnOnce(() =>
+          db.schema
             .alterTable('approval_audit')
             .addColumn(column, type, (c) => c.notNull().defaultTo(''))
-            .execute();
-        } catch (err) {
-          if (!isDuplicateColumn(err)) throw err;
-        }
+            .execute(),
+        );
       }
     },
     async down(db: Kysely<any>) {

@@ -1,19 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations run against the database as it is at that version, untyped by design (Kysely guidance). */
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { SqlDialectName } from '../schema.js';
-
-/** MySQL ER_DUP_FIELDNAME; SQLite says "duplicate column name". */
-function isDuplicateColumn(err: unknown): boolean {
-  return (err as { errno?: number }).errno === 1060 || /duplicate column name/i.test(String((err as { message?: unknown }).message ?? ''));
-}
-
-async function addColumnOnce(run: () => Promise<unknown>): Promise<void> {
-  try {
-    await run();
-  } catch (err) {
-    if (!isDuplicateColumn(err)) throw err;
-  }
-}
+import { addColumnOnce } from './add-column-once.js';
 
 /**
  * 0010: dead-lettered runs (issue 10). A run whose queue job failed for good without the run
