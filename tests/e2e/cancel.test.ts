@@ -4,14 +4,10 @@
  * the bus), a queued run never starts, and the thread stays usable.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import * as grpc from '@grpc/grpc-js';
 import { AgentLoopGrpcClient } from '@agentloop/gateway';
-import { poll, scripted, startCluster, type ClusterHarness } from './helpers.js';
+import { poll, scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 
@@ -76,16 +72,7 @@ async function cancelJourney(baseUrl: string): Promise<void> {
 }
 
 describe('cancel (embedded)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-cancel-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-cancel-');
 
   it('stops a running run, keeps a queued one from starting, and the thread goes on', async () => {
     await cancelJourney(server.url);

@@ -6,12 +6,8 @@
  * Embedded and as a cluster (BullMQ worker with the default RUN_CONCURRENCY).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { poll, scripted, startCluster, type ClusterHarness } from './helpers.js';
+import { poll, scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 const RUNS = 12;
 /** Long enough that every run is still waiting on its model when the last one is taken. */
@@ -50,16 +46,7 @@ async function allWaitingOnTheModelAtOnce(baseUrl: string): Promise<void> {
 }
 
 describe('in-flight capacity (embedded, one CPU slot)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-capacity-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', RUN_STEP_CONCURRENCY: '1' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-capacity-', { RUN_STEP_CONCURRENCY: '1' });
 
   it(`holds ${RUNS} runs waiting on their model at once and ends them all`, async () => {
     await allWaitingOnTheModelAtOnce(server.url);

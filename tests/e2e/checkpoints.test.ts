@@ -8,12 +8,8 @@
  * answer — and the internal (tenant-prefixed) thread id never shows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted, startCluster, type ClusterHarness } from './helpers.js';
+import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 type Values = { messages: Msg[] };
@@ -126,16 +122,7 @@ async function checkpointJourney(baseUrl: string): Promise<void> {
 }
 
 describe('thread checkpoints through the SDK (embedded)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-checkpoints-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-checkpoints-');
 
   it('history per checkpoint (limit, before, metadata), state at a checkpoint, edit and regenerate fork', async () => {
     await checkpointJourney(server.url);

@@ -1,10 +1,11 @@
+import { afterAll, beforeAll } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, startMariaDb, startNats, startRedis, type DevServer } from '@agentloop/devservers';
-import { startService, type ServiceName, type ServiceProcess } from '@agentloop/agentloop-app';
+import { startEmbedded, startService, type EmbeddedServer, type ServiceName, type ServiceProcess } from '@agentloop/agentloop-app';
 
 export interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -200,4 +201,43 @@ export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 30_000, ever
       await new Promise((r) => setTimeout(r, everyMs));
     }
   }
+}
+
+/** An embedded server of a `describe` block: started in beforeAll on a fresh DATA_DIR, closed and removed in afterAll. */
+export interface EmbeddedFixture {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly server: EmbeddedServer;
+}
+
+/**
+ * Registers beforeAll/afterAll that start AgentLoop embedded (LOG_LEVEL warn, a temporary
+ * DATA_DIR named after `prefix`, `env` added) and stop it; the fixture's getters read it once started.
+ */
+export function useEmbeddedServer(prefix: string, env: NodeJS.ProcessEnv = {}): EmbeddedFixture {
+  let server: EmbeddedServer | undefined;
+  let dataDir: string | undefined;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env }, port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the embedded server is not started (use it inside a test)');
+    return v;
+  };
+  return {
+    get url() {
+      return started(server).url;
+    },
+    get dataDir() {
+      return started(dataDir);
+    },
+    get server() {
+      return started(server);
+    },
+  };
 }

@@ -9,12 +9,10 @@
  * `threads.search({metadata: {graph_id: "agent"}})`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted, startCluster, type ClusterHarness } from './helpers.js';
+import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string; status?: string };
 type Interrupt = { id?: string; value: Record<string, unknown> };
@@ -126,19 +124,10 @@ async function langchainHitlJourney(baseUrl: string, workspaceRoot: string): Pro
 }
 
 describe('langchain v1 human in the loop through the SDK (embedded)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-hitl-lc-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-hitl-lc-');
 
   it('interrupt-only values event with action_requests; approve, edit and reject decisions; thread found by graph_id', async () => {
-    await langchainHitlJourney(server.url, path.join(dataDir, 'workspaces'));
+    await langchainHitlJourney(server.url, path.join(server.dataDir, 'workspaces'));
   }, 60_000);
 });
 

@@ -7,12 +7,10 @@
  * answer becomes the tool result.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted, startCluster, type ClusterHarness } from './helpers.js';
+import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string };
 type Values = { messages: Msg[]; __interrupt__?: Array<{ value: Record<string, unknown> }> };
@@ -85,19 +83,10 @@ async function hitlJourney(baseUrl: string, workspaceRoot: string): Promise<void
 }
 
 describe('human in the loop (embedded)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-hitl-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-hitl-');
 
   it('approval stops the run, approve runs the call, reject cancels it, the audit trail verifies; ask_human gets its answer', async () => {
-    await hitlJourney(server.url, path.join(dataDir, 'workspaces'));
+    await hitlJourney(server.url, path.join(server.dataDir, 'workspaces'));
   });
 });
 

@@ -3,27 +3,14 @@
  * tool-runner's tools; an @mentioned skill is linked into the workspace and its document read with
  * read_file; a skill script runs on an uploaded CSV in an isolated process.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
-import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted } from './helpers.js';
+import { scripted, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string; response_metadata?: { seen?: { tools?: string[] } } };
 
 describe('skills (embedded)', () => {
-  let server: EmbeddedServer;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-skills-e2e-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const server = useEmbeddedServer('agentloop-skills-e2e-');
 
   it('an @mentioned skill is loaded and read; its script computes statistics of an uploaded CSV', async () => {
     const client = new Client({ apiUrl: server.url });
