@@ -247,7 +247,11 @@ export class SqlStore implements Store {
   countAssistants(tenantId: string, filter: AssistantFilter): Promise<number> {
     return this.assistants.count(tenantId, filter);
   }
-  listAssistantVersions(tenantId: string, assistantId: string, opts: { limit: number; offset: number; metadata?: JsonObject }): Promise<AssistantVersionRecord[]> {
+  listAssistantVersions(
+    tenantId: string,
+    assistantId: string,
+    opts: { limit: number; offset: number; metadata?: JsonObject },
+  ): Promise<AssistantVersionRecord[]> {
     return this.assistants.listVersions(tenantId, assistantId, opts);
   }
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined> {

@@ -341,7 +341,11 @@ export interface Store {
   searchAssistants(tenantId: string, opts: AssistantSearch): Promise<AssistantRecord[]>;
   countAssistants(tenantId: string, filter: AssistantFilter): Promise<number>;
   /** Versions newest first; empty when there is no such assistant. */
-  listAssistantVersions(tenantId: string, assistantId: string, opts: { limit: number; offset: number; metadata?: JsonObject }): Promise<AssistantVersionRecord[]>;
+  listAssistantVersions(
+    tenantId: string,
+    assistantId: string,
+    opts: { limit: number; offset: number; metadata?: JsonObject },
+  ): Promise<AssistantVersionRecord[]>;
   /** Makes `version` the one in use; undefined when there is no such assistant, NotFoundError when it has no such version. */
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined>;
   // -------------------------------------------------------------------------

@@ -7,15 +7,7 @@
 import type { Selectable } from 'kysely';
 import { AgentLoopError, NotFoundError } from '@agentloop/core';
 import type { AssistantsTable, AssistantVersionsTable } from '../schema.js';
-import type {
-  AssistantFilter,
-  AssistantPatch,
-  AssistantRecord,
-  AssistantSearch,
-  AssistantVersionRecord,
-  JsonObject,
-  NewAssistant,
-} from '../types.js';
+import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch, AssistantVersionRecord, JsonObject, NewAssistant } from '../types.js';
 import type { RepositoryContext } from './context.js';
 import { checkId, isDuplicateKey, jsonEqual, millisToDate } from './rows.js';
 

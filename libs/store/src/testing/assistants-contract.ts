@@ -109,7 +109,14 @@ export function assistantsContract(harness: StoreTestHarness): void {
       expect(byName.map((a) => a.name)).toEqual(['Beta writer', 'Gamma Writer', 'alpha reader', 'delta']);
       const writers = await store.searchAssistants(tenantId, { limit: 10, offset: 0, name: 'WRITER', sortBy: 'assistant_id', sortOrder: 'desc' });
       expect(writers.map((a) => a.assistantId)).toEqual(['id-2', 'id-0']);
-      const evenAgents = await store.searchAssistants(tenantId, { limit: 1, offset: 1, graphId: 'agent', metadata: { even: true }, sortBy: 'assistant_id', sortOrder: 'asc' });
+      const evenAgents = await store.searchAssistants(tenantId, {
+        limit: 1,
+        offset: 1,
+        graphId: 'agent',
+        metadata: { even: true },
+        sortBy: 'assistant_id',
+        sortOrder: 'asc',
+      });
       expect(evenAgents.map((a) => a.assistantId)).toEqual(['id-2']);
       expect(await store.countAssistants(tenantId, {})).toBe(4);
       expect(await store.countAssistants(tenantId, { graphId: 'agent' })).toBe(3);

@@ -2,6 +2,7 @@ import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { errorMessage } from '@agentloop/core';
 import { instruments } from '@agentloop/telemetry';
 import { isLocalTool } from '../../local-tools.js';
+import { agentPolicyOf, tightenVerdict } from '../../agent-config.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, ApprovalEntry, RunContext } from '../state.js';
@@ -55,11 +56,13 @@ export async function approvalContext(
 /**
  * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
  * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
- * deny are recorded in the audit trail. Then: await_approval when a human must decide, else tools.
+ * deny are recorded in the audit trail. The run's agent configuration may only tighten a verdict
+ * (`require_approval`, `skills`: agent-config.ts). Then: await_approval when a human must decide, else tools.
  */
 export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
+    const policy = agentPolicyOf(ctx.runConfig);
     const subagent = state.parent_context !== null;
     const all = lastAi(state.messages)?.tool_calls ?? [];
     // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
@@ -72,7 +75,8 @@ export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
         const call = approvalCall(ctx, tc, subagent);
         let entry: ApprovalEntry;
         try {
-          entry = { ...(await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) })), tool: tc.name };
+          const verdict = await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) });
+          entry = { ...tightenVerdict(verdict, tc, policy), tool: tc.name };
         } catch (err) {
           ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
           approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
