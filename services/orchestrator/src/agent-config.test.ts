@@ -82,6 +82,13 @@ describe('tightenVerdict', () => {
     expect(tightenVerdict(verdict('require_approval'), { name: 'shell', args: {} }, policy)).toEqual(verdict('require_approval'));
   });
 
+  it('denies a call to a tool outside `tools` the model was not offered, but not an MCP tool', () => {
+    const narrow = agentPolicyOf({ configurable: { tools: ['read_file'] } });
+    expect(tightenVerdict(verdict('allow'), { name: 'shell', args: {} }, narrow)).toMatchObject({ action: 'deny', rule: 'assistant:tools' });
+    expect(tightenVerdict(verdict('allow'), { name: 'read_file', args: {} }, narrow).action).toBe('allow');
+    expect(tightenVerdict(verdict('allow'), { name: 'gh_pr', args: {} }, narrow, { mcp: true }).action).toBe('allow');
+  });
+
   it('denies a skill outside the allow-list, by either skill tool', () => {
     expect(tightenVerdict(verdict('allow'), { name: 'skill', args: { skill: 'xlsx' } }, policy)).toMatchObject({ action: 'deny', rule: 'assistant:skills' });
     expect(tightenVerdict(verdict('allow'), { name: 'run_skill_script', args: { skill_id: 'xlsx', script_name: 'x' } }, policy).action).toBe('deny');

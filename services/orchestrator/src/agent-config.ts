@@ -74,12 +74,27 @@ export function allowedSkills(names: ReadonlySet<string>, policy: AgentPolicy): 
 }
 
 /**
- * The verdict on a tool call after the agent's policy: a skill outside `skills` is denied; a tool in
- * `require_approval` that the rules allow needs a human. Never loosens: deny stays deny, and a verdict
- * that already asks a human is kept as it is.
+ * The verdict on a tool call after the agent's policy: a tool outside `tools` (the model was not
+ * offered it, yet called it) and a skill outside `skills` are denied; a tool in `require_approval`
+ * that the rules allow needs a human. `mcp`: the call goes to an MCP tool, which `tools` does not
+ * govern (its server was checked when it was offered). Never loosens: deny stays deny, and a
+ * verdict that already asks a human keeps its rule.
  */
-export function tightenVerdict(verdict: ApprovalVerdict, call: { name: string; args: unknown }, policy: AgentPolicy): ApprovalVerdict {
+export function tightenVerdict(
+  verdict: ApprovalVerdict,
+  call: { name: string; args: unknown },
+  policy: AgentPolicy,
+  opts: { mcp?: boolean } = {},
+): ApprovalVerdict {
   if (verdict.action === 'deny') return verdict;
+  if (!opts.mcp && policy.tools !== null && !policy.tools.has(call.name)) {
+    return {
+      action: 'deny',
+      reason: `This assistant may not use tool ${call.name}; its tools are: ${[...policy.tools].join(', ') || '(none)'}`,
+      risk_level: verdict.risk_level,
+      rule: 'assistant:tools',
+    };
+  }
   const skillArg = SKILL_TOOL_ARGS[call.name];
   if (skillArg !== undefined && policy.skills !== null) {
     const skill = (call.args as Record<string, unknown> | null)?.[skillArg];

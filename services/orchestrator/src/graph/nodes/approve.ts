@@ -3,6 +3,7 @@ import { errorMessage } from '@agentloop/core';
 import { instruments } from '@agentloop/telemetry';
 import { isLocalTool } from '../../local-tools.js';
 import { agentPolicyOf, tightenVerdict } from '../../agent-config.js';
+import { MCP_PROVIDER } from '../../tool-client.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, ApprovalEntry, RunContext } from '../state.js';
@@ -12,7 +13,7 @@ const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
 /** How much of a file's end an append's approval sees (CheckApprovalRequest.preceding_text). */
 const APPEND_CONTEXT_BYTES = 4096;
 
-export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath'> };
+export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath' | 'providerOf'> };
 
 /** The approval service's view of a tool call; await_approval records decisions with the same one. */
 export const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; args: unknown }, subagent: boolean) => ({
@@ -76,7 +77,7 @@ export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
         let entry: ApprovalEntry;
         try {
           const verdict = await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) });
-          entry = { ...tightenVerdict(verdict, tc, policy), tool: tc.name };
+          entry = { ...tightenVerdict(verdict, tc, policy, { mcp: deps.tools?.providerOf?.(tc.name) === MCP_PROVIDER }), tool: tc.name };
         } catch (err) {
           ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
           approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
