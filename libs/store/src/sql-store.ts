@@ -87,7 +87,7 @@ export class SqlStore implements Store {
     this.uploads = new UploadRepository(ctx);
     this.audit = new AuditRepository(ctx, this.writer);
     this.webhooks = new WebhookRepository(ctx);
-    this.assistants = new AssistantRepository(ctx);
+    this.assistants = new AssistantRepository(ctx, this.writer);
   }
 
   // -------------------------------------------------------------------------

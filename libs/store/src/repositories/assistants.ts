@@ -9,6 +9,7 @@ import { AgentLoopError, NotFoundError } from '@agentloop/core';
 import type { AssistantsTable, AssistantVersionsTable } from '../schema.js';
 import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch, AssistantVersionRecord, JsonObject, NewAssistant } from '../types.js';
 import type { RepositoryContext } from './context.js';
+import type { SqlWriter } from '../write-transaction.js';
 import { checkId, isDuplicateKey, jsonEqual, millisToDate } from './rows.js';
 
 /** Page size when a filter runs in the layer. */
@@ -47,7 +48,11 @@ function matches(a: AssistantRecord, f: AssistantFilter): boolean {
 }
 
 export class AssistantRepository {
-  constructor(private readonly ctx: RepositoryContext) {}
+  constructor(
+    private readonly ctx: RepositoryContext,
+    /** Version writes take the store's write transaction: SQLite's write lock up front, MySQL deadlocks retried. */
+    private readonly writer: SqlWriter,
+  ) {}
 
   async create(a: NewAssistant): Promise<{ assistant: AssistantRecord; created: boolean }> {
     checkId('tenantId', a.tenantId);
@@ -68,7 +73,7 @@ export class AssistantRepository {
     };
     let created = true;
     try {
-      await this.ctx.db.transaction().execute(async (trx) => {
+      await this.writer.writeTransaction(async (trx) => {
         await trx
           .insertInto('assistants')
           .values({ ...fields, updated_at: now })
@@ -97,7 +102,7 @@ export class AssistantRepository {
   async update(tenantId: string, assistantId: string, patch: AssistantPatch): Promise<AssistantRecord | undefined> {
     const now = this.ctx.now();
     try {
-      const found = await this.ctx.db.transaction().execute(async (trx) => {
+      const found = await this.writer.writeTransaction(async (trx) => {
         // MySQL: the row lock orders concurrent updates of one assistant (SQLite serialises writers anyway).
         const current = await trx
           .selectFrom('assistants')
@@ -145,7 +150,7 @@ export class AssistantRepository {
   }
 
   async delete(tenantId: string, assistantId: string): Promise<boolean> {
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return this.writer.writeTransaction(async (trx) => {
       await trx.deleteFrom('assistant_versions').where('tenant_id', '=', tenantId).where('assistant_id', '=', assistantId).execute();
       const res = await trx.deleteFrom('assistants').where('tenant_id', '=', tenantId).where('assistant_id', '=', assistantId).executeTakeFirst();
       return res.numDeletedRows > 0n;
@@ -220,7 +225,7 @@ export class AssistantRepository {
   }
 
   async setLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined> {
-    const found = await this.ctx.db.transaction().execute(async (trx) => {
+    const found = await this.writer.writeTransaction(async (trx) => {
       const current = await trx
         .selectFrom('assistants')
         .select('version')
