@@ -22,6 +22,18 @@ export {
   type AuditListFilter,
   type WebhookAttempt,
 } from './types.js';
+// Assistants (issue 11)
+export {
+  ASSISTANT_SORT_FIELDS,
+  type AssistantFields,
+  type AssistantRecord,
+  type AssistantVersionRecord,
+  type NewAssistant,
+  type AssistantPatch,
+  type AssistantSortField,
+  type AssistantFilter,
+  type AssistantSearch,
+} from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export {
   RunLifecycle,

@@ -12,6 +12,7 @@ import type { SqlDialectName } from './schema.js';
 import { approvalAuditApprover } from './migrations/0008_approval_audit_approver.js';
 import { runLifecycle } from './migrations/0009_run_lifecycle.js';
 import { deadLetter } from './migrations/0010_dead_letter.js';
+import { assistants } from './migrations/0011_assistants.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -309,6 +310,7 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0008_approval_audit_approver': approvalAuditApprover(dialect),
     '0009_run_lifecycle': runLifecycle(dialect),
     '0010_dead_letter': deadLetter(dialect),
+    '0011_assistants': assistants(dialect),
   };
 }
 

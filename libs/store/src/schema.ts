@@ -129,6 +129,38 @@ export interface WebhookDeliveriesTable {
   duration_ms: number;
 }
 
+// ---------------------------------------------------------------------------
+// Assistants (migration 0011)
+
+/** An assistant as it is now: the fields of its latest version (`version`). JSON documents as text. */
+export interface AssistantsTable {
+  tenant_id: string;
+  assistant_id: string;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: string;
+  context: string;
+  metadata: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One immutable version of an assistant. */
+export interface AssistantVersionsTable {
+  tenant_id: string;
+  assistant_id: string;
+  version: number;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: string;
+  context: string;
+  metadata: string;
+  created_at: number;
+}
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
@@ -137,6 +169,8 @@ export interface Database {
   approval_audit: ApprovalAuditTable;
   approval_audit_heads: ApprovalAuditHeadsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  assistants: AssistantsTable;
+  assistant_versions: AssistantVersionsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -19,6 +19,9 @@ import {
   type RepositoryContext,
 } from './repositories/index.js';
 import { isSqliteBusy } from './repositories/rows.js';
+// Assistants (issue 11)
+import { AssistantRepository } from './repositories/assistants.js';
+import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch, AssistantVersionRecord, NewAssistant } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -65,6 +68,8 @@ export class SqlStore implements Store {
   readonly uploads: UploadRepository;
   readonly audit: AuditRepository;
   readonly webhooks: WebhookRepository;
+  /** Assistants and their versions (issue 11). */
+  readonly assistants: AssistantRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -82,6 +87,7 @@ export class SqlStore implements Store {
     this.uploads = new UploadRepository(ctx);
     this.audit = new AuditRepository(ctx, this.writer);
     this.webhooks = new WebhookRepository(ctx);
+    this.assistants = new AssistantRepository(ctx, this.writer);
   }
 
   // -------------------------------------------------------------------------
@@ -219,6 +225,39 @@ export class SqlStore implements Store {
   listWebhookAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]> {
     return this.webhooks.listAttempts(tenantId, deliveryId);
   }
+
+  // -------------------------------------------------------------------------
+  // Assistants (issue 11)
+
+  createAssistant(a: NewAssistant): Promise<{ assistant: AssistantRecord; created: boolean }> {
+    return this.assistants.create(a);
+  }
+  getAssistant(tenantId: string, assistantId: string): Promise<AssistantRecord | undefined> {
+    return this.assistants.get(tenantId, assistantId);
+  }
+  updateAssistant(tenantId: string, assistantId: string, patch: AssistantPatch): Promise<AssistantRecord | undefined> {
+    return this.assistants.update(tenantId, assistantId, patch);
+  }
+  deleteAssistant(tenantId: string, assistantId: string): Promise<boolean> {
+    return this.assistants.delete(tenantId, assistantId);
+  }
+  searchAssistants(tenantId: string, opts: AssistantSearch): Promise<AssistantRecord[]> {
+    return this.assistants.search(tenantId, opts);
+  }
+  countAssistants(tenantId: string, filter: AssistantFilter): Promise<number> {
+    return this.assistants.count(tenantId, filter);
+  }
+  listAssistantVersions(
+    tenantId: string,
+    assistantId: string,
+    opts: { limit: number; offset: number; metadata?: JsonObject },
+  ): Promise<AssistantVersionRecord[]> {
+    return this.assistants.listVersions(tenantId, assistantId, opts);
+  }
+  setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined> {
+    return this.assistants.setLatest(tenantId, assistantId, version);
+  }
+  // -------------------------------------------------------------------------
 
   close(): Promise<void> {
     return (this.closed ??= this.db.destroy());

@@ -193,6 +193,65 @@ export interface WebhookAttempt {
   durationMs: number;
 }
 
+// ---------------------------------------------------------------------------
+// Assistants (issue 11): LangGraph Platform agent configurations, versioned, per tenant.
+
+/** The fields every version of an assistant carries. */
+export interface AssistantFields {
+  graphId: string;
+  name: string;
+  description: string | null;
+  config: JsonObject;
+  context: JsonObject;
+  metadata: JsonObject;
+}
+
+/** An assistant as it is now: the fields of the version in use. */
+export interface AssistantRecord extends AssistantFields {
+  tenantId: string;
+  assistantId: string;
+  /** The version in use (the latest unless `setAssistantLatest` chose an older one). */
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One immutable version; `createdAt` is when that version was written. */
+export interface AssistantVersionRecord extends AssistantFields {
+  tenantId: string;
+  assistantId: string;
+  version: number;
+  createdAt: Date;
+}
+
+export interface NewAssistant extends Partial<Omit<AssistantFields, 'graphId' | 'name'>> {
+  tenantId: string;
+  assistantId: string;
+  graphId: string;
+  name: string;
+}
+
+/** What an update changes: given fields replace the current version's, metadata is merged key by key. */
+export type AssistantPatch = Partial<AssistantFields>;
+
+export const ASSISTANT_SORT_FIELDS = ['assistant_id', 'graph_id', 'name', 'created_at', 'updated_at'] as const;
+export type AssistantSortField = (typeof ASSISTANT_SORT_FIELDS)[number];
+
+/** Which assistants: every given filter must match (name: case-insensitive substring; metadata: top-level JSON equality). */
+export interface AssistantFilter {
+  graphId?: string;
+  name?: string;
+  metadata?: JsonObject;
+}
+
+export interface AssistantSearch extends AssistantFilter {
+  limit: number;
+  offset: number;
+  /** Default created_at, descending; ties broken by assistant_id ascending. */
+  sortBy?: AssistantSortField;
+  sortOrder?: 'asc' | 'desc';
+}
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -268,6 +327,28 @@ export interface Store {
   recordWebhookAttempt(a: WebhookAttempt): Promise<void>;
   /** A delivery's attempts, first to last. */
   listWebhookAttempts(tenantId: string, deliveryId: string): Promise<WebhookAttempt[]>;
+
+  // -------------------------------------------------------------------------
+  // Assistants (issue 11)
+
+  /** Creates an assistant at version 1; `created` is false (and the stored one returned) when the id exists for this tenant. */
+  createAssistant(a: NewAssistant): Promise<{ assistant: AssistantRecord; created: boolean }>;
+  getAssistant(tenantId: string, assistantId: string): Promise<AssistantRecord | undefined>;
+  /** Writes version max+1 from the current one and the patch, and makes it the latest; undefined when there is no such assistant. */
+  updateAssistant(tenantId: string, assistantId: string, patch: AssistantPatch): Promise<AssistantRecord | undefined>;
+  /** Deletes the assistant and all its versions. */
+  deleteAssistant(tenantId: string, assistantId: string): Promise<boolean>;
+  searchAssistants(tenantId: string, opts: AssistantSearch): Promise<AssistantRecord[]>;
+  countAssistants(tenantId: string, filter: AssistantFilter): Promise<number>;
+  /** Versions newest first; empty when there is no such assistant. */
+  listAssistantVersions(
+    tenantId: string,
+    assistantId: string,
+    opts: { limit: number; offset: number; metadata?: JsonObject },
+  ): Promise<AssistantVersionRecord[]>;
+  /** Makes `version` the one in use; undefined when there is no such assistant, NotFoundError when it has no such version. */
+  setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined>;
+  // -------------------------------------------------------------------------
 
   close(): Promise<void>;
 }

@@ -202,7 +202,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   };
   app.decorate('agentloop', { ...ctx, auth });
   registerMetaRoutes(app);
-  registerAssistantRoutes(app);
+  registerAssistantRoutes(app, ctx);
   registerThreadRoutes(app, ctx);
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);

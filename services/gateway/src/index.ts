@@ -22,3 +22,6 @@ export {
   type AgentLoopClientOptions,
   type AgentLoopCallOptions,
 } from './grpc/index.js';
+// Assistants (issue 11): what a run takes from its assistant
+export { resolveRunAssistant, mergeAssistantConfig, mergeContext, type RunAssistant } from './assistant-registry.js';
+export { parseAgentConfig } from './assistant-config.js';

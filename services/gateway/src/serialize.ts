@@ -47,7 +47,7 @@ export interface ApiAssistant {
   context: JsonObject;
   metadata: JsonObject;
   name: string;
-  description: string;
+  description: string | null;
   created_at: string;
   updated_at: string;
   version: number;

@@ -82,3 +82,7 @@ export {
   type ChildConfig,
   type DelegationCoordinatorDeps,
 } from './delegation.js';
+// Assistants' agent configuration (issue 11)
+export { AgentConfig, AgentConfigurable, agentConfigJsonSchema, SYSTEM_PROMPT_MAX_CHARS } from './agent-config-schema.js';
+export { agentPolicyOf, offeredTools, allowedSkills, tightenVerdict, OPEN_POLICY, ASSISTANT_RULE, type AgentPolicy } from './agent-config.js';
+export { agentGraphDrawing } from './graph-drawing.js';

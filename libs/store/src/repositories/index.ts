@@ -5,3 +5,4 @@ export { ToolEffectRepository } from './tool-effects.js';
 export { UploadRepository } from './uploads.js';
 export { AuditRepository } from './audit.js';
 export { WebhookRepository } from './webhooks.js';
+export { AssistantRepository } from './assistants.js';

@@ -8,6 +8,7 @@ import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { lifecycleContract } from './lifecycle-contract.js';
+import { assistantsContract } from './assistants-contract.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
 import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
@@ -89,6 +90,7 @@ export function storeContract(harness: StoreTestHarness): void {
             '0008_approval_audit_approver',
             '0009_run_lifecycle',
             '0010_dead_letter',
+            '0011_assistants',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
@@ -705,4 +707,5 @@ export function storeContract(harness: StoreTestHarness): void {
     });
   });
   lifecycleContract(harness);
+  assistantsContract(harness);
 }

@@ -109,7 +109,7 @@ export interface RunContext {
 }
 
 export interface AgentGraphDeps {
-  tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute' | 'inspectPath'>>;
+  tools: Pick<ToolClient, 'listTools' | 'execute'> & Partial<Pick<ToolClient, 'isIdempotent' | 'recordedOutcome' | 'reexecute' | 'inspectPath' | 'providerOf'>>;
   /** Effect ledger: when given, every bus call of a side-effecting (non-idempotent) tool is recorded by (run, tool call id) and never re-executed on resume; idempotent tools skip it. */
   ledger?: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>;
   /** Resolves the context of the run a node executes for. */

@@ -48,7 +48,7 @@ export function slotsFromEnv(env: NodeJS.ProcessEnv): Partial<Record<ModelSlot, 
 }
 
 /** `config.configurable.model`: a scripted spec, a slot name, or {slot}. */
-const ModelSelection = z.union([ScriptedModelSpec, z.enum(MODEL_SLOTS), z.object({ slot: z.enum(MODEL_SLOTS) }).strict()]);
+export const ModelSelection = z.union([ScriptedModelSpec, z.enum(MODEL_SLOTS), z.object({ slot: z.enum(MODEL_SLOTS) }).strict()]);
 
 export interface ResolvedModel {
   model: BaseChatModel;

@@ -18,6 +18,7 @@ import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } fro
 import { usageOf } from '../../usage.js';
 import { withUniqueToolCallIds } from '../../tool-call-ids.js';
 import { CallMeter, callOptions, compactWith, pickModel, startTurn } from '../model-calls.js';
+import { agentPolicyOf, allowedSkills, offeredTools } from '../../agent-config.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
 
@@ -47,21 +48,24 @@ function safeJson(s: string): Record<string, unknown> {
 
 /**
  * The tool-runner's list (with @mentioned tools loaded on demand) plus the local tools, and how the
- * @mentions of the conversation classify against them.
+ * @mentions of the conversation classify against them. The run's agent configuration (an
+ * assistant's `tools`, `skills`, `mcp_servers`) narrows both.
  */
 export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'agentNames'>, state: AgentStateType, ctx: RunContext) {
   const mentioned = mentionsOf(state.messages);
-  const listed = await deps.tools
+  const policy = agentPolicyOf(ctx.runConfig);
+  const all = await deps.tools
     .listTools(ctx.tenantId, { mentioned, allowed: state.allowed_tools, subagent: state.parent_context !== null })
     .catch((err: unknown) => {
       // No tool-runner reachable: the model still answers, with the local tools only.
       ctx.logger.warn({ err }, 'tool list unavailable; calling the model with the orchestrator tools only');
       return [] as ToolSpec[];
     });
+  const listed = offeredTools(all, policy);
   // ask_human needs someone to resume the run: not for delegated agents nor stateless (ephemeral) runs.
-  const local = [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])];
+  const local = offeredTools([TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])], policy);
   const known = new Set([...listed, ...local].map((s) => s.name));
-  const skillNames = mentioned.length > 0 && deps.skills ? await deps.skills.names(ctx.tenantId) : new Set<string>();
+  const skillNames = mentioned.length > 0 && deps.skills ? allowedSkills(await deps.skills.names(ctx.tenantId), policy) : new Set<string>();
   const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });
   // A mentioned skill is linked into the workspace so the reminder's skills/<id>/SKILL.md is there to read.
   for (const id of mentions.skills) {
@@ -73,11 +77,12 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
   if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
   // delegate_task is offered when an agent is @mentioned (seed 001 §2.5) and this run may still delegate.
   const mayDelegate = !deps.delegation || (ctx.depth ?? 0) < deps.delegation.maxDepth;
+  const delegate = mentions.agents.length > 0 && mayDelegate ? offeredTools([DELEGATE_TASK_SPEC], policy) : [];
   const visible: ToolSpec[] = [];
-  for (const s of [...local, ...listed, ...(mentions.agents.length > 0 && mayDelegate ? [DELEGATE_TASK_SPEC] : [])]) {
+  for (const s of [...local, ...listed, ...delegate]) {
     if (!visible.some((v) => v.name === s.name)) visible.push(s);
   }
-  return { visible, known, mentions };
+  return { visible, known, mentions, instructions: policy.instructions };
 }
 
 /** System messages in state (client instructions, compaction summaries) become system prompt sections. */
@@ -87,16 +92,18 @@ function systemSections(texts: NodeShared['texts'], messages: readonly BaseMessa
 
 /**
  * The prompt builder for this call. A function of the messages because compaction may replace them
- * and the summary then becomes a system prompt section.
+ * and the summary then becomes a system prompt section. The agent's instructions (an assistant's
+ * `system_prompt`) come right after the base prompt, before the conversation's own sections.
  */
 export function promptBuilder(
   deps: Pick<AgentDeps, 'systemPrompt'>,
   shared: Pick<NodeShared, 'language' | 'texts' | 'history'>,
   state: AgentStateType,
-  tools: Pick<Awaited<ReturnType<typeof visibleTools>>, 'known' | 'mentions'>,
+  tools: Pick<Awaited<ReturnType<typeof visibleTools>>, 'known' | 'mentions'> & { instructions?: string | null },
 ): (messages: BaseMessage[]) => ModelInput {
   const { language, texts, history } = shared;
   const { known, mentions } = tools;
+  const instructions = tools.instructions ? [tools.instructions] : [];
   // A delegated agent executes a task and cannot talk to the user (seed 001 §5.4).
   const delegated = state.parent_context !== null;
   const reminders = [
@@ -107,7 +114,7 @@ export function promptBuilder(
     system: buildSystemPrompt({
       base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)),
       language,
-      extra: [...systemSections(texts, messages), ...reminders],
+      extra: [...instructions, ...systemSections(texts, messages), ...reminders],
     }),
     history: selectHistory(messages, history),
   });

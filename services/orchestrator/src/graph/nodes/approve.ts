@@ -2,6 +2,8 @@ import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { errorMessage } from '@agentloop/core';
 import { instruments } from '@agentloop/telemetry';
 import { isLocalTool } from '../../local-tools.js';
+import { agentPolicyOf, tightenVerdict } from '../../agent-config.js';
+import { MCP_PROVIDER } from '../../tool-client.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, ApprovalEntry, RunContext } from '../state.js';
@@ -11,7 +13,7 @@ const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
 /** How much of a file's end an append's approval sees (CheckApprovalRequest.preceding_text). */
 const APPEND_CONTEXT_BYTES = 4096;
 
-export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath'> };
+export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath' | 'providerOf'> };
 
 /** The approval service's view of a tool call; await_approval records decisions with the same one. */
 export const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; args: unknown }, subagent: boolean) => ({
@@ -55,11 +57,13 @@ export async function approvalContext(
 /**
  * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
  * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
- * deny are recorded in the audit trail. Then: await_approval when a human must decide, else tools.
+ * deny are recorded in the audit trail. The run's agent configuration may only tighten a verdict
+ * (`require_approval`, `skills`: agent-config.ts). Then: await_approval when a human must decide, else tools.
  */
 export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
+    const policy = agentPolicyOf(ctx.runConfig);
     const subagent = state.parent_context !== null;
     const all = lastAi(state.messages)?.tool_calls ?? [];
     // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
@@ -72,7 +76,8 @@ export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
         const call = approvalCall(ctx, tc, subagent);
         let entry: ApprovalEntry;
         try {
-          entry = { ...(await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) })), tool: tc.name };
+          const verdict = await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) });
+          entry = { ...tightenVerdict(verdict, tc, policy, { mcp: deps.tools?.providerOf?.(tc.name) === MCP_PROVIDER }), tool: tc.name };
         } catch (err) {
           ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
           approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
