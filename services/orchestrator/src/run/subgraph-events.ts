@@ -5,7 +5,7 @@
  * (`values|node:task id`; the outermost namespace first). A client streaming the parent so sees
  * the child's progress. Lifecycle events (`metadata`, `error`, `end`) stay the child's own.
  */
-import type { RunJob } from '@agentloop/proto';
+import type { Delegation, RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import { errorMessage, type Logger } from '@agentloop/core';
 
@@ -24,7 +24,7 @@ export function subgraphTargets(job: Pick<RunJob, 'delegation'>): SubgraphTarget
   let namespace = '';
   let current: Pick<RunJob, 'delegation'> | undefined = job;
   while (current?.delegation) {
-    const d = current.delegation;
+    const d: Delegation = current.delegation;
     // The parent's job (as the child was started) says whether its creator asked for subgraph events.
     if (!d.parentJob?.streamSubgraphs) break;
     namespace = namespace ? `delegate:${d.toolCallId}|${namespace}` : `delegate:${d.toolCallId}`;
