@@ -8,6 +8,7 @@ import { ScriptedChatModel, type ScriptedTurn } from '../models/scripted.js';
 import { streamGraph, type StreamJob } from './stream.js';
 import { graphInput } from './input.js';
 import { fakeJob, log, recordingEvents } from './testing.js';
+import { aloneInGraph } from '../graph/testing.js';
 
 const INTERNAL = 't1:th1';
 const spec = create(ToolSpecSchema, { name: 'echo', description: 'echo', parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
@@ -116,6 +117,30 @@ describe('stream modes', () => {
     expect(events.some((e) => e.event === 'on_chain_stream' && e.parent_ids.length === 0)).toBe(false);
     expect((of('values').at(-1) as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content).toBe('done');
     expect(wire(published)).not.toContain(INTERNAL);
+  });
+});
+
+describe('custom stream mode', () => {
+  it('passes what a node writes with config.writer, only when asked for, with the checkpoint thread id made public', async () => {
+    const { graph, config } = aloneInGraph(async (_state, cfg) => {
+      cfg.writer?.({ progress: 'half', where: `${INTERNAL}/x` });
+      return {};
+    });
+    const run = async (streamMode: string[]) => {
+      const events = recordingEvents();
+      await streamGraph(
+        graph as never,
+        events,
+        { runId: 'r1', threadId: 'th1', tenantId: 't1', streamMode },
+        { messages: [] } as never,
+        { cpConfig: { configurable: { ...config.configurable, thread_id: INTERNAL } }, maxLoops: 10, signal: new AbortController().signal, durability: 'sync' },
+        { values: null },
+        log,
+      );
+      return events.published.filter((e) => e.event === 'custom').map((e) => e.data);
+    };
+    expect(await run(['custom'])).toEqual([{ progress: 'half', where: 'th1/x' }]);
+    expect(await run(['values'])).toEqual([]);
   });
 });
 
