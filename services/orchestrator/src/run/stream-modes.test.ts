@@ -165,7 +165,8 @@ describe('interrupt_before / interrupt_after', () => {
     const a = agent([toolTurn, { content: 'done' }]);
     const first = await a.stream({ interruptAfter: ['agent'] });
     expect(first.stopped).toMatchObject({ kind: 'waits_for_human', next: ['tools'] });
-    expect(first.of('updates')).toEqual([expect.objectContaining({ agent: expect.any(Object) })]);
+    // As LangGraph streams such a stop: the node's update, then an empty `__interrupt__` update.
+    expect(first.of('updates')).toEqual([expect.objectContaining({ agent: expect.any(Object) }), { __interrupt__: [] }]);
     const resume = await graphInput(a.graph, fakeJob({ runId: 'r2', commandJson: '{"resume":"go"}' }), a.cpConfig, 10, 0);
     const second = await a.stream({ interruptAfter: ['*'] }, resume);
     // "*" stops after every node: the tool ran, the agent has not yet answered.

@@ -121,8 +121,6 @@ export async function streamGraph(
       await publish(mode, interrupted);
       continue;
     }
-    // An interrupt_before/after stop reports an empty `__interrupt__` update: nothing waits on a human's answer.
-    if (mode === 'updates' && isEmptyInterrupt(data)) continue;
     const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
     if (mode === 'values') seen.values = json as JsonObject;
     await publish(mode, json);
@@ -149,11 +147,6 @@ async function runChunks(graph: StreamableGraph, input: GraphInput, config: Reco
       yield { kind: 'mode', mode, data } as RunChunk;
     }
   })();
-}
-
-function isEmptyInterrupt(data: unknown): boolean {
-  const list = data && typeof data === 'object' ? (data as { __interrupt__?: unknown }).__interrupt__ : undefined;
-  return Array.isArray(list) && list.length === 0 && Object.keys(data as object).length === 1;
 }
 
 /**
