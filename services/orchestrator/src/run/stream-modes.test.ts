@@ -109,6 +109,7 @@ describe('stream modes', () => {
     for (const k of ['on_chain_start', 'on_chain_end', 'on_chat_model_start', 'on_chat_model_end']) expect(kinds).toContain(k);
     const root = events.find((e) => e.event === 'on_chain_start' && e.parent_ids.length === 0)!;
     expect(root.data.input).not.toHaveProperty('context_id');
+    expect(root.run_id).toBe('r1');
     const agentNode = events.find((e) => e.event === 'on_chain_start' && e.name === 'agent')!;
     expect(agentNode.metadata).toMatchObject({ langgraph_node: 'agent', thread_id: 'th1', run_id: 'r1' });
     const modelEnd = events.find((e) => e.event === 'on_chat_model_end')!;

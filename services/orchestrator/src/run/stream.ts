@@ -98,7 +98,9 @@ export async function streamGraph(
     ...(after ? { interruptAfter: after } : {}),
   };
   const publish = (event: string, data: unknown) => events.publish(job.runId, job.threadId, event, data);
-  for await (const chunk of await runChunks(graph, input, config, wantsEvents(job.streamMode))) {
+  // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
+  const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
+  for await (const chunk of await chunks) {
     if (chunk.kind === 'event') {
       await publish('events', publicEvent(chunk.event, run));
       continue;
