@@ -174,10 +174,6 @@ export class RunService {
           metadataJson: JSON.stringify(body.metadata ?? {}),
           webhookUrl: body.webhook ?? '',
           streamMode: streamModes,
-          // TEMP gateway mapping (issue 11): the owner of run-service.ts sets these; dropped at merge.
-          interruptBefore: nodeList(body.interrupt_before),
-          interruptAfter: nodeList(body.interrupt_after),
-          streamSubgraphs: body.stream_subgraphs === true,
           ephemeral: stateless,
           // The orchestrator's run span joins the trace of the request that created the run.
           traceparent,
@@ -524,10 +520,4 @@ class EventCursor {
 function isResume(body: RunCreateBody): boolean {
   const command = body.command as { resume?: unknown } | null | undefined;
   return command !== null && command !== undefined && command.resume !== undefined && (body.input === undefined || body.input === null);
-}
-
-// TEMP gateway mapping (issue 11): dropped at merge, the owner of run-service.ts maps these fields.
-function nodeList(v: unknown): string[] {
-  if (v === '*') return ['*'];
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
