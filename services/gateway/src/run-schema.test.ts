@@ -32,6 +32,21 @@ describe('wantsEvent', () => {
   it('follows the base mode for subgraph events', () => {
     expect(wantsEvent('updates|agent:1', ['updates'])).toBe(true);
   });
+
+  it("passes a delegated agent's namespaced events (mode|delegate:<call>) for the requested base mode only", () => {
+    expect(wantsEvent('values|delegate:call_1', ['values'])).toBe(true);
+    expect(wantsEvent('values|delegate:call_1|delegate:call_2', ['values'])).toBe(true);
+    expect(wantsEvent('messages|delegate:call_1', ['messages-tuple'])).toBe(true);
+    expect(wantsEvent('messages/partial|delegate:call_1', ['messages'])).toBe(true);
+    expect(wantsEvent('values|delegate:call_1', ['updates'])).toBe(false);
+  });
+
+  it('passes debug, tasks, checkpoints, custom and events when asked for, and not otherwise', () => {
+    for (const m of ['debug', 'tasks', 'checkpoints', 'custom', 'events']) {
+      expect(wantsEvent(m, [m])).toBe(true);
+      expect(wantsEvent(m, ['values'])).toBe(false);
+    }
+  });
 });
 
 describe('RunCreateBody', () => {

@@ -372,6 +372,25 @@ describe('DelegationCoordinator', () => {
     ]);
   });
 
+  it("a child of a parent streamed with stream_subgraphs inherits it and the parent's stream modes, not its interrupts", async () => {
+    const { parent, request, coordinator } = await setup();
+    parent.streamSubgraphs = true;
+    parent.streamMode = ['values', 'messages-tuple'];
+    parent.interruptBefore = ['tools'];
+    await coordinator.start(parent, request, 0);
+    const child = fromBinary(RunJobSchema, (await runs.getPayload(request.children[0]!.run_id))!);
+    expect(child).toMatchObject({ streamSubgraphs: true, streamMode: ['values', 'messages-tuple'], interruptBefore: [] });
+    expect(child.delegation?.parentJob?.streamSubgraphs).toBe(true);
+  });
+
+  it('a child of a parent without stream_subgraphs streams on its own run only', async () => {
+    const { parent, request, coordinator } = await setup();
+    parent.streamMode = ['values', 'messages-tuple'];
+    await coordinator.start(parent, request, 0);
+    const child = fromBinary(RunJobSchema, (await runs.getPayload(request.children[0]!.run_id))!);
+    expect(child).toMatchObject({ streamSubgraphs: false, streamMode: [] });
+  });
+
   it('resumes the parent once, when the last child finishes, with every child result', async () => {
     const { parent, request, coordinator } = await setup();
     await coordinator.start(parent, request, 0);

@@ -262,6 +262,9 @@ export class DelegationCoordinator {
         metadataJson: JSON.stringify(link),
         timeoutMs: parent.timeoutMs,
         workspaceThreadId,
+        // With stream_subgraphs the child's events also reach the parent's stream (run/subgraph-events.ts),
+        // in the modes the parent's client asked for; interrupt_before/after stay the parent's own.
+        ...(parent.streamSubgraphs ? { streamSubgraphs: true, streamMode: [...parent.streamMode] } : {}),
         delegation: create(DelegationSchema, {
           parentRunId: parent.runId,
           parentThreadId: parent.threadId,

@@ -41,6 +41,7 @@ import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
 import { stopAfterCheckpointWhen } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
+import { withSubgraphEvents } from './run/subgraph-events.js';
 import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
 
 // The import paths the rest of the repository (and the package index) uses.
@@ -288,7 +289,8 @@ export class RunExecutor {
   /** The graph part of a run; returns how this execution ended (a run status, `suspended`, or `interrupted`). */
   private async runGraph(job: RunJob, run: TakenRun, log: Logger, span: Span): Promise<string> {
     const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel, lease } = run;
-    const { events } = this.deps;
+    // A delegated run of a parent streamed with stream_subgraphs also publishes on the parent's stream.
+    const events = withSubgraphEvents(this.deps.events, job, log);
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
     const signal = AbortSignal.any([timeout, workerSignal, cancel]);
     let outcome: EndingOutcome | { kind: 'suspended'; waiting: DelegationRequest };

@@ -158,9 +158,10 @@ export async function runCheckpointConfig(
  * The graph a forked run streams on: the stream starts at the fork's checkpoint, but where the run
  * stopped is read at the thread's head (the new branch), not at the checkpoint it forked from.
  */
-export function atHead(graph: Pick<AgentGraph, 'stream' | 'getState'>): Pick<AgentGraph, 'stream' | 'getState'> {
+export function atHead(graph: Pick<AgentGraph, 'stream' | 'streamEvents' | 'getState'>): Pick<AgentGraph, 'stream' | 'streamEvents' | 'getState'> {
   return {
     stream: graph.stream.bind(graph) as AgentGraph['stream'],
+    streamEvents: graph.streamEvents.bind(graph) as AgentGraph['streamEvents'],
     getState: (config, options) => {
       const { checkpoint_id: _id, checkpoint_ns: _ns, ...configurable } = config.configurable ?? {};
       return graph.getState({ ...config, configurable }, options);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { streamGraph, stoppedAt, currentValues } from './stream.js';
+import { streamGraph, stoppedAt, currentValues, interruptNodes } from './stream.js';
 import { humanInterrupts, isDelegationInterrupt, publicValues } from './values.js';
 import { delegationRequest, log, recordingEvents, stateWith } from './testing.js';
 
@@ -56,6 +56,18 @@ describe('run stream', () => {
     const waits = stoppedAt(stateWith({ loops: 1 }, { interrupts: [approval] }), 'r1');
     expect(waits).toMatchObject({ kind: 'waits_for_human', values: { loops: 1, __interrupt__: [{ id: 'i0', value: approval }] } });
     expect(stoppedAt(stateWith({ loops: 1 }), 'r1')).toMatchObject({ kind: 'success', values: { loops: 1 } });
+  });
+
+  it('stoppedAt: a stop with nodes still to run (interrupt_before/after) waits, without an __interrupt__', () => {
+    const stopped = stoppedAt(stateWith({ loops: 1 }, { next: ['tools'] }), 'r1');
+    expect(stopped).toMatchObject({ kind: 'waits_for_human', next: ['tools'] });
+    expect(stopped.values).not.toHaveProperty('__interrupt__');
+  });
+
+  it('interruptNodes: node names, "*" for every node, nothing when empty', () => {
+    expect(interruptNodes(['tools'])).toEqual(['tools']);
+    expect(interruptNodes(['agent', '*'])).toBe('*');
+    expect(interruptNodes([])).toBeUndefined();
   });
 
   it('publishes values (public) and updates, skips delegation interrupts, and sets the recursion limit from max_loops', async () => {

@@ -12,12 +12,14 @@ import { pendingDelegation, type DelegationRequest } from '../delegation.js';
 import type { CheckpointConfig, GraphInput } from './input.js';
 import { humanInterrupts, isDelegationInterrupt, publicValues } from './values.js';
 import { interruptOnlyValues } from '../hitl.js';
-import { MessageEvents, wantsTokens } from './messages.js';
+import { MessageEvents, wantsTokens, type PublicRun } from './messages.js';
+import { graphStreamModes, inspectionPayload, isInspectionMode } from './stream-modes.js';
+import { publicEvent, splitStreamEvents, wantsEvents, type RunChunk, type StreamEventV2 } from './events-mode.js';
 
 /** How the graph stopped when it did not throw. */
 export type StoppedGraph =
   | { kind: 'success'; values: JsonObject }
-  | { kind: 'waits_for_human'; values: JsonObject }
+  | { kind: 'waits_for_human'; values: JsonObject; next?: string[] }
   | { kind: 'suspended'; values: JsonObject; waiting: DelegationRequest };
 
 export interface StreamOptions {
@@ -35,43 +37,81 @@ export interface SeenValues {
 /** The part of a graph state (`getState`) that says where the run stopped. */
 export interface StoppedState {
   values: unknown;
+  /** The nodes the graph runs next: non-empty at a stop of interrupt_before / interrupt_after. */
+  next?: readonly string[];
   tasks?: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }>;
 }
 
+/** The fields of a job that decide what its stream produces. */
+export interface StreamJob {
+  runId: string;
+  threadId: string;
+  tenantId?: string;
+  assistantId?: string;
+  streamMode?: readonly string[];
+  /** LangGraph's interrupt_before / interrupt_after: node names, or ["*"] for every node. */
+  interruptBefore?: readonly string[];
+  interruptAfter?: readonly string[];
+}
+
+/** A graph as the stream loop uses it: `streamEvents` only for runs that asked for the `events` mode. */
+export type StreamableGraph = Pick<AgentGraph, 'stream' | 'getState'> & Partial<Pick<AgentGraph, 'streamEvents'>>;
+
+/** LangGraph's interruptBefore/After value of a job's node list ("*" = every node); undefined when empty. */
+export function interruptNodes(nodes: readonly string[] | undefined): '*' | string[] | undefined {
+  if (!nodes || nodes.length === 0) return undefined;
+  return nodes.includes('*') ? '*' : [...nodes];
+}
+
 /**
- * Streams the run's graph to its stop, publishing `values` and `updates` events, and the model's
- * tokens (`messages` stream mode, see run/messages.ts) when the run was asked for `messages` or
- * `messages-tuple`.
+ * Streams the run's graph to its stop, publishing `values` and `updates` events, and the modes the
+ * run asked for: the model's tokens (`messages`, `messages-tuple`: run/messages.ts), `debug`,
+ * `tasks`, `checkpoints`, `custom` (run/stream-modes.ts) and `events` (run/events-mode.ts).
+ * `interrupt_before` / `interrupt_after` stop the graph at those nodes (see stoppedAt).
  */
 export async function streamGraph(
-  graph: Pick<AgentGraph, 'stream' | 'getState'>,
+  graph: StreamableGraph,
   events: Pick<RunEventStream, 'publish'>,
-  job: { runId: string; threadId: string; tenantId?: string; assistantId?: string; streamMode?: readonly string[] },
+  job: StreamJob,
   input: GraphInput,
   opts: StreamOptions,
   seen: SeenValues,
   log: Logger,
 ): Promise<StoppedGraph> {
-  const tokens = wantsTokens(job.streamMode)
-    ? new MessageEvents(job.streamMode ?? [], {
-        runId: job.runId,
-        threadId: job.threadId,
-        tenantId: job.tenantId ?? '',
-        ...(job.assistantId ? { assistantId: job.assistantId } : {}),
-      })
-    : undefined;
-  const stream = await graph.stream(input, {
+  const run: PublicRun = {
+    runId: job.runId,
+    threadId: job.threadId,
+    tenantId: job.tenantId ?? '',
+    ...(job.assistantId ? { assistantId: job.assistantId } : {}),
+  };
+  const tokens = wantsTokens(job.streamMode) ? new MessageEvents(job.streamMode ?? [], run) : undefined;
+  const before = interruptNodes(job.interruptBefore);
+  const after = interruptNodes(job.interruptAfter);
+  const config = {
     ...opts.cpConfig,
-    streamMode: tokens ? ['values', 'updates', 'messages'] : ['values', 'updates'],
+    streamMode: graphStreamModes(job.streamMode),
     // agent → approve → await_approval → tools → delegate → human: at most six steps per loop.
     recursionLimit: opts.maxLoops * 6 + 10,
     signal: opts.signal,
     durability: opts.durability,
-  });
-  for await (const chunk of stream) {
-    const [mode, data] = chunk as [string, unknown];
+    ...(before ? { interruptBefore: before } : {}),
+    ...(after ? { interruptAfter: after } : {}),
+  };
+  const publish = (event: string, data: unknown) => events.publish(job.runId, job.threadId, event, data);
+  // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
+  const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
+  for await (const chunk of await chunks) {
+    if (chunk.kind === 'event') {
+      await publish('events', publicEvent(chunk.event, run));
+      continue;
+    }
+    const { mode, data } = chunk;
     if (mode === 'messages') {
-      for (const [event, payload] of tokens?.events(data) ?? []) await events.publish(job.runId, job.threadId, event, payload);
+      for (const [event, payload] of tokens?.events(data) ?? []) await publish(event, payload);
+      continue;
+    }
+    if (isInspectionMode(mode)) {
+      await publish(mode, inspectionPayload(mode, data, run));
       continue;
     }
     // A delegation interrupt is internal: clients see the `delegate` update the executor publishes instead.
@@ -80,19 +120,35 @@ export async function streamGraph(
     const interrupted = mode === 'values' ? interruptOnlyValues(data) : undefined;
     if (interrupted === null) continue;
     if (interrupted) {
-      await events.publish(job.runId, job.threadId, mode, interrupted);
+      await publish(mode, interrupted);
       continue;
     }
     const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
     if (mode === 'values') seen.values = json as JsonObject;
-    await events.publish(job.runId, job.threadId, mode, json);
+    await publish(mode, json);
   }
   const stopped = stoppedAt(await graph.getState(opts.cpConfig), job.runId);
   if (stopped.kind === 'waits_for_human') {
     const interrupts = (stopped.values.__interrupt__ ?? []) as Array<{ value: unknown }>;
-    log.info({ interrupts: interrupts.map((i) => (i.value as { type?: unknown } | null)?.type) }, 'run waits for a human');
+    log.info({ interrupts: interrupts.map((i) => (i.value as { type?: unknown } | null)?.type), next: stopped.next }, 'run waits for a human');
   }
   return stopped;
+}
+
+/** The graph's chunks: its stream, or, for the `events` mode, its stream events split into chunks and events. */
+async function runChunks(graph: StreamableGraph, input: GraphInput, config: Record<string, unknown>, events: boolean): Promise<AsyncIterable<RunChunk>> {
+  if (events) {
+    if (!graph.streamEvents) throw new Error('internal: the events stream mode needs a graph with streamEvents');
+    const stream = graph.streamEvents(input, { ...config, version: 'v2' } as never) as unknown as AsyncIterable<StreamEventV2>;
+    return splitStreamEvents(stream);
+  }
+  const stream = await graph.stream(input, config as never);
+  return (async function* () {
+    for await (const chunk of stream) {
+      const [mode, data] = chunk as [string, unknown];
+      yield { kind: 'mode', mode, data } as RunChunk;
+    }
+  })();
 }
 
 /**
@@ -106,6 +162,9 @@ export function stoppedAt(final: StoppedState, runId: string): StoppedGraph {
   if (waiting) return { kind: 'suspended', values, waiting };
   const pendingInterrupts = humanInterrupts(final);
   if (pendingInterrupts.length > 0) return { kind: 'waits_for_human', values: { ...values, __interrupt__: pendingInterrupts } as JsonObject };
+  // Stopped by interrupt_before / interrupt_after: the thread is `interrupted` with `next` set, as
+  // LangGraph leaves it; a run without input (or with a `command.resume`) continues from there.
+  if (final.next && final.next.length > 0) return { kind: 'waits_for_human', values, next: [...final.next] };
   return { kind: 'success', values };
 }
 
