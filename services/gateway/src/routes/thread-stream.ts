@@ -87,7 +87,8 @@ export function registerThreadStreamRoutes(app: FastifyInstance, ctx: RouteConte
         }
         seen.add(next.runId);
         const afterId = cursors.get(next.runId) ?? 0;
-        if (afterId === 0) await sse.send({ event: 'metadata', data: JSON.stringify({ run_id: next.runId, thread_id }), id: `${next.runId}:0` });
+        // A resumed run's metadata was sent before the reconnect.
+        if (!cursors.has(next.runId)) await sse.send({ event: 'metadata', data: JSON.stringify({ run_id: next.runId, thread_id }), id: `${next.runId}:0` });
         for await (const ev of ctx.runs.events(tenantId, next.runId, afterId, signal)) {
           if (wantsEvent(ev.event, modes)) {
             await sse.send({ event: ev.event, data: ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson, id: `${next.runId}:${ev.id}` });
