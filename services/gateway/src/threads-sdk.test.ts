@@ -34,6 +34,8 @@ beforeAll(async () => {
 afterAll(async () => gw.close());
 
 const contents = (v: { values: unknown }): string[] => ((v.values as Values).messages ?? []).map((m) => m.content);
+/** updateState's answer as LangGraph Platform sends it (the SDK types it as a config). */
+const cp = (r: unknown) => (r as { checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } }).checkpoint;
 const user = (content: string) => ({ messages: [{ role: 'user', content }] });
 
 describe('threads.count', () => {
@@ -62,18 +64,18 @@ describe('threads.updateState / getState / patchState', () => {
   it('writes a checkpoint as the node would, and the thread record follows it', async () => {
     const { thread_id } = await acme.threads.create();
     const first = await acme.threads.updateState(thread_id, { values: user('hello'), asNode: 'agent' });
-    expect(first.checkpoint).toEqual({ thread_id, checkpoint_ns: '', checkpoint_id: expect.any(String), checkpoint_map: null });
+    expect(cp(first)).toEqual({ thread_id, checkpoint_ns: '', checkpoint_id: expect.any(String), checkpoint_map: null });
     const second = await acme.threads.updateState(thread_id, {
       values: { messages: [{ type: 'ai', content: 'hi there' }] },
       asNode: 'agent',
     });
     const state = (await acme.threads.getState<Values>(thread_id)) as ThreadState<Values>;
-    expect(state.checkpoint.checkpoint_id).toBe(second.checkpoint.checkpoint_id);
-    expect(state.parent_checkpoint?.checkpoint_id).toBe(first.checkpoint.checkpoint_id);
+    expect(state.checkpoint.checkpoint_id).toBe(cp(second).checkpoint_id);
+    expect(state.parent_checkpoint?.checkpoint_id).toBe(cp(first).checkpoint_id);
     expect(contents(state)).toEqual(['hello', 'hi there']);
     expect(state.metadata).toMatchObject({ source: 'update' });
     const history = await acme.threads.getHistory<Values>(thread_id, { limit: 10 });
-    expect(history.map((s) => s.checkpoint.checkpoint_id)).toEqual([second.checkpoint.checkpoint_id, first.checkpoint.checkpoint_id]);
+    expect(history.map((s) => s.checkpoint.checkpoint_id)).toEqual([cp(second).checkpoint_id, cp(first).checkpoint_id]);
     const record = await acme.threads.get<Values>(thread_id);
     expect(contents(record as { values: unknown })).toEqual(['hello', 'hi there']);
     expect(record.status).toBe(state.next.length > 0 ? 'interrupted' : 'idle');
@@ -86,7 +88,7 @@ describe('threads.updateState / getState / patchState', () => {
     const [draft] = ((await acme.threads.getState<Values>(thread_id)).values as Values).messages;
     await acme.threads.updateState(thread_id, { values: { messages: [{ id: draft!.id, role: 'user', content: 'final' }] }, asNode: 'agent' });
     expect(contents(await acme.threads.getState(thread_id))).toEqual(['final']);
-    await acme.threads.updateState(thread_id, { values: user('branch'), asNode: 'agent', checkpointId: first.checkpoint.checkpoint_id! });
+    await acme.threads.updateState(thread_id, { values: user('branch'), asNode: 'agent', checkpointId: cp(first).checkpoint_id! });
     expect(contents(await acme.threads.getState(thread_id))).toEqual(['draft', 'branch']);
   });
 
@@ -108,7 +110,7 @@ describe('threads.updateState / getState / patchState', () => {
 
   it('patchState merges metadata into the latest checkpoint', async () => {
     const { thread_id } = await acme.threads.create();
-    const { checkpoint } = await acme.threads.updateState(thread_id, { values: user('m'), asNode: 'agent' });
+    const checkpoint = cp(await acme.threads.updateState(thread_id, { values: user('m'), asNode: 'agent' }));
     await acme.threads.patchState(thread_id, { reviewed: true });
     const state = await acme.threads.getState(thread_id);
     expect(state.checkpoint.checkpoint_id).toBe(checkpoint.checkpoint_id);
@@ -182,7 +184,7 @@ describe('threads.joinStream', () => {
     const first = await acme.runs.create(thread_id, 'agent', { input: user('one') });
     const seen: Array<{ event: string; data: unknown; id?: string }> = [];
     let second: string | undefined;
-    for await (const part of acme.threads.joinStream(thread_id, { streamMode: ['values'] })) {
+    for await (const part of acme.threads.joinStream(thread_id, { streamMode: ['values' as never] })) {
       seen.push(part as never);
       if (seen.length === 1) hold.open();
       if (part.event === 'end' && !second) second = (await acme.runs.create(thread_id, 'agent', { input: user('two') })).run_id;
@@ -212,6 +214,23 @@ describe('threads.joinStream', () => {
       if (part.event === 'end') break;
     }
     expect(afterFirst).toEqual(['values', 'end']);
+  });
+
+  it("run_modes (the default) gives each run's own modes; lifecycle only its start and end", async () => {
+    const { thread_id } = await acme.threads.create();
+    const run = await acme.runs.create(thread_id, 'agent', { input: user('modes'), streamMode: ['updates'] });
+    await acme.runs.join(thread_id, run.run_id);
+    const collect = async (streamMode?: 'lifecycle') => {
+      const events: string[] = [];
+      const opts = { lastEventId: `${run.run_id}:0`, ...(streamMode ? { streamMode } : {}) };
+      for await (const part of acme.threads.joinStream(thread_id, opts)) {
+        events.push(part.event);
+        if (part.event === 'end') break;
+      }
+      return events;
+    };
+    expect(await collect()).toEqual(['updates', 'end']);
+    expect(await collect('lifecycle')).toEqual(['end']);
   });
 
   it('refuses a Last-Event-ID it did not send', async () => {

@@ -1,10 +1,14 @@
 /**
  * `GET /threads/{id}/stream` (the SDK's `threads.joinStream`): one SSE stream of the events of every
  * run on the thread, run after run, until the client leaves. Each run starts with a `metadata`
- * event ({run_id, thread_id}) and its events follow as `GET /runs/{id}/stream` sends them (same
- * `stream_mode` filter, redacted errors). Event ids are `<run_id>:<event id>`, so a client that
- * reconnects with `Last-Event-ID` picks up where it left: the rest of that run, then the runs after.
- * Without it the stream starts with the run holding the thread, if any, then each new run.
+ * event ({run_id, thread_id}) and ends with `end`; in between come its events as
+ * `GET /runs/{id}/stream` sends them (redacted errors). `stream_mode` is LangGraph's thread stream
+ * mode — `run_modes` (default: each run's events in the modes the run was created with),
+ * `lifecycle` (only each run's `metadata` and `end`), `state_update` (state updates made outside a
+ * run: not published yet, so it adds nothing) — or run stream modes (`values`, `updates`...) to
+ * filter every run's events alike. Event ids are `<run_id>:<event id>`, so a client reconnecting
+ * with `Last-Event-ID` picks up where it left: the rest of that run, then the runs after. Without
+ * it the stream starts with the run holding the thread, if any, then each new run.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -17,7 +21,27 @@ import { SseWriter } from '../sse.js';
 import { parseRequest, ThreadParams } from '../validation.js';
 import { requireThread } from './threads.js';
 
-const ThreadStreamQuery = z.object({ stream_mode: StreamModeSchema.optional() });
+const THREAD_STREAM_MODES = ['run_modes', 'lifecycle', 'state_update'] as const;
+const ThreadStreamMode = z.union([z.enum(THREAD_STREAM_MODES), StreamModeSchema]);
+const ThreadStreamQuery = z.object({ stream_mode: z.union([ThreadStreamMode, z.array(ThreadStreamMode)]).optional() });
+
+/** Which of a run's events the client gets, by the thread stream modes it asked for. */
+function eventFilter(requested: readonly string[]): (event: string, run: RunRecord) => boolean {
+  const runModes = requested.filter((m) => !(THREAD_STREAM_MODES as readonly string[]).includes(m));
+  const ownModes = requested.includes('run_modes');
+  return (event, run) => {
+    if (event === 'metadata' || event === 'end' || event === 'error') return true;
+    if (ownModes && wantsEvent(event, normalizeStreamModes(storedModes(run)))) return true;
+    return runModes.length > 0 && wantsEvent(event, runModes);
+  };
+}
+
+/** The stream modes a run was created with (kwargs.stream_mode), if it named any. */
+function storedModes(run: RunRecord): string[] | undefined {
+  const m = run.kwargs.stream_mode;
+  if (typeof m === 'string') return [m];
+  return Array.isArray(m) && m.every((x) => typeof x === 'string') ? (m as string[]) : undefined;
+}
 
 /** How often the stream looks for the thread's next run while none is running. */
 const NEXT_RUN_POLL_MS = 250;
@@ -61,7 +85,8 @@ export function registerThreadStreamRoutes(app: FastifyInstance, ctx: RouteConte
     const resume = parseThreadEventId(request.headers['last-event-id']);
     const tenantId = request.tenantId;
     await requireThread(ctx, tenantId, thread_id);
-    const modes = normalizeStreamModes(q.stream_mode);
+    const requested = q.stream_mode === undefined ? ['run_modes'] : ([q.stream_mode].flat(2) as string[]);
+    const wanted = eventFilter(requested);
     const list = () => ctx.store.listRuns(tenantId, thread_id, { limit: 100 });
 
     // Runs already done (or, when resuming, older than the run the client was in) are not replayed.
@@ -90,7 +115,7 @@ export function registerThreadStreamRoutes(app: FastifyInstance, ctx: RouteConte
         // A resumed run's metadata was sent before the reconnect.
         if (!cursors.has(next.runId)) await sse.send({ event: 'metadata', data: JSON.stringify({ run_id: next.runId, thread_id }), id: `${next.runId}:0` });
         for await (const ev of ctx.runs.events(tenantId, next.runId, afterId, signal)) {
-          if (wantsEvent(ev.event, modes)) {
+          if (wanted(ev.event, next)) {
             await sse.send({ event: ev.event, data: ev.event === 'error' ? ctx.redact(ev.dataJson) : ev.dataJson, id: `${next.runId}:${ev.id}` });
           }
           if (sse.closed) break;
