@@ -106,24 +106,29 @@ export function createThreadCheckpointWriter(
     return out.reverse();
   }
 
-  /** Puts `t` under `tid` with its parent (or none), its channel values and pending writes. */
-  async function putTuple(t: CheckpointTuple, tid: string, parentId: string | undefined, from: string): Promise<void> {
+  /**
+   * Puts `t` under `to.internal` with its parent (or none), its channel values and pending writes.
+   * A copy's checkpoints name the copy: the tenant-prefixed id in metadata, and the public id the
+   * state's `thread_id` channel holds (what the run's tools see as their thread).
+   */
+  async function putTuple(t: CheckpointTuple, parentId: string | undefined, from: ThreadIds, to: ThreadIds): Promise<void> {
     const ns = (t.config.configurable?.checkpoint_ns as string | undefined) ?? '';
-    const metadata = JSON.parse(
-      JSON.stringify(t.metadata ?? {})
-        .split(JSON.stringify(from).slice(1, -1))
-        .join(JSON.stringify(tid).slice(1, -1)),
-    ) as typeof t.metadata;
+    const metadata = renameInternal(t.metadata ?? {}, from.internal, to.internal) as NonNullable<CheckpointTuple['metadata']>;
+    const values = t.checkpoint.channel_values as Record<string, unknown>;
+    const checkpoint = values.thread_id === from.public ? { ...t.checkpoint, channel_values: { ...values, thread_id: to.public } } : t.checkpoint;
     // Every channel's version, not only the changed ones: savers that store values per version
     // (MySQLSaver) write the values of the copy only for the versions named here.
     const saved = await checkpointer.put(
-      { configurable: { thread_id: tid, checkpoint_ns: ns, ...(parentId ? { checkpoint_id: parentId } : {}) } },
-      t.checkpoint,
-      metadata!,
+      { configurable: { thread_id: to.internal, checkpoint_ns: ns, ...(parentId ? { checkpoint_id: parentId } : {}) } },
+      checkpoint,
+      metadata,
       t.checkpoint.channel_versions,
     );
     const byTask = new Map<string, PendingWrite[]>();
-    for (const [taskId, channel, value] of t.pendingWrites ?? []) byTask.set(taskId, [...(byTask.get(taskId) ?? []), [channel, value]]);
+    for (const [taskId, channel, value] of t.pendingWrites ?? []) {
+      const write: PendingWrite = [channel, renameThreadWrite(channel, value, from.public, to.public)];
+      byTask.set(taskId, [...(byTask.get(taskId) ?? []), write]);
+    }
     for (const [taskId, writes] of byTask) await checkpointer.putWrites(saved, writes, taskId);
   }
 
@@ -171,7 +176,8 @@ export function createThreadCheckpointWriter(
       const from = cpThreadId(tenantId, fromThreadId);
       const to = cpThreadId(tenantId, toThreadId);
       const all = await tuples(from);
-      for (const t of all) await putTuple(t, to, t.parentConfig?.configurable?.checkpoint_id as string | undefined, from);
+      const ids = { from: { internal: from, public: fromThreadId }, to: { internal: to, public: toThreadId } };
+      for (const t of all) await putTuple(t, t.parentConfig?.configurable?.checkpoint_id as string | undefined, ids.from, ids.to);
       if (all.length === 0) return null;
       return toApiState(await graph.getState(configOf(to, null)), to, toThreadId);
     },
@@ -181,8 +187,32 @@ export function createThreadCheckpointWriter(
       const latest = await checkpointer.getTuple(configOf(tid, null));
       if (!latest) return false;
       await checkpointer.deleteThread(tid);
-      await putTuple(latest, tid, undefined, tid);
+      const same = { internal: tid, public: threadId };
+      await putTuple(latest, undefined, same, same);
       return true;
     },
   };
+}
+
+interface ThreadIds {
+  internal: string;
+  public: string;
+}
+
+/** A JSON value with the tenant-prefixed thread id `from` replaced by `to` wherever it appears. */
+function renameInternal(v: unknown, from: string, to: string): unknown {
+  if (typeof v === 'string') return v.split(from).join(to);
+  if (Array.isArray(v)) return v.map((x) => renameInternal(x, from, to));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renameInternal(x, from, to)]));
+  return v;
+}
+
+/**
+ * A pending write that sets the `thread_id` channel — directly, or in the input the `__start__`
+ * task holds — names the copy; other writes are kept as they are.
+ */
+function renameThreadWrite(channel: string, value: unknown, from: string, to: string): unknown {
+  if (channel === 'thread_id') return value === from ? to : value;
+  if (value && typeof value === 'object' && !Array.isArray(value) && (value as { thread_id?: unknown }).thread_id === from) return { ...value, thread_id: to };
+  return value;
 }
