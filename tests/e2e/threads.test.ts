@@ -21,7 +21,8 @@ const ids = (h: State[]) => h.map((s) => s.checkpoint.checkpoint_id);
 
 async function threadsJourney(baseUrl: string): Promise<void> {
   const client = new Client({ apiUrl: baseUrl });
-  const tid = (await client.threads.create({ metadata: { suite: 'threads-e2e' } })).thread_id;
+  const suite = `threads-e2e-${Date.now()}`;
+  const tid = (await client.threads.create({ metadata: { suite } })).thread_id;
   await client.runs.wait(tid, 'agent', { input: user('first question'), config: scripted([{ content: 'First answer.' }]) });
 
   // 1. GET /state is the latest checkpoint, as the history's first entry.
@@ -66,7 +67,7 @@ async function threadsJourney(baseUrl: string): Promise<void> {
   const source = (await client.threads.getHistory<Values>(tid, { limit: 200 })) as State[];
   const copy = await client.threads.copy(tid);
   expect(copy.thread_id).not.toBe(tid);
-  expect(copy.metadata).toMatchObject({ suite: 'threads-e2e' });
+  expect(copy.metadata).toMatchObject({ suite });
   const copied = (await client.threads.getHistory<Values>(copy.thread_id, { limit: 200 })) as State[];
   expect(ids(copied)).toEqual(ids(source));
   expect(copied.map(contents)).toEqual(source.map(contents));
@@ -89,7 +90,26 @@ async function threadsJourney(baseUrl: string): Promise<void> {
   })) as Values;
   expect(contents({ values: forked })).toEqual(['first question', 'Edited answer.', 'second question', 'Forked answer.']);
 
-  // 6. The thread stream delivers two consecutive runs. Joined as a client reconnecting right
+  // 6. count (in SQL, on either database), prune to the latest checkpoint, prune by deletion.
+  await client.threads.create({ metadata: { suite, empty: true } });
+  expect(await client.threads.count({ metadata: { suite } })).toBe(3);
+  expect(await client.threads.count({ metadata: { suite, empty: true } })).toBe(1);
+  expect(await client.threads.count({ metadata: { suite }, values: { finalize_reason: null, max_loops: 100 } })).toBe(2);
+  expect(await client.threads.count({ metadata: { suite }, status: 'busy' })).toBe(0);
+  expect(await client.threads.prune([copy.thread_id], { strategy: 'keep_latest' })).toEqual({ pruned_count: 1 });
+  const kept = (await client.threads.getHistory<Values>(copy.thread_id, { limit: 100 })) as State[];
+  expect(kept).toHaveLength(1);
+  expect(contents(kept[0]!)).toEqual(['first question', 'Edited answer.', 'second question', 'Forked answer.']);
+  expect(
+    (await client.runs.wait(copy.thread_id, 'agent', { input: user('after prune'), config: scripted([{ content: 'Still here.' }]) })) as Values,
+  ).toMatchObject({
+    messages: expect.arrayContaining([expect.objectContaining({ content: 'Still here.' })]),
+  });
+  expect(await client.threads.prune([copy.thread_id], { strategy: 'delete' })).toEqual({ pruned_count: 1 });
+  await expect(client.threads.get(copy.thread_id)).rejects.toThrow(/404/);
+  expect(await client.threads.count({ metadata: { suite } })).toBe(2);
+
+  // 7. The thread stream delivers two consecutive runs. Joined as a client reconnecting right
   // after the first run's metadata, so the first run is replayed whatever its progress.
   const first = await client.runs.create(tid, 'agent', { input: user('streamed one'), config: scripted([{ content: 'Streamed one.' }]) });
   const parts: Array<{ event: string; data: unknown; id?: string }> = [];

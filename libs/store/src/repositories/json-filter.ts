@@ -19,6 +19,8 @@ function keyPath(key: string): string {
 export function jsonKeyEquals(dialect: SqlDialectName, column: 'metadata' | 'state_values', key: string, value: unknown): RawBuilder<SqlBool> {
   const path = keyPath(key);
   const json = JSON.stringify(value ?? null);
-  if (dialect === 'mysql') return sql<SqlBool>`JSON_EQUALS(JSON_EXTRACT(${sql.ref(column)}, ${path}), ${json})`;
+  if (dialect === 'mysql')
+    // `= 1`: MariaDB 10.11 counts a bare JSON_EQUALS(NULL, …) in WHERE as true (a missing key matched every filter).
+    return sql<SqlBool>`JSON_EQUALS(JSON_EXTRACT(${sql.ref(column)}, ${path}), ${json}) = 1`;
   return sql<SqlBool>`(${sql.ref(column)} -> ${path}) = json(${json})`;
 }
