@@ -88,8 +88,19 @@ export async function requireIdleThread(ctx: RouteContext, tenantId: string, thr
  */
 export async function syncThreadRecord(ctx: RouteContext, tenantId: string, threadId: string, latest: CheckpointState): Promise<void> {
   const status = latest.next.length > 0 || latest.interrupts.length > 0 ? 'interrupted' : 'idle';
-  const ok = await ctx.store.setThreadState(tenantId, threadId, { values: latest.values, status });
+  const record = await ctx.store.getThread(tenantId, threadId);
+  const values = record ? withRunOutputs(latest, record).values : latest.values;
+  const ok = await ctx.store.setThreadState(tenantId, threadId, { values, status });
   if (!ok) throw conflict(`Thread ${threadId} was taken by a run while its state was being updated; its checkpoints hold the update, its record does not yet.`);
+}
+
+/**
+ * The latest checkpoint's state with what the thread record adds to it: the last run's `artifacts`
+ * (the files it wrote under outputs/), listed at the end of the run and kept in no checkpoint.
+ */
+function withRunOutputs(state: CheckpointState, record: ThreadRecord): CheckpointState {
+  const artifacts = record.values?.artifacts;
+  return artifacts === undefined ? state : { ...state, values: { ...state.values, artifacts } };
 }
 
 /** The update's answer, after the record follows the thread's latest checkpoint. */
@@ -186,7 +197,7 @@ async function stateAt(ctx: RouteContext, tenantId: string, threadId: string, ch
   const thread = await requireThread(ctx, tenantId, threadId);
   if (!checkpoint?.checkpoint_id) {
     const latest = ctx.checkpoints ? await ctx.checkpoints.state(tenantId, threadId, checkpoint) : null;
-    return latest ?? toApiThreadState(thread);
+    return latest ? withRunOutputs(latest, thread) : toApiThreadState(thread);
   }
   if (!ctx.checkpoints) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${threadId} not found: this deployment keeps no checkpoint history.`);
   const state = await ctx.checkpoints.state(tenantId, threadId, checkpoint);
