@@ -19,7 +19,7 @@ import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
 import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
-import { createOrchestrator, createThreadCheckpointReader, loadOrchestratorConfig } from '@agentloop/orchestrator';
+import { createOrchestrator, createThreadCheckpoints, loadOrchestratorConfig } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -115,7 +115,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store, redact: (t) => redactor.redact(t) });
   // Deleting a thread also deletes its checkpoints and workspace (the orchestrator answers over the bus).
   // History and state at a checkpoint read the orchestrator's checkpoints.
-  const checkpoints = createThreadCheckpointReader(checkpointer);
+  const checkpoints = createThreadCheckpoints(checkpointer);
   const app = await createGatewayApp({
     store: withThreadResourceDeletion(store, bus),
     runs,

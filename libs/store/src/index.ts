@@ -8,6 +8,7 @@ export {
   type NewThread,
   type NewRun,
   type ThreadPatch,
+  type ThreadCountFilter,
   type Store,
   type ToolEffect,
   type ToolEffectKey,

@@ -35,6 +35,7 @@ import type {
   RunStatusName,
   Store,
   ThreadPatch,
+  ThreadCountFilter,
   ThreadRecord,
   ThreadStatus,
   ToolEffect,
@@ -169,6 +170,15 @@ export class SqlStore implements Store {
   searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]> {
     return this.threads.search(tenantId, opts);
   }
+
+  // --- threads API in full (issue 11) ---
+  countThreads(tenantId: string, filter: ThreadCountFilter): Promise<number> {
+    return this.threads.count(tenantId, filter);
+  }
+  setThreadState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean> {
+    return this.threads.setState(tenantId, threadId, state);
+  }
+  // --- end threads API ---
 
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
     return this.runs.get(tenantId, runId);

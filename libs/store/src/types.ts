@@ -69,6 +69,13 @@ export interface NewRun {
   multitaskStrategy?: string;
 }
 
+/** Filters of `countThreads` (all optional, combined with AND). */
+export interface ThreadCountFilter {
+  metadata?: JsonObject;
+  values?: JsonObject;
+  status?: ThreadStatus;
+}
+
 /** What may change on a thread outside the run lifecycle (status and values belong to `RunLifecycle`). */
 export interface ThreadPatch {
   metadata?: JsonObject;
@@ -262,6 +269,16 @@ export interface Store {
   updateThread(tenantId: string, threadId: string, patch: ThreadPatch): Promise<void>;
   deleteThread(tenantId: string, threadId: string): Promise<boolean>;
   searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]>;
+
+  // --- threads API in full (issue 11): count, and state edited outside a run ------------------
+  /** Threads of the tenant matching every filter (metadata/values: top-level keys equal), counted in SQL. */
+  countThreads(tenantId: string, filter: ThreadCountFilter): Promise<number>;
+  /**
+   * Sets a thread's values and status after its checkpoints were edited outside a run (state
+   * update, copy, supersteps). Only while no run holds the thread: false (nothing changed) when one does.
+   */
+  setThreadState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean>;
+  // --- end threads API ---------------------------------------------------------------------
 
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;

@@ -67,18 +67,23 @@ export interface ThreadCheckpointReader {
 }
 
 /** The checkpoint thread of a public thread (the same as run-executor's checkpointThreadId). */
-const cpThreadId = (tenantId: string, threadId: string): string => `${tenantId}:${threadId}`;
+export const cpThreadId = (tenantId: string, threadId: string): string => `${tenantId}:${threadId}`;
 
-/** A reader over `checkpointer` (the graph compiled here never runs a node). */
-export function createThreadCheckpointReader(checkpointer: BaseCheckpointSaver): ThreadCheckpointReader {
-  const graph: AgentGraph = buildAgentGraph({
+/** The agent graph over `checkpointer`, for reading and editing checkpoints: it never runs a node. */
+export function compileCheckpointGraph(checkpointer: BaseCheckpointSaver): AgentGraph {
+  return buildAgentGraph({
     checkpointer,
     tools: {
       listTools: () => Promise.resolve([]),
-      execute: () => Promise.reject(new Error('the checkpoint reader runs no tools')),
+      execute: () => Promise.reject(new Error('the checkpoint graph runs no tools')),
     },
     runContext: () => undefined,
   });
+}
+
+/** A reader over `checkpointer` (the graph compiled here never runs a node). */
+export function createThreadCheckpointReader(checkpointer: BaseCheckpointSaver, compiled?: AgentGraph): ThreadCheckpointReader {
+  const graph: AgentGraph = compiled ?? compileCheckpointGraph(checkpointer);
   const configOf = (tid: string, sel: CheckpointSelector | null | undefined) => ({
     configurable: { thread_id: tid, checkpoint_ns: sel?.checkpoint_ns ?? '', ...(sel?.checkpoint_id ? { checkpoint_id: sel.checkpoint_id } : {}) },
   });

@@ -23,6 +23,8 @@ export {
   type CheckpointSelector,
   type HistoryOptions as CheckpointHistoryOptions,
 } from './checkpoint-reader.js';
+export { createThreadCheckpoints, type ThreadCheckpointStore } from './thread-checkpoints.js';
+export type { StateUpdate, UpdatedCheckpoint, ThreadCheckpointWriter } from './checkpoint-writer.js';
 export { ToolClient, TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER, type ToolProvider, type ToolVisibility } from './tool-client.js';
 export {
   buildSystemPrompt,

@@ -3,9 +3,10 @@
  * (`active_run_id`) are written only by `RunLifecycle`, never here.
  */
 import { AgentLoopError } from '@agentloop/core';
-import type { JsonObject, NewThread, ThreadPatch, ThreadRecord, ThreadStatus } from '../types.js';
+import type { JsonObject, NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadStatus } from '../types.js';
 import type { RepositoryContext } from './context.js';
 import { checkId, isDuplicateKey, jsonEqual, toThread } from './rows.js';
+import { jsonKeyEquals } from './json-filter.js';
 
 /** Page size when `search` filters on metadata in the layer. */
 const SCAN_PAGE = 200;
@@ -107,5 +108,35 @@ export class ThreadRepository {
       }
       if (rows.length < SCAN_PAGE) return out;
     }
+  }
+
+  /** Threads of the tenant matching the filters, counted in SQL (metadata and values: top-level key equality). */
+  async count(tenantId: string, filter: ThreadCountFilter): Promise<number> {
+    const { dialect } = this.ctx;
+    const row = await this.ctx.db
+      .selectFrom('threads')
+      .select((eb) => eb.fn.countAll<number | bigint | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as ThreadStatus))
+      .$call((q) => Object.entries(filter.metadata ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'metadata', k, v)), q))
+      .$call((q) => Object.entries(filter.values ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'state_values', k, v)), q))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Sets an idle thread's values and status after its state was edited outside a run (update
+   * state, copy, supersteps). Guarded on no run holding the thread: false when one does, and then
+   * nothing changed — a run's end owns the record while it holds it.
+   */
+  async setState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean> {
+    const res = await this.ctx.db
+      .updateTable('threads')
+      .set({ state_values: JSON.stringify(state.values), status: state.status, updated_at: this.ctx.now() })
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .where('active_run_id', 'is', null)
+      .executeTakeFirst();
+    return res.numUpdatedRows > 0n;
   }
 }

@@ -158,6 +158,47 @@ export function storeContract(harness: StoreTestHarness): void {
       });
     });
 
+    // --- threads API in full (issue 11): count in SQL, state set outside a run --------------
+    describe('threads: count and state set outside a run', () => {
+      it('countThreads counts what the filters match: metadata keys (JSON equality), values, status, per tenant', async () => {
+        const tenantId = uid('tenant');
+        const metas = [
+          { p: 'even', tags: { i: 0 } },
+          { p: 'odd', flag: true },
+          { p: 'even', n: 2, nul: null },
+          { p: 'odd', n: '2' },
+        ];
+        for (const [i, metadata] of metas.entries()) await store.createThread({ tenantId, threadId: `c${i}`, metadata });
+        await store.createThread({ tenantId: uid('tenant'), threadId: 'c0', metadata: { p: 'even' } });
+        await newRun(tenantId, 'c3');
+        expect(await store.countThreads(tenantId, {})).toBe(4);
+        expect(await store.countThreads(tenantId, { metadata: { p: 'even' } })).toBe(2);
+        expect(await store.countThreads(tenantId, { metadata: { n: 2 } })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { n: '2' } })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { flag: true } })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { nul: null } })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { tags: { i: 0 } } })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { p: 'even', missing: 1 } })).toBe(0);
+        expect(await store.countThreads(tenantId, { status: 'busy' })).toBe(1);
+        expect(await store.countThreads(tenantId, { metadata: { p: 'odd' }, status: 'idle' })).toBe(1);
+        expect(await store.setThreadState(tenantId, 'c0', { values: { max_loops: 7, todos: [] }, status: 'interrupted' })).toBe(true);
+        expect(await store.countThreads(tenantId, { values: { max_loops: 7 } })).toBe(1);
+        expect(await store.countThreads(tenantId, { values: { max_loops: 7 }, status: 'interrupted' })).toBe(1);
+        expect(await store.countThreads(tenantId, { values: { max_loops: 8 } })).toBe(0);
+      });
+
+      it('setThreadState writes values and status only while no run holds the thread', async () => {
+        const { tenantId, threadId } = await newThread();
+        expect(await store.setThreadState(tenantId, threadId, { values: { messages: ['a'] }, status: 'interrupted' })).toBe(true);
+        expect(await store.getThread(tenantId, threadId)).toMatchObject({ values: { messages: ['a'] }, status: 'interrupted', activeRunId: null });
+        const { run } = await newRun(tenantId, threadId);
+        expect(await store.setThreadState(tenantId, threadId, { values: { messages: ['b'] }, status: 'idle' })).toBe(false);
+        expect(await store.getThread(tenantId, threadId)).toMatchObject({ values: { messages: ['a'] }, status: 'busy', activeRunId: run.runId });
+        expect(await store.setThreadState(uid('tenant'), threadId, { values: {}, status: 'idle' })).toBe(false);
+      });
+    });
+    // --- end threads API ---------------------------------------------------------------------
+
     describe('tenant isolation', () => {
       it('tenant B can neither read, change, list nor delete tenant A’s thread and run', async () => {
         const a = await newThread();

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { JsonObject, ThreadRecord } from '@agentloop/store';
+import type { ThreadRecord } from '@agentloop/store';
 import { newId } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
-import type { CheckpointRef } from '../checkpoints.js';
-import { toApiThread, toApiThreadState } from '../serialize.js';
+import { toApiThread } from '../serialize.js';
 import { JsonObjectSchema, MetadataSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
+import { registerThreadCopyRoutes } from './thread-copy.js';
+import { registerThreadStateRoutes, requireCheckpoints, syncThreadRecord } from './thread-state.js';
+import { registerThreadStreamRoutes } from './thread-stream.js';
 
 const ThreadStatusSchema = z.enum(['idle', 'busy', 'interrupted', 'error']);
 
@@ -14,13 +16,35 @@ const CreateBody = z.object({
   thread_id: Uuid.nullish(),
   metadata: MetadataSchema.nullish(),
   if_exists: z.enum(['raise', 'do_nothing']).nullish(),
-  supersteps: z.unknown().optional(),
+  // LangGraph: the new thread's state, built by updates applied superstep after superstep.
+  supersteps: z
+    .array(
+      z.object({
+        updates: z
+          .array(
+            z.object({
+              values: z.unknown().optional(),
+              command: z.object({ update: z.unknown().optional() }).strict().nullish(),
+              as_node: z.string().min(1).max(200),
+            }),
+          )
+          .min(1),
+      }),
+    )
+    .max(100)
+    .nullish(),
   ttl: z.unknown().optional(),
 });
 
 const PatchBody = z.object({
   metadata: MetadataSchema.nullish(),
   ttl: z.unknown().optional(),
+});
+
+const CountBody = z.object({
+  metadata: MetadataSchema.nullish(),
+  values: JsonObjectSchema.nullish(),
+  status: ThreadStatusSchema.nullish(),
 });
 
 const SearchBody = z.object({
@@ -36,19 +60,17 @@ const SearchBody = z.object({
   extract: z.unknown().optional(),
 });
 
-const HistoryBody = z.object({
-  limit: z.number().int().min(1).max(1000).nullish(),
-  before: z.unknown().optional(),
-  metadata: MetadataSchema.nullish(),
-  checkpoint: z.unknown().optional(),
-  select: z.array(z.string()).nullish(),
-});
-
 /** The thread, or a 404 naming it. Tenant-scoped: another tenant's thread is "not found" too. */
 export async function requireThread(ctx: RouteContext, tenantId: string, threadId: string): Promise<ThreadRecord> {
   const thread = await ctx.store.getThread(tenantId, threadId);
   if (!thread) throw notFound(`Thread ${threadId} not found.`);
   return thread;
+}
+
+/** Deletes a thread with its runs' event logs, checkpoints and workspace (thread-deletion.ts); false when it was gone. */
+export async function deleteThread(ctx: RouteContext, tenantId: string, threadId: string): Promise<boolean> {
+  await ctx.runs.purgeThreadEvents(tenantId, threadId);
+  return ctx.store.deleteThread(tenantId, threadId);
 }
 
 function project(obj: Record<string, unknown>, select: readonly string[] | null | undefined): Record<string, unknown> {
@@ -70,8 +92,30 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
         throw conflict(`Thread ${threadId} already exists. Send "if_exists": "do_nothing" to get the existing thread instead.`);
       }
     }
-    const thread = await store.createThread({ threadId, tenantId, metadata: body.metadata ?? {} });
-    return toApiThread(thread);
+    if (!body.supersteps || body.supersteps.length === 0) return toApiThread(await store.createThread({ threadId, tenantId, metadata: body.metadata ?? {} }));
+    // The checkpoints first: an invalid update is refused before the thread exists.
+    const steps = body.supersteps.map((s) => s.updates.map((u) => ({ values: u.command?.update ?? u.values, asNode: u.as_node })));
+    const built = await requireCheckpoints(ctx, 'Creating a thread with supersteps').applySupersteps(tenantId, threadId, steps);
+    await store.createThread({ threadId, tenantId, metadata: body.metadata ?? {} });
+    await syncThreadRecord(ctx, tenantId, threadId, built.state);
+    return toApiThread(await requireThread(ctx, tenantId, threadId));
+  });
+
+  // The number of threads a search with the same filters would find (counted in SQL).
+  app.post('/threads/count', async (request) => {
+    const body = parseRequest(CountBody, request.body ?? {}, 'body');
+    for (const [field, obj] of [
+      ['metadata', body.metadata],
+      ['values', body.values],
+    ] as const) {
+      for (const key of Object.keys(obj ?? {}))
+        if (/["\\]/.test(key)) throw invalid(`body.${field}.${key}`, 'a filter key may not contain a quote or a backslash');
+    }
+    return store.countThreads(request.tenantId, {
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+      ...(body.values ? { values: body.values } : {}),
+      ...(body.status ? { status: body.status } : {}),
+    });
   });
 
   app.post('/threads/search', async (request) => {
@@ -120,99 +164,13 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
   app.delete('/threads/:thread_id', async (request, reply) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     await requireThread(ctx, request.tenantId, thread_id);
-    await ctx.runs.purgeThreadEvents(request.tenantId, thread_id);
-    const deleted = await store.deleteThread(request.tenantId, thread_id);
-    if (!deleted) throw notFound(`Thread ${thread_id} not found.`);
+    if (!(await deleteThread(ctx, request.tenantId, thread_id))) throw notFound(`Thread ${thread_id} not found.`);
     return reply.code(204).send();
   });
 
-  app.get('/threads/:thread_id/state', async (request) => {
-    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    return toApiThreadState(await requireThread(ctx, request.tenantId, thread_id));
-  });
-
-  // One state per checkpoint, newest first (without a checkpoint reader: the latest state only).
-  app.post('/threads/:thread_id/history', async (request) => {
-    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    const body = parseRequest(HistoryBody, request.body ?? {}, 'body');
-    return history(ctx, request.tenantId, thread_id, {
-      limit: body.limit ?? 10,
-      before: checkpointRef(body.before, 'body.before'),
-      metadata: body.metadata ?? null,
-      checkpoint: checkpointRef(body.checkpoint, 'body.checkpoint'),
-    });
-  });
-
-  app.get('/threads/:thread_id/history', async (request) => {
-    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    const query = parseRequest(HistoryQuery, request.query ?? {}, 'query');
-    return history(ctx, request.tenantId, thread_id, {
-      limit: query.limit ?? 10,
-      before: query.before ? { checkpoint_id: query.before } : null,
-      metadata: null,
-      checkpoint: null,
-    });
-  });
-
-  app.get('/threads/:thread_id/state/:checkpoint_id', async (request) => {
-    const { thread_id, checkpoint_id } = parseRequest(CheckpointParams, request.params, 'params');
-    return stateAt(ctx, request.tenantId, thread_id, { checkpoint_id, checkpoint_ns: '' });
-  });
-
-  app.post('/threads/:thread_id/state/checkpoint', async (request) => {
-    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    const body = parseRequest(StateAtBody, request.body ?? {}, 'body');
-    return stateAt(ctx, request.tenantId, thread_id, checkpointRef(body.checkpoint, 'body.checkpoint'));
-  });
+  registerThreadCopyRoutes(app, ctx);
+  registerThreadStateRoutes(app, ctx);
+  registerThreadStreamRoutes(app, ctx);
 }
 
-const HistoryQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  before: z.string().min(1).optional(),
-});
-
-const CheckpointParams = z.object({ thread_id: Uuid, checkpoint_id: z.string().min(1).max(200) });
-
-const StateAtBody = z.object({
-  checkpoint: z.unknown(),
-  subgraphs: z.boolean().nullish(),
-  select: z.array(z.string()).nullish(),
-});
-
-/**
- * A checkpoint as clients address it: `{checkpoint_id, checkpoint_ns}`, a config
- * `{configurable: {checkpoint_id, ...}}`, or a bare checkpoint id.
- */
-export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'string') return { checkpoint_id: v, checkpoint_ns: '' };
-  if (typeof v !== 'object' || Array.isArray(v))
-    throw invalid(where, 'must be a checkpoint {"checkpoint_id": ..., "checkpoint_ns": ...} or a config {"configurable": {"checkpoint_id": ...}}');
-  const o = v as Record<string, unknown>;
-  const src = o.configurable && typeof o.configurable === 'object' ? (o.configurable as Record<string, unknown>) : o;
-  const id = src.checkpoint_id;
-  const ns = src.checkpoint_ns;
-  if (id !== undefined && id !== null && typeof id !== 'string') throw invalid(`${where}.checkpoint_id`, 'must be a string');
-  if (ns !== undefined && ns !== null && typeof ns !== 'string') throw invalid(`${where}.checkpoint_ns`, 'must be a string');
-  return { checkpoint_id: id ?? null, checkpoint_ns: ns ?? '' };
-}
-
-async function history(
-  ctx: RouteContext,
-  tenantId: string,
-  threadId: string,
-  opts: { limit: number; before: CheckpointRef | null; metadata: JsonObject | null; checkpoint: CheckpointRef | null },
-): Promise<unknown[]> {
-  const thread = await requireThread(ctx, tenantId, threadId);
-  if (!ctx.checkpoints) return thread.values === null ? [] : [toApiThreadState(thread)];
-  return ctx.checkpoints.history(tenantId, threadId, opts);
-}
-
-async function stateAt(ctx: RouteContext, tenantId: string, threadId: string, checkpoint: CheckpointRef | null): Promise<unknown> {
-  const thread = await requireThread(ctx, tenantId, threadId);
-  if (!checkpoint?.checkpoint_id) return toApiThreadState(thread);
-  if (!ctx.checkpoints) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${threadId} not found: this deployment keeps no checkpoint history.`);
-  const state = await ctx.checkpoints.state(tenantId, threadId, checkpoint);
-  if (!state) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${threadId} not found.`);
-  return state;
-}
+export { checkpointRef } from './thread-state.js';

@@ -6,6 +6,7 @@ import { createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger, type Logger } from '@agentloop/core';
 import { createTempDir } from '@agentloop/workspace';
 import { createGatewayApp } from '../app.js';
+import type { ThreadCheckpoints } from '../checkpoints.js';
 import { loadGatewayConfig, type GatewayConfig } from '../config.js';
 import { startFakeOrchestrator, type FakeOrchestrator, type FakeOrchestratorOptions } from './fake-orchestrator.js';
 
@@ -21,6 +22,8 @@ export interface TestGatewayOptions {
   rateLimitRedis?: Redis;
   /** The store, runs queue and webhooks queue to use (default: new ones), e.g. a second gateway replica over the first one's; they are not closed with this gateway. */
   shared?: { store: Store; runs: JobQueue; webhooks: JobQueue };
+  /** The thread checkpoints (history, state updates, copy), e.g. over a MemorySaver; absent: none. */
+  checkpoints?: ThreadCheckpoints;
 }
 
 export interface TestGateway extends AsyncDisposable {
@@ -51,7 +54,15 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const webhooks = opts.shared?.webhooks ?? new MemoryQueue('webhooks');
   const events = opts.events ?? new MemoryRunEventStream();
   const orchestrator = opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
-  const app = await createGatewayApp({ store, runs, events, logger, config, ...(opts.rateLimitRedis ? { rateLimitRedis: opts.rateLimitRedis } : {}) });
+  const app = await createGatewayApp({
+    store,
+    runs,
+    events,
+    logger,
+    config,
+    ...(opts.rateLimitRedis ? { rateLimitRedis: opts.rateLimitRedis } : {}),
+    ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
+  });
   await app.ready();
   const close = async () => {
     await app.close();
