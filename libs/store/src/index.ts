@@ -41,6 +41,7 @@ export {
   type EndCause,
   type EndRequest,
   type EndResult,
+  type RunDeleteResult,
   type LifecycleEvent,
   type LifecycleEventType,
   type LifecycleSubscriber,

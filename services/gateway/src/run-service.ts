@@ -1,4 +1,4 @@
-import { CancelRunSchema, create, RunJobSchema, toBinary } from '@agentloop/proto';
+import { CancelRunSchema, create, toBinary } from '@agentloop/proto';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store, type UploadRecord } from '@agentloop/store';
@@ -6,12 +6,14 @@ import { assertNever, errorMessage, newId, UnavailableError, type Logger } from 
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, HttpError, invalid, notFound } from './errors.js';
-import { normalizeStreamModes, runConfig, runKwargs, type RunCreateBody } from './run-schema.js';
+import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
 import { resolveAssistantId, DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
+import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
-import { appendToLastUserMessage, formatUploadReferences, hasUserMessage } from './uploads.js';
+import { hasUserMessage } from './uploads.js';
+import { buildRunJob } from './run-service/run-job.js';
 
 export interface RunServiceDeps {
   store: Store;
@@ -26,11 +28,7 @@ export interface RunServiceDeps {
   skills?: SkillsConfig;
 }
 
-/** `{error, message}` as LangGraph reports a failed run (`__error__` in /wait, the `error` SSE event). */
-export interface RunErrorInfo {
-  error: string;
-  message: string;
-}
+export type { RunErrorInfo } from './run-service/event-cursor.js';
 
 export type WaitResult =
   | { kind: 'finished'; run: RunRecord; error: RunErrorInfo | undefined }
@@ -151,38 +149,19 @@ export class RunService {
       }
     }
 
-    // The run's job, built in the admission's transaction with the uploads it claims: files uploaded
-    // to the thread since its last run are announced in this run's user message (seed 001 §3.3).
     const claimUploads = !stateless && hasUserMessage(body.input);
-    const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
-    const traceparent = currentTraceparent();
-    const job = (uploads: UploadRecord[]) => {
-      const input =
-        uploads.length === 0
-          ? body.input
-          : appendToLastUserMessage(body.input, formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en'));
-      const payload = toBinary(
-        RunJobSchema,
-        create(RunJobSchema, {
-          runId,
-          threadId: tid,
-          tenantId,
-          assistantId,
-          inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
-          commandJson: body.command ? JSON.stringify(body.command) : '',
-          configJson: JSON.stringify(runConfig(body)),
-          metadataJson: JSON.stringify(body.metadata ?? {}),
-          webhookUrl: body.webhook ?? '',
-          streamMode: streamModes,
-          ephemeral: stateless,
-          // The orchestrator's run span joins the trace of the request that created the run.
-          traceparent,
-          // Who submitted it, from the authenticated request (the audit trail's approver of a resume).
-          apiKeyId: caller.apiKeyId ?? '',
-        }),
-      );
-      return { payload, attempts: this.deps.config.RUN_ATTEMPTS, backoffMs: this.deps.config.RUN_BACKOFF_MS, ...(delayMs ? { delayMs } : {}) };
+    const jobRequest = {
+      runId,
+      threadId: tid,
+      tenantId,
+      assistantId,
+      body,
+      streamModes,
+      ephemeral: stateless,
+      traceparent: currentTraceparent(),
+      apiKeyId: caller.apiKeyId ?? '',
     };
+    const job = (uploads: UploadRecord[]) => buildRunJob(jobRequest, { config: this.deps.config, skills: this.deps.skills ?? NO_SKILLS }, uploads);
 
     // The multitask strategy is decided by the database (the thread's guarded hold), so it holds
     // across gateway replicas: "enqueue" stores the run behind the thread's current one (durably;
@@ -429,90 +408,6 @@ export class RunService {
     const guarded = p.catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'background task failed'));
     this.background.add(guarded);
     void guarded.finally(() => this.background.delete(guarded));
-  }
-}
-
-function errorFromRecord(run: RunRecord): RunErrorInfo | undefined {
-  if (run.status === 'error') return { error: 'Error', message: run.error ?? 'The run failed.' };
-  if (run.status === 'timeout') return { error: 'TimeoutError', message: run.error ?? 'The run exceeded its time limit.' };
-  return undefined;
-}
-
-function parseErrorEvent(dataJson: string): RunErrorInfo {
-  try {
-    const v = JSON.parse(dataJson) as { error?: unknown; message?: unknown } | null;
-    return {
-      error: typeof v?.error === 'string' ? v.error : 'Error',
-      message: typeof v?.message === 'string' ? v.message : dataJson,
-    };
-  } catch {
-    return { error: 'Error', message: dataJson };
-  }
-}
-
-/**
- * A started subscription to one run's events. Created before the Store check
- * so nothing published meanwhile is missed; `next` resolves undefined when the
- * stream ends or the signal aborts, 'idle' after `idleMs` without an event.
- */
-class EventCursor {
-  private readonly ac = new AbortController();
-  private readonly it: AsyncIterator<StoredRunEvent>;
-  private pending: Promise<IteratorResult<StoredRunEvent>> | undefined;
-  private readonly onOuterAbort = () => this.ac.abort();
-
-  constructor(
-    events: RunEventStream,
-    runId: string,
-    afterId: number,
-    private readonly outer: AbortSignal,
-  ) {
-    if (outer.aborted) this.ac.abort();
-    else outer.addEventListener('abort', this.onOuterAbort, { once: true });
-    this.it = events.subscribe(runId, { afterId, signal: this.ac.signal })[Symbol.asyncIterator]();
-    this.pending = this.pull();
-  }
-
-  async next(idleMs?: number): Promise<StoredRunEvent | 'idle' | undefined> {
-    if (this.ac.signal.aborted) return undefined;
-    const p = this.pending ?? this.pull();
-    this.pending = p;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stop = new Promise<'idle' | 'aborted'>((resolve) => {
-      onAbort = () => resolve('aborted');
-      this.ac.signal.addEventListener('abort', onAbort, { once: true });
-      if (idleMs !== undefined) timer = setTimeout(() => resolve('idle'), idleMs);
-    });
-    try {
-      const r = await Promise.race([p, stop]);
-      if (r === 'aborted') return undefined;
-      if (r === 'idle') return 'idle';
-      this.pending = undefined;
-      return r.done ? undefined : r.value;
-    } catch (err) {
-      this.pending = undefined;
-      if (this.ac.signal.aborted) return undefined;
-      throw err;
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (onAbort) this.ac.signal.removeEventListener('abort', onAbort);
-    }
-  }
-
-  close(): void {
-    this.ac.abort();
-    this.outer.removeEventListener('abort', this.onOuterAbort);
-    this.pending = undefined;
-    void Promise.resolve()
-      .then(() => this.it.return?.())
-      .catch(() => undefined);
-  }
-
-  private pull(): Promise<IteratorResult<StoredRunEvent>> {
-    const p = this.it.next();
-    p.catch(() => undefined);
-    return p;
   }
 }
 

@@ -23,6 +23,7 @@ export {
   type CheckpointSelector,
   type HistoryOptions as CheckpointHistoryOptions,
 } from './checkpoint-reader.js';
+export { checkpointIdFloor, mysqlCheckpointRewinder, sqliteCheckpointRewinder, type ThreadCheckpointRewinder } from './checkpoint-rewind.js';
 export { ToolClient, TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER, type ToolProvider, type ToolVisibility } from './tool-client.js';
 export {
   buildSystemPrompt,
