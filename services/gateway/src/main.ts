@@ -8,7 +8,7 @@ import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
-import { createThreadCheckpointReader } from '@agentloop/orchestrator';
+import { createThreadCheckpointReader, mysqlCheckpointRewinder } from '@agentloop/orchestrator';
 import { Redis } from 'ioredis';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
@@ -37,11 +37,21 @@ await runMain('gateway', async () => {
   // Rate-limit counters shared by every gateway replica.
   const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   rateLimitRedis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error (requests are not limited meanwhile)'));
-  // History and state at a checkpoint read the orchestrators' checkpoint tables (this saver never writes;
-  // setup() only creates the tables when the gateway boots first).
+  // History and state at a checkpoint read the orchestrators' checkpoint tables (this saver writes
+  // only to roll a run back; setup() only creates the tables when the gateway boots first).
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL, { pool: { connectionLimit: 4 } });
   await checkpointer.setup();
-  const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis, checkpoints: createThreadCheckpointReader(checkpointer) });
+  const app = await createGatewayApp({
+    store,
+    runs,
+    events,
+    logger,
+    config,
+    bus,
+    rateLimitRedis,
+    checkpoints: createThreadCheckpointReader(checkpointer),
+    rewinder: mysqlCheckpointRewinder(checkpointer),
+  });
   const hooks = await startWebhookWorker({ webhooks, logger, config, store, redact: app.agentloop.redact });
   await app.listen({ port: config.PORT, host: config.HOST });
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;

@@ -1,15 +1,18 @@
-import { CancelRunSchema, create, toBinary } from '@agentloop/proto';
-import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type StoredRunEvent } from '@agentloop/bus';
+import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { RunLifecycle, TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store, type UploadRecord } from '@agentloop/store';
+import { RunLifecycle, type JsonObject, type RunRecord, type Store, type UploadRecord } from '@agentloop/store';
 import { assertNever, errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
-import { conflict, HttpError, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
-import { resolveAssistantId, DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
+import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
+import type { ThreadCheckpoints } from './checkpoints.js';
+import { isTerminal, RunCancellation, type CancelSelection } from './run-service/cancellation.js';
+import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
+import { checkQuota, stampThread } from './run-service/admission.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
 import { hasUserMessage } from './uploads.js';
@@ -26,7 +29,14 @@ export interface RunServiceDeps {
     Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE' | 'WEBHOOK_ALLOW' | 'TENANT_MAX_ACTIVE_RUNS' | 'TENANT_RUN_QUOTAS'>>;
   /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
   skills?: SkillsConfig;
+  /** Deletes checkpoints a rolled-back run wrote; without it, rollback answers 501. */
+  rewinder?: CheckpointRewinder;
+  /** The thread's latest checkpoint state (a rolled-back thread's record is restored from it). */
+  checkpoints?: ThreadCheckpoints;
 }
+
+/** LangGraph's cancel `action`. */
+export type CancelAction = 'interrupt' | 'rollback';
 
 export type { RunErrorInfo } from './run-service/event-cursor.js';
 
@@ -48,7 +58,7 @@ export interface CreatedRun {
 
 const NO_SKILLS = SkillsConfig.parse('global: { enabled: false }');
 
-export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.includes(s);
+export { isTerminal, type CancelSelection } from './run-service/cancellation.js';
 
 /**
  * Run admission and observation: validates and stores runs, applies the
@@ -61,10 +71,22 @@ export class RunService {
   private readonly background = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   private readonly log: Logger;
+  private readonly cancellation: RunCancellation;
+  private readonly removal: RunRemoval;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.log = deps.logger.child({ component: 'runs' });
     this.lifecycle = new RunLifecycle(deps.store, { jobs: deps.runs, logger: this.log });
+    this.cancellation = new RunCancellation({ store: deps.store, lifecycle: this.lifecycle, log: this.log, bus: deps.bus });
+    this.removal = new RunRemoval({
+      store: deps.store,
+      lifecycle: this.lifecycle,
+      events: deps.events,
+      log: this.log,
+      cancellation: this.cancellation,
+      rewinder: deps.rewinder,
+      checkpoints: deps.checkpoints,
+    });
     // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
     // The worker executing it (if any) announces again when it stops, which is harmless.
     this.lifecycle.on('run.ended', async (e) => {
@@ -74,21 +96,31 @@ export class RunService {
     });
   }
 
-  /**
-   * As LangGraph does, a run stamps its graph and assistant into its thread's metadata, so
-   * `threads.search({metadata: {graph_id}})` finds threads made with a bare `POST /threads`
-   * (agent-chat-ui's history). Written only when they differ; best effort (the run is admitted).
-   */
-  private async stampThread(tenantId: string, threadId: string, metadata: JsonObject, assistantId: string): Promise<void> {
-    if (metadata.graph_id === GRAPH_ID && metadata.assistant_id === assistantId) return;
-    await this.deps.store
-      .updateThread(tenantId, threadId, { metadata: { ...metadata, graph_id: GRAPH_ID, assistant_id: assistantId } })
-      .catch((err: unknown) => this.log.warn({ thread_id: threadId, err: errorMessage(err) }, 'graph_id/assistant_id not stamped into the thread metadata'));
-  }
-
   /** Aborted when the gateway shuts down. */
   get closingSignal(): AbortSignal {
     return this.closing.signal;
+  }
+
+  /**
+   * The checks of a run request beyond its schema that need no store: its assistant, its webhook
+   * URL. Returns the assistant id. `POST /runs/batch` checks every payload before creating any.
+   */
+  validate(body: RunCreateBody): string {
+    const assistantId = resolveAssistantId(body.assistant_id);
+    if (assistantId === undefined) {
+      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
+    }
+    if (body.webhook) {
+      // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
+      const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
+      if (refused) throw invalid('body.webhook', refused);
+    }
+    return assistantId;
+  }
+
+  /** `POST /runs/batch`, before creating any: the tenant's quota leaves room for `n` more runs. */
+  checkBatchQuota(tenantId: string, n: number): Promise<void> {
+    return checkQuota(this.deps.store, this.deps.config, tenantId, n);
   }
 
   /**
@@ -98,21 +130,10 @@ export class RunService {
    */
   async create(tenantId: string, threadId: string | undefined, body: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
     const { store } = this.deps;
-    const assistantId = resolveAssistantId(body.assistant_id);
-    if (assistantId === undefined) {
-      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
-    }
+    const assistantId = this.validate(body);
     const strategy = body.multitask_strategy ?? 'reject';
-    if (strategy !== 'reject' && strategy !== 'enqueue' && strategy !== 'interrupt') {
-      throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject", "enqueue" or "interrupt"`);
-    }
-    if (body.webhook) {
-      // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
-      const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
-      if (refused) throw invalid('body.webhook', refused);
-    }
     const streamModes = normalizeStreamModes(body.stream_mode);
-    await this.checkQuota(tenantId);
+    await checkQuota(this.deps.store, this.deps.config, tenantId);
     const stateless = threadId === undefined;
     const runId = newId();
     // (The thread id is known below: a stateless run gets a new temporary thread.)
@@ -184,37 +205,25 @@ export class RunService {
           if (strategy === 'interrupt' && attempt <= 5) {
             // LangGraph's "interrupt": the runs in progress stop where they are (they keep their
             // checkpoints), then the new run starts on the thread.
-            await this.interruptThread(tenantId, tid);
+            await this.cancellation.interruptThread(tenantId, tid, 'interrupted by a new run (multitask_strategy interrupt)');
+            continue;
+          }
+          if (strategy === 'rollback' && attempt <= 5) {
+            // LangGraph's "rollback": the runs in progress stop and are deleted with the
+            // checkpoints they wrote, then the new run starts on the thread as it was before them.
+            await this.removal.rollbackThread(tenantId, tid, 'rolled back by a new run (multitask_strategy rollback)');
             continue;
           }
           throw conflict(
-            `Thread ${tid} already has a ${res.holder?.status ?? 'pending'} run (${res.holder?.runId ?? 'unknown'}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
+            `Thread ${tid} already has a ${res.holder?.status ?? 'pending'} run (${res.holder?.runId ?? 'unknown'}). Wait for it to finish, or send "multitask_strategy": "enqueue", "interrupt" or "rollback".`,
           );
         default:
           return assertNever(res, 'admission result');
       }
     }
-    if (threadMetadata) await this.stampThread(tenantId, tid, threadMetadata, assistantId);
+    if (threadMetadata) await stampThread(this.deps.store, this.log, { tenantId, threadId: tid, metadata: threadMetadata, assistantId });
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
-  }
-
-  /**
-   * Admission quota: the tenant's pending and running runs (TENANT_MAX_ACTIVE_RUNS, per-tenant
-   * TENANT_RUN_QUOTAS). Counted from the records, so it holds across gateway replicas (two
-   * admissions racing on the last slot may both pass).
-   */
-  private async checkQuota(tenantId: string): Promise<void> {
-    const limit = this.deps.config.TENANT_RUN_QUOTAS?.get(tenantId) ?? this.deps.config.TENANT_MAX_ACTIVE_RUNS ?? 0;
-    if (limit <= 0) return;
-    const active = await this.deps.store.countActiveRuns(tenantId);
-    if (active >= limit) {
-      throw new HttpError(
-        429,
-        'UNAVAILABLE',
-        `Tenant ${tenantId} has ${active} runs pending or running, at its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`,
-      );
-    }
   }
 
   /**
@@ -226,7 +235,7 @@ export class RunService {
   async redrive(tenantId: string, run: RunRecord): Promise<RunRecord> {
     if (run.status !== 'error' || !run.deadLetter)
       throw conflict(`Run ${run.runId} is not dead-lettered (status ${run.status}); only dead-lettered runs can be re-driven.`);
-    await this.checkQuota(tenantId);
+    await checkQuota(this.deps.store, this.deps.config, tenantId);
     const res = await this.lifecycle.redrive(tenantId, run.runId);
     switch (res.kind) {
       case 'redriven':
@@ -249,40 +258,53 @@ export class RunService {
     return this.lifecycle.listDeadLettered(tenantId, page);
   }
 
-  /**
-   * Cancels a run (LangGraph `POST /threads/{id}/runs/{run_id}/cancel`, action interrupt): the
-   * record becomes `interrupted` first — the source of truth every worker checks — then the
-   * orchestrators are told, and the one executing the run aborts it where it is (its checkpoints
-   * stay; the thread stays usable). A run that had not started never will. Delegated children of
-   * the run are cancelled too. Returns the run as recorded afterwards (a finished run: unchanged).
-   */
-  async cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
-    if (isTerminal(run.status)) return run;
-    const res = await this.lifecycle.cancel(tenantId, run.runId);
-    if (res.kind === 'missing') return run;
-    if (res.kind === 'already_ended') return res.run;
-    this.log.info({ run_id: run.runId, thread_id: run.threadId, was: run.status }, 'run cancelled');
-    if (this.deps.bus) {
-      const msg = create(CancelRunSchema, { tenantId, threadId: run.threadId, runId: run.runId, reason });
-      await this.deps.bus
-        .publish(ORCHESTRATOR_SUBJECTS.cancelRun, toBinary(CancelRunSchema, msg))
-        .catch((err: unknown) => this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'));
-    }
-    // Delegated agents the run started (each on its own thread, metadata parent_run_id).
-    const childThreads = await this.deps.store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });
-    for (const t of childThreads) {
-      for (const child of await this.deps.store.listRuns(tenantId, t.threadId, { limit: 100 })) {
-        if (child.metadata.parent_run_id === run.runId && !isTerminal(child.status)) await this.cancel(tenantId, child, `parent run ${run.runId} cancelled`);
-      }
-    }
-    return res.run;
+  /** Cancels a run (action interrupt): see RunCancellation.cancel. Returns the run as recorded afterwards. */
+  cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
+    return this.cancellation.cancel(tenantId, run, reason);
   }
 
-  /** multitask_strategy "interrupt": cancels the thread's deferred runs (newest first), then the run holding it. */
-  private async interruptThread(tenantId: string, threadId: string): Promise<void> {
-    const inflight = await this.inflightRuns(tenantId, threadId);
-    const order = [...inflight.filter((r) => r.deferred).reverse(), ...inflight.filter((r) => !r.deferred)];
-    for (const r of order) await this.cancel(tenantId, r, 'interrupted by a new run (multitask_strategy interrupt)');
+  /**
+   * Cancels a run with LangGraph's `action`: `interrupt` (it stops and keeps its checkpoints), or
+   * `rollback` (it stops, then it and its checkpoints are deleted). 409 when it had already ended.
+   * Returns the record after an interrupt; undefined after a rollback (the run is gone).
+   */
+  async cancelWithAction(tenantId: string, run: RunRecord, action: CancelAction): Promise<RunRecord | undefined> {
+    if (isTerminal(run.status)) {
+      throw conflict(`Run ${run.runId} already finished with status ${run.status}; there is nothing to cancel.`);
+    }
+    if (action === 'rollback') {
+      await this.removal.rollback(tenantId, run, 'cancelled by the client (rollback)');
+      return undefined;
+    }
+    const after = await this.cancel(tenantId, run);
+    if (after.status !== 'interrupted') {
+      throw conflict(`Run ${run.runId} already finished with status ${after.status}; there is nothing to cancel.`);
+    }
+    return after;
+  }
+
+  /**
+   * `POST /runs/cancel`: cancels every selected run of the tenant that is still pending or running
+   * (ended ones are left as they are). Listed runs that do not exist for the tenant: 404, nothing
+   * cancelled. With rollback, the runs of one thread go newest first.
+   */
+  async cancelMany(tenantId: string, selection: CancelSelection, action: CancelAction): Promise<number> {
+    const { runs, missing } = await this.cancellation.select(tenantId, selection);
+    if (missing.length > 0) throw notFound(`Run ${missing.join(', ')} not found${'threadId' in selection ? ` on thread ${selection.threadId}` : ''}.`);
+    const active = runs.filter((r) => !isTerminal(r.status)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    for (const run of active) {
+      // Re-read: cancelling one run may have ended or promoted another of the list.
+      const current = await this.deps.store.getRun(tenantId, run.runId);
+      if (!current || isTerminal(current.status)) continue;
+      if (action === 'rollback') await this.removal.rollback(tenantId, current, 'cancelled by the client (rollback)');
+      else await this.cancel(tenantId, current);
+    }
+    return active.length;
+  }
+
+  /** `DELETE /threads/{id}/runs/{run_id}`: 409 while the run is pending or running. */
+  deleteRun(tenantId: string, run: RunRecord): Promise<void> {
+    return this.removal.delete(tenantId, run);
   }
 
   /**
@@ -394,14 +416,6 @@ export class RunService {
   async close(): Promise<void> {
     this.stop();
     await Promise.allSettled([...this.background]);
-  }
-
-  private async inflightRuns(tenantId: string, threadId: string): Promise<RunRecord[]> {
-    const [pending, running] = await Promise.all([
-      this.deps.store.listRuns(tenantId, threadId, { status: 'pending', limit: 1000 }),
-      this.deps.store.listRuns(tenantId, threadId, { status: 'running', limit: 1000 }),
-    ]);
-    return [...running, ...pending];
   }
 
   private track(p: Promise<void>): void {
