@@ -12,6 +12,23 @@ export const MAX_BATCH = 100;
 
 const BatchBody = z.array(RunCreateBody).min(1, 'send at least one run payload').max(MAX_BATCH, `at most ${MAX_BATCH} run payloads per batch`);
 
+/**
+ * The SDK's `createBatch` sends each payload as the caller wrote it, with only `assistantId`
+ * renamed: `onCompletion`, `streamMode`, `afterSeconds`... arrive camelCased. They are taken as
+ * their snake_case field (unless that is given too), so the batch means what the caller asked.
+ */
+function snakeCaseKeys(payload: unknown): unknown {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
+  const out: Record<string, unknown> = { ...(payload as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(payload)) {
+    if (!/[A-Z]/.test(key)) continue;
+    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    delete out[key];
+    if (!(snake in out)) out[snake] = value;
+  }
+  return out;
+}
+
 /** An error about one payload of the batch, naming its index (`body.2.webhook`). */
 function ofPayload(index: number, err: unknown): unknown {
   if (err instanceof RequestValidationError) {
@@ -27,7 +44,7 @@ export function registerRunBatchRoutes(app: FastifyInstance, ctx: RouteContext):
   // Every payload is checked (schema, assistant, webhook, quota) before any run is created, so a
   // bad one creates nothing; the runs are then created in order, each on its temporary thread.
   app.post('/runs/batch', async (request) => {
-    const payloads = parseRequest(BatchBody, request.body, 'body');
+    const payloads = parseRequest(BatchBody, Array.isArray(request.body) ? request.body.map(snakeCaseKeys) : request.body, 'body');
     payloads.forEach((p, i) => {
       try {
         runs.validate(p);
