@@ -1,11 +1,12 @@
 /**
- * Rollback through the official SDK (issue 11, deliverable 3), embedded: cancel with
+ * Rollback through the official SDK (issue 11, deliverable 3), embedded and as a cluster (the
+ * gateway deletes the checkpoints the orchestrator process wrote, over MySQL): cancel with
  * `action=rollback` and multitask_strategy "rollback" stop the run, delete it with every
  * checkpoint it wrote, and the thread — its history, state and record — is as before the run.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
-import { poll, scripted, useEmbeddedServer } from './helpers.js';
+import { poll, scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 type Values = { messages: Msg[] };
@@ -80,4 +81,18 @@ describe('rollback (embedded)', () => {
   it('cancel with rollback and multitask rollback restore the thread to before the run', async () => {
     await rollbackJourney(server.url);
   });
+});
+
+describe('rollback (cluster)', () => {
+  let cluster: ClusterHarness;
+  beforeAll(async () => {
+    cluster = await startCluster();
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('cancel with rollback and multitask rollback restore the thread to before the run', async () => {
+    await rollbackJourney(cluster.url);
+  }, 120_000);
 });
