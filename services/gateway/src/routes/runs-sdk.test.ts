@@ -37,6 +37,15 @@ async function eventsOf(g: TestGateway, runId: string, threadId: string): Promis
   return seen;
 }
 
+async function poll<T>(fn: () => Promise<T | undefined>): Promise<T> {
+  for (const deadline = Date.now() + 10_000; ;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Holds every run the fake orchestrator takes until `release()`. */
 function gate() {
   const l = latch();
@@ -237,6 +246,33 @@ describe('runs.joinStream without a thread', () => {
         for await (const _ of globex.runs.joinStream(null, run.run_id)) void _;
       })(),
     ).rejects.toThrow(/404/);
+  });
+});
+
+describe('on_disconnect', () => {
+  it('"cancel": a streamed run is cancelled when its SDK client stops reading', async () => {
+    const held = gate();
+    const { acme } = await start(held.options);
+    const thread = await acme.threads.create();
+    const ac = new AbortController();
+    let runId: string | undefined;
+    const stream = acme.runs.stream(thread.thread_id, 'agent', {
+      input: input('leave'),
+      onDisconnect: 'cancel',
+      signal: ac.signal,
+      onRunCreated: (meta) => (runId = meta.run_id),
+    });
+    // The client reads the run's metadata, then goes away.
+    for await (const part of stream) {
+      if (part.event === 'metadata') {
+        ac.abort();
+        break;
+      }
+    }
+    await poll(async () => (runId && (await acme.runs.get(thread.thread_id, runId)).status === 'interrupted' ? true : undefined));
+    held.release();
+    await acme.runs.join(thread.thread_id, runId!);
+    expect((await acme.runs.get(thread.thread_id, runId!)).status).toBe('interrupted');
   });
 });
 
