@@ -67,8 +67,17 @@ async function rollbackJourney(baseUrl: string): Promise<void> {
   expect(history.some((s) => contents(s.values).includes('replace me'))).toBe(false);
   expect(history.slice(history.length - before.length).map((s) => s.checkpoint.checkpoint_id)).toEqual(before.map((s) => s.checkpoint.checkpoint_id));
 
-  // 3. Only the thread's latest run can be rolled back (cancelMany with rollback, by id).
+  // 3. Not while a run waits behind it (it would start on what is rolled back): 409, nothing changes.
+  //    Then cancelMany with rollback, by id, once the queued run is cancelled.
   const latest = await startSlowRun(client, tid, 'last one', history.length);
+  const queued = await client.runs.create(tid, 'agent', {
+    input: { messages: [{ role: 'user', content: 'queued' }] },
+    multitaskStrategy: 'enqueue',
+    config: scripted([{ content: 'queued answer' }]),
+  });
+  await expect(client.runs.cancel(tid, latest, false, 'rollback')).rejects.toThrow(/409/);
+  expect((await client.runs.get(tid, latest)).status).toBe('running');
+  await client.runs.cancel(tid, queued.run_id);
   await client.runs.cancelMany({ threadId: tid, runIds: [latest], action: 'rollback' });
   await expect(client.runs.get(tid, latest)).rejects.toThrow(/404/);
   expect((await historyOf(client, tid)).map((s) => s.checkpoint.checkpoint_id)).toEqual(history.map((s) => s.checkpoint.checkpoint_id));
