@@ -13,6 +13,7 @@ import type { ThreadCheckpoints } from './checkpoints.js';
 import { isTerminal, RunCancellation, type CancelSelection } from './run-service/cancellation.js';
 import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
 import { checkQuota, stampThread } from './run-service/admission.js';
+import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
 import { hasUserMessage } from './uploads.js';
@@ -35,8 +36,7 @@ export interface RunServiceDeps {
   checkpoints?: ThreadCheckpoints;
 }
 
-/** LangGraph's cancel `action`. */
-export type CancelAction = 'interrupt' | 'rollback';
+export type { CancelAction } from './run-service/cancel-actions.js';
 
 export type { RunErrorInfo } from './run-service/event-cursor.js';
 
@@ -73,6 +73,7 @@ export class RunService {
   private readonly log: Logger;
   private readonly cancellation: RunCancellation;
   private readonly removal: RunRemoval;
+  private readonly actions: CancelActionDeps;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.log = deps.logger.child({ component: 'runs' });
@@ -87,6 +88,7 @@ export class RunService {
       rewinder: deps.rewinder,
       checkpoints: deps.checkpoints,
     });
+    this.actions = { store: deps.store, cancellation: this.cancellation, removal: this.removal };
     // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
     // The worker executing it (if any) announces again when it stops, which is harmless.
     this.lifecycle.on('run.ended', async (e) => {
@@ -263,43 +265,14 @@ export class RunService {
     return this.cancellation.cancel(tenantId, run, reason);
   }
 
-  /**
-   * Cancels a run with LangGraph's `action`: `interrupt` (it stops and keeps its checkpoints), or
-   * `rollback` (it stops, then it and its checkpoints are deleted). 409 when it had already ended.
-   * Returns the record after an interrupt; undefined after a rollback (the run is gone).
-   */
-  async cancelWithAction(tenantId: string, run: RunRecord, action: CancelAction): Promise<RunRecord | undefined> {
-    if (isTerminal(run.status)) {
-      throw conflict(`Run ${run.runId} already finished with status ${run.status}; there is nothing to cancel.`);
-    }
-    if (action === 'rollback') {
-      await this.removal.rollback(tenantId, run, 'cancelled by the client (rollback)');
-      return undefined;
-    }
-    const after = await this.cancel(tenantId, run);
-    if (after.status !== 'interrupted') {
-      throw conflict(`Run ${run.runId} already finished with status ${after.status}; there is nothing to cancel.`);
-    }
-    return after;
+  /** Cancels a run with LangGraph's `action` (see cancel-actions.ts); undefined after a rollback (the run is gone). */
+  cancelWithAction(tenantId: string, run: RunRecord, action: CancelAction): Promise<RunRecord | undefined> {
+    return cancelWithAction(this.actions, tenantId, run, action);
   }
 
-  /**
-   * `POST /runs/cancel`: cancels every selected run of the tenant that is still pending or running
-   * (ended ones are left as they are). Listed runs that do not exist for the tenant: 404, nothing
-   * cancelled. With rollback, the runs of one thread go newest first.
-   */
-  async cancelMany(tenantId: string, selection: CancelSelection, action: CancelAction): Promise<number> {
-    const { runs, missing } = await this.cancellation.select(tenantId, selection);
-    if (missing.length > 0) throw notFound(`Run ${missing.join(', ')} not found${'threadId' in selection ? ` on thread ${selection.threadId}` : ''}.`);
-    const active = runs.filter((r) => !isTerminal(r.status)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
-    for (const run of active) {
-      // Re-read: cancelling one run may have ended or promoted another of the list.
-      const current = await this.deps.store.getRun(tenantId, run.runId);
-      if (!current || isTerminal(current.status)) continue;
-      if (action === 'rollback') await this.removal.rollback(tenantId, current, 'cancelled by the client (rollback)');
-      else await this.cancel(tenantId, current);
-    }
-    return active.length;
+  /** `POST /runs/cancel` (see cancel-actions.ts); returns how many runs it stopped. */
+  cancelMany(tenantId: string, selection: CancelSelection, action: CancelAction): Promise<number> {
+    return cancelMany(this.actions, tenantId, selection, action);
   }
 
   /** `DELETE /threads/{id}/runs/{run_id}`: 409 while the run is pending or running. */
