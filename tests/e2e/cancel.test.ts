@@ -63,12 +63,12 @@ async function cancelJourney(baseUrl: string): Promise<void> {
   expect(replacing.messages.at(-1)!.content).toBe('replaced');
   expect((await client.runs.get(thread.thread_id, busy.run_id)).status).toBe('interrupted');
 
-  // A finished run cannot be cancelled; rollback is refused with a reason.
+  // A finished run cannot be cancelled, nor rolled back.
   const done = (await client.runs.list(thread.thread_id)).find((r) => r.status === 'success')!;
   const res = await fetch(`${baseUrl}/threads/${thread.thread_id}/runs/${done.run_id}/cancel`, { method: 'POST' });
   expect(res.status).toBe(409);
   const rollback = await fetch(`${baseUrl}/threads/${thread.thread_id}/runs/${done.run_id}/cancel?action=rollback`, { method: 'POST' });
-  expect(rollback.status).toBe(422);
+  expect(rollback.status).toBe(409);
 }
 
 describe('cancel (embedded)', () => {

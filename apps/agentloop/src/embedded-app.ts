@@ -19,7 +19,7 @@ import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
 import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
 import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
-import { createOrchestrator, createThreadCheckpoints, loadOrchestratorConfig } from '@agentloop/orchestrator';
+import { createOrchestrator, createThreadCheckpoints, loadOrchestratorConfig, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -124,6 +124,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     config: gatewayConfig,
     bus,
     checkpoints,
+    // Cancel with rollback deletes the run's checkpoints from the orchestrator's SqliteSaver.
+    rewinder: sqliteCheckpointRewinder(checkpointer),
   });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const grpcServer = gatewayConfig.GRPC_ENABLED

@@ -15,6 +15,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
+import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
@@ -378,6 +379,15 @@ export class MySQLSaver extends BaseCheckpointSaver {
       await conn.query(`DELETE FROM ${this.tables.blobs} WHERE thread_id = ?`, [threadId]);
       await conn.query(`DELETE FROM ${this.tables.checkpoints} WHERE thread_id = ?`, [threadId]);
     });
+  }
+
+  /**
+   * Deletes the thread's checkpoints from `fromCheckpointId` on (uuid6 order: those created since
+   * then), every namespace, with their writes and the channel values only they used: the thread
+   * reads as it did before (a run's rollback). Returns how many checkpoints were deleted.
+   */
+  deleteCheckpointsFrom(threadId: string, fromCheckpointId: string): Promise<number> {
+    return this.transaction((conn) => deleteCheckpointsFrom(conn, this.tables, this.serde, threadId, fromCheckpointId));
   }
 
   /** Closes the pool; the saver is unusable afterwards. */

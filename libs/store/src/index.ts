@@ -54,6 +54,7 @@ export {
   type EndCause,
   type EndRequest,
   type EndResult,
+  type RunDeleteResult,
   type LifecycleEvent,
   type LifecycleEventType,
   type LifecycleSubscriber,

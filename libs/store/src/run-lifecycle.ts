@@ -151,6 +151,12 @@ export type RedriveResult =
   | { kind: 'no_job'; run: RunRecord }
   | { kind: 'missing' };
 
+export type RunDeleteResult =
+  | { kind: 'deleted'; run: RunRecord }
+  /** Pending or running: cancel it first. */
+  | { kind: 'active'; run: RunRecord }
+  | { kind: 'missing' };
+
 export type EndResult =
   | {
       kind: 'ended';
@@ -709,6 +715,48 @@ export class RunLifecycle<C = unknown> {
    */
   async replayEnd(run: RunRecord, ctx: C | undefined, values: JsonObject | null, error: RunErrorInfo | undefined = recordedError(run)): Promise<void> {
     await this.emit({ type: 'run.ended', run, cause: 'replay', threadStatus: undefined, values, error, ctx });
+  }
+
+  // -------------------------------------------------------------------------
+  // Removal (DELETE of a run, cancel with rollback)
+
+  /**
+   * Deletes a run record (LangGraph `DELETE /threads/{id}/runs/{run_id}`, and the last step of a
+   * rollback). Only an ended run: one that is pending or running must be cancelled first (`active`).
+   * A worker still finishing a deleted run finds no record, so it writes nothing to the thread.
+   */
+  async deleteRun(tenantId: string, runId: string): Promise<RunDeleteResult> {
+    return this.store.writeTransaction(async (db) => {
+      const row = await db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
+      if (!row) return { kind: 'missing' };
+      const run = toRun(row);
+      if (ACTIVE.includes(run.status)) return { kind: 'active', run };
+      const del = await db
+        .deleteFrom('runs')
+        .where('tenant_id', '=', tenantId)
+        .where('run_id', '=', runId)
+        .where('status', 'not in', ACTIVE)
+        .executeTakeFirst();
+      return del.numDeletedRows === 0n ? { kind: 'active', run } : { kind: 'deleted', run };
+    });
+  }
+
+  /**
+   * Puts a thread back to a state it had (a rollback: the values and status of its latest
+   * checkpoint once the rolled-back run's checkpoints are gone). Only while no run holds the
+   * thread; false otherwise (a newer run owns its state now).
+   */
+  async restoreThread(tenantId: string, threadId: string, state: { status: Exclude<ThreadStatus, 'busy'>; values: JsonObject | null }): Promise<boolean> {
+    const res = await this.store.writeStatement((db) =>
+      db
+        .updateTable('threads')
+        .set({ status: state.status, state_values: state.values === null ? null : JSON.stringify(state.values), updated_at: this.now() })
+        .where('tenant_id', '=', tenantId)
+        .where('thread_id', '=', threadId)
+        .where('active_run_id', 'is', null)
+        .executeTakeFirst(),
+    );
+    return res.numUpdatedRows > 0n;
   }
 
   // -------------------------------------------------------------------------

@@ -192,6 +192,11 @@ export class SqlStore implements Store {
   countActiveRuns(tenantId: string): Promise<number> {
     return this.runs.countActive(tenantId);
   }
+  // --- runs API in full (issue 11): bulk cancel ---
+  listTenantRunsInStatus(tenantId: string, statuses: RunStatusName[], limit: number): Promise<RunRecord[]> {
+    return this.runs.listOfTenantInStatus(tenantId, statuses, limit);
+  }
+  // --- end runs API block ---
 
   claimToolEffect(key: ToolEffectKey): Promise<{ effect: ToolEffect; created: boolean }> {
     return this.toolEffects.claim(key);

@@ -286,6 +286,10 @@ export interface Store {
   countActiveRuns(tenantId: string): Promise<number>;
   /** Runs of every tenant in a status whose record has not changed since `updatedBefore`, oldest first (operations). */
   listRunsInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]>;
+  // --- runs API in full (issue 11): bulk cancel ---
+  /** The tenant's runs in any of `statuses`, on every thread, oldest first, at most `limit` (`POST /runs/cancel`). */
+  listTenantRunsInStatus(tenantId: string, statuses: RunStatusName[], limit: number): Promise<RunRecord[]>;
+  // --- end runs API block ---
   /**
    * Runs `fn` as one write transaction on one connection: SQLite takes the write lock up front
    * (BEGIN IMMEDIATE, waiting for it without blocking the process), MySQL retries on a deadlock,

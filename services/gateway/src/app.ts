@@ -21,6 +21,7 @@ import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
+import type { CheckpointRewinder } from './run-service/rollback.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -43,6 +44,8 @@ export interface GatewayDeps {
   redactPaths?: readonly PathRoot[];
   /** The thread checkpoints (history, state at a checkpoint); absent: history is the latest state only. */
   checkpoints?: ThreadCheckpoints;
+  /** Deletes the checkpoints of a rolled-back run (cancel with rollback); absent: rollback answers 501. */
+  rewinder?: CheckpointRewinder;
 }
 
 /** Paths served without an API key. */
@@ -189,6 +192,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     config,
     skills,
     ...(deps.bus ? { bus: deps.bus } : {}),
+    ...(deps.rewinder ? { rewinder: deps.rewinder } : {}),
+    ...(deps.checkpoints ? { checkpoints: deps.checkpoints } : {}),
   });
   const ctx: RouteContext = {
     store: deps.store,

@@ -8,7 +8,7 @@ import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
-import { createThreadCheckpoints } from '@agentloop/orchestrator';
+import { createThreadCheckpoints, mysqlCheckpointRewinder } from '@agentloop/orchestrator';
 import { Redis } from 'ioredis';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
@@ -37,12 +37,22 @@ await runMain('gateway', async () => {
   // Rate-limit counters shared by every gateway replica.
   const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   rateLimitRedis.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit redis error (requests are not limited meanwhile)'));
-  // History and state at a checkpoint read the orchestrators' checkpoint tables; state updates, copies
-  // and prunes write them, only while no run holds the thread (setup() creates the tables when the
-  // gateway boots first).
+  // History and state at a checkpoint read the orchestrators' checkpoint tables; state updates, copies,
+  // prunes and run rollbacks write them, only while no run holds the thread (setup() creates the
+  // tables when the gateway boots first).
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL, { pool: { connectionLimit: 4 } });
   await checkpointer.setup();
-  const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis, checkpoints: createThreadCheckpoints(checkpointer) });
+  const app = await createGatewayApp({
+    store,
+    runs,
+    events,
+    logger,
+    config,
+    bus,
+    rateLimitRedis,
+    checkpoints: createThreadCheckpoints(checkpointer),
+    rewinder: mysqlCheckpointRewinder(checkpointer),
+  });
   const hooks = await startWebhookWorker({ webhooks, logger, config, store, redact: app.agentloop.redact });
   await app.listen({ port: config.PORT, host: config.HOST });
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;

@@ -18,7 +18,16 @@ export const STREAM_MODES = [
 
 export const StreamModeSchema = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES))]);
 
-const NodeList = z.union([z.literal('*'), z.array(z.string())]);
+/**
+ * The nodes of the `agent` graph (services/orchestrator/src/graph.ts), which `interrupt_before` /
+ * `interrupt_after` may name; a name outside it would be ignored silently by the graph.
+ */
+export const AGENT_GRAPH_NODES = ['agent', 'approve', 'await_approval', 'tools', 'delegate', 'human', 'finalize', 'compact'] as const;
+
+const NodeName = z.string().refine((n) => (AGENT_GRAPH_NODES as readonly string[]).includes(n), {
+  error: (issue) => `"${String(issue.input)}" is not a node of graph "agent" (nodes: ${AGENT_GRAPH_NODES.join(', ')})`,
+});
+const NodeList = z.union([z.literal('*'), z.array(NodeName)], { error: 'expected "*" or a list of node names' });
 
 /**
  * Body of every run-creating endpoint (`/threads/{id}/runs[/wait|/stream]`,
@@ -117,3 +126,6 @@ export function runConfig(body: Pick<RunCreateBody, 'config' | 'checkpoint' | 'c
   config.configurable = { ...((config.configurable as Record<string, unknown> | undefined) ?? {}), checkpoint_id: checkpointId, checkpoint_ns: ns };
   return config;
 }
+
+/** `interrupt_before` / `interrupt_after` as the RunJob carries them: "*" becomes ["*"]. */
+export const nodeList = (v: '*' | string[] | null | undefined): string[] => (v === '*' ? ['*'] : (v ?? []));

@@ -1,17 +1,23 @@
-import { CancelRunSchema, create, RunJobSchema, toBinary } from '@agentloop/proto';
-import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type StoredRunEvent } from '@agentloop/bus';
+import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { RunLifecycle, TERMINAL_RUN_STATUSES, type JsonObject, type RunRecord, type RunStatusName, type Store, type UploadRecord } from '@agentloop/store';
+import { RunLifecycle, type JsonObject, type RunRecord, type Store, type UploadRecord } from '@agentloop/store';
 import { assertNever, errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
-import { conflict, HttpError, invalid, notFound } from './errors.js';
-import { normalizeStreamModes, runConfig, runKwargs, type RunCreateBody } from './run-schema.js';
-import { resolveAssistantId, DEFAULT_ASSISTANT_ID, GRAPH_ID } from './serialize.js';
+import { conflict, invalid, notFound } from './errors.js';
+import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
+import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
+import type { ThreadCheckpoints } from './checkpoints.js';
+import { isTerminal, RunCancellation, type CancelSelection } from './run-service/cancellation.js';
+import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
+import { checkQuota, stampThread } from './run-service/admission.js';
+import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
+import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
-import { appendToLastUserMessage, formatUploadReferences, hasUserMessage } from './uploads.js';
+import { hasUserMessage } from './uploads.js';
+import { buildRunJob } from './run-service/run-job.js';
 
 export interface RunServiceDeps {
   store: Store;
@@ -24,13 +30,15 @@ export interface RunServiceDeps {
     Partial<Pick<GatewayConfig, 'PROMPT_LANGUAGE' | 'WEBHOOK_ALLOW' | 'TENANT_MAX_ACTIVE_RUNS' | 'TENANT_RUN_QUOTAS'>>;
   /** Upload hints (seed 000 §3.3); without it, file references carry no skill hints. */
   skills?: SkillsConfig;
+  /** Deletes checkpoints a rolled-back run wrote; without it, rollback answers 501. */
+  rewinder?: CheckpointRewinder;
+  /** The thread's latest checkpoint state (a rolled-back thread's record is restored from it). */
+  checkpoints?: ThreadCheckpoints;
 }
 
-/** `{error, message}` as LangGraph reports a failed run (`__error__` in /wait, the `error` SSE event). */
-export interface RunErrorInfo {
-  error: string;
-  message: string;
-}
+export type { CancelAction } from './run-service/cancel-actions.js';
+
+export type { RunErrorInfo } from './run-service/event-cursor.js';
 
 export type WaitResult =
   | { kind: 'finished'; run: RunRecord; error: RunErrorInfo | undefined }
@@ -50,7 +58,7 @@ export interface CreatedRun {
 
 const NO_SKILLS = SkillsConfig.parse('global: { enabled: false }');
 
-export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.includes(s);
+export { isTerminal, type CancelSelection } from './run-service/cancellation.js';
 
 /**
  * Run admission and observation: validates and stores runs, applies the
@@ -63,10 +71,24 @@ export class RunService {
   private readonly background = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   private readonly log: Logger;
+  private readonly cancellation: RunCancellation;
+  private readonly removal: RunRemoval;
+  private readonly actions: CancelActionDeps;
 
   constructor(private readonly deps: RunServiceDeps) {
     this.log = deps.logger.child({ component: 'runs' });
     this.lifecycle = new RunLifecycle(deps.store, { jobs: deps.runs, logger: this.log });
+    this.cancellation = new RunCancellation({ store: deps.store, lifecycle: this.lifecycle, log: this.log, bus: deps.bus });
+    this.removal = new RunRemoval({
+      store: deps.store,
+      lifecycle: this.lifecycle,
+      events: deps.events,
+      log: this.log,
+      cancellation: this.cancellation,
+      rewinder: deps.rewinder,
+      checkpoints: deps.checkpoints,
+    });
+    this.actions = { store: deps.store, cancellation: this.cancellation, removal: this.removal };
     // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
     // The worker executing it (if any) announces again when it stops, which is harmless.
     this.lifecycle.on('run.ended', async (e) => {
@@ -76,21 +98,31 @@ export class RunService {
     });
   }
 
-  /**
-   * As LangGraph does, a run stamps its graph and assistant into its thread's metadata, so
-   * `threads.search({metadata: {graph_id}})` finds threads made with a bare `POST /threads`
-   * (agent-chat-ui's history). Written only when they differ; best effort (the run is admitted).
-   */
-  private async stampThread(tenantId: string, threadId: string, metadata: JsonObject, assistantId: string): Promise<void> {
-    if (metadata.graph_id === GRAPH_ID && metadata.assistant_id === assistantId) return;
-    await this.deps.store
-      .updateThread(tenantId, threadId, { metadata: { ...metadata, graph_id: GRAPH_ID, assistant_id: assistantId } })
-      .catch((err: unknown) => this.log.warn({ thread_id: threadId, err: errorMessage(err) }, 'graph_id/assistant_id not stamped into the thread metadata'));
-  }
-
   /** Aborted when the gateway shuts down. */
   get closingSignal(): AbortSignal {
     return this.closing.signal;
+  }
+
+  /**
+   * The checks of a run request beyond its schema that need no store: its assistant, its webhook
+   * URL. Returns the assistant id. `POST /runs/batch` checks every payload before creating any.
+   */
+  validate(body: RunCreateBody): string {
+    const assistantId = resolveAssistantId(body.assistant_id);
+    if (assistantId === undefined) {
+      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
+    }
+    if (body.webhook) {
+      // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
+      const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
+      if (refused) throw invalid('body.webhook', refused);
+    }
+    return assistantId;
+  }
+
+  /** `POST /runs/batch`, before creating any: the tenant's quota leaves room for `n` more runs. */
+  checkBatchQuota(tenantId: string, n: number): Promise<void> {
+    return checkQuota(this.deps.store, this.deps.config, tenantId, n);
   }
 
   /**
@@ -100,21 +132,10 @@ export class RunService {
    */
   async create(tenantId: string, threadId: string | undefined, body: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
     const { store } = this.deps;
-    const assistantId = resolveAssistantId(body.assistant_id);
-    if (assistantId === undefined) {
-      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
-    }
+    const assistantId = this.validate(body);
     const strategy = body.multitask_strategy ?? 'reject';
-    if (strategy !== 'reject' && strategy !== 'enqueue' && strategy !== 'interrupt') {
-      throw invalid('body.multitask_strategy', `"${strategy}" is not supported by this deployment; use "reject", "enqueue" or "interrupt"`);
-    }
-    if (body.webhook) {
-      // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
-      const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
-      if (refused) throw invalid('body.webhook', refused);
-    }
     const streamModes = normalizeStreamModes(body.stream_mode);
-    await this.checkQuota(tenantId);
+    await checkQuota(this.deps.store, this.deps.config, tenantId);
     const stateless = threadId === undefined;
     const runId = newId();
     // (The thread id is known below: a stateless run gets a new temporary thread.)
@@ -151,38 +172,19 @@ export class RunService {
       }
     }
 
-    // The run's job, built in the admission's transaction with the uploads it claims: files uploaded
-    // to the thread since its last run are announced in this run's user message (seed 001 §3.3).
     const claimUploads = !stateless && hasUserMessage(body.input);
-    const delayMs = body.after_seconds ? Math.round(body.after_seconds * 1000) : undefined;
-    const traceparent = currentTraceparent();
-    const job = (uploads: UploadRecord[]) => {
-      const input =
-        uploads.length === 0
-          ? body.input
-          : appendToLastUserMessage(body.input, formatUploadReferences(uploads, this.deps.skills ?? NO_SKILLS, this.deps.config.PROMPT_LANGUAGE ?? 'en'));
-      const payload = toBinary(
-        RunJobSchema,
-        create(RunJobSchema, {
-          runId,
-          threadId: tid,
-          tenantId,
-          assistantId,
-          inputJson: input === undefined || input === null ? '' : JSON.stringify(input),
-          commandJson: body.command ? JSON.stringify(body.command) : '',
-          configJson: JSON.stringify(runConfig(body)),
-          metadataJson: JSON.stringify(body.metadata ?? {}),
-          webhookUrl: body.webhook ?? '',
-          streamMode: streamModes,
-          ephemeral: stateless,
-          // The orchestrator's run span joins the trace of the request that created the run.
-          traceparent,
-          // Who submitted it, from the authenticated request (the audit trail's approver of a resume).
-          apiKeyId: caller.apiKeyId ?? '',
-        }),
-      );
-      return { payload, attempts: this.deps.config.RUN_ATTEMPTS, backoffMs: this.deps.config.RUN_BACKOFF_MS, ...(delayMs ? { delayMs } : {}) };
+    const jobRequest = {
+      runId,
+      threadId: tid,
+      tenantId,
+      assistantId,
+      body,
+      streamModes,
+      ephemeral: stateless,
+      traceparent: currentTraceparent(),
+      apiKeyId: caller.apiKeyId ?? '',
     };
+    const job = (uploads: UploadRecord[]) => buildRunJob(jobRequest, { config: this.deps.config, skills: this.deps.skills ?? NO_SKILLS }, uploads);
 
     // The multitask strategy is decided by the database (the thread's guarded hold), so it holds
     // across gateway replicas: "enqueue" stores the run behind the thread's current one (durably;
@@ -205,37 +207,25 @@ export class RunService {
           if (strategy === 'interrupt' && attempt <= 5) {
             // LangGraph's "interrupt": the runs in progress stop where they are (they keep their
             // checkpoints), then the new run starts on the thread.
-            await this.interruptThread(tenantId, tid);
+            await this.cancellation.interruptThread(tenantId, tid, 'interrupted by a new run (multitask_strategy interrupt)');
+            continue;
+          }
+          if (strategy === 'rollback' && attempt <= 5) {
+            // LangGraph's "rollback": the runs in progress stop and are deleted with the
+            // checkpoints they wrote, then the new run starts on the thread as it was before them.
+            await this.removal.rollbackThread(tenantId, tid, 'rolled back by a new run (multitask_strategy rollback)');
             continue;
           }
           throw conflict(
-            `Thread ${tid} already has a ${res.holder?.status ?? 'pending'} run (${res.holder?.runId ?? 'unknown'}). Wait for it to finish, or send "multitask_strategy": "enqueue" or "interrupt".`,
+            `Thread ${tid} already has a ${res.holder?.status ?? 'pending'} run (${res.holder?.runId ?? 'unknown'}). Wait for it to finish, or send "multitask_strategy": "enqueue", "interrupt" or "rollback".`,
           );
         default:
           return assertNever(res, 'admission result');
       }
     }
-    if (threadMetadata) await this.stampThread(tenantId, tid, threadMetadata, assistantId);
+    if (threadMetadata) await stampThread(this.deps.store, this.log, { tenantId, threadId: tid, metadata: threadMetadata, assistantId });
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
-  }
-
-  /**
-   * Admission quota: the tenant's pending and running runs (TENANT_MAX_ACTIVE_RUNS, per-tenant
-   * TENANT_RUN_QUOTAS). Counted from the records, so it holds across gateway replicas (two
-   * admissions racing on the last slot may both pass).
-   */
-  private async checkQuota(tenantId: string): Promise<void> {
-    const limit = this.deps.config.TENANT_RUN_QUOTAS?.get(tenantId) ?? this.deps.config.TENANT_MAX_ACTIVE_RUNS ?? 0;
-    if (limit <= 0) return;
-    const active = await this.deps.store.countActiveRuns(tenantId);
-    if (active >= limit) {
-      throw new HttpError(
-        429,
-        'UNAVAILABLE',
-        `Tenant ${tenantId} has ${active} runs pending or running, at its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`,
-      );
-    }
   }
 
   /**
@@ -247,7 +237,7 @@ export class RunService {
   async redrive(tenantId: string, run: RunRecord): Promise<RunRecord> {
     if (run.status !== 'error' || !run.deadLetter)
       throw conflict(`Run ${run.runId} is not dead-lettered (status ${run.status}); only dead-lettered runs can be re-driven.`);
-    await this.checkQuota(tenantId);
+    await checkQuota(this.deps.store, this.deps.config, tenantId);
     const res = await this.lifecycle.redrive(tenantId, run.runId);
     switch (res.kind) {
       case 'redriven':
@@ -270,40 +260,24 @@ export class RunService {
     return this.lifecycle.listDeadLettered(tenantId, page);
   }
 
-  /**
-   * Cancels a run (LangGraph `POST /threads/{id}/runs/{run_id}/cancel`, action interrupt): the
-   * record becomes `interrupted` first — the source of truth every worker checks — then the
-   * orchestrators are told, and the one executing the run aborts it where it is (its checkpoints
-   * stay; the thread stays usable). A run that had not started never will. Delegated children of
-   * the run are cancelled too. Returns the run as recorded afterwards (a finished run: unchanged).
-   */
-  async cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
-    if (isTerminal(run.status)) return run;
-    const res = await this.lifecycle.cancel(tenantId, run.runId);
-    if (res.kind === 'missing') return run;
-    if (res.kind === 'already_ended') return res.run;
-    this.log.info({ run_id: run.runId, thread_id: run.threadId, was: run.status }, 'run cancelled');
-    if (this.deps.bus) {
-      const msg = create(CancelRunSchema, { tenantId, threadId: run.threadId, runId: run.runId, reason });
-      await this.deps.bus
-        .publish(ORCHESTRATOR_SUBJECTS.cancelRun, toBinary(CancelRunSchema, msg))
-        .catch((err: unknown) => this.log.warn({ run_id: run.runId, err: errorMessage(err) }, 'cancel not broadcast; the run stops at its end'));
-    }
-    // Delegated agents the run started (each on its own thread, metadata parent_run_id).
-    const childThreads = await this.deps.store.searchThreads(tenantId, { limit: 1000, offset: 0, metadata: { parent_run_id: run.runId } });
-    for (const t of childThreads) {
-      for (const child of await this.deps.store.listRuns(tenantId, t.threadId, { limit: 100 })) {
-        if (child.metadata.parent_run_id === run.runId && !isTerminal(child.status)) await this.cancel(tenantId, child, `parent run ${run.runId} cancelled`);
-      }
-    }
-    return res.run;
+  /** Cancels a run (action interrupt): see RunCancellation.cancel. Returns the run as recorded afterwards. */
+  cancel(tenantId: string, run: RunRecord, reason = 'cancelled by the client'): Promise<RunRecord> {
+    return this.cancellation.cancel(tenantId, run, reason);
   }
 
-  /** multitask_strategy "interrupt": cancels the thread's deferred runs (newest first), then the run holding it. */
-  private async interruptThread(tenantId: string, threadId: string): Promise<void> {
-    const inflight = await this.inflightRuns(tenantId, threadId);
-    const order = [...inflight.filter((r) => r.deferred).reverse(), ...inflight.filter((r) => !r.deferred)];
-    for (const r of order) await this.cancel(tenantId, r, 'interrupted by a new run (multitask_strategy interrupt)');
+  /** Cancels a run with LangGraph's `action` (see cancel-actions.ts); undefined after a rollback (the run is gone). */
+  cancelWithAction(tenantId: string, run: RunRecord, action: CancelAction): Promise<RunRecord | undefined> {
+    return cancelWithAction(this.actions, tenantId, run, action);
+  }
+
+  /** `POST /runs/cancel` (see cancel-actions.ts); returns how many runs it stopped. */
+  cancelMany(tenantId: string, selection: CancelSelection, action: CancelAction): Promise<number> {
+    return cancelMany(this.actions, tenantId, selection, action);
+  }
+
+  /** `DELETE /threads/{id}/runs/{run_id}`: 409 while the run is pending or running. */
+  deleteRun(tenantId: string, run: RunRecord): Promise<void> {
+    return this.removal.delete(tenantId, run);
   }
 
   /**
@@ -417,102 +391,10 @@ export class RunService {
     await Promise.allSettled([...this.background]);
   }
 
-  private async inflightRuns(tenantId: string, threadId: string): Promise<RunRecord[]> {
-    const [pending, running] = await Promise.all([
-      this.deps.store.listRuns(tenantId, threadId, { status: 'pending', limit: 1000 }),
-      this.deps.store.listRuns(tenantId, threadId, { status: 'running', limit: 1000 }),
-    ]);
-    return [...running, ...pending];
-  }
-
   private track(p: Promise<void>): void {
     const guarded = p.catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'background task failed'));
     this.background.add(guarded);
     void guarded.finally(() => this.background.delete(guarded));
-  }
-}
-
-function errorFromRecord(run: RunRecord): RunErrorInfo | undefined {
-  if (run.status === 'error') return { error: 'Error', message: run.error ?? 'The run failed.' };
-  if (run.status === 'timeout') return { error: 'TimeoutError', message: run.error ?? 'The run exceeded its time limit.' };
-  return undefined;
-}
-
-function parseErrorEvent(dataJson: string): RunErrorInfo {
-  try {
-    const v = JSON.parse(dataJson) as { error?: unknown; message?: unknown } | null;
-    return {
-      error: typeof v?.error === 'string' ? v.error : 'Error',
-      message: typeof v?.message === 'string' ? v.message : dataJson,
-    };
-  } catch {
-    return { error: 'Error', message: dataJson };
-  }
-}
-
-/**
- * A started subscription to one run's events. Created before the Store check
- * so nothing published meanwhile is missed; `next` resolves undefined when the
- * stream ends or the signal aborts, 'idle' after `idleMs` without an event.
- */
-class EventCursor {
-  private readonly ac = new AbortController();
-  private readonly it: AsyncIterator<StoredRunEvent>;
-  private pending: Promise<IteratorResult<StoredRunEvent>> | undefined;
-  private readonly onOuterAbort = () => this.ac.abort();
-
-  constructor(
-    events: RunEventStream,
-    runId: string,
-    afterId: number,
-    private readonly outer: AbortSignal,
-  ) {
-    if (outer.aborted) this.ac.abort();
-    else outer.addEventListener('abort', this.onOuterAbort, { once: true });
-    this.it = events.subscribe(runId, { afterId, signal: this.ac.signal })[Symbol.asyncIterator]();
-    this.pending = this.pull();
-  }
-
-  async next(idleMs?: number): Promise<StoredRunEvent | 'idle' | undefined> {
-    if (this.ac.signal.aborted) return undefined;
-    const p = this.pending ?? this.pull();
-    this.pending = p;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stop = new Promise<'idle' | 'aborted'>((resolve) => {
-      onAbort = () => resolve('aborted');
-      this.ac.signal.addEventListener('abort', onAbort, { once: true });
-      if (idleMs !== undefined) timer = setTimeout(() => resolve('idle'), idleMs);
-    });
-    try {
-      const r = await Promise.race([p, stop]);
-      if (r === 'aborted') return undefined;
-      if (r === 'idle') return 'idle';
-      this.pending = undefined;
-      return r.done ? undefined : r.value;
-    } catch (err) {
-      this.pending = undefined;
-      if (this.ac.signal.aborted) return undefined;
-      throw err;
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (onAbort) this.ac.signal.removeEventListener('abort', onAbort);
-    }
-  }
-
-  close(): void {
-    this.ac.abort();
-    this.outer.removeEventListener('abort', this.onOuterAbort);
-    this.pending = undefined;
-    void Promise.resolve()
-      .then(() => this.it.return?.())
-      .catch(() => undefined);
-  }
-
-  private pull(): Promise<IteratorResult<StoredRunEvent>> {
-    const p = this.it.next();
-    p.catch(() => undefined);
-    return p;
   }
 }
 

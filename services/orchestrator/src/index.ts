@@ -25,6 +25,7 @@ export {
 } from './checkpoint-reader.js';
 export { createThreadCheckpoints, type ThreadCheckpointStore } from './thread-checkpoints.js';
 export type { StateUpdate, UpdatedCheckpoint, ThreadCheckpointWriter } from './checkpoint-writer.js';
+export { checkpointIdFloor, mysqlCheckpointRewinder, sqliteCheckpointRewinder, type ThreadCheckpointRewinder } from './checkpoint-rewind.js';
 export { ToolClient, TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER, type ToolProvider, type ToolVisibility } from './tool-client.js';
 export {
   buildSystemPrompt,

@@ -53,4 +53,22 @@ export class RunRepository {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+
+  /**
+   * The tenant's runs in any of `statuses` across its threads, oldest first (`POST /runs/cancel`
+   * with a status). At most `limit`.
+   */
+  async listOfTenantInStatus(tenantId: string, statuses: RunStatusName[], limit: number): Promise<RunRecord[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.ctx.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('status', 'in', statuses)
+      .orderBy('created_at')
+      .orderBy('seq')
+      .limit(Math.max(1, Math.floor(limit)))
+      .execute();
+    return rows.map(toRun);
+  }
 }

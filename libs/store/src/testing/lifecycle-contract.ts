@@ -328,5 +328,27 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       expect(seen).toEqual([['u1']]);
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBe(second.kind === 'admitted' ? second.run.runId : '');
     });
+    it('deleteRun removes an ended run only (active: refused), tenant-scoped; restoreThread only while no run holds the thread', async () => {
+      const l = new RunLifecycle(a);
+      const { tenantId, threadId } = await thread(a);
+      const first = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject' });
+      if (first.kind !== 'admitted') throw new Error(first.kind);
+      const runId = first.run.runId;
+      expect(await l.deleteRun(tenantId, runId)).toMatchObject({ kind: 'active', run: { status: 'pending' } });
+      expect(await l.restoreThread(tenantId, threadId, { status: 'idle', values: { messages: [] } })).toBe(false);
+      expect(await a.listTenantRunsInStatus(tenantId, ['pending', 'running'], 10)).toMatchObject([{ runId }]);
+      expect(await a.listTenantRunsInStatus(uid('tenant'), ['pending', 'running'], 10)).toEqual([]);
+      await l.end({ tenantId, runId, status: 'success', values: { messages: ['after'] }, cause: 'finished' });
+      expect(await l.deleteRun(uid('tenant'), runId)).toEqual({ kind: 'missing' });
+      expect(await l.deleteRun(tenantId, runId)).toMatchObject({ kind: 'deleted', run: { runId, status: 'success' } });
+      expect(await a.getRun(tenantId, runId)).toBeUndefined();
+      expect(await l.deleteRun(tenantId, runId)).toEqual({ kind: 'missing' });
+      // A worker finishing a deleted run finds no record and leaves the thread alone.
+      expect(await l.end({ tenantId, runId, status: 'success', values: { messages: ['late'] }, cause: 'finished' })).toEqual({ kind: 'missing' });
+      expect(await l.restoreThread(tenantId, threadId, { status: 'interrupted', values: { messages: ['before'] } })).toBe(true);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'interrupted', values: { messages: ['before'] }, activeRunId: null });
+      expect(await l.restoreThread(tenantId, threadId, { status: 'idle', values: null })).toBe(true);
+      expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'idle', values: null });
+    });
   });
 }

@@ -123,10 +123,10 @@ describe('POST /threads/{id}/runs', () => {
     ).toEqual(['body.stream_mode', 'body.webhook']);
   });
 
-  it('is a 422 for an unsupported multitask strategy', async () => {
+  it('is a 422 for an unknown multitask strategy', async () => {
     gw = await startTestGateway({ orchestrator: false });
     const tid = await newThread();
-    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', multitask_strategy: 'rollback' } });
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs`, payload: { assistant_id: 'agent', multitask_strategy: 'replace' } });
     expect(res.statusCode).toBe(422);
     expect(res.json().errors[0].path).toBe('body.multitask_strategy');
   });

@@ -3,13 +3,16 @@ import { z } from 'zod';
 import type { RunRecord } from '@agentloop/store';
 import { errorMessage } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
-import { HttpError, invalid, notFound } from '../errors.js';
+import { HttpError, notFound } from '../errors.js';
 import type { CreatedRun } from '../run-service.js';
 import { normalizeStreamModes, RunCreateBody, StreamModeSchema, wantsEvent } from '../run-schema.js';
 import { toApiRun } from '../serialize.js';
 import { parseLastEventId, SseWriter } from '../sse.js';
 import { parseRequest, queryInt, RunParams, ThreadParams, Uuid } from '../validation.js';
 import { requireThread } from './threads.js';
+import { registerRunBatchRoutes } from './run-batch.js';
+import { registerRunCancelRoutes } from './run-cancel.js';
+import { requireRun as requireThreadRun, runPath } from './run-lookup.js';
 
 const ListQuery = z.object({
   limit: queryInt(10, 1, 1000),
@@ -24,13 +27,6 @@ const JoinStreamQuery = z.object({
   namespace: z.unknown().optional(),
   checkpoint_id: z.string().optional(),
 });
-
-const CancelQuery = z.object({
-  wait: z.enum(['0', '1', 'true', 'false']).optional(),
-  action: z.enum(['interrupt', 'rollback']).optional(),
-});
-
-const runPath = (run: RunRecord): string => `/threads/${run.threadId}/runs/${run.runId}`;
 
 /**
  * An AbortSignal for work done on behalf of one HTTP request: aborted when the
@@ -55,12 +51,10 @@ const cancelOnDisconnect = (v: string | undefined): OnDisconnect => (v === 'true
 
 export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { store, runs } = ctx;
+  registerRunCancelRoutes(app, ctx);
+  registerRunBatchRoutes(app, ctx);
 
-  async function requireRun(tenantId: string, threadId: string, runId: string): Promise<RunRecord> {
-    const run = await store.getRun(tenantId, runId);
-    if (!run || run.threadId !== threadId) throw notFound(`Run ${runId} not found on thread ${threadId}.`);
-    return run;
-  }
+  const requireRun = (tenantId: string, threadId: string, runId: string): Promise<RunRecord> => requireThreadRun(store, tenantId, threadId, runId);
 
   /**
    * The client of a run that asked `on_disconnect: "cancel"` went away before the run ended: the
@@ -203,11 +197,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     return waitAndReply(request, reply, { run, deleteOnCompletion: false });
   });
 
-  app.get('/threads/:thread_id/runs/:run_id/stream', async (request, reply) => {
-    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+  /** Joins a run's stream (`GET .../runs/{run_id}/stream`): its stored modes unless the query names some, from Last-Event-ID. */
+  async function joinStream(request: FastifyRequest, reply: FastifyReply, run: RunRecord): Promise<void> {
     const q = parseRequest(JoinStreamQuery, request.query, 'query');
     const afterId = parseLastEventId(request.headers['last-event-id']);
-    const run = await requireRun(request.tenantId, thread_id, run_id);
     const stored = run.kwargs.stream_mode;
     const modes = normalizeStreamModes(
       q.stream_mode ?? (Array.isArray(stored) && stored.every((m) => typeof m === 'string') ? (stored as string[]) : undefined),
@@ -219,26 +212,19 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
       deleteOnCompletion: false,
       onDisconnect: cancelOnDisconnect(q.cancel_on_disconnect),
     });
+  }
+
+  app.get('/threads/:thread_id/runs/:run_id/stream', async (request, reply) => {
+    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
+    await joinStream(request, reply, await requireRun(request.tenantId, thread_id, run_id));
   });
 
-  // Cancel (LangGraph: ?wait=0|1&action=interrupt|rollback). The run stops where it is and keeps its
-  // checkpoints; rollback (deleting what the run wrote) is not supported and says so.
-  app.post('/threads/:thread_id/runs/:run_id/cancel', async (request, reply) => {
-    const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
-    const q = parseRequest(CancelQuery, request.query, 'query');
-    if (q.action === 'rollback') {
-      throw invalid(
-        'query.action',
-        'rollback is not supported by this deployment: use "interrupt" (the run stops and keeps what it has done), then delete the thread if you want it gone',
-      );
-    }
-    const run = await requireRun(request.tenantId, thread_id, run_id);
-    const after = await runs.cancel(request.tenantId, run);
-    if (after.status !== 'interrupted') {
-      throw new HttpError(409, 'CONFLICT', `Run ${run_id} already finished with status ${after.status}; there is nothing to cancel.`);
-    }
-    if (q.wait === '1' || q.wait === 'true') return reply.code(200).send(toApiRun(after));
-    return reply.code(202).send(toApiRun(after));
+  // The SDK's joinStream without a thread (`runs.joinStream(null, runId)`): any run of the tenant.
+  app.get('/runs/:run_id/stream', async (request, reply) => {
+    const { run_id } = parseRequest(z.object({ run_id: Uuid }), request.params, 'params');
+    const run = await store.getRun(request.tenantId, run_id);
+    if (!run) throw notFound(`Run ${run_id} not found.`);
+    await joinStream(request, reply, run);
   });
 
   // --- dead letter: runs whose queue job failed for good (poison runs) or was lost ---------

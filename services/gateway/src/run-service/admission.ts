@@ -1,0 +1,45 @@
+/** Admission checks and side effects of a new run besides the lifecycle's transaction. */
+import type { JsonObject, Store } from '@agentloop/store';
+import { errorMessage, type Logger } from '@agentloop/core';
+import type { GatewayConfig } from '../config.js';
+import { HttpError } from '../errors.js';
+import { GRAPH_ID } from '../serialize.js';
+
+/**
+ * Admission quota: the tenant's pending and running runs (TENANT_MAX_ACTIVE_RUNS, per-tenant
+ * TENANT_RUN_QUOTAS). Counted from the records, so it holds across gateway replicas (two
+ * admissions racing on the last slot may both pass). `adding`: the runs about to be created (a batch).
+ */
+export async function checkQuota(
+  store: Pick<Store, 'countActiveRuns'>,
+  config: Partial<Pick<GatewayConfig, 'TENANT_MAX_ACTIVE_RUNS' | 'TENANT_RUN_QUOTAS'>>,
+  tenantId: string,
+  adding = 1,
+): Promise<void> {
+  const limit = config.TENANT_RUN_QUOTAS?.get(tenantId) ?? config.TENANT_MAX_ACTIVE_RUNS ?? 0;
+  if (limit <= 0) return;
+  const active = await store.countActiveRuns(tenantId);
+  if (active + adding > limit) {
+    throw new HttpError(
+      429,
+      'UNAVAILABLE',
+      `Tenant ${tenantId} has ${active} runs pending or running, ${adding > 1 ? `${adding} more would exceed` : 'at'} its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`,
+    );
+  }
+}
+
+/**
+ * As LangGraph does, a run stamps its graph and assistant into its thread's metadata, so
+ * `threads.search({metadata: {graph_id}})` finds threads made with a bare `POST /threads`
+ * (agent-chat-ui's history). Written only when they differ; best effort (the run is admitted).
+ */
+export async function stampThread(
+  store: Pick<Store, 'updateThread'>,
+  log: Logger,
+  t: { tenantId: string; threadId: string; metadata: JsonObject; assistantId: string },
+): Promise<void> {
+  if (t.metadata.graph_id === GRAPH_ID && t.metadata.assistant_id === t.assistantId) return;
+  await store
+    .updateThread(t.tenantId, t.threadId, { metadata: { ...t.metadata, graph_id: GRAPH_ID, assistant_id: t.assistantId } })
+    .catch((err: unknown) => log.warn({ thread_id: t.threadId, err: errorMessage(err) }, 'graph_id/assistant_id not stamped into the thread metadata'));
+}
