@@ -6,7 +6,8 @@ import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { normalizeStreamModes, runKwargs, type RunCreateBody } from './run-schema.js';
-import { resolveAssistantId, DEFAULT_ASSISTANT_ID } from './serialize.js';
+import { mergeAssistantConfig, mergeContext, resolveRunAssistant, type RunAssistant } from './assistant-registry.js';
+import { parseAgentConfig } from './assistant-config.js';
 import { staticUrlRefusal } from '@agentloop/net';
 import { WEBHOOK_WORDING } from './webhooks.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
@@ -104,20 +105,29 @@ export class RunService {
   }
 
   /**
-   * The checks of a run request beyond its schema that need no store: its assistant, its webhook
-   * URL. Returns the assistant id. `POST /runs/batch` checks every payload before creating any.
+   * The checks of a run request beyond its schema: its assistant (the tenant's, at its version in
+   * use now), its agent configuration, its webhook URL. Returns the request as the run executes
+   * it — the assistant's config and context under the request's own (the request wins key by key),
+   * so a later update of the assistant does not change a run already submitted — and the assistant.
+   * `POST /runs/batch` checks every payload before creating any.
    */
-  validate(body: RunCreateBody): string {
-    const assistantId = resolveAssistantId(body.assistant_id);
-    if (assistantId === undefined) {
-      throw notFound(`Assistant "${body.assistant_id}" not found. This deployment serves one assistant: graph "agent" (assistant_id ${DEFAULT_ASSISTANT_ID}).`);
-    }
+  async validate(tenantId: string, body: RunCreateBody): Promise<{ body: RunCreateBody; assistant: RunAssistant }> {
+    if (body.config) parseAgentConfig(body.config, 'body.config');
+    const assistant = await resolveRunAssistant(this.deps.store, tenantId, body.assistant_id);
     if (body.webhook) {
       // SSRF guard, first pass: scheme, credentials, internal IP literals (host names are resolved and checked at delivery).
       const refused = staticUrlRefusal(body.webhook, this.deps.config.WEBHOOK_ALLOW ?? [], WEBHOOK_WORDING);
       if (refused) throw invalid('body.webhook', refused);
     }
-    return assistantId;
+    const requestContext = body.context && typeof body.context === 'object' && !Array.isArray(body.context) ? (body.context as JsonObject) : undefined;
+    if (body.context !== undefined && body.context !== null && !requestContext) throw invalid('body.context', 'must be an object');
+    const context = mergeContext(assistant.context, requestContext);
+    const effective: RunCreateBody = {
+      ...body,
+      config: mergeAssistantConfig(assistant.config, body.config as JsonObject | null | undefined) as RunCreateBody['config'],
+      ...(Object.keys(context).length > 0 ? { context } : {}),
+    };
+    return { body: effective, assistant };
   }
 
   /** `POST /runs/batch`, before creating any: the tenant's quota leaves room for `n` more runs. */
@@ -130,9 +140,11 @@ export class RunService {
    * `threadId` is undefined (stateless). Stores it as `pending` and enqueues it,
    * or defers the enqueue until earlier runs finish (multitask_strategy enqueue).
    */
-  async create(tenantId: string, threadId: string | undefined, body: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
+  async create(tenantId: string, threadId: string | undefined, request: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
     const { store } = this.deps;
-    const assistantId = this.validate(body);
+    const validated = await this.validate(tenantId, request);
+    const body = validated.body;
+    const assistantId = validated.assistant.assistant_id;
     const strategy = body.multitask_strategy ?? 'reject';
     const streamModes = normalizeStreamModes(body.stream_mode);
     await checkQuota(this.deps.store, this.deps.config, tenantId);

@@ -45,13 +45,13 @@ export function registerRunBatchRoutes(app: FastifyInstance, ctx: RouteContext):
   // bad one creates nothing; the runs are then created in order, each on its temporary thread.
   app.post('/runs/batch', async (request) => {
     const payloads = parseRequest(BatchBody, Array.isArray(request.body) ? request.body.map(snakeCaseKeys) : request.body, 'body');
-    payloads.forEach((p, i) => {
+    for (const [i, p] of payloads.entries()) {
       try {
-        runs.validate(p);
+        await runs.validate(request.tenantId, p);
       } catch (err) {
         throw ofPayload(i, err);
       }
-    });
+    }
     await runs.checkBatchQuota(request.tenantId, payloads.length);
     const created = [];
     for (const [i, body] of payloads.entries()) {
