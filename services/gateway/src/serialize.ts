@@ -160,7 +160,3 @@ export function defaultAssistant(): ApiAssistant {
   };
 }
 
-/** Resolves an assistant id or graph id to the assistant id, or undefined when unknown. */
-export function resolveAssistantId(idOrGraph: string): string | undefined {
-  return idOrGraph.toLowerCase() === DEFAULT_ASSISTANT_ID || idOrGraph === GRAPH_ID ? DEFAULT_ASSISTANT_ID : undefined;
-}
