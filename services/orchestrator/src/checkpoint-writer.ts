@@ -10,8 +10,7 @@ import type { BaseCheckpointSaver, CheckpointTuple, PendingWrite } from '@langch
 import { AgentLoopError } from '@agentloop/core';
 import type { JsonObject } from '@agentloop/store';
 import type { AgentGraph } from './graph.js';
-import { AgentState } from './graph/state.js';
-import { parseInputMessages } from './serialize.js';
+import { clientStateUpdate } from './graph/client-update.js';
 import { toApiState, type CheckpointSelector, type CheckpointThreadState } from './checkpoint-reader.js';
 
 /** One state update: the values as if `as_node` had returned them. */
@@ -40,31 +39,16 @@ export interface ThreadCheckpointWriter {
   keepLatest(tenantId: string, threadId: string): Promise<boolean>;
 }
 
-/** State keys a client may set; the rest is the executor's bookkeeping. */
-const WRITABLE_KEYS = new Set(['messages', 'todos', 'max_loops', 'model_pref', 'loops', 'finalize_reason']);
-const STATE_KEYS = new Set(Object.keys(AgentState.spec));
-
 const invalid = (message: string) => new AgentLoopError('INVALID_ARGUMENT', message);
 
-/** Update values as the graph takes them: messages in any form a run's input accepts. */
+/**
+ * Update values as the graph takes them: only what a client may write (graph/client-update.ts —
+ * never `approvals`; an update of `messages` clears them), messages in any form a run's input accepts.
+ */
 export function parseUpdateValues(values: unknown, where: string): JsonObject | null {
   if (values === null || values === undefined) return null;
   if (typeof values !== 'object' || Array.isArray(values)) throw invalid(`${where}: must be an object such as {"messages": [...]}`);
-  const out: JsonObject = {};
-  for (const [key, v] of Object.entries(values as JsonObject)) {
-    if (!WRITABLE_KEYS.has(key)) {
-      const why = STATE_KEYS.has(key) ? 'is kept by the runtime and cannot be set' : 'is not a key of the agent state';
-      throw invalid(`${where}.${key}: ${why} (settable: ${[...WRITABLE_KEYS].join(', ')})`);
-    }
-    if (key === 'messages') {
-      try {
-        out.messages = parseInputMessages({ messages: v });
-      } catch (err) {
-        throw invalid(`${where}.${(err as Error).message.replace(/^input\./, '')}`);
-      }
-    } else out[key] = v;
-  }
-  return out;
+  return clientStateUpdate(values, where) as JsonObject;
 }
 
 export function createThreadCheckpointWriter(

@@ -2,7 +2,7 @@
  * What a client may write into a thread's agent state from outside a run: a run's
  * `command.update` and `POST /threads/{id}/state` (LangGraph's updateState). Only the keys a
  * conversation owner legitimately edits are writable — messages, the todo list, the model
- * preference. Everything else is the runtime's own bookkeeping, and some of it guards safety:
+ * preference, the loop limit (which every new run's input sets again anyway). Everything else is the runtime's own bookkeeping, and some of it guards safety:
  * `approvals` holds the human/rule verdicts the tools node obeys, so a client that could write
  * it (or slip a tool call in under an id that already has a verdict) could run a tool nobody
  * approved. Hence also: any update that touches `messages` clears `approvals`, so tool calls of
@@ -13,10 +13,11 @@ import { RunInputError } from '../errors.js';
 import { parseModelPref } from '../routing.js';
 import { parseInputMessages } from '../serialize.js';
 import { validateTodos } from '../todos.js';
+import { MAX_LOOPS_MAX, MAX_LOOPS_MIN } from '../limits.js';
 import type { AgentUpdate } from './state.js';
 
 /** State keys a client may write; the rest (approvals, usage, loop counters, ids...) are the runtime's. */
-export const CLIENT_WRITABLE_KEYS = ['messages', 'todos', 'model_pref'] as const;
+export const CLIENT_WRITABLE_KEYS = ['messages', 'todos', 'model_pref', 'max_loops'] as const;
 
 /** The nodes of the agent graph (graph.ts), as `goto` / `as_node` may name them. */
 export const AGENT_NODES = ['compact', 'agent', 'approve', 'await_approval', 'tools', 'delegate', 'human', 'finalize'] as const;
@@ -33,7 +34,13 @@ export function clientStateUpdate(raw: unknown, where: string): AgentUpdate {
       throw new RunInputError(`${where}.${key} cannot be written by a client: writable state keys are ${CLIENT_WRITABLE_KEYS.join(', ')}`);
     }
     if (key === 'messages') {
-      const parsed: BaseMessage[] = parseInputMessages({ messages: value });
+      let parsed: BaseMessage[];
+      try {
+        parsed = parseInputMessages({ messages: value });
+      } catch (err) {
+        // The parser names the run input ("input.messages[0] ..."); name the field of this update.
+        throw new RunInputError(`${where}.${(err as Error).message.replace(/^input\./, '')}`, { cause: err });
+      }
       update.messages = [...((update.messages as BaseMessage[] | undefined) ?? []), ...parsed];
       // Verdicts belong to the tool calls they judged; an edited history is judged again.
       update.approvals = {};
@@ -41,6 +48,11 @@ export function clientStateUpdate(raw: unknown, where: string): AgentUpdate {
       const v = validateTodos(value);
       if (!v.ok) throw new RunInputError(`${where}.todos: ${v.error}`);
       update.todos = v.todos;
+    } else if (key === 'max_loops') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < MAX_LOOPS_MIN || value > MAX_LOOPS_MAX) {
+        throw new RunInputError(`${where}.max_loops must be an integer between ${MAX_LOOPS_MIN} and ${MAX_LOOPS_MAX}, got ${JSON.stringify(value)}`);
+      }
+      update.max_loops = value;
     } else {
       update.model_pref = parseModelPref(value, `${where}.model_pref`);
     }
