@@ -56,7 +56,13 @@ export function assistantsTests(t: Target): void {
   it('assistants.update makes a new version under the same assistant_id', async () => {
     const a = await t.client.assistants.create({ graphId: 'agent', name: 'update-v1', metadata: { stage: 'one' }, config: { configurable: { max_loops: 3 } } });
     const b = await t.client.assistants.update(a.assistant_id, { name: 'update-v2', metadata: { stage: 'two' }, config: { configurable: { max_loops: 6 } } });
-    expect(b).toMatchObject({ assistant_id: a.assistant_id, version: 2, name: 'update-v2', metadata: { stage: 'two' }, config: { configurable: { max_loops: 6 } } });
+    expect(b).toMatchObject({
+      assistant_id: a.assistant_id,
+      version: 2,
+      name: 'update-v2',
+      metadata: { stage: 'two' },
+      config: { configurable: { max_loops: 6 } },
+    });
     expect(await t.client.assistants.get(a.assistant_id)).toMatchObject({ version: 2, name: 'update-v2' });
     expect(await statusOf(t.client.assistants.update(crypto.randomUUID(), { name: 'x' }))).toBe(404);
   });

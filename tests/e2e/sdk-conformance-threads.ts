@@ -10,6 +10,8 @@ import { ask, dataOf, statusOf, type StreamEvent, type Target } from './sdk-harn
 
 type Msg = { type: string; content: string; id?: string };
 type Values = { messages: Msg[] };
+/** What `POST /threads/{id}/state` answers in LangGraph (the SDK's declared type says `configurable`). */
+type Written = { checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string } };
 
 /** A write_file call (auto-approved: no secret in it) then an answer: several checkpoints. */
 export const TOOL_TURNS = (answer: string) => [
@@ -28,7 +30,13 @@ const contents = (s: ThreadState) => (s.values as Values).messages.map((m) => m.
 export function threadsTests(t: Target): void {
   it('threads.create makes an idle thread with its metadata; threads.get reads it; an unknown id is 404', async () => {
     const th = await t.client.threads.create({ metadata: { owner: 'alice' } });
-    expect(th).toMatchObject({ thread_id: expect.any(String), status: 'idle', metadata: { owner: 'alice' }, created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(th).toMatchObject({
+      thread_id: expect.any(String),
+      status: 'idle',
+      metadata: { owner: 'alice' },
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     expect(await t.client.threads.get(th.thread_id)).toMatchObject({ thread_id: th.thread_id, status: 'idle', metadata: { owner: 'alice' } });
     expect(await statusOf(t.client.threads.get(crypto.randomUUID()))).toBe(404);
   });
@@ -153,7 +161,7 @@ export function threadsTests(t: Target): void {
     const tid = await threadWithRun(t.client);
     const history = await t.client.threads.getHistory(tid, { limit: 50 });
     const older = history[2]!;
-    const s = await t.client.threads.getState(tid, { checkpoint_id: older.checkpoint.checkpoint_id!, checkpoint_ns: '' });
+    const s = await t.client.threads.getState(tid, { thread_id: tid, checkpoint_ns: '', checkpoint_id: older.checkpoint.checkpoint_id, checkpoint_map: null });
     expect(s.checkpoint.checkpoint_id).toBe(older.checkpoint.checkpoint_id);
     expect(s.values).toEqual(older.values);
   });
@@ -161,7 +169,10 @@ export function threadsTests(t: Target): void {
   it('threads.updateState as a node writes a new checkpoint that the next run starts from', async () => {
     const tid = await threadWithRun(t.client, 'write a note', 'Before the edit.');
     const before = await t.client.threads.getState(tid);
-    const res = await t.client.threads.updateState(tid, { values: { messages: [{ type: 'ai', content: 'Written by updateState.' }] }, asNode: 'agent' });
+    const res = (await t.client.threads.updateState(tid, {
+      values: { messages: [{ type: 'ai', content: 'Written by updateState.' }] },
+      asNode: 'agent',
+    })) as unknown as Written;
     expect(res.checkpoint).toMatchObject({ thread_id: tid, checkpoint_ns: '', checkpoint_id: expect.any(String) });
     const after = await t.client.threads.getState(tid);
     expect(after.checkpoint.checkpoint_id).toBe(res.checkpoint.checkpoint_id);
@@ -169,16 +180,20 @@ export function threadsTests(t: Target): void {
     expect(contents(after).at(-1)).toBe('Written by updateState.');
     expect(after.metadata).toMatchObject({ source: 'update' });
     // From an older checkpoint: a fork beside the current head.
-    const forked = await t.client.threads.updateState(tid, {
+    const forked = (await t.client.threads.updateState(tid, {
       values: { messages: [{ type: 'ai', content: 'A forked note.' }] },
       asNode: 'agent',
       checkpointId: before.parent_checkpoint!.checkpoint_id!,
-    });
+    })) as unknown as Written;
     const forkState = await t.client.threads.getState(tid);
     expect(forkState.checkpoint.checkpoint_id).toBe(forked.checkpoint.checkpoint_id);
     expect(contents(forkState)).not.toContain('Written by updateState.');
     expect(contents(forkState).at(-1)).toBe('A forked note.');
-    const bad = await fetch(`${t.url}/threads/${tid}/state`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: {}, as_node: 'no_such_node' }) });
+    const bad = await fetch(`${t.url}/threads/${tid}/state`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ values: {}, as_node: 'no_such_node' }),
+    });
     expect(bad.status).toBeGreaterThanOrEqual(400);
     expect(bad.status).toBeLessThan(500);
   });
@@ -206,7 +221,9 @@ export function threadsTests(t: Target): void {
     expect(all.at(-1)!.metadata).toMatchObject({ source: 'input' });
     expect(all.some((h) => h.next.includes('tools') && h.tasks.some((task) => task.name === 'tools'))).toBe(true);
 
-    expect((await t.client.threads.getHistory(tid, { limit: 2 })).map((h) => h.checkpoint.checkpoint_id)).toEqual(all.slice(0, 2).map((h) => h.checkpoint.checkpoint_id));
+    expect((await t.client.threads.getHistory(tid, { limit: 2 })).map((h) => h.checkpoint.checkpoint_id)).toEqual(
+      all.slice(0, 2).map((h) => h.checkpoint.checkpoint_id),
+    );
     const before = await t.client.threads.getHistory(tid, { limit: 2, before: { configurable: { checkpoint_id: all[1]!.checkpoint.checkpoint_id } } });
     expect(before.map((h) => h.checkpoint.checkpoint_id)).toEqual(all.slice(2, 4).map((h) => h.checkpoint.checkpoint_id));
     const inputs = await t.client.threads.getHistory(tid, { limit: 100, metadata: { source: 'input' } });
@@ -215,12 +232,12 @@ export function threadsTests(t: Target): void {
     expect(JSON.stringify(all)).not.toContain(`:${tid}`);
   });
 
-  it("threads.joinStream follows the thread: a run started while joined streams its values", async () => {
+  it('threads.joinStream follows the thread: a run started while joined streams its events (run_modes)', async () => {
     const { thread_id: tid } = await t.client.threads.create();
     const abort = new AbortController();
     const seen: StreamEvent[] = [];
     const following = (async () => {
-      for await (const e of t.client.threads.joinStream(tid, { streamMode: ['values'], signal: abort.signal })) {
+      for await (const e of t.client.threads.joinStream(tid, { signal: abort.signal })) {
         seen.push({ event: e.event, data: e.data });
         const v = e.data as Partial<Values>;
         if (e.event === 'values' && v.messages?.at(-1)?.content === 'Thread stream answer.') break;
@@ -236,4 +253,3 @@ export function threadsTests(t: Target): void {
     expect(JSON.stringify(seen)).not.toContain(`:${tid}`);
   });
 }
-

@@ -80,7 +80,9 @@ export async function collect(stream: AsyncIterable<{ event: string; data: unkno
 
 /** The data of every event named `name` (an exact name, or a prefix ending in '|'). */
 export function dataOf<T = unknown>(events: readonly StreamEvent[], name: string): T[] {
-  const matches = name.endsWith('|') ? (e: StreamEvent) => e.event === name.slice(0, -1) || e.event.startsWith(`${name.slice(0, -1)}|`) : (e: StreamEvent) => e.event === name;
+  const matches = name.endsWith('|')
+    ? (e: StreamEvent) => e.event === name.slice(0, -1) || e.event.startsWith(`${name.slice(0, -1)}|`)
+    : (e: StreamEvent) => e.event === name;
   return events.filter(matches).map((e) => e.data as T);
 }
 
