@@ -113,7 +113,7 @@ function chatUiTests(t: Target, fake: () => FakeOpenAi): void {
     expect(final.messages.map((m) => m.content)).not.toContain('plan the release');
     expect(final.messages.map((m) => m.id)).not.toContain(firstAnswer!.id);
     const state = await t.client.threads.getState(tid);
-    expect(state.values).toEqual(final);
+    expect((state.values as Values).messages).toEqual(final.messages);
     // Both branches hang off the same parent in the history.
     const after = await t.client.threads.getHistory(tid, { limit: 100 });
     const children = after.filter((s) => s.parent_checkpoint?.checkpoint_id === parent!.checkpoint_id);
@@ -139,7 +139,7 @@ function chatUiTests(t: Target, fake: () => FakeOpenAi): void {
     const state = await t.client.threads.getState(tid);
     expect((state.values as Values).messages.at(-1)!.id).toBe(regenerated.id);
     const replay = await collect(t.client.runs.joinStream(tid, runId, { lastEventId: '-1' }));
-    expect(valuesOf(replay).at(-1)).toEqual(final);
+    expect(valuesOf(replay).at(-1)!.messages).toEqual(final.messages);
     expect(replay.some((e) => e.event === 'messages')).toBe(true);
   }, 90_000);
 

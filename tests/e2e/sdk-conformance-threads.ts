@@ -246,8 +246,12 @@ export function threadsTests(t: Target): void {
     // The first model turn waits, so the answer is produced after the thread stream is connected.
     await t.client.runs.create(tid, 'agent', { input: ask('stream me'), config: scripted([{ content: 'Thread stream answer.', delay_ms: 2_000 }]) });
     const timer = setTimeout(() => abort.abort(), 45_000);
-    await following.catch(() => undefined);
+    const failure = await following.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     clearTimeout(timer);
+    if (failure && !abort.signal.aborted) throw failure;
     const values = dataOf<Values>(seen, 'values');
     expect(values.at(-1)?.messages.at(-1)?.content).toBe('Thread stream answer.');
     expect(JSON.stringify(seen)).not.toContain(`:${tid}`);
