@@ -25,6 +25,14 @@ describe('parseLastEventId', () => {
     expect(parseLastEventId('42')).toBe(42);
   });
 
+  it('reads "-1" (useStream replaying a run it rejoins) as the start of the stream', () => {
+    expect(parseLastEventId('-1')).toBe(0);
+  });
+
+  it('rejects another negative id', () => {
+    expect(() => parseLastEventId('-2')).toThrow(RequestValidationError);
+  });
+
   it('rejects a non-numeric id with a 422 naming the header', () => {
     expect(() => parseLastEventId('abc')).toThrow(RequestValidationError);
     try {

@@ -23,11 +23,16 @@ export function formatSse(msg: SseMessage): string {
   return `event: ${event}\n${data}${id}\n`;
 }
 
-/** The `Last-Event-ID` request header as a stream position (0 when absent); 422 when it is not a non-negative integer. */
+/**
+ * The `Last-Event-ID` request header as a stream position (0 when absent: from the first event).
+ * "-1" also means from the first event: the SDK's `useStream` sends it to replay a run it rejoins
+ * after a reload. 422 for anything else that is not a non-negative integer.
+ */
 export function parseLastEventId(header: string | string[] | undefined): number {
   const raw = Array.isArray(header) ? header[0] : header;
   if (raw === undefined || raw.trim() === '') return 0;
   const s = raw.trim();
+  if (s === '-1') return 0;
   if (!/^\d{1,15}$/.test(s)) throw invalid('headers.last-event-id', `must be a non-negative integer (an SSE id sent by this server), got "${s}"`);
   return Number(s);
 }

@@ -124,7 +124,25 @@ describe('run input: graphInput', () => {
     const input = await graphInput(graphAt(stateWith({})), fakeJob({ commandJson: JSON.stringify({ resume: { approved: true } }) }), cp, 12, 0);
     expect(input).toBeInstanceOf(Command);
     expect((input as unknown as Command).resume).toEqual({ approved: true });
-    await expect(graphInput(graphAt(stateWith({})), fakeJob({ commandJson: '{"goto":"agent"}' }), cp, 12, 0)).rejects.toThrow('command must contain "resume"');
+    await expect(graphInput(graphAt(stateWith({})), fakeJob({ commandJson: '{"foo":1}' }), cp, 12, 0)).rejects.toThrow(
+      'command must contain "resume", "update" or "goto"',
+    );
+  });
+
+  it('a command update writes only client-writable keys, clears approvals with messages, and goto names real nodes', async () => {
+    const cmd = (c: unknown) => graphInput(graphAt(stateWith({})), fakeJob({ commandJson: JSON.stringify(c) }), cp, 12, 0);
+    const input = (await cmd({ update: { messages: [{ type: 'human', content: 'injected' }] }, goto: 'agent' })) as unknown as Command;
+    expect(input).toBeInstanceOf(Command);
+    expect(input.goto).toEqual(['agent']);
+    const update = input.update as { messages: HumanMessage[]; approvals: unknown };
+    expect(update.messages.map((m) => m.content)).toEqual(['injected']);
+    expect(update.approvals).toEqual({});
+    await expect(cmd({ update: { approvals: { call_1: { decision: 'approved' } } } })).rejects.toThrow(
+      'command.update.approvals cannot be written by a client',
+    );
+    await expect(cmd({ update: [['run_usage', {}]] })).rejects.toThrow('command.update.run_usage cannot be written');
+    await expect(cmd({ goto: 'nowhere' })).rejects.toThrow('"nowhere" is not a node of the agent graph');
+    await expect(cmd({ update: { todos: [{ content: 'x', status: 'bogus' }] } })).rejects.toThrow(RunInputError);
   });
 
   it('no messages: continues an unfinished checkpoint, else refuses', async () => {

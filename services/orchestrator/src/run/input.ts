@@ -14,6 +14,7 @@ import { parseModelPref } from '../routing.js';
 import { parseInputMessages } from '../serialize.js';
 import { RunInputError } from '../errors.js';
 import { pendingDelegation } from '../delegation.js';
+import { clientStateUpdate, parseGoto } from '../graph/client-update.js';
 
 export type GraphInput = Parameters<AgentGraph['stream']>[0];
 
@@ -85,11 +86,7 @@ export async function graphInput(graph: StateReader, job: RunJob, cpConfig: Chec
       return null;
     }
   }
-  if (job.commandJson) {
-    const command = parseJsonObject(job.commandJson, 'command');
-    if ('resume' in command) return new Command({ resume: command.resume }) as unknown as GraphInput;
-    throw new RunInputError('command must contain "resume"');
-  }
+  if (job.commandJson) return runCommand(parseJsonObject(job.commandJson, 'command'));
   const rawInput: unknown = job.inputJson ? JSON.parse(job.inputJson) : null;
   const messages: BaseMessage[] = parseInputMessages(rawInput);
   // `input.model_pref` sets the thread's preference (null clears it).
@@ -112,6 +109,21 @@ export async function graphInput(graph: StateReader, job: RunJob, cpConfig: Chec
     ...(job.delegation ? { parent_context: job.delegation.parentRunId } : {}),
     ...(modelPref !== undefined ? { model_pref: modelPref } : {}),
   };
+}
+
+/**
+ * A run's `command` as LangGraph takes it: `resume` answers an interrupt, `update` writes the
+ * state (only what a client may write, graph/client-update.ts), `goto` names the node(s) to run next.
+ */
+export function runCommand(command: JsonObject): GraphInput {
+  const has = (k: string) => command[k] !== undefined && command[k] !== null;
+  if (!has('resume') && !has('update') && !has('goto')) throw new RunInputError('command must contain "resume", "update" or "goto"');
+  const goto = parseGoto(command.goto, 'command.goto');
+  return new Command({
+    ...(has('resume') ? { resume: command.resume } : {}),
+    ...(has('update') ? { update: clientStateUpdate(command.update, 'command.update') } : {}),
+    ...(goto !== undefined ? { goto } : {}),
+  }) as unknown as GraphInput;
 }
 
 /**
