@@ -3,17 +3,28 @@
  * answered as OpenAI does — with `stream: true`, SSE `chat.completion.chunk`s (a tool call's
  * arguments in pieces, the text in pieces, then a usage chunk when `stream_options.include_usage`,
  * then `[DONE]`); without, one `chat.completion`. What it answers: a call of `tool` when the
- * conversation's last message is the user's, else the `answer`.
+ * conversation's last message is the user's, else the `answer` — or, when `respond` is given,
+ * whatever it picks for the conversation.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** One model turn: a tool call, or a text answer. */
+export type FakeTurn = { tool: { name: string; args: Record<string, unknown> } } | { answer: string };
+
 export interface FakeOpenAiOptions {
   /** The tool called first (its arguments are streamed in pieces). */
-  tool: { name: string; args: Record<string, unknown> };
+  tool?: { name: string; args: Record<string, unknown> };
   /** The final answer, streamed in pieces of `pieceSize` characters. */
-  answer: string;
+  answer?: string;
   pieceSize?: number;
+  /** Picks the turn from the conversation (instead of `tool` then `answer`). */
+  respond?: (messages: ReadonlyArray<{ role: string; content?: unknown }>) => FakeTurn;
+}
+
+function defaultTurn(opts: FakeOpenAiOptions, messages: ReadonlyArray<{ role: string }>): FakeTurn {
+  if (!opts.tool || opts.answer === undefined) throw new Error('startFakeOpenAi: give `tool` and `answer`, or `respond`');
+  return messages.at(-1)?.role === 'user' ? { tool: opts.tool } : { answer: opts.answer };
 }
 
 export interface FakeOpenAi {
@@ -53,18 +64,21 @@ export async function startFakeOpenAi(opts: FakeOpenAiOptions): Promise<FakeOpen
       const b = await body(req);
       requests.push(b);
       const messages = (b.messages ?? []) as ChatMessage[];
-      const callTool = messages.at(-1)?.role === 'user';
+      const turn = opts.respond ? opts.respond(messages) : defaultTurn(opts, messages);
+      const callTool = 'tool' in turn;
+      const tool = 'tool' in turn ? turn.tool : { name: '', args: {} };
+      const answer = 'answer' in turn ? turn.answer : '';
       const id = `chatcmpl-fake${++n}`;
       const model = typeof b.model === 'string' ? b.model : 'fake';
       const created = Math.floor(Date.now() / 1000);
-      const args = JSON.stringify(opts.tool.args);
+      const args = JSON.stringify(tool.args);
       const usage = { prompt_tokens: 20 + messages.length, completion_tokens: callTool ? 12 : 9, total_tokens: 32 + messages.length + (callTool ? 0 : -3) };
       const callId = `call_fake${n}`;
 
       if (b.stream !== true) {
         const message = callTool
-          ? { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: opts.tool.name, arguments: args } }] }
-          : { role: 'assistant', content: opts.answer };
+          ? { role: 'assistant', content: null, tool_calls: [{ id: callId, type: 'function', function: { name: tool.name, arguments: args } }] }
+          : { role: 'assistant', content: answer };
         res.writeHead(200, { 'content-type': 'application/json' }).end(
           JSON.stringify({
             id,
@@ -83,11 +97,11 @@ export async function startFakeOpenAi(opts: FakeOpenAiOptions): Promise<FakeOpen
       const delta = (d: Record<string, unknown>, finish: string | null = null) => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
       delta({ role: 'assistant', content: callTool ? null : '' });
       if (callTool) {
-        delta({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: opts.tool.name, arguments: '' } }] });
+        delta({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: tool.name, arguments: '' } }] });
         for (const p of pieces(args, Math.max(1, Math.ceil(args.length / 3)))) delta({ tool_calls: [{ index: 0, function: { arguments: p } }] });
         delta({}, 'tool_calls');
       } else {
-        for (const p of pieces(opts.answer, opts.pieceSize ?? 6)) {
+        for (const p of pieces(answer, opts.pieceSize ?? 6)) {
           delta({ content: p });
           // A provider's tokens arrive over time.
           await new Promise((r) => setTimeout(r, 2));
