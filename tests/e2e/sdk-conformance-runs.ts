@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { Client } from '@langchain/langgraph-sdk';
-import { scripted } from './helpers.js';
+import { poll, scripted } from './helpers.js';
 import { ask, collect, dataOf, DEFAULT_ASSISTANT_ID, statusOf, waitRunStatus, waitThreadStatus, type Target } from './sdk-harness.js';
 import { TOOL_TURNS } from './sdk-conformance-threads.js';
 
@@ -106,6 +106,8 @@ export function runsTests(t: Target): void {
   it('runs.cancel (interrupt) stops a running run: interrupted, thread idle, no answer', async () => {
     const { thread_id: tid } = await t.client.threads.create();
     const run = await startSlow(t.client, tid);
+    // `running` is set when a worker takes the run; the input checkpoint follows as the graph starts.
+    await poll(async () => (texts((await t.client.threads.getState(tid)).values).length > 0 ? true : undefined));
     await t.client.runs.cancel(tid, run.run_id, true);
     expect((await t.client.runs.get(tid, run.run_id)).status).toBe('interrupted');
     await waitThreadStatus(t.client, tid, 'idle');
@@ -214,16 +216,18 @@ export function runsTests(t: Target): void {
     const state = await t.client.threads.getState(tid);
     expect(state.next).toEqual(['tools']);
     expect((await t.client.threads.get(tid)).status).toBe('interrupted');
-    const resumed = await t.client.runs.wait(tid, 'agent', { input: null, config: scripted(TOOL_TURNS('After the pause.')) });
+    // A scripted model counts the turns of the current run: the continuation only has the answer left.
+    const resumed = await t.client.runs.wait(tid, 'agent', { input: null, config: answer('After the pause.') });
     expect((resumed as Values).messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai']);
     expect(texts(resumed).at(-1)).toBe('After the pause.');
   });
 
-  it('interruptAfter agent: the run stops after the agent node, with tools next', async () => {
+  it('interruptAfter agent: the run stops after the agent node, with the approval check next', async () => {
     const { thread_id: tid } = await t.client.threads.create();
     await t.client.runs.wait(tid, 'agent', { input: ask('write a note'), config: scripted(TOOL_TURNS('unused')), interruptAfter: ['agent'] });
     const state = await t.client.threads.getState(tid);
-    expect(state.next).toEqual(['tools']);
+    // The agent graph judges every tool call (approve node) before the tools node runs it.
+    expect(state.next).toEqual(['approve']);
     expect((state.values as Values).messages.map((m) => m.type)).toEqual(['human', 'ai']);
     expect((await t.client.threads.get(tid)).status).toBe('interrupted');
     const bad = await fetch(`${t.url}/threads/${tid}/runs`, {

@@ -9,6 +9,7 @@ export {
   type NewRun,
   type ThreadPatch,
   type ThreadCountFilter,
+  type ThreadSearch,
   type Store,
   type ToolEffect,
   type ToolEffectKey,

@@ -36,6 +36,7 @@ import type {
   Store,
   ThreadPatch,
   ThreadCountFilter,
+  ThreadSearch,
   ThreadRecord,
   ThreadStatus,
   ToolEffect,
@@ -167,7 +168,7 @@ export class SqlStore implements Store {
   deleteThread(tenantId: string, threadId: string): Promise<boolean> {
     return this.threads.delete(tenantId, threadId);
   }
-  searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]> {
+  searchThreads(tenantId: string, opts: ThreadSearch): Promise<ThreadRecord[]> {
     return this.threads.search(tenantId, opts);
   }
 

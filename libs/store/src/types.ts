@@ -76,6 +76,16 @@ export interface ThreadCountFilter {
   status?: ThreadStatus;
 }
 
+/** What `searchThreads` takes: the count filters, the threads' ids, an order and a page. */
+export interface ThreadSearch extends ThreadCountFilter {
+  limit: number;
+  offset: number;
+  ids?: readonly string[];
+  /** Default created_at, newest first. */
+  sortBy?: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sortOrder?: 'asc' | 'desc';
+}
+
 /** What may change on a thread outside the run lifecycle (status and values belong to `RunLifecycle`). */
 export interface ThreadPatch {
   metadata?: JsonObject;
@@ -268,7 +278,7 @@ export interface Store {
   getThread(tenantId: string, threadId: string): Promise<ThreadRecord | undefined>;
   updateThread(tenantId: string, threadId: string, patch: ThreadPatch): Promise<void>;
   deleteThread(tenantId: string, threadId: string): Promise<boolean>;
-  searchThreads(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]>;
+  searchThreads(tenantId: string, opts: ThreadSearch): Promise<ThreadRecord[]>;
 
   // --- threads API in full (issue 11): count, and state edited outside a run ------------------
   /** Threads of the tenant matching every filter (metadata/values: top-level keys equal), counted in SQL. */

@@ -56,7 +56,10 @@ export function createThreadCheckpointWriter(
   graph: AgentGraph,
   cpThreadId: (tenantId: string, threadId: string) => string,
 ): ThreadCheckpointWriter {
-  const nodes = Object.keys(graph.nodes);
+  // Besides the graph's nodes, LangGraph takes two pseudo-nodes: "__input__" (the update is the
+  // thread's input, as a run's input would be written) and "__copy__" (a new checkpoint that
+  // copies the current one, e.g. to branch from it).
+  const nodes = [...Object.keys(graph.nodes), '__input__', '__copy__'];
   const checkNode = (asNode: string | null | undefined, where: string): string | undefined => {
     if (asNode === null || asNode === undefined) return undefined;
     if (!nodes.includes(asNode)) throw invalid(`${where}: "${asNode}" is not a node of the agent graph (nodes: ${nodes.join(', ')})`);

@@ -3,13 +3,10 @@
  * (`active_run_id`) are written only by `RunLifecycle`, never here.
  */
 import { AgentLoopError } from '@agentloop/core';
-import type { JsonObject, NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadStatus } from '../types.js';
+import type { JsonObject, NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadSearch, ThreadStatus } from '../types.js';
 import type { RepositoryContext } from './context.js';
-import { checkId, isDuplicateKey, jsonEqual, toThread } from './rows.js';
+import { checkId, isDuplicateKey, toThread } from './rows.js';
 import { jsonKeyEquals } from './json-filter.js';
-
-/** Page size when `search` filters on metadata in the layer. */
-const SCAN_PAGE = 200;
 
 export class ThreadRepository {
   constructor(private readonly ctx: RepositoryContext) {}
@@ -69,59 +66,42 @@ export class ThreadRepository {
   }
 
   /**
-   * Newest first. A metadata filter matches threads whose top-level keys equal
-   * the given values (JSON equality); it is applied in the layer, scanning the
-   * tenant's threads page by page, so `offset`/`limit` count matches.
+   * The tenant's threads matching the filters (metadata and values: top-level key equality, in
+   * SQL like `count`), in the order asked (default newest first; thread id breaks ties), paged.
    */
-  async search(tenantId: string, opts: { limit: number; offset: number; metadata?: JsonObject; status?: ThreadStatus }): Promise<ThreadRecord[]> {
-    const base = this.ctx.db
-      .selectFrom('threads')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .$if(opts.status !== undefined, (q) => q.where('status', '=', opts.status as ThreadStatus))
-      .orderBy('created_at', 'desc')
-      .orderBy('thread_id', 'asc');
+  async search(tenantId: string, opts: ThreadSearch): Promise<ThreadRecord[]> {
     const limit = Math.max(0, Math.floor(opts.limit));
     const offset = Math.max(0, Math.floor(opts.offset));
-    const wanted = Object.entries(opts.metadata ?? {});
-    if (limit === 0) return [];
-    if (wanted.length === 0) {
-      const rows = await base.limit(limit).offset(offset).execute();
-      return rows.map(toThread);
-    }
-    const out: ThreadRecord[] = [];
-    let toSkip = offset;
-    for (let page = 0; ; page++) {
-      const rows = await base
-        .limit(SCAN_PAGE)
-        .offset(page * SCAN_PAGE)
-        .execute();
-      for (const row of rows) {
-        const thread = toThread(row);
-        if (!wanted.every(([k, v]) => jsonEqual(thread.metadata[k], v))) continue;
-        if (toSkip > 0) {
-          toSkip--;
-          continue;
-        }
-        out.push(thread);
-        if (out.length === limit) return out;
-      }
-      if (rows.length < SCAN_PAGE) return out;
-    }
+    if (limit === 0 || (opts.ids !== undefined && opts.ids.length === 0)) return [];
+    const order = opts.sortOrder ?? 'desc';
+    const rows = await this.filtered(tenantId, opts)
+      .selectAll()
+      .$if(opts.ids !== undefined, (q) => q.where('thread_id', 'in', [...(opts.ids ?? [])]))
+      .orderBy(opts.sortBy ?? 'created_at', order)
+      .orderBy('thread_id', order)
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map(toThread);
   }
 
   /** Threads of the tenant matching the filters, counted in SQL (metadata and values: top-level key equality). */
   async count(tenantId: string, filter: ThreadCountFilter): Promise<number> {
-    const { dialect } = this.ctx;
-    const row = await this.ctx.db
-      .selectFrom('threads')
+    const row = await this.filtered(tenantId, filter)
       .select((eb) => eb.fn.countAll<number | bigint | string>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The tenant's threads with the filters of `count` and `search` as WHERE clauses. */
+  private filtered(tenantId: string, filter: ThreadCountFilter) {
+    const { dialect } = this.ctx;
+    return this.ctx.db
+      .selectFrom('threads')
       .where('tenant_id', '=', tenantId)
       .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as ThreadStatus))
       .$call((q) => Object.entries(filter.metadata ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'metadata', k, v)), q))
-      .$call((q) => Object.entries(filter.values ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'state_values', k, v)), q))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .$call((q) => Object.entries(filter.values ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'state_values', k, v)), q));
   }
 
   /**

@@ -139,6 +139,20 @@ export function storeContract(harness: StoreTestHarness): void {
         expect(nested.map((t) => t.threadId)).toEqual(['t3']);
         const busy = await store.searchThreads(tenantId, { limit: 10, offset: 0, status: 'busy' });
         expect(busy.map((t) => t.threadId)).toEqual(['t4']);
+        const byId = await store.searchThreads(tenantId, { limit: 10, offset: 0, sortBy: 'thread_id', sortOrder: 'asc' });
+        expect(byId.map((t) => t.threadId)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+        const byIdDesc = await store.searchThreads(tenantId, { limit: 2, offset: 1, sortBy: 'thread_id', sortOrder: 'desc' });
+        expect(byIdDesc.map((t) => t.threadId)).toEqual(['t3', 't2']);
+        const some = await store.searchThreads(tenantId, {
+          limit: 10,
+          offset: 0,
+          ids: ['t1', 't2', 't3', 'nope'],
+          metadata: { parity: 'odd' },
+          sortBy: 'thread_id',
+        });
+        expect(some.map((t) => t.threadId)).toEqual(['t3', 't1']);
+        expect(await store.searchThreads(tenantId, { limit: 10, offset: 0, ids: [] })).toEqual([]);
+        expect(await store.searchThreads(uid('tenant'), { limit: 10, offset: 0, ids: ['t1'] })).toEqual([]);
       });
 
       it('deleteThread removes the thread and its runs, and reports whether it existed', async () => {

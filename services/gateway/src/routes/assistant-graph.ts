@@ -19,6 +19,15 @@ const GraphQuery = z.object({
 });
 
 const messages = { type: 'array', items: { type: 'object' } };
+
+/**
+ * LangGraph's `config_schema` describes the graph's configurable fields: the object under
+ * `config.configurable` (model, max_loops, system_prompt...), not the whole run config.
+ */
+function configurableSchema(): Record<string, unknown> {
+  const whole = agentConfigJsonSchema() as { $schema?: string; properties?: { configurable?: Record<string, unknown> } };
+  return { ...(whole.$schema ? { $schema: whole.$schema } : {}), ...(whole.properties?.configurable ?? { type: 'object' }) };
+}
 const stateSchema = { type: 'object', properties: { messages }, required: ['messages'] };
 
 export function registerAssistantGraphRoutes(app: FastifyInstance, ctx: Pick<RouteContext, 'store'>): void {
@@ -32,7 +41,7 @@ export function registerAssistantGraphRoutes(app: FastifyInstance, ctx: Pick<Rou
       input_schema: stateSchema,
       output_schema: stateSchema,
       state_schema: stateSchema,
-      config_schema: agentConfigJsonSchema(),
+      config_schema: configurableSchema(),
       context_schema: { type: 'object' },
     };
   });

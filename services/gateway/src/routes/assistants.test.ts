@@ -155,8 +155,8 @@ describe('assistants through the SDK', () => {
   it('publishes the agent configuration schema and draws the real graph', async () => {
     const a = await acme.assistants.create({ graphId: 'agent', name: 'drawn' });
     const schemas = await acme.assistants.getSchemas(a.assistant_id);
-    const configurable = (schemas.config_schema as { properties: { configurable: { properties: Record<string, { type?: string; maximum?: number }> } } })
-      .properties.configurable.properties;
+    // As in LangGraph, config_schema is the schema of `config.configurable`.
+    const configurable = (schemas.config_schema as { properties: Record<string, { type?: string; maximum?: number }> }).properties;
     expect(configurable.max_loops).toMatchObject({ type: 'integer', maximum: 500 });
     expect(Object.keys(configurable)).toEqual(expect.arrayContaining(['system_prompt', 'tools', 'skills', 'mcp_servers', 'require_approval']));
     const graph = await acme.assistants.getGraph(a.assistant_id, { xray: true });

@@ -8,6 +8,7 @@ import type { RouteContext } from '../context.js';
 import { toApiRun } from '../serialize.js';
 import { parseRequest, RunParams, Uuid } from '../validation.js';
 import { requireRun } from './run-lookup.js';
+import type { CancelSelection } from '../run-service.js';
 
 const Action = z.enum(['interrupt', 'rollback']);
 
@@ -18,7 +19,7 @@ const CancelQuery = z.object({
 
 const CancelManyQuery = z.object({ action: Action.optional() });
 
-/** The SDK's `cancelMany`: the runs of one thread by id, or every run of the tenant in a status. */
+/** The SDK's `cancelMany`: the runs of one thread by id, or every run in a status (of the tenant, or of one thread). */
 const CancelManyBody = z
   .object({
     thread_id: Uuid.nullish(),
@@ -27,8 +28,8 @@ const CancelManyBody = z
   })
   .superRefine((b, issue) => {
     const byIds = b.thread_id !== undefined && b.thread_id !== null;
-    if (b.status && (byIds || b.run_ids)) {
-      issue.addIssue({ code: 'custom', path: ['status'], message: 'give either status, or thread_id with run_ids, not both' });
+    if (b.status && b.run_ids) {
+      issue.addIssue({ code: 'custom', path: ['status'], message: 'give either status (optionally with thread_id), or thread_id with run_ids, not both' });
     } else if (!b.status && !(byIds && b.run_ids)) {
       issue.addIssue({ code: 'custom', path: byIds ? ['run_ids'] : ['thread_id'], message: 'give thread_id with run_ids, or a status' });
     }
@@ -54,7 +55,9 @@ export function registerRunCancelRoutes(app: FastifyInstance, ctx: RouteContext)
   app.post('/runs/cancel', async (request, reply) => {
     const q = parseRequest(CancelManyQuery, request.query, 'query');
     const body = parseRequest(CancelManyBody, request.body, 'body');
-    const selection = body.status ? { status: body.status } : { threadId: body.thread_id as string, runIds: body.run_ids as string[] };
+    const selection: CancelSelection = body.status
+      ? { status: body.status, ...(body.thread_id ? { threadId: body.thread_id } : {}) }
+      : { threadId: body.thread_id as string, runIds: body.run_ids as string[] };
     const n = await runs.cancelMany(request.tenantId, selection, q.action ?? 'interrupt');
     request.log.info({ tenant: request.tenantId, cancelled: n, action: q.action ?? 'interrupt' }, 'runs cancelled');
     return reply.code(204).send();

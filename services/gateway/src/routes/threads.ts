@@ -121,28 +121,18 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
   app.post('/threads/search', async (request) => {
     const body = parseRequest(SearchBody, request.body, 'body');
     const tenantId = request.tenantId;
-    const limit = body.limit ?? 10;
-    const offset = body.offset ?? 0;
-    let threads: ThreadRecord[];
-    if (body.ids && body.ids.length > 0) {
-      const found = await Promise.all(body.ids.map((id) => store.getThread(tenantId, id)));
-      threads = found
-        .filter((t): t is ThreadRecord => t !== undefined)
-        .filter((t) => (body.status ? t.status === body.status : true))
-        .filter((t) => Object.entries(body.metadata ?? {}).every(([k, v]) => JSON.stringify(t.metadata[k]) === JSON.stringify(v)))
-        .slice(offset, offset + limit);
-    } else {
-      threads = await store.searchThreads(tenantId, {
-        limit,
-        offset,
-        ...(body.metadata ? { metadata: body.metadata } : {}),
-        ...(body.status ? { status: body.status } : {}),
-      });
-    }
-    if (body.values) {
-      const want = Object.entries(body.values);
-      threads = threads.filter((t) => want.every(([k, v]) => JSON.stringify(t.values?.[k]) === JSON.stringify(v)));
-    }
+    // Filters, order and page all in SQL, so offset/limit count matching threads.
+    const threads = await store.searchThreads(tenantId, {
+      limit: body.limit ?? 10,
+      offset: body.offset ?? 0,
+      ...(body.ids && body.ids.length > 0 ? { ids: body.ids } : {}),
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+      ...(body.values ? { values: body.values } : {}),
+      ...(body.status ? { status: body.status } : {}),
+      // state_updated_at: the thread record's updated_at is written with its state.
+      ...(body.sort_by ? { sortBy: body.sort_by === 'state_updated_at' ? 'updated_at' : body.sort_by } : {}),
+      ...(body.sort_order ? { sortOrder: body.sort_order } : {}),
+    });
     return threads.map((t) => project({ ...toApiThread(t) }, body.select));
   });
 

@@ -10,7 +10,7 @@ import { errorMessage, type Logger } from '@agentloop/core';
 export const isTerminal = (s: RunStatusName): boolean => TERMINAL_RUN_STATUSES.includes(s);
 
 /** Which runs `POST /runs/cancel` cancels: listed runs of one thread, or every run of the tenant in a status. */
-export type CancelSelection = { threadId: string; runIds: string[] } | { status: 'pending' | 'running' | 'all' };
+export type CancelSelection = { threadId: string; runIds: string[] } | { status: 'pending' | 'running' | 'all'; threadId?: string };
 
 /** Most runs one `POST /runs/cancel` by status cancels (the rest stay for a next call). */
 export const CANCEL_MANY_LIMIT = 1000;
@@ -78,13 +78,18 @@ export class RunCancellation {
    * of another thread or tenant is not found), or the tenant's runs in the status.
    */
   async select(tenantId: string, selection: CancelSelection): Promise<{ runs: RunRecord[]; missing: string[] }> {
-    if ('threadId' in selection) {
+    if ('runIds' in selection) {
       const found = await Promise.all(selection.runIds.map((id) => this.deps.store.getRun(tenantId, id)));
       const runs = found.filter((r): r is RunRecord => r !== undefined && r.threadId === selection.threadId);
       const missing = selection.runIds.filter((id) => !runs.some((r) => r.runId === id));
       return { runs, missing };
     }
     const statuses: RunStatusName[] = selection.status === 'all' ? ['pending', 'running'] : [selection.status];
+    const { threadId } = selection;
+    if (threadId !== undefined) {
+      const perStatus = await Promise.all(statuses.map((status) => this.deps.store.listRuns(tenantId, threadId, { status, limit: CANCEL_MANY_LIMIT })));
+      return { runs: perStatus.flat(), missing: [] };
+    }
     return { runs: await this.deps.store.listTenantRunsInStatus(tenantId, statuses, CANCEL_MANY_LIMIT), missing: [] };
   }
 }

@@ -145,6 +145,11 @@ describe('run input: graphInput', () => {
     await expect(cmd({ update: { todos: [{ content: 'x', status: 'bogus' }] } })).rejects.toThrow(RunInputError);
   });
 
+  it('no messages from the checkpoint a run was created with: replays from it (null), even when it is finished', async () => {
+    const forked = { configurable: { ...cp.configurable, checkpoint_id: 'cp-1', checkpoint_ns: '' } };
+    expect(await graphInput(graphAt(stateWith({})), fakeJob(), forked, 12, 0)).toBeNull();
+  });
+
   it('no messages: continues an unfinished checkpoint, else refuses', async () => {
     expect(await graphInput(graphAt(stateWith({}, { next: ['agent'] })), fakeJob({ inputJson: '{"messages":[]}' }), cp, 12, 0)).toBeNull();
     await expect(graphInput(graphAt(stateWith({})), fakeJob(), cp, 12, 0)).rejects.toThrow(RunInputError);

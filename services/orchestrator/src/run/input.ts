@@ -93,7 +93,11 @@ export async function graphInput(graph: StateReader, job: RunJob, cpConfig: Chec
   const hasPref = !!rawInput && typeof rawInput === 'object' && 'model_pref' in rawInput;
   const modelPref = hasPref ? parseModelPref((rawInput as { model_pref?: unknown }).model_pref, 'input.model_pref') : undefined;
   if (messages.length === 0) {
-    // Nothing new: continue an unfinished checkpoint (crash resume), else there is nothing to do.
+    // Nothing new: continue an unfinished checkpoint (crash resume, interrupt_before/after), or
+    // replay from the checkpoint a run was created with (time travel: LangGraph then writes that
+    // checkpoint's state as the thread's new head, running whatever it had next); else there is
+    // nothing to do.
+    if (cpConfig.configurable.checkpoint_id) return null;
     const state = await graph.getState(cpConfig);
     if (state.next.length > 0) return null;
     throw new RunInputError('input.messages is empty: send at least one message');
