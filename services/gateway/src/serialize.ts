@@ -159,4 +159,3 @@ export function defaultAssistant(): ApiAssistant {
     version: 1,
   };
 }
-
