@@ -21,6 +21,9 @@ import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
+// Store items (issue 12)
+import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Embedder } from '@agentloop/store';
+import { registerStoreRoutes, startStoreSweeper } from './routes/store.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -43,6 +46,8 @@ export interface GatewayDeps {
   redactPaths?: readonly PathRoot[];
   /** The thread checkpoints (history, state at a checkpoint); absent: history is the latest state only. */
   checkpoints?: ThreadCheckpoints;
+  /** Store items (issue 12): the embeddings for semantic search; default: from STORE_EMBEDDINGS_* (none: text match). */
+  embedder?: Embedder;
 }
 
 /** Paths served without an API key. */
@@ -207,6 +212,12 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
+  // Store items (issue 12)
+  const embeddings = embeddingsFromEnv(config);
+  const embedder = deps.embedder ?? (embeddings ? new OpenAiEmbeddings(embeddings) : undefined);
+  registerStoreRoutes(app, new StoreItems({ store: deps.store, ...(embedder ? { embedder } : {}) }));
+  const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));
+  app.addHook('onClose', async () => stopSweeper());
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {

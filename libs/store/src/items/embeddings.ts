@@ -21,7 +21,11 @@ export interface EmbeddingsConfig {
 }
 
 /** The embeddings endpoint the env configures, or undefined (then a query is a text match). A bad value is a ConfigError. */
-export function embeddingsFromEnv(env: NodeJS.ProcessEnv): EmbeddingsConfig | undefined {
+export type EmbeddingsEnv = Partial<
+  Record<'STORE_EMBEDDINGS_MODEL' | 'STORE_EMBEDDINGS_BASE_URL' | 'STORE_EMBEDDINGS_API_KEY' | 'STORE_EMBEDDINGS_DIMS', string>
+>;
+
+export function embeddingsFromEnv(env: EmbeddingsEnv): EmbeddingsConfig | undefined {
   const model = env.STORE_EMBEDDINGS_MODEL?.trim();
   if (!model) return undefined;
   const baseUrl = (env.STORE_EMBEDDINGS_BASE_URL?.trim() || 'https://api.openai.com/v1').replace(/\/+$/, '');

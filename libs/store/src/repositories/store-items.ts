@@ -23,7 +23,7 @@ import {
 } from '../items/namespace.js';
 
 /** Rows read per page while scanning. */
-const SCAN_PAGE = 500;
+const SCAN_PAGE = 100;
 const MINUTE_MS = 60_000;
 
 type ItemRow = Omit<Selectable<StoreItemsTable>, 'embedding'> & { embedding?: string | null };
