@@ -295,7 +295,7 @@ export interface StoreItemSearch {
   filter?: StoreItemFilter;
   limit: number;
   offset: number;
-  /** Free text: ranked by `queryVector` when given, otherwise a case-insensitive match of the indexed text. */
+  /** Free text: ranked by `queryVector` when given, otherwise every word must occur in the indexed text (case-insensitive). */
   query?: string;
   queryVector?: number[];
   /** Restart the TTL of the items returned. */

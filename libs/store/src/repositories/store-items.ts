@@ -157,7 +157,11 @@ export class StoreItemRepository {
     if (!inLayer) {
       hits = (await base.limit(limit).offset(offset).execute()).map((row) => ({ row, score: null }));
     } else {
-      const needle = query?.toLowerCase();
+      // A text query matches when every one of its words occurs in the indexed text, in any case.
+      const terms = query
+        ?.toLowerCase()
+        .split(/\s+/)
+        .filter((t) => t !== '');
       const matched: Array<{ row: ItemRow; score: number | null }> = [];
       for (let seen = 0; seen < STORE_SEARCH_SCAN_LIMIT; seen += SCAN_PAGE) {
         const rows: ItemRow[] = await base
@@ -170,7 +174,7 @@ export class StoreItemRepository {
           if (vector) {
             const embedding = row.embedding ? (JSON.parse(row.embedding) as number[]) : null;
             matched.push({ row, score: embedding ? cosine(vector, embedding) : 0 });
-          } else if (needle === undefined || (row.search_text ?? '').toLowerCase().includes(needle)) {
+          } else if (terms === undefined || terms.every((t) => (row.search_text ?? '').toLowerCase().includes(t))) {
             matched.push({ row, score: null });
           }
         }

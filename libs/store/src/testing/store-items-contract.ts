@@ -67,7 +67,7 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       expect(page).toHaveLength(2);
     });
 
-    it('filters on value fields (equality and $gt) and matches a text query case-insensitively', async () => {
+    it('filters on value fields (equality and $gt) and matches every word of a text query case-insensitively', async () => {
       const t = uid('t');
       await put(t, ['m'], 'a', { kind: 'pref', n: 1, fact: 'Prefers dark mode' });
       await put(t, ['m'], 'b', { kind: 'pref', n: 5, fact: 'Lives in Lyon' });
@@ -82,6 +82,9 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       ]);
       // "c" is not indexed: a query never matches it.
       expect((await store.searchItems(t, { namespacePrefix: ['m'], query: 'DARK', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
+      // Every word must occur, in any order.
+      expect((await store.searchItems(t, { namespacePrefix: ['m'], query: 'mode prefers', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
+      expect(await store.searchItems(t, { namespacePrefix: ['m'], query: 'dark lyon', limit: 10, offset: 0 })).toEqual([]);
     });
 
     it('ranks a query vector by cosine similarity and reports the score', async () => {
