@@ -72,8 +72,10 @@ describe('store through the official SDK', () => {
 
     const item = await acme.store.getItem(['memories', 'u1'], 'drink');
     expect(item).toMatchObject({ namespace: ['memories', 'u1'], key: 'drink', value: { fact: 'prefers tea' } });
-    expect(Date.parse(item!.created_at)).not.toBeNaN();
-    expect(item!.updatedAt).toBe(item!.updated_at);
+    // The wire names are created_at / updated_at (the SDK copies them to createdAt / updatedAt).
+    const wire = item as unknown as { created_at: string; updated_at: string };
+    expect(Date.parse(wire.created_at)).not.toBeNaN();
+    expect(item!.updatedAt).toBe(wire.updated_at);
 
     const under = await acme.store.searchItems(['memories', 'u1']);
     expect(under.items.map((i) => i.key).sort()).toEqual(['city', 'drink']);
