@@ -1,11 +1,14 @@
 /**
- * Long-term memory across threads (issue 12), embedded: a fact a run remembers for user u1 in one
+ * Long-term memory across threads (issue 12), embedded and in a cluster (MySQL, semantic recall
+ * through a fake embeddings endpoint): a fact a run remembers for user u1 in one
  * thread is recalled by a run of u1 in another thread, and by neither a run of user u2 nor a run
  * of another tenant; the fact is an item of the LangGraph store API of its tenant only.
  */
-import { describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
-import { scripted, useEmbeddedServer } from './helpers.js';
+import { scripted, startCluster, useEmbeddedServer, type ClusterHarness } from './helpers.js';
 
 type Values = { messages: Array<{ type: string; name?: string; content: unknown }> };
 
@@ -14,10 +17,12 @@ const withUser = (turns: unknown[], userId?: string) => {
   return userId === undefined ? config : { configurable: { ...config.configurable, user_id: userId } };
 };
 
-describe('memory tools across threads (embedded)', () => {
-  const server = useEmbeddedServer('agentloop-e2e-memory-', { AGENTLOOP_API_KEYS: 'key-acme:acme,key-globex:globex', ALLOW_SCRIPTED_MODEL: 'true' });
-  const acme = () => new Client({ apiUrl: server.url, apiKey: 'key-acme' });
-  const globex = () => new Client({ apiUrl: server.url, apiKey: 'key-globex' });
+const API_KEYS = 'key-acme:acme,key-globex:globex';
+
+/** The memory journey against a deployment at `url()` with API_KEYS. */
+function memoryJourney(url: () => string): void {
+  const acme = () => new Client({ apiUrl: url(), apiKey: 'key-acme' });
+  const globex = () => new Client({ apiUrl: url(), apiKey: 'key-globex' });
 
   /** Runs one scripted tool call on a new thread and returns the tool's JSON result. */
   const runTool = async (client: Client, tool: { name: string; args: Record<string, unknown> }, opts: { userId?: string; threadUser?: string }) => {
@@ -73,5 +78,52 @@ describe('memory tools across threads (embedded)', () => {
     await runTool(acme(), { name: 'remember', args: { fact: 'Works on green energy', key: 'job' } }, { userId: 'u5' });
     expect(await runTool(acme(), { name: 'forget', args: { key: 'job' } }, { userId: 'u5' })).toEqual({ ok: true, key: 'job' });
     expect(await runTool(acme(), { name: 'recall', args: { query: 'green' } }, { userId: 'u5' })).toEqual({ ok: true, memories: [] });
+  });
+}
+
+describe('memory tools across threads (embedded, word match)', () => {
+  const server = useEmbeddedServer('agentloop-e2e-memory-', { AGENTLOOP_API_KEYS: API_KEYS, ALLOW_SCRIPTED_MODEL: 'true' });
+  memoryJourney(() => server.url);
+});
+
+describe('memory tools across threads (cluster, semantic recall)', () => {
+  let cluster: ClusterHarness;
+  let embeddings: Server;
+  const embedded: string[] = [];
+  beforeAll(async () => {
+    // A fake OpenAI-compatible embeddings endpoint: one dimension per word of a small vocabulary.
+    const vocabulary = ['tea', 'green', 'energy', 'key'];
+    embeddings = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const { input } = JSON.parse(body) as { input: string[] };
+        embedded.push(...input);
+        const vector = (t: string) =>
+          vocabulary.map(
+            (w) =>
+              t
+                .toLowerCase()
+                .split(/\W+/)
+                .filter((x) => x === w).length + 0.01,
+          );
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vector(t) })) }));
+      });
+    });
+    await new Promise<void>((r) => embeddings.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(embeddings.address() as AddressInfo).port}/v1`;
+    cluster = await startCluster({ env: { AGENTLOOP_API_KEYS: API_KEYS, STORE_EMBEDDINGS_MODEL: 'fake', STORE_EMBEDDINGS_BASE_URL: base } });
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await new Promise((r) => embeddings?.close(r));
+  });
+
+  memoryJourney(() => cluster.url);
+
+  it('embedded the remembered facts and the recall queries through the endpoint', () => {
+    expect(embedded).toContain('The user prefers green tea');
+    expect(embedded).toContain('green tea');
   });
 });
