@@ -62,7 +62,7 @@ function memoryJourney(url: () => string): void {
     expect((await globex().store.listNamespaces()).namespaces).toEqual([]);
   });
 
-  it('remember of a secret stops for approval (the default rules) and stores nothing until approved', async () => {
+  it('remember of a secret stops for approval (the default rules) and is stored only once a human approves', async () => {
     const client = acme();
     const thread = await client.threads.create();
     const secret = { name: 'remember', args: { fact: 'api_key: sk-proj-abcdefghijklmnopqrstuvwxyz0123', key: 'creds' } };
@@ -72,6 +72,14 @@ function memoryJourney(url: () => string): void {
     })) as Values & { __interrupt__?: Array<{ value: Record<string, unknown> }> };
     expect(values.__interrupt__?.[0]?.value).toMatchObject({ type: 'tool_approval', tool: 'remember', risk_level: 'critical', rule: 'global:critical' });
     expect(await client.store.getItem(memoryNamespaceOf('u9'), 'creds')).toBeNull();
+
+    // Approved by a human: the fact is stored, for that user.
+    const approved = (await client.runs.wait(thread.thread_id, 'agent', {
+      command: { resume: { decision: 'approve', by: 'alice@example.com' } },
+      config: withUser([{ content: 'Saved.' }], 'u9'),
+    })) as Values & { __interrupt__?: unknown };
+    expect(approved.__interrupt__).toBeUndefined();
+    expect((await client.store.getItem(memoryNamespaceOf('u9'), 'creds'))?.value).toEqual({ fact: secret.args.fact });
   });
 
   it('forget removes the fact from later recalls of the user', async () => {

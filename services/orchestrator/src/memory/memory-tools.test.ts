@@ -29,6 +29,14 @@ describe('memory tools', () => {
     expect((await call('globex', 'u1', 'recall', { query: 'tea' })).body).toEqual({ ok: true, memories: [] });
   });
 
+  it('without a key, the same tool call executed twice keeps one fact', async () => {
+    const memory = memoryOf('acme', 'u4');
+    const first = await runMemoryTool({ id: 'call-again', name: 'remember', args: { fact: 'Has a cat' } }, memory);
+    const second = await runMemoryTool({ id: 'call-again', name: 'remember', args: { fact: 'Has a cat' } }, memory);
+    expect(first.content).toEqual(second.content);
+    expect((await call('acme', 'u4', 'recall', { query: '' })).body.memories).toHaveLength(1);
+  });
+
   it('forgets by key, and says when there is no such memory', async () => {
     await call('acme', 'u3', 'remember', { fact: 'Lives in Lyon', key: 'city' });
     expect(await call('acme', 'u3', 'forget', { key: 'city' })).toEqual({ status: 'success', body: { ok: true, key: 'city' } });

@@ -5,7 +5,7 @@
  * a user id the tools say so instead of sharing one memory between users. They are ordinary tool
  * calls for approval (checked by the rules like any other: a secret in a fact needs a human).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ToolMessage } from '@langchain/core/messages';
 import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import { create, ToolMetadataSchema, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
@@ -81,6 +81,9 @@ export function runUserId(configurable: Record<string, unknown> | undefined, thr
   return null;
 }
 
+const generatedKey = (toolCallId: string): string =>
+  toolCallId === '' ? randomUUID() : `m-${createHash('sha256').update(toolCallId).digest('hex').slice(0, 32)}`;
+
 export interface MemoryCall {
   id: string;
   name: MemoryToolName;
@@ -108,7 +111,9 @@ export async function runMemoryTool(call: MemoryCall, memory: { store: BaseStore
         const fact = call.args.fact;
         if (typeof fact !== 'string' || fact.trim() === '') return fail('"fact" must be a non-empty string.');
         if (fact.length > MAX_FACT_CHARS) return fail(`"fact" is longer than ${MAX_FACT_CHARS} characters; keep one short fact per call.`);
-        const key = call.args.key === undefined || call.args.key === null || call.args.key === '' ? randomUUID() : call.args.key;
+        // Without a key, one derived from the tool call id: a call executed again (a run resumed after a
+        // crash) replaces its own fact instead of adding a duplicate.
+        const key = call.args.key === undefined || call.args.key === null || call.args.key === '' ? generatedKey(call.id) : call.args.key;
         if (typeof key !== 'string' || key.length > MAX_KEY_CHARS) return fail(`"key" must be a string of at most ${MAX_KEY_CHARS} characters.`);
         await store.put(namespace, key, { fact }, ['fact']);
         return reply({ ok: true, key }, true);
