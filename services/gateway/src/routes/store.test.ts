@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
+import type { SqlStore } from '@agentloop/store';
 import { startTestGateway, type TestGateway } from '../testing/index.js';
 
 // The official SDK's `client.store.*` against the gateway, two tenants, and a fake
@@ -128,6 +129,23 @@ describe('store through the official SDK', () => {
     expect(scores[0]).toBeCloseTo(1);
     expect(scores[1]).toBeCloseTo(Math.SQRT1_2);
     expect(scores[2]).toBe(0);
+  });
+});
+
+describe('expired item sweep', () => {
+  it('deletes the rows of expired items in the background', async () => {
+    const swept = await startTestGateway({ env: { STORE_SWEEP_INTERVAL_MS: '20' }, orchestrator: false });
+    try {
+      const db = (swept.store as SqlStore).db;
+      const rows = async () => (await db.selectFrom('store_items').select('item_key').execute()).map((r) => r.item_key);
+      await swept.store.putItem({ tenantId: 'default', namespace: ['n'], key: 'brief', value: {}, ttlMinutes: 0.0005, searchText: null });
+      await swept.store.putItem({ tenantId: 'default', namespace: ['n'], key: 'kept', value: {}, searchText: null });
+      expect((await rows()).sort()).toEqual(['brief', 'kept']);
+      for (let i = 0; i < 500 && (await rows()).length > 1; i++) await sleep(20);
+      expect(await rows()).toEqual(['kept']);
+    } finally {
+      await swept.close();
+    }
   });
 });
 
