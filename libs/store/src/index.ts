@@ -36,6 +36,12 @@ export {
   type AssistantFilter,
   type AssistantSearch,
 } from './types.js';
+// Store items (issue 12)
+export { type StoreItemRecord, type StoreItemHit, type StoreItemWrite, type StoreItemFilter, type StoreItemSearch, type NamespaceListing } from './types.js';
+export { MAX_NAMESPACE_LENGTH, MAX_ITEM_KEY_LENGTH, STORE_SEARCH_SCAN_LIMIT, NAMESPACE_SEPARATOR, cosine } from './items/namespace.js';
+export { StoreItems, type StoreItemsOptions, type PutItemOptions } from './items/store-items.js';
+export { OpenAiEmbeddings, embeddingsFromEnv, type Embedder, type EmbeddingsConfig } from './items/embeddings.js';
+export { indexedText } from './items/indexed-text.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export {
   RunLifecycle,

@@ -161,6 +161,30 @@ export interface AssistantVersionsTable {
   created_at: number;
 }
 
+// ---------------------------------------------------------------------------
+// Store items (migration 0013, issue 12)
+
+/** One item of the long-term memory store. */
+export interface StoreItemsTable {
+  tenant_id: string;
+  /** The namespace labels joined with "." (labels never contain one). */
+  namespace: string;
+  item_key: string;
+  /** JSON object. */
+  value: string;
+  /** The indexed text of the value, matched by a text query; NULL when the item is not indexed. */
+  search_text: string | null;
+  /** JSON array of numbers (the embedding of `search_text`), or NULL. */
+  embedding: string | null;
+  created_at: number;
+  updated_at: number;
+  /** The item's time to live, kept so a read with refresh_ttl can extend it; NULL = never expires. */
+  ttl_ms: number | null;
+  /** Epoch ms after which the item is gone; NULL = never. */
+  expires_at: number | null;
+}
+// ---------------------------------------------------------------------------
+
 export interface Database {
   threads: ThreadsTable;
   runs: RunsTable;
@@ -171,6 +195,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   assistants: AssistantsTable;
   assistant_versions: AssistantVersionsTable;
+  // Store items (issue 12)
+  store_items: StoreItemsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

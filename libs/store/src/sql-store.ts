@@ -22,6 +22,9 @@ import { isSqliteBusy } from './repositories/rows.js';
 // Assistants (issue 11)
 import { AssistantRepository } from './repositories/assistants.js';
 import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch, AssistantVersionRecord, NewAssistant } from './types.js';
+// Store items (issue 12)
+import { StoreItemRepository } from './repositories/store-items.js';
+import type { NamespaceListing, StoreItemHit, StoreItemRecord, StoreItemSearch, StoreItemWrite } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -72,6 +75,8 @@ export class SqlStore implements Store {
   readonly webhooks: WebhookRepository;
   /** Assistants and their versions (issue 11). */
   readonly assistants: AssistantRepository;
+  /** The long-term memory store's items (issue 12). */
+  readonly storeItems: StoreItemRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -90,6 +95,8 @@ export class SqlStore implements Store {
     this.audit = new AuditRepository(ctx, this.writer);
     this.webhooks = new WebhookRepository(ctx);
     this.assistants = new AssistantRepository(ctx, this.writer);
+    // Store items (issue 12)
+    this.storeItems = new StoreItemRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -272,6 +279,27 @@ export class SqlStore implements Store {
   }
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined> {
     return this.assistants.setLatest(tenantId, assistantId, version);
+  }
+  // -------------------------------------------------------------------------
+  // Store items (issue 12)
+
+  putItem(item: StoreItemWrite): Promise<void> {
+    return this.storeItems.put(item);
+  }
+  getItem(tenantId: string, namespace: string[], key: string, opts?: { refreshTtl?: boolean }): Promise<StoreItemRecord | undefined> {
+    return this.storeItems.get(tenantId, namespace, key, opts);
+  }
+  deleteItem(tenantId: string, namespace: string[], key: string): Promise<boolean> {
+    return this.storeItems.delete(tenantId, namespace, key);
+  }
+  searchItems(tenantId: string, search: StoreItemSearch): Promise<StoreItemHit[]> {
+    return this.storeItems.search(tenantId, search);
+  }
+  listItemNamespaces(tenantId: string, opts: NamespaceListing): Promise<string[][]> {
+    return this.storeItems.listNamespaces(tenantId, opts);
+  }
+  sweepExpiredItems(limit: number): Promise<number> {
+    return this.storeItems.sweep(limit);
   }
   // -------------------------------------------------------------------------
 

@@ -269,6 +269,68 @@ export interface AssistantSearch extends AssistantFilter {
   sortOrder?: 'asc' | 'desc';
 }
 
+// ---------------------------------------------------------------------------
+// Store items (issue 12): LangGraph Platform's long-term memory store, per tenant.
+
+/** One item of the memory store. `namespace` is a path of labels (non-empty, without "."). */
+export interface StoreItemRecord {
+  tenantId: string;
+  namespace: string[];
+  key: string;
+  value: JsonObject;
+  createdAt: Date;
+  updatedAt: Date;
+  /** When the item disappears; null = never. */
+  expiresAt: Date | null;
+  /** Its time to live in minutes (refresh_ttl restarts it); null = none. */
+  ttlMinutes: number | null;
+}
+
+/** A search result: the item, and its similarity to the query when ranked by embeddings. */
+export interface StoreItemHit extends StoreItemRecord {
+  score: number | null;
+}
+
+export interface StoreItemWrite {
+  tenantId: string;
+  namespace: string[];
+  key: string;
+  value: JsonObject;
+  /** Minutes until the item expires; null/absent = never. */
+  ttlMinutes?: number | null;
+  /** The text a query matches (the indexed fields); null = not indexed (never matched by a query). */
+  searchText: string | null;
+  /** The embedding of `searchText`, when an embeddings endpoint is configured. */
+  embedding?: number[] | null;
+}
+
+/** Top-level value filter: `{field: value}` (JSON equality) or `{field: {$eq|$ne|$gt|$gte|$lt|$lte: value}}`. */
+export type StoreItemFilter = JsonObject;
+
+export interface StoreItemSearch {
+  namespacePrefix: string[];
+  filter?: StoreItemFilter;
+  limit: number;
+  offset: number;
+  /** Free text: ranked by `queryVector` when given, otherwise every word must occur in the indexed text (case-insensitive). */
+  query?: string;
+  queryVector?: number[];
+  /** Restart the TTL of the items returned. */
+  refreshTtl?: boolean;
+}
+
+export interface NamespaceListing {
+  /** Labels the namespace starts with; "*" matches any one label. */
+  prefix?: string[];
+  /** Labels the namespace ends with; "*" matches any one label. */
+  suffix?: string[];
+  /** Namespaces are cut to this many labels (then deduplicated). */
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+// ---------------------------------------------------------------------------
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -379,6 +441,20 @@ export interface Store {
   ): Promise<AssistantVersionRecord[]>;
   /** Makes `version` the one in use; undefined when there is no such assistant, NotFoundError when it has no such version. */
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined>;
+  // -------------------------------------------------------------------------
+  // Store items (issue 12)
+
+  /** Creates or replaces an item (created_at kept on replace). Labels or key too long, or a label with ".", are refused. */
+  putItem(item: StoreItemWrite): Promise<void>;
+  /** The item unless missing or expired; `refreshTtl` restarts its TTL. */
+  getItem(tenantId: string, namespace: string[], key: string, opts?: { refreshTtl?: boolean }): Promise<StoreItemRecord | undefined>;
+  deleteItem(tenantId: string, namespace: string[], key: string): Promise<boolean>;
+  /** Items under a namespace prefix (see `StoreItemSearch`); at most STORE_SEARCH_SCAN_LIMIT candidates are examined when a filter or query applies. */
+  searchItems(tenantId: string, search: StoreItemSearch): Promise<StoreItemHit[]>;
+  /** Distinct namespaces holding live items, sorted. */
+  listItemNamespaces(tenantId: string, opts: NamespaceListing): Promise<string[][]>;
+  /** Deletes up to `limit` expired items of every tenant; returns how many. */
+  sweepExpiredItems(limit: number): Promise<number>;
   // -------------------------------------------------------------------------
 
   close(): Promise<void>;

@@ -22,6 +22,9 @@ import { registerThreadRoutes } from './routes/threads.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
 import type { CheckpointRewinder } from './run-service/rollback.js';
+// Store items (issue 12)
+import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Embedder } from '@agentloop/store';
+import { registerStoreRoutes, startStoreSweeper } from './routes/store.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -46,6 +49,8 @@ export interface GatewayDeps {
   checkpoints?: ThreadCheckpoints;
   /** Deletes the checkpoints of a rolled-back run (cancel with rollback); absent: rollback answers 501. */
   rewinder?: CheckpointRewinder;
+  /** Store items (issue 12): the embeddings for semantic search; default: from STORE_EMBEDDINGS_* (none: text match). */
+  embedder?: Embedder;
 }
 
 /** Paths served without an API key. */
@@ -212,6 +217,12 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
+  // Store items (issue 12)
+  const embeddings = embeddingsFromEnv(config);
+  const embedder = deps.embedder ?? (embeddings ? new OpenAiEmbeddings(embeddings) : undefined);
+  registerStoreRoutes(app, new StoreItems({ store: deps.store, ...(embedder ? { embedder } : {}) }));
+  const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));
+  app.addHook('onClose', async () => stopSweeper());
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envBaseUrl, envBool, envInt, parseConfig, TransportEnv } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
+import { embeddingsFromEnv } from '@agentloop/store';
 
 /**
  * `AGENTLOOP_API_KEYS="key1:tenantA,key2:tenantB"` → Map(key → tenant).
@@ -149,10 +150,20 @@ export const GatewayConfig = TransportEnv.extend({
    * defaults to loopback (a laptop's own receiver).
    */
   WEBHOOK_ALLOW: envAllowList('WEBHOOK_ALLOW'),
+  // Store items (issue 12)
+  /** Semantic search of `/store/items/search`: an OpenAI-compatible embeddings endpoint (libs/store embeddings.ts); unset model: text match. */
+  STORE_EMBEDDINGS_MODEL: optionalString,
+  STORE_EMBEDDINGS_BASE_URL: optionalString,
+  STORE_EMBEDDINGS_API_KEY: optionalString,
+  STORE_EMBEDDINGS_DIMS: optionalString,
+  /** How often expired store items are deleted (they are invisible from their expiry on); 0 disables. */
+  STORE_SWEEP_INTERVAL_MS: envInt(60_000, 0, 24 * 60 * 60 * 1000),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
 /** Parses the gateway configuration from the environment; throws a ConfigError naming every bad variable. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return parseConfig(GatewayConfig, env);
+  const config = parseConfig(GatewayConfig, env);
+  embeddingsFromEnv(config); // a bad STORE_EMBEDDINGS_* value stops the process at boot
+  return config;
 }

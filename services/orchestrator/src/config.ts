@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { embeddingsFromEnv } from '@agentloop/store';
 import { envBaseUrl, envBool, envInt, parseConfig } from '@agentloop/core';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
@@ -95,9 +96,16 @@ export const OrchestratorEnv = z.object({
         .map((s) => s.trim())
         .filter((s) => s.length > 0),
     ),
+  // Store items (issue 12): the embeddings of the memory tools' semantic recall (libs/store embeddings.ts); unset model: text match.
+  STORE_EMBEDDINGS_MODEL: z.string().optional(),
+  STORE_EMBEDDINGS_BASE_URL: z.string().optional(),
+  STORE_EMBEDDINGS_API_KEY: z.string().optional(),
+  STORE_EMBEDDINGS_DIMS: z.string().optional(),
 });
 export type OrchestratorConfig = z.infer<typeof OrchestratorEnv>;
 
 export function loadOrchestratorConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorConfig {
-  return parseConfig(OrchestratorEnv, env);
+  const config = parseConfig(OrchestratorEnv, env);
+  embeddingsFromEnv(config); // a bad STORE_EMBEDDINGS_* value stops the process at boot
+  return config;
 }

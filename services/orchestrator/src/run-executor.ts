@@ -11,7 +11,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord } from '@agentloop/store';
+import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type StoreItems } from '@agentloop/store';
 import { assertNever, errorMessage, type Logger } from '@agentloop/core';
 import { buildAgentGraph, type AgentGraph, type RunContext } from './graph.js';
 import type { ModelRegistry, ResolvedModel } from './models/registry.js';
@@ -43,6 +43,7 @@ import { stopAfterCheckpointWhen } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
 import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
+import { runMemory } from './memory/run-memory.js';
 
 // The import paths the rest of the repository (and the package index) uses.
 export { parseMaxLoops } from './run/input.js';
@@ -64,6 +65,8 @@ export interface RunExecutorDeps {
   approvals?: Pick<ApprovalClient, 'check' | 'record'>;
   models: ModelRegistry;
   checkpointer: BaseCheckpointSaver;
+  /** Long-term memory (issue 12): bound to each run's tenant, as its graph store and the memory tools'. */
+  memory?: StoreItems;
   logger: Logger;
   config: {
     maxLoopsDefault: number;
@@ -311,6 +314,7 @@ export class RunExecutor {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
+      const memory = this.deps.memory ? runMemory(this.deps.memory, this.deps.store, job, setup.configurable) : undefined;
       this.contexts.set(job.runId, {
         runId: job.runId,
         tenantId: job.tenantId,
@@ -326,6 +330,7 @@ export class RunExecutor {
         runConfig: setup.config,
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
+        ...(memory ? { memory } : {}),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
@@ -340,7 +345,7 @@ export class RunExecutor {
         events,
         job,
         input,
-        { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability },
+        { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability, ...(memory ? { store: memory.store } : {}) },
         seen,
         log,
       );

@@ -1,7 +1,7 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { JobQueue, QueueWorker } from '@agentloop/queue';
-import type { Store } from '@agentloop/store';
+import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Store } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
@@ -45,8 +45,12 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
   // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
   const tools = new ToolClient(deps.bus, { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] });
+  // Long-term memory (issue 12) on the same store, with semantic recall when embeddings are configured.
+  const embeddings = embeddingsFromEnv(deps.config);
+  const memory = new StoreItems({ store: deps.store, ...(embeddings ? { embedder: new OpenAiEmbeddings(embeddings) } : {}) });
   const executor = new RunExecutor({
     store: deps.store,
+    memory,
     events: deps.events,
     webhooks: deps.webhooks,
     runs: deps.runs,

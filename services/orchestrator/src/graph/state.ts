@@ -4,7 +4,7 @@
  * (`AgentGraphDeps`).
  */
 import { Annotation, MessagesAnnotation } from '@langchain/langgraph';
-import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { BaseCheckpointSaver, BaseStore } from '@langchain/langgraph-checkpoint';
 import type { Logger } from '@agentloop/core';
 import type { JsonObject, Store } from '@agentloop/store';
 import type { ModelSlot, ResolvedModel } from '../models/registry.js';
@@ -106,6 +106,15 @@ export interface RunContext {
   apiKeyId?: string;
   /** The run's slot of the worker's CPU gate (step-gate.ts): model calls are made without holding it. */
   stepLease?: Pick<StepLease, 'idle'>;
+  /** Long-term memory (issue 12): the run's tenant-bound store and its user (memory tools); absent: no memory tools. */
+  memory?: RunMemory;
+}
+
+/** What the memory tools need of a run. */
+export interface RunMemory {
+  store: BaseStore;
+  /** The run's user id (run config, else thread metadata), looked up on first use; null when there is none. */
+  userId(): Promise<string | null>;
 }
 
 export interface AgentGraphDeps {

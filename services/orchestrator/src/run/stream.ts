@@ -3,6 +3,7 @@
  * then read the final state and say how the graph stopped (ran to its end, waits for a human,
  * or is suspended on delegated agents). Failures are the caller's (run/outcome.ts).
  */
+import type { BaseStore } from '@langchain/langgraph-checkpoint';
 import type { Logger } from '@agentloop/core';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JsonObject } from '@agentloop/store';
@@ -27,6 +28,8 @@ export interface StreamOptions {
   maxLoops: number;
   signal: AbortSignal;
   durability: 'sync' | 'async' | 'exit';
+  /** The run's long-term memory store (LangGraph's `config.store`), bound to its tenant. */
+  store?: BaseStore;
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -94,6 +97,7 @@ export async function streamGraph(
     recursionLimit: opts.maxLoops * 6 + 10,
     signal: opts.signal,
     durability: opts.durability,
+    ...(opts.store ? { store: opts.store } : {}),
     ...(before ? { interruptBefore: before } : {}),
     ...(after ? { interruptAfter: after } : {}),
   };

@@ -11,6 +11,7 @@ import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from '../../models/registry.js';
 import { basePrompt, buildSystemPrompt, mentionReminders, todoReminder } from '../../prompts.js';
 import { ASK_HUMAN_SPEC, DELEGATE_TASK_SPEC, TODO_READ_SPEC, TODO_WRITE_SPEC } from '../../local-tools.js';
+import { MEMORY_TOOL_SPECS } from '../../memory/memory-tools.js';
 import { classifyMentions, mentionsOf } from '../../mentions.js';
 import { selectHistory } from '../../history.js';
 import { estimateInputTokens, isSummaryMessage, planAutoCompaction } from '../../compaction.js';
@@ -63,7 +64,10 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
     });
   const listed = offeredTools(all, policy);
   // ask_human needs someone to resume the run: not for delegated agents nor stateless (ephemeral) runs.
-  const local = offeredTools([TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : [])], policy);
+  const local = offeredTools(
+    [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : []), ...(ctx.memory ? MEMORY_TOOL_SPECS : [])],
+    policy,
+  );
   const known = new Set([...listed, ...local].map((s) => s.name));
   const skillNames = mentioned.length > 0 && deps.skills ? allowedSkills(await deps.skills.names(ctx.tenantId), policy) : new Set<string>();
   const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });

@@ -3,6 +3,7 @@ import { ToolMessage } from '@langchain/core/messages';
 import { instruments, SpanStatusCode, withSpan } from '@agentloop/telemetry';
 import { executeWithLedger } from '../../effect-ledger.js';
 import { isLocalTool, runLocalTool } from '../../local-tools.js';
+import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
@@ -40,8 +41,8 @@ export function approvalBlock(
 
 /**
  * todo_write / todo_read run here (they change graph state); delegate_task and ask_human are left
- * to their own nodes; every other call goes over the bus to tool-runner, in parallel; failures
- * become "Error:" ToolMessages.
+ * to their own nodes; the memory tools run here on the run's store; every other call goes over the
+ * bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
  */
 export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' | 'texts'>) {
   const { language, texts } = shared;
@@ -66,6 +67,13 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           return blocked;
         }
         const id = tc.id ?? '';
+        if (isMemoryTool(tc.name)) {
+          // Run here, on the run's tenant-bound store, after approval like any other call.
+          const args = (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args;
+          const message = await runMemoryTool({ id, name: tc.name, args }, ctx.memory);
+          ctx.logger.info({ tool: tc.name, tool_call_id: id, error: message.status === 'error' ? 'REJECTED' : undefined }, 'memory tool call');
+          return message;
+        }
         const started = Date.now();
         const call = {
           tenantId: ctx.tenantId,
