@@ -241,7 +241,8 @@ describe('headers and bodies', () => {
     expectResponsive(probe, true);
   });
 
-  it.each(['abc', '-1', '1e3', '9'.repeat(40), '1, 2', '0x10', '1.5', '½'])('answers 4xx to Last-Event-ID %j, not 5xx', async (id) => {
+  // ("-1" is valid: useStream sends it to replay a run from its first event.)
+  it.each(['abc', '-2', '1e3', '9'.repeat(40), '1, 2', '0x10', '1.5', '½'])('answers 4xx to Last-Event-ID %j, not 5xx', async (id) => {
     const thread = await newThread(server.url, KEY_A);
     await runWait(server.url, KEY_A, thread, [{ content: 'x' }]);
     const runs = await call(server.url, KEY_A, 'GET', `/threads/${thread}/runs`);
