@@ -34,6 +34,8 @@ export {
   type AssistantFilter,
   type AssistantSearch,
 } from './types.js';
+// Crons (issue 12)
+export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
 export {
   RunLifecycle,

@@ -22,6 +22,9 @@ import { isSqliteBusy } from './repositories/rows.js';
 // Assistants (issue 11)
 import { AssistantRepository } from './repositories/assistants.js';
 import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch, AssistantVersionRecord, NewAssistant } from './types.js';
+// Crons (issue 12)
+import { CronRepository } from './repositories/crons.js';
+import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -70,6 +73,8 @@ export class SqlStore implements Store {
   readonly webhooks: WebhookRepository;
   /** Assistants and their versions (issue 11). */
   readonly assistants: AssistantRepository;
+  /** Crons (issue 12). */
+  readonly crons: CronRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -88,6 +93,7 @@ export class SqlStore implements Store {
     this.audit = new AuditRepository(ctx, this.writer);
     this.webhooks = new WebhookRepository(ctx);
     this.assistants = new AssistantRepository(ctx, this.writer);
+    this.crons = new CronRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -256,6 +262,27 @@ export class SqlStore implements Store {
   }
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined> {
     return this.assistants.setLatest(tenantId, assistantId, version);
+  }
+  // -------------------------------------------------------------------------
+  // Crons (issue 12)
+
+  createCron(c: NewCron): Promise<CronRecord> {
+    return this.crons.create(c);
+  }
+  getCron(tenantId: string, cronId: string): Promise<CronRecord | undefined> {
+    return this.crons.get(tenantId, cronId);
+  }
+  updateCron(tenantId: string, cronId: string, patch: CronPatch): Promise<CronRecord | undefined> {
+    return this.crons.update(tenantId, cronId, patch);
+  }
+  deleteCron(tenantId: string, cronId: string): Promise<boolean> {
+    return this.crons.delete(tenantId, cronId);
+  }
+  searchCrons(tenantId: string, opts: CronSearch): Promise<CronRecord[]> {
+    return this.crons.search(tenantId, opts);
+  }
+  countCrons(tenantId: string, filter: CronFilter): Promise<number> {
+    return this.crons.count(tenantId, filter);
   }
   // -------------------------------------------------------------------------
 

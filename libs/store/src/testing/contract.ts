@@ -9,6 +9,8 @@ import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { lifecycleContract } from './lifecycle-contract.js';
 import { assistantsContract } from './assistants-contract.js';
+// Crons (issue 12)
+import { cronsContract } from './crons-contract.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
 import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
@@ -91,6 +93,7 @@ export function storeContract(harness: StoreTestHarness): void {
             '0009_run_lifecycle',
             '0010_dead_letter',
             '0011_assistants',
+            '0012_crons',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
@@ -708,4 +711,6 @@ export function storeContract(harness: StoreTestHarness): void {
   });
   lifecycleContract(harness);
   assistantsContract(harness);
+  // Crons (issue 12)
+  cronsContract(harness);
 }
