@@ -55,3 +55,19 @@ export function nextCronTime(schedule: string, after: number, opts: CronSchedule
   const next = it.next().getTime();
   return opts.endAt !== undefined && next > opts.endAt ? undefined : next;
 }
+
+/** What a cron's schedule carries to each firing: whose cron it is (the store row says the rest). */
+export interface CronFiringData {
+  tenantId: string;
+  cronId: string;
+}
+
+export function encodeCronFiringData(d: CronFiringData): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify({ tenant_id: d.tenantId, cron_id: d.cronId }));
+}
+
+export function decodeCronFiringData(data: Uint8Array): CronFiringData {
+  const v = JSON.parse(new TextDecoder().decode(data)) as { tenant_id?: unknown; cron_id?: unknown };
+  if (typeof v.tenant_id !== 'string' || typeof v.cron_id !== 'string') throw new InvalidArgumentError('A cron firing without tenant_id and cron_id');
+  return { tenantId: v.tenant_id, cronId: v.cron_id };
+}

@@ -16,6 +16,14 @@ export { SqliteQueue, SqliteQueueDatabase, type SqliteQueueOptions, type SqliteQ
 export { BullMqQueue, createBullMqQueue, type BullMqQueueOptions } from './bullmq-queue.js';
 // Cron schedulers (issue 12)
 export { type CronScheduler, type ScheduleSpec, type Firing, type FiringHandler } from './scheduler-types.js';
-export { cronScheduleProblem, isIanaTimezone, nextCronTime, type CronScheduleOptions } from './cron-schedule.js';
+export {
+  cronScheduleProblem,
+  isIanaTimezone,
+  nextCronTime,
+  encodeCronFiringData,
+  decodeCronFiringData,
+  type CronFiringData,
+  type CronScheduleOptions,
+} from './cron-schedule.js';
 export { SqliteScheduler, type SqliteSchedulerOptions } from './sqlite-scheduler.js';
 export { BullMqScheduler, type BullMqSchedulerOptions } from './bullmq-scheduler.js';

@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { AgentLoopError, jsonShapeExceeds, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, type Logger, type PathRoot } from '@agentloop/core';
 import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
-import type { JobQueue } from '@agentloop/queue';
+import type { CronScheduler, JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { ApiKeyAuthenticator } from './auth.js';
@@ -21,6 +21,9 @@ import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
+// Crons (issue 12)
+import { CronService } from './cron-service.js';
+import { registerCronRoutes } from './routes/crons.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -43,6 +46,8 @@ export interface GatewayDeps {
   redactPaths?: readonly PathRoot[];
   /** The thread checkpoints (history, state at a checkpoint); absent: history is the latest state only. */
   checkpoints?: ThreadCheckpoints;
+  /** Crons (issue 12): the scheduler whose ticks this gateway turns into runs; absent: cron endpoints answer 503. */
+  scheduler?: CronScheduler;
 }
 
 /** Paths served without an API key. */
@@ -207,9 +212,16 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
+  // Crons (issue 12): the gateway runs the scheduler's worker, since a firing is an admission.
+  const crons = new CronService({ store: deps.store, runs, logger: deps.logger, scheduler: deps.scheduler, allowSeconds: config.CRON_ALLOW_SECONDS });
+  registerCronRoutes(app, ctx, crons);
+  app.addHook('onReady', async () => {
+    await crons.start();
+  });
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {
+    await crons.stop();
     runs.stop();
   });
   app.addHook('onClose', async () => {

@@ -149,6 +149,8 @@ export const GatewayConfig = TransportEnv.extend({
    * defaults to loopback (a laptop's own receiver).
    */
   WEBHOOK_ALLOW: envAllowList('WEBHOOK_ALLOW'),
+  /** Crons (issue 12): accept a 6-field schedule with leading seconds. For tests only; the API is 5-field. */
+  CRON_ALLOW_SECONDS: envBool(false),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

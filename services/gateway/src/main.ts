@@ -5,7 +5,7 @@
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
-import { createBullMqQueue } from '@agentloop/queue';
+import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
 import { createThreadCheckpointReader } from '@agentloop/orchestrator';
@@ -33,6 +33,8 @@ await runMain('gateway', async () => {
   await store.migrate();
   const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
+  // Crons (issue 12): BullMQ job schedulers, so each tick fires once across every replica.
+  const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });
 
   // Rate-limit counters shared by every gateway replica.
   const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -41,7 +43,17 @@ await runMain('gateway', async () => {
   // setup() only creates the tables when the gateway boots first).
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL, { pool: { connectionLimit: 4 } });
   await checkpointer.setup();
-  const app = await createGatewayApp({ store, runs, events, logger, config, bus, rateLimitRedis, checkpoints: createThreadCheckpointReader(checkpointer) });
+  const app = await createGatewayApp({
+    store,
+    runs,
+    events,
+    logger,
+    config,
+    bus,
+    rateLimitRedis,
+    scheduler,
+    checkpoints: createThreadCheckpointReader(checkpointer),
+  });
   const hooks = await startWebhookWorker({ webhooks, logger, config, store, redact: app.agentloop.redact });
   await app.listen({ port: config.PORT, host: config.HOST });
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;
@@ -50,7 +62,7 @@ await runMain('gateway', async () => {
     await grpcServer?.close();
     await app.close();
     await hooks.close(10_000);
-    await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
+    await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close(), store.close(), checkpointer.end()]);
     rateLimitRedis.disconnect();
     await bus.close();
     await telemetry.shutdown();
