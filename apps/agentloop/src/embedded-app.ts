@@ -110,6 +110,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     config: orchestratorConfig,
     env,
     durability: 'async',
+    scheduler,
   });
   await orchestrator.start();
   const gatewayLogger = loggerFor('gateway');

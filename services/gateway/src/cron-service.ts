@@ -105,7 +105,8 @@ export class CronService {
     const current = await this.get(tenantId, cronId);
     const schedule = body.schedule ?? current.schedule;
     const timezone = body.timezone === undefined ? current.timezone : (body.timezone ?? undefined);
-    this.checkSchedule(schedule, timezone);
+    // Checked when changed: a task's one-off schedule (6 fields, written by schedule_task) stays patchable.
+    if (body.schedule || body.timezone !== undefined) this.checkSchedule(schedule, timezone);
     if (body.on_run_completed && current.threadId !== undefined) throw invalid('body.on_run_completed', 'applies to stateless crons only');
     const runFields = runPayloadOf(body);
     const updated = await this.deps.store.updateCron(tenantId, cronId, {
