@@ -166,6 +166,13 @@ export class CronService {
       return;
     }
     if (!cron.enabled || (cron.endTime && firing.tickAt > cron.endTime.getTime())) return;
+    if (cron.threadId !== undefined && !(await this.deps.store.getThread(tenantId, cron.threadId))) {
+      // Its thread was deleted: the cron goes with it rather than failing at every tick.
+      await this.deps.store.deleteCron(tenantId, cronId);
+      await this.deps.scheduler?.remove(cronId);
+      log.info({ thread_id: cron.threadId }, 'cron deleted: its thread no longer exists');
+      return;
+    }
     // Crons default to "enqueue": a tick that finds the thread busy runs after it instead of being lost.
     const body = RunCreateBody.parse({
       multitask_strategy: 'enqueue',

@@ -68,6 +68,18 @@ describe('crons through @langchain/langgraph-sdk', () => {
     await acme.crons.delete(cron.cron_id);
   });
 
+  it('a thread cron goes away with its thread', async () => {
+    const thread = await acme.threads.create();
+    const cron = await acme.crons.createForThread(thread.thread_id, 'agent', { schedule: EVERY_SECOND, input: input('x') });
+    await acme.threads.delete(thread.thread_id);
+    await until(
+      'the cron to be deleted at its next tick',
+      () => acme.crons.count({ threadId: thread.thread_id }),
+      (n) => n === 0,
+    );
+    await expect(acme.crons.delete(cron.cron_id)).rejects.toMatchObject({ status: 404 });
+  });
+
   it('updates, searches, counts and selects; disabling stops the schedule', async () => {
     const thread = await acme.threads.create();
     const a = await acme.crons.createForThread(thread.thread_id, 'agent', {
