@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
+import { createLogger } from '@agentloop/core';
 import { startTestGateway, type TestGateway } from '../testing/index.js';
 
 // Crons through the official SDK (`client.crons.*`), on a gateway whose SQLite scheduler ticks every second.
@@ -66,6 +67,25 @@ describe('crons through @langchain/langgraph-sdk', () => {
     );
     expect(new Set(threads.map((t) => t.thread_id)).size).toBe(threads.length);
     await acme.crons.delete(cron.cron_id);
+  });
+
+  it("a stateless cron deletes each firing's thread once its run ended (on_run_completed default delete)", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'gateway', level: 'info', destination: { write: (l: string) => void lines.push(l) } });
+    await using own = await startTestGateway({ logger, env: { CRON_ALLOW_SECONDS: 'true' } });
+    const res = await own.app.inject({ method: 'POST', url: '/runs/crons', payload: { assistant_id: 'agent', schedule: EVERY_SECOND, input: input('gone') } });
+    expect(res.json()).toMatchObject({ thread_id: null, on_run_completed: 'delete' });
+    const fired = await until(
+      'a firing',
+      async () => lines.map((l) => JSON.parse(l) as { msg: string; thread_id?: string; tenant?: string }).find((e) => e.msg === 'cron fired a run'),
+      (e) => e !== undefined,
+    );
+    await until(
+      "the firing's thread to be deleted",
+      () => own.store.getThread(fired!.tenant!, fired!.thread_id!),
+      (t) => t === undefined,
+    );
+    await own.app.inject({ method: 'DELETE', url: `/runs/crons/${res.json().cron_id}` });
   });
 
   it('a thread cron goes away with its thread', async () => {
