@@ -12,7 +12,7 @@ import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
-import { SqliteQueueDatabase } from '@agentloop/queue';
+import { SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
@@ -82,6 +82,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite') });
   const runs = queues.queue('runs', { logger: loggerFor('orchestrator') });
   const webhooks = queues.queue('webhooks', { logger: loggerFor('gateway') });
+  // Crons (issue 12): the durable SQLite scheduler in the queues' file (ticks survive a restart).
+  const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
@@ -108,6 +110,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     config: orchestratorConfig,
     env,
     durability: 'async',
+    scheduler,
   });
   await orchestrator.start();
   const gatewayLogger = loggerFor('gateway');
@@ -126,6 +129,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     checkpoints,
     // Cancel with rollback deletes the run's checkpoints from the orchestrator's SqliteSaver.
     rewinder: sqliteCheckpointRewinder(checkpointer),
+    scheduler,
   });
   await app.listen({ port: gatewayConfig.PORT, host: gatewayConfig.HOST });
   const grpcServer = gatewayConfig.GRPC_ENABLED
@@ -152,7 +156,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await approval.stop();
       await skillSandbox.stop();
       await mcpBroker.stop();
-      await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
+      await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
       await queues.close();
       await store.close();
       checkpointer.db.close();

@@ -14,3 +14,16 @@ export {
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 export { SqliteQueue, SqliteQueueDatabase, type SqliteQueueOptions, type SqliteQueueDatabaseOptions } from './sqlite-queue.js';
 export { BullMqQueue, createBullMqQueue, type BullMqQueueOptions } from './bullmq-queue.js';
+// Cron schedulers (issue 12)
+export { type CronScheduler, type ScheduleSpec, type Firing, type FiringHandler } from './scheduler-types.js';
+export {
+  cronScheduleProblem,
+  isIanaTimezone,
+  nextCronTime,
+  encodeCronFiringData,
+  decodeCronFiringData,
+  type CronFiringData,
+  type CronScheduleOptions,
+} from './cron-schedule.js';
+export { SqliteScheduler, type SqliteSchedulerOptions } from './sqlite-scheduler.js';
+export { BullMqScheduler, type BullMqSchedulerOptions } from './bullmq-scheduler.js';

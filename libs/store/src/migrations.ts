@@ -13,6 +13,8 @@ import { approvalAuditApprover } from './migrations/0008_approval_audit_approver
 import { runLifecycle } from './migrations/0009_run_lifecycle.js';
 import { deadLetter } from './migrations/0010_dead_letter.js';
 import { assistants } from './migrations/0011_assistants.js';
+// Crons (issue 12)
+import { crons } from './migrations/0012_crons.js';
 // Store items (issue 12)
 import { storeItems } from './migrations/0013_store_items.js';
 
@@ -313,6 +315,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0009_run_lifecycle': runLifecycle(dialect),
     '0010_dead_letter': deadLetter(dialect),
     '0011_assistants': assistants(dialect),
+    // Crons (issue 12)
+    '0012_crons': crons(dialect),
     // Store items (issue 12)
     '0013_store_items': storeItems(dialect),
   };

@@ -162,6 +162,26 @@ export interface AssistantVersionsTable {
 }
 
 // ---------------------------------------------------------------------------
+// Crons (migration 0012, issue 12)
+
+/** A cron: its schedule and the run each firing creates (`payload`, JSON). `thread_id` NULL: stateless. */
+export interface CronsTable {
+  tenant_id: string;
+  cron_id: string;
+  assistant_id: string;
+  thread_id: string | null;
+  schedule: string;
+  timezone: string | null;
+  end_time: number | null;
+  payload: string;
+  metadata: string;
+  /** 1 or 0. */
+  enabled: number;
+  on_run_completed: string | null;
+  user_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
 // Store items (migration 0013, issue 12)
 
 /** One item of the long-term memory store. */
@@ -195,6 +215,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   assistants: AssistantsTable;
   assistant_versions: AssistantVersionsTable;
+  // Crons (issue 12)
+  crons: CronsTable;
   // Store items (issue 12)
   store_items: StoreItemsTable;
 }

@@ -25,6 +25,9 @@ import type { AssistantFilter, AssistantPatch, AssistantRecord, AssistantSearch,
 // Store items (issue 12)
 import { StoreItemRepository } from './repositories/store-items.js';
 import type { NamespaceListing, StoreItemHit, StoreItemRecord, StoreItemSearch, StoreItemWrite } from './types.js';
+// Crons (issue 12)
+import { CronRepository } from './repositories/crons.js';
+import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -77,6 +80,8 @@ export class SqlStore implements Store {
   readonly assistants: AssistantRepository;
   /** The long-term memory store's items (issue 12). */
   readonly storeItems: StoreItemRepository;
+  /** Crons (issue 12). */
+  readonly crons: CronRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -97,6 +102,7 @@ export class SqlStore implements Store {
     this.assistants = new AssistantRepository(ctx, this.writer);
     // Store items (issue 12)
     this.storeItems = new StoreItemRepository(ctx);
+    this.crons = new CronRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -300,6 +306,26 @@ export class SqlStore implements Store {
   }
   sweepExpiredItems(limit: number): Promise<number> {
     return this.storeItems.sweep(limit);
+  }
+  // Crons (issue 12)
+
+  createCron(c: NewCron): Promise<CronRecord> {
+    return this.crons.create(c);
+  }
+  getCron(tenantId: string, cronId: string): Promise<CronRecord | undefined> {
+    return this.crons.get(tenantId, cronId);
+  }
+  updateCron(tenantId: string, cronId: string, patch: CronPatch): Promise<CronRecord | undefined> {
+    return this.crons.update(tenantId, cronId, patch);
+  }
+  deleteCron(tenantId: string, cronId: string): Promise<boolean> {
+    return this.crons.delete(tenantId, cronId);
+  }
+  searchCrons(tenantId: string, opts: CronSearch): Promise<CronRecord[]> {
+    return this.crons.search(tenantId, opts);
+  }
+  countCrons(tenantId: string, filter: CronFilter): Promise<number> {
+    return this.crons.count(tenantId, filter);
   }
   // -------------------------------------------------------------------------
 

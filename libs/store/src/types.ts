@@ -270,6 +270,62 @@ export interface AssistantSearch extends AssistantFilter {
 }
 
 // ---------------------------------------------------------------------------
+// Crons (issue 12)
+
+export const CRON_SORT_FIELDS = ['cron_id', 'assistant_id', 'thread_id', 'created_at', 'updated_at', 'next_run_date'] as const;
+export type CronSortField = (typeof CRON_SORT_FIELDS)[number];
+
+/** A cron as stored: LangGraph Platform's scheduled run. `threadId` undefined: stateless (a new thread per firing). */
+export interface CronRecord {
+  tenantId: string;
+  cronId: string;
+  assistantId: string;
+  threadId: string | undefined;
+  /** Cron expression, read in `timezone` (UTC when undefined). */
+  schedule: string;
+  timezone: string | undefined;
+  /** No firing after this instant. */
+  endTime: Date | undefined;
+  /** The run-creation body each firing sends (input, config, webhook, ...), as the API received it. */
+  payload: JsonObject;
+  metadata: JsonObject;
+  enabled: boolean;
+  /** Stateless crons: whether a firing's thread is deleted once its run ends. */
+  onRunCompleted: 'delete' | 'keep' | undefined;
+  userId: string | undefined;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewCron = Omit<CronRecord, 'createdAt' | 'updatedAt'>;
+
+/** Fields a PATCH may change; undefined leaves a field as it is, null clears an optional one. */
+export interface CronPatch {
+  schedule?: string;
+  timezone?: string | null;
+  endTime?: Date | null;
+  payload?: JsonObject;
+  metadata?: JsonObject;
+  enabled?: boolean;
+  onRunCompleted?: 'delete' | 'keep' | null;
+}
+
+export interface CronFilter {
+  assistantId?: string;
+  threadId?: string;
+  enabled?: boolean;
+  /** Exact match on each key. */
+  metadata?: JsonObject;
+}
+
+export interface CronSearch extends CronFilter {
+  limit: number;
+  offset: number;
+  /** Default created_at descending; `next_run_date` is not stored and sorts as created_at. Ties by cron_id. */
+  sortBy?: CronSortField;
+  sortOrder?: 'asc' | 'desc';
+}
+
 // Store items (issue 12): LangGraph Platform's long-term memory store, per tenant.
 
 /** One item of the memory store. `namespace` is a path of labels (non-empty, without "."). */
@@ -442,6 +498,16 @@ export interface Store {
   /** Makes `version` the one in use; undefined when there is no such assistant, NotFoundError when it has no such version. */
   setAssistantLatest(tenantId: string, assistantId: string, version: number): Promise<AssistantRecord | undefined>;
   // -------------------------------------------------------------------------
+  // Crons (issue 12)
+
+  /** Stores a new cron; a cron id already used by the tenant is a CONFLICT. */
+  createCron(c: NewCron): Promise<CronRecord>;
+  getCron(tenantId: string, cronId: string): Promise<CronRecord | undefined>;
+  /** Applies the patch; undefined when the tenant has no such cron. */
+  updateCron(tenantId: string, cronId: string, patch: CronPatch): Promise<CronRecord | undefined>;
+  deleteCron(tenantId: string, cronId: string): Promise<boolean>;
+  searchCrons(tenantId: string, opts: CronSearch): Promise<CronRecord[]>;
+  countCrons(tenantId: string, filter: CronFilter): Promise<number>;
   // Store items (issue 12)
 
   /** Creates or replaces an item (created_at kept on replace). Labels or key too long, or a label with ".", are refused. */

@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { AgentLoopError, jsonShapeExceeds, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, type Logger, type PathRoot } from '@agentloop/core';
 import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
-import type { JobQueue } from '@agentloop/queue';
+import type { CronScheduler, JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { ApiKeyAuthenticator } from './auth.js';
@@ -25,6 +25,9 @@ import type { CheckpointRewinder } from './run-service/rollback.js';
 // Store items (issue 12)
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Embedder } from '@agentloop/store';
 import { registerStoreRoutes, startStoreSweeper } from './routes/store.js';
+// Crons (issue 12)
+import { CronService } from './cron-service.js';
+import { registerCronRoutes } from './routes/crons.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -51,6 +54,8 @@ export interface GatewayDeps {
   rewinder?: CheckpointRewinder;
   /** Store items (issue 12): the embeddings for semantic search; default: from STORE_EMBEDDINGS_* (none: text match). */
   embedder?: Embedder;
+  /** Crons (issue 12): the scheduler whose ticks this gateway turns into runs; absent: cron endpoints answer 503. */
+  scheduler?: CronScheduler;
 }
 
 /** Paths served without an API key. */
@@ -223,9 +228,16 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerStoreRoutes(app, new StoreItems({ store: deps.store, ...(embedder ? { embedder } : {}) }));
   const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));
   app.addHook('onClose', async () => stopSweeper());
+  // Crons (issue 12): the gateway runs the scheduler's worker, since a firing is an admission.
+  const crons = new CronService({ store: deps.store, runs, logger: deps.logger, scheduler: deps.scheduler, allowSeconds: config.CRON_ALLOW_SECONDS });
+  registerCronRoutes(app, ctx, crons);
+  app.addHook('onReady', async () => {
+    await crons.start();
+  });
 
   // Before the server drains: end waits and SSE streams (clients rejoin elsewhere), stop deferred work.
   app.addHook('preClose', async () => {
+    await crons.stop();
     runs.stop();
   });
   app.addHook('onClose', async () => {

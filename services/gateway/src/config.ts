@@ -158,6 +158,8 @@ export const GatewayConfig = TransportEnv.extend({
   STORE_EMBEDDINGS_DIMS: optionalString,
   /** How often expired store items are deleted (they are invisible from their expiry on); 0 disables. */
   STORE_SWEEP_INTERVAL_MS: envInt(60_000, 0, 24 * 60 * 60 * 1000),
+  /** Crons (issue 12): accept a 6-field schedule with leading seconds. For tests only; the API is 5-field. */
+  CRON_ALLOW_SECONDS: envBool(false),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

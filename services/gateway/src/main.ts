@@ -5,7 +5,7 @@
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
-import { createBullMqQueue } from '@agentloop/queue';
+import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
 import { createThreadCheckpoints, mysqlCheckpointRewinder } from '@agentloop/orchestrator';
@@ -33,6 +33,8 @@ await runMain('gateway', async () => {
   await store.migrate();
   const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
+  // Crons (issue 12): BullMQ job schedulers, so each tick fires once across every replica.
+  const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });
 
   // Rate-limit counters shared by every gateway replica.
   const rateLimitRedis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -50,6 +52,7 @@ await runMain('gateway', async () => {
     config,
     bus,
     rateLimitRedis,
+    scheduler,
     checkpoints: createThreadCheckpoints(checkpointer),
     rewinder: mysqlCheckpointRewinder(checkpointer),
   });
@@ -61,7 +64,7 @@ await runMain('gateway', async () => {
     await grpcServer?.close();
     await app.close();
     await hooks.close(10_000);
-    await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
+    await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close(), store.close(), checkpointer.end()]);
     rateLimitRedis.disconnect();
     await bus.close();
     await telemetry.shutdown();

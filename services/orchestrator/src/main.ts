@@ -5,7 +5,7 @@
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
 import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
-import { createBullMqQueue } from '@agentloop/queue';
+import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
 import { MySQLSaver } from '@agentloop/checkpoint-mysql';
 import { loadOrchestratorConfig } from './config.js';
@@ -29,12 +29,14 @@ await runMain('orchestrator', async () => {
   await checkpointer.setup();
   const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
-  const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync' });
+  // The scheduled-task tools write crons; the gateways' worker fires them (this process runs no scheduler worker).
+  const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });
+  const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync', scheduler });
   await orchestrator.start();
 
   exitOnSignals(logger, async () => {
     await orchestrator.stop();
-    await Promise.allSettled([runs.close(), webhooks.close(), events.close(), store.close(), checkpointer.end()]);
+    await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close(), store.close(), checkpointer.end()]);
     await bus.close();
     await telemetry.shutdown();
   });

@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
-import type { JobQueue, QueueWorker } from '@agentloop/queue';
+import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Store } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
@@ -15,6 +15,9 @@ import { StepGate } from './step-gate.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
+// Scheduled-task tools (issue 12)
+import { ScheduledTasks } from './scheduled-tasks.js';
+import { TaskToolClient } from './task-tool-client.js';
 
 export interface OrchestratorDeps {
   bus: Bus;
@@ -28,6 +31,8 @@ export interface OrchestratorDeps {
   /** Model slots; defaults to the MODEL_* environment. */
   env?: NodeJS.ProcessEnv;
   durability?: 'sync' | 'async' | 'exit';
+  /** The crons' scheduler (issue 12): with it, the agent gets schedule_task / list_tasks / delete_task. */
+  scheduler?: CronScheduler;
 }
 
 export interface Orchestrator {
@@ -44,7 +49,10 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const log = deps.logger.child({ component: 'orchestrator' });
   const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
   // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
-  const tools = new ToolClient(deps.bus, { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] });
+  const toolOpts = { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] };
+  const tools = deps.scheduler
+    ? new TaskToolClient(deps.bus, toolOpts, new ScheduledTasks({ store: deps.store, scheduler: deps.scheduler }))
+    : new ToolClient(deps.bus, toolOpts);
   // Long-term memory (issue 12) on the same store, with semantic recall when embeddings are configured.
   const embeddings = embeddingsFromEnv(deps.config);
   const memory = new StoreItems({ store: deps.store, ...(embeddings ? { embedder: new OpenAiEmbeddings(embeddings) } : {}) });

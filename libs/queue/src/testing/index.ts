@@ -1,2 +1,3 @@
-/** Test harness for JobQueue implementations (vitest). Not part of the runtime API. */
+/** Test harness for JobQueue and CronScheduler implementations (vitest). Not part of the runtime API. */
 export { queueContract } from '../contract.js';
+export { schedulerContract } from '../scheduler-contract.js';

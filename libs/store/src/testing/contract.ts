@@ -9,6 +9,8 @@ import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { lifecycleContract } from './lifecycle-contract.js';
 import { assistantsContract } from './assistants-contract.js';
+// Crons (issue 12)
+import { cronsContract } from './crons-contract.js';
 // Store items (issue 12)
 import { storeItemsContract } from './store-items-contract.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
@@ -93,6 +95,7 @@ export function storeContract(harness: StoreTestHarness): void {
             '0009_run_lifecycle',
             '0010_dead_letter',
             '0011_assistants',
+            '0012_crons',
             // Store items (issue 12)
             '0013_store_items',
           ]);
@@ -767,6 +770,8 @@ export function storeContract(harness: StoreTestHarness): void {
   });
   lifecycleContract(harness);
   assistantsContract(harness);
+  // Crons (issue 12)
+  cronsContract(harness);
   // Store items (issue 12)
   storeItemsContract(harness);
 }

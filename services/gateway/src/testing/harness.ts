@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { MemoryRunEventStream, type RunEventStream } from '@agentloop/bus';
-import { MemoryQueue, type JobQueue } from '@agentloop/queue';
+import { MemoryQueue, SqliteQueueDatabase, SqliteScheduler, type CronScheduler, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore, type Store } from '@agentloop/store';
 import { silentLogger, type Logger } from '@agentloop/core';
 import { createTempDir } from '@agentloop/workspace';
@@ -24,6 +24,8 @@ export interface TestGatewayOptions {
   shared?: { store: Store; runs: JobQueue; webhooks: JobQueue };
   /** The thread checkpoints (history, state updates, copy), e.g. over a MemorySaver; absent: none. */
   checkpoints?: ThreadCheckpoints;
+  /** The crons' scheduler (default: a SQLite scheduler in memory, polled every 100 ms); not closed with this gateway when given. */
+  scheduler?: CronScheduler;
 }
 
 export interface TestGateway extends AsyncDisposable {
@@ -54,12 +56,15 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const webhooks = opts.shared?.webhooks ?? new MemoryQueue('webhooks');
   const events = opts.events ?? new MemoryRunEventStream();
   const orchestrator = opts.orchestrator === false ? undefined : await startFakeOrchestrator({ runs, store, events, webhooks, ...(opts.orchestrator ?? {}) });
+  const schedulerDb = opts.scheduler ? undefined : new SqliteQueueDatabase({ path: ':memory:' });
+  const scheduler = opts.scheduler ?? new SqliteScheduler('crons', { database: schedulerDb!, pollMs: 100 });
   const app = await createGatewayApp({
     store,
     runs,
     events,
     logger,
     config,
+    scheduler,
     ...(opts.rateLimitRedis ? { rateLimitRedis: opts.rateLimitRedis } : {}),
     ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
   });
@@ -67,6 +72,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const close = async () => {
     await app.close();
     await orchestrator?.close();
+    if (schedulerDb) await scheduler.close().then(() => schedulerDb.close());
     if (!owned) return void (await tmp?.[Symbol.asyncDispose]());
     await Promise.allSettled([runs.close(), webhooks.close(), events.close()]);
     await store.close();
