@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations run against the database as it is at that version, untyped by design (Kysely guidance). */
-import { sql, type Kysely, type Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { SqlDialectName } from '../schema.js';
+import { columnTypes } from './column-types.js';
 
 /**
  * 0011: assistants (issue 11), LangGraph Platform's agent configurations over a graph.
@@ -13,13 +14,7 @@ import type { SqlDialectName } from '../schema.js';
  * MySQL DDL is not transactional: every step tolerates having run before (`if not exists`).
  */
 export function assistants(dialect: SqlDialectName): Migration {
-  const mysql = dialect === 'mysql';
-  const id = mysql ? 'varchar(128)' : 'text';
-  const millis = mysql ? 'bigint' : 'integer';
-  const doc = (mysql ? sql`longtext` : 'text') as 'text';
-  // Binary collation on MySQL, as every other table: ids compare exactly.
-  const options = <T extends { modifyEnd(s: unknown): T }>(b: T): T =>
-    mysql ? b.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`) : b;
+  const { id, millis, doc, tableOptions: options } = columnTypes(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- migrations run against the database as it is at that version, untyped by design (Kysely guidance). */
-import { sql, type Kysely, type Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { SqlDialectName } from '../schema.js';
+import { columnTypes } from './column-types.js';
 
 /**
  * 0012: crons (issue 12), LangGraph Platform's scheduled runs. One row per (tenant, cron): the
@@ -11,13 +12,7 @@ import type { SqlDialectName } from '../schema.js';
  * MySQL DDL is not transactional: every step tolerates having run before (`if not exists`).
  */
 export function crons(dialect: SqlDialectName): Migration {
-  const mysql = dialect === 'mysql';
-  const id = mysql ? 'varchar(128)' : 'text';
-  const short = mysql ? 'varchar(32)' : 'text';
-  const millis = mysql ? 'bigint' : 'integer';
-  const doc = (mysql ? sql`longtext` : 'text') as 'text';
-  const options = <T extends { modifyEnd(s: unknown): T }>(b: T): T =>
-    mysql ? b.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`) : b;
+  const { mysql, id, short, millis, doc, tableOptions: options } = columnTypes(dialect);
   return {
     async up(db: Kysely<any>) {
       await db.schema
