@@ -3,11 +3,11 @@
  * cluster: a running run stops where it is (the orchestrator executing it hears the cancel over
  * the bus), a queued run never starts, and the thread stays usable.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
 import * as grpc from '@grpc/grpc-js';
 import { AgentLoopGrpcClient } from '@agentloop/gateway';
-import { poll, scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { poll, scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 
@@ -80,21 +80,18 @@ describe('cancel (embedded)', () => {
 });
 
 describe('cancel (cluster: the cancel crosses NATS to the orchestrator process)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('stops a running run, keeps a queued one from starting, and the thread goes on', async () => {
-    await cancelJourney(cluster.url);
-    expect(cluster.logs.some((l) => l.includes('cancelling run'))).toBe(true);
+    await cancelJourney(cluster().url);
+    expect(cluster().logs.some((l) => l.includes('cancelling run'))).toBe(true);
   }, 120_000);
 
   it('serves the same runs over gRPC (the gateway process, api.proto): wait, stream, and cancel', async () => {
-    const client = new AgentLoopGrpcClient(cluster.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => unknown> &
+    const client = new AgentLoopGrpcClient(cluster().grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<
+      string,
+      (...a: unknown[]) => unknown
+    > &
       grpc.Client;
     const unary = <T>(method: string, req: object) =>
       new Promise<T>((resolve, reject) =>

@@ -7,9 +7,9 @@
  * branch stays in the history), a regenerate from the checkpoint before the last answer gives a new
  * answer — and the internal (tenant-prefixed) thread id never shows.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
-import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 type Values = { messages: Msg[] };
@@ -130,15 +130,9 @@ describe('thread checkpoints through the SDK (embedded)', () => {
 });
 
 describe('thread checkpoints through the SDK (cluster)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('history per checkpoint (limit, before, metadata), state at a checkpoint, edit and regenerate fork', async () => {
-    await checkpointJourney(cluster.url);
+    await checkpointJourney(cluster().url);
   }, 120_000);
 });

@@ -203,6 +203,24 @@ export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 30_000, ever
   }
 }
 
+/**
+ * Registers beforeAll/afterAll that start a cluster (`startCluster(opts)`) and stop it; the
+ * returned function gives the running cluster inside a test.
+ */
+export function useCluster(opts: ClusterOptions = {}): () => ClusterHarness {
+  let cluster: ClusterHarness | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(opts);
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error('the cluster is not started (use it inside a test)');
+    return cluster;
+  };
+}
+
 /** An embedded server of a `describe` block: started in beforeAll on a fresh DATA_DIR, closed and removed in afterAll. */
 export interface EmbeddedFixture {
   readonly url: string;

@@ -8,11 +8,11 @@
  * message (the model reads it); the thread, made with a bare `POST /threads`, is found by
  * `threads.search({metadata: {graph_id: "agent"}})`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string; status?: string };
 type Interrupt = { id?: string; value: Record<string, unknown> };
@@ -132,15 +132,9 @@ describe('langchain v1 human in the loop through the SDK (embedded)', () => {
 });
 
 describe('langchain v1 human in the loop through the SDK (cluster)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('interrupt-only values event with action_requests; approve, edit and reject decisions; thread found by graph_id', async () => {
-    await langchainHitlJourney(cluster.url, cluster.workspaceRoot);
+    await langchainHitlJourney(cluster().url, cluster().workspaceRoot);
   }, 120_000);
 });

@@ -6,11 +6,11 @@
  * decisions are in the tenant's hash-chained audit trail, which verifies. ask_human asks and the
  * answer becomes the tool result.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
-import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string };
 type Values = { messages: Msg[]; __interrupt__?: Array<{ value: Record<string, unknown> }> };
@@ -91,15 +91,9 @@ describe('human in the loop (embedded)', () => {
 });
 
 describe('human in the loop (cluster)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('approval stops the run, approve runs the call, reject cancels it, the audit trail verifies; ask_human gets its answer', async () => {
-    await hitlJourney(cluster.url, cluster.workspaceRoot);
+    await hitlJourney(cluster().url, cluster().workspaceRoot);
   }, 120_000);
 });

@@ -4,9 +4,9 @@
  * `action=rollback` and multitask_strategy "rollback" stop the run, delete it with every
  * checkpoint it wrote, and the thread — its history, state and record — is as before the run.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
-import { poll, scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { poll, scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string };
 type Values = { messages: Msg[] };
@@ -93,15 +93,9 @@ describe('rollback (embedded)', () => {
 });
 
 describe('rollback (cluster)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('cancel with rollback and multitask rollback restore the thread to before the run', async () => {
-    await rollbackJourney(cluster.url);
+    await rollbackJourney(cluster().url);
   }, 120_000);
 });

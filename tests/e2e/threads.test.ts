@@ -5,9 +5,9 @@
  * run builds on the edit, `copy` keeps every checkpoint (the copy runs on its own), and the thread
  * stream delivers the events of two consecutive runs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client, type ThreadState } from '@langchain/langgraph-sdk';
-import { scripted, startCluster, type ClusterHarness, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; id?: string };
 type Values = { messages: Msg[] };
@@ -145,15 +145,9 @@ describe('the threads API through the SDK (embedded)', () => {
 });
 
 describe('the threads API through the SDK (cluster)', () => {
-  let cluster: ClusterHarness;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = useCluster();
 
   it('state is the latest checkpoint, updateState edits, copy keeps history, the thread stream spans runs', async () => {
-    await threadsJourney(cluster.url);
+    await threadsJourney(cluster().url);
   }, 120_000);
 });
