@@ -13,6 +13,7 @@ import { assistantsContract } from './assistants-contract.js';
 import { cronsContract } from './crons-contract.js';
 // Store items (issue 12)
 import { storeItemsContract } from './store-items-contract.js';
+import { uid } from './fixture.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
 import { AUDIT_GENESIS_HASH, auditEntryHash, verifyAuditChain } from '../audit-hash.js';
@@ -30,8 +31,6 @@ export interface StoreTestHarness {
   newDatabase(): Promise<StoreTestDatabase>;
 }
 
-let counter = 0;
-const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 
 export function storeContract(harness: StoreTestHarness): void {
   describe(`Store contract (${harness.name})`, () => {

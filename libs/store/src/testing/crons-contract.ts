@@ -1,28 +1,15 @@
 /** The crons part of the `Store` contract (issue 12), run by `storeContract` on each backend. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NewCron, Store } from '../types.js';
-import type { StoreTestDatabase, StoreTestHarness } from './contract.js';
-
-let counter = 0;
-const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+import type { StoreTestHarness } from './contract.js';
+import { uid, useMigratedStore } from './fixture.js';
 
 export function cronsContract(harness: StoreTestHarness): void {
   describe(`Store crons (${harness.name})`, () => {
-    let database: StoreTestDatabase;
-    let store: Store;
-
-    beforeAll(async () => {
-      database = await harness.newDatabase();
-      store = database.open();
-      await store.migrate();
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    const store = useMigratedStore(harness);
 
     const create = (tenantId: string, over: Partial<NewCron> = {}) =>
-      store.createCron({
+      store().createCron({
         tenantId,
         cronId: uid('c'),
         assistantId: 'agent',
@@ -52,21 +39,21 @@ export function cronsContract(harness: StoreTestHarness): void {
         enabled: true,
       });
       expect(c.endTime?.getTime()).toBe(end.getTime());
-      expect(await store.getCron(tenantId, 'c1')).toEqual(c);
-      expect(await store.getCron(uid('other'), 'c1')).toBeUndefined();
+      expect(await store().getCron(tenantId, 'c1')).toEqual(c);
+      expect(await store().getCron(uid('other'), 'c1')).toBeUndefined();
       await expect(create(tenantId, { cronId: 'c1' })).rejects.toMatchObject({ code: 'CONFLICT' });
     });
 
     it('patches the given fields only, clears with null, and deletes', async () => {
       const tenantId = uid('t');
       const c = await create(tenantId, { timezone: 'UTC', metadata: { a: 1 } });
-      const u = await store.updateCron(tenantId, c.cronId, { schedule: '0 9 * * *', enabled: false, timezone: null });
+      const u = await store().updateCron(tenantId, c.cronId, { schedule: '0 9 * * *', enabled: false, timezone: null });
       expect(u).toMatchObject({ schedule: '0 9 * * *', enabled: false, timezone: undefined, metadata: { a: 1 }, payload: c.payload });
-      expect(await store.updateCron(uid('other'), c.cronId, { enabled: true })).toBeUndefined();
-      expect(await store.updateCron(tenantId, 'missing', { enabled: true })).toBeUndefined();
-      expect(await store.deleteCron(uid('other'), c.cronId)).toBe(false);
-      expect(await store.deleteCron(tenantId, c.cronId)).toBe(true);
-      expect(await store.getCron(tenantId, c.cronId)).toBeUndefined();
+      expect(await store().updateCron(uid('other'), c.cronId, { enabled: true })).toBeUndefined();
+      expect(await store().updateCron(tenantId, 'missing', { enabled: true })).toBeUndefined();
+      expect(await store().deleteCron(uid('other'), c.cronId)).toBe(false);
+      expect(await store().deleteCron(tenantId, c.cronId)).toBe(true);
+      expect(await store().getCron(tenantId, c.cronId)).toBeUndefined();
     });
 
     it('searches and counts by assistant, thread, enabled and metadata, with paging and sorting', async () => {
@@ -75,16 +62,16 @@ export function cronsContract(harness: StoreTestHarness): void {
       const b = await create(tenantId, { cronId: 'b', threadId: 'x', enabled: false, metadata: { team: 'blue' } });
       const c = await create(tenantId, { cronId: 'c', assistantId: 'other' });
       await create(uid('other'), { cronId: 'd', threadId: 'x' });
-      const ids = async (o: Parameters<Store['searchCrons']>[1]) => (await store.searchCrons(tenantId, o)).map((r) => r.cronId);
+      const ids = async (o: Parameters<Store['searchCrons']>[1]) => (await store().searchCrons(tenantId, o)).map((r) => r.cronId);
       expect(await ids({ limit: 10, offset: 0, sortBy: 'cron_id', sortOrder: 'asc' })).toEqual(['a', 'b', 'c']);
       expect(await ids({ limit: 10, offset: 0, threadId: 'x', sortBy: 'cron_id', sortOrder: 'desc' })).toEqual(['b', 'a']);
       expect(await ids({ limit: 1, offset: 1, sortBy: 'cron_id', sortOrder: 'asc' })).toEqual(['b']);
       expect(await ids({ limit: 10, offset: 0, enabled: true, sortBy: 'cron_id', sortOrder: 'asc' })).toEqual(['a', 'c']);
       expect(await ids({ limit: 10, offset: 0, metadata: { team: 'blue' } })).toEqual(['b']);
       expect(await ids({ limit: 10, offset: 0, assistantId: 'other' })).toEqual([c.cronId]);
-      expect(await store.countCrons(tenantId, {})).toBe(3);
-      expect(await store.countCrons(tenantId, { threadId: 'x' })).toBe(2);
-      expect(await store.countCrons(tenantId, { metadata: { team: 'red' } })).toBe(1);
+      expect(await store().countCrons(tenantId, {})).toBe(3);
+      expect(await store().countCrons(tenantId, { threadId: 'x' })).toBe(2);
+      expect(await store().countCrons(tenantId, { metadata: { team: 'red' } })).toBe(1);
       expect([a.cronId, b.cronId]).toEqual(['a', 'b']);
     });
   });

@@ -1,26 +1,13 @@
 /** The memory store part of the `Store` contract (issue 12), run by `storeContract` on each backend. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../types.js';
-import type { StoreTestDatabase, StoreTestHarness } from './contract.js';
+import { describe, expect, it } from 'vitest';
+import type { StoreTestHarness } from './contract.js';
+import { uid, useMigratedStore } from './fixture.js';
 
-let counter = 0;
-const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function storeItemsContract(harness: StoreTestHarness): void {
   describe(`Store items (${harness.name})`, () => {
-    let database: StoreTestDatabase;
-    let store: Store;
-
-    beforeAll(async () => {
-      database = await harness.newDatabase();
-      store = database.open();
-      await store.migrate();
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    const store = useMigratedStore(harness);
 
     const put = (
       tenantId: string,
@@ -28,21 +15,21 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       key: string,
       value: Record<string, unknown>,
       more: { ttlMinutes?: number; searchText?: string | null; embedding?: number[] } = {},
-    ) => store.putItem({ tenantId, namespace, key, value, searchText: more.searchText === undefined ? JSON.stringify(value) : more.searchText, ...more });
+    ) => store().putItem({ tenantId, namespace, key, value, searchText: more.searchText === undefined ? JSON.stringify(value) : more.searchText, ...more });
 
     it('puts, reads, replaces (keeping created_at) and deletes an item, scoped to its tenant', async () => {
       const t = uid('t');
       await put(t, ['memories', 'u1'], 'k', { fact: 'likes tea' });
-      const first = await store.getItem(t, ['memories', 'u1'], 'k');
+      const first = await store().getItem(t, ['memories', 'u1'], 'k');
       expect(first).toMatchObject({ tenantId: t, namespace: ['memories', 'u1'], key: 'k', value: { fact: 'likes tea' }, expiresAt: null, ttlMinutes: null });
       await put(t, ['memories', 'u1'], 'k', { fact: 'likes coffee' });
-      const second = await store.getItem(t, ['memories', 'u1'], 'k');
+      const second = await store().getItem(t, ['memories', 'u1'], 'k');
       expect(second?.value).toEqual({ fact: 'likes coffee' });
       expect(second?.createdAt).toEqual(first?.createdAt);
-      expect(await store.getItem(uid('other'), ['memories', 'u1'], 'k')).toBeUndefined();
-      expect(await store.deleteItem(uid('other'), ['memories', 'u1'], 'k')).toBe(false);
-      expect(await store.deleteItem(t, ['memories', 'u1'], 'k')).toBe(true);
-      expect(await store.getItem(t, ['memories', 'u1'], 'k')).toBeUndefined();
+      expect(await store().getItem(uid('other'), ['memories', 'u1'], 'k')).toBeUndefined();
+      expect(await store().deleteItem(uid('other'), ['memories', 'u1'], 'k')).toBe(false);
+      expect(await store().deleteItem(t, ['memories', 'u1'], 'k')).toBe(true);
+      expect(await store().getItem(t, ['memories', 'u1'], 'k')).toBeUndefined();
     });
 
     it('refuses a label with ".", an empty label and an over-long key, naming the field', async () => {
@@ -59,11 +46,11 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       await put(t, ['docs', 'ab'], '3', { n: 3 });
       await put(t, ['docs'], '4', { n: 4 });
       await put(uid('other'), ['docs', 'a'], '5', { n: 5 });
-      const under = await store.searchItems(t, { namespacePrefix: ['docs', 'a'], limit: 10, offset: 0 });
+      const under = await store().searchItems(t, { namespacePrefix: ['docs', 'a'], limit: 10, offset: 0 });
       expect(under.map((i) => i.key).sort()).toEqual(['1', '2']);
-      const all = await store.searchItems(t, { namespacePrefix: [], limit: 10, offset: 0 });
+      const all = await store().searchItems(t, { namespacePrefix: [], limit: 10, offset: 0 });
       expect(all.map((i) => i.key).sort()).toEqual(['1', '2', '3', '4']);
-      const page = await store.searchItems(t, { namespacePrefix: ['docs'], limit: 2, offset: 1 });
+      const page = await store().searchItems(t, { namespacePrefix: ['docs'], limit: 2, offset: 1 });
       expect(page).toHaveLength(2);
     });
 
@@ -72,19 +59,19 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       await put(t, ['m'], 'a', { kind: 'pref', n: 1, fact: 'Prefers dark mode' });
       await put(t, ['m'], 'b', { kind: 'pref', n: 5, fact: 'Lives in Lyon' });
       await put(t, ['m'], 'c', { kind: 'note', n: 9, fact: 'dark chocolate' }, { searchText: null });
-      expect((await store.searchItems(t, { namespacePrefix: ['m'], filter: { kind: 'pref' }, limit: 10, offset: 0 })).map((i) => i.key).sort()).toEqual([
+      expect((await store().searchItems(t, { namespacePrefix: ['m'], filter: { kind: 'pref' }, limit: 10, offset: 0 })).map((i) => i.key).sort()).toEqual([
         'a',
         'b',
       ]);
-      expect((await store.searchItems(t, { namespacePrefix: ['m'], filter: { n: { $gt: 3 } }, limit: 10, offset: 0 })).map((i) => i.key).sort()).toEqual([
+      expect((await store().searchItems(t, { namespacePrefix: ['m'], filter: { n: { $gt: 3 } }, limit: 10, offset: 0 })).map((i) => i.key).sort()).toEqual([
         'b',
         'c',
       ]);
       // "c" is not indexed: a query never matches it.
-      expect((await store.searchItems(t, { namespacePrefix: ['m'], query: 'DARK', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
+      expect((await store().searchItems(t, { namespacePrefix: ['m'], query: 'DARK', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
       // Every word must occur, in any order.
-      expect((await store.searchItems(t, { namespacePrefix: ['m'], query: 'mode prefers', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
-      expect(await store.searchItems(t, { namespacePrefix: ['m'], query: 'dark lyon', limit: 10, offset: 0 })).toEqual([]);
+      expect((await store().searchItems(t, { namespacePrefix: ['m'], query: 'mode prefers', limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['a']);
+      expect(await store().searchItems(t, { namespacePrefix: ['m'], query: 'dark lyon', limit: 10, offset: 0 })).toEqual([]);
     });
 
     it('ranks a query vector by cosine similarity and reports the score', async () => {
@@ -92,7 +79,7 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       await put(t, ['v'], 'x', { fact: 'x' }, { embedding: [1, 0] });
       await put(t, ['v'], 'y', { fact: 'y' }, { embedding: [0, 1] });
       await put(t, ['v'], 'xy', { fact: 'xy' }, { embedding: [1, 1] });
-      const hits = await store.searchItems(t, { namespacePrefix: ['v'], query: 'anything', queryVector: [0, 2], limit: 2, offset: 0 });
+      const hits = await store().searchItems(t, { namespacePrefix: ['v'], query: 'anything', queryVector: [0, 2], limit: 2, offset: 0 });
       expect(hits.map((h) => h.key)).toEqual(['y', 'xy']);
       expect(hits[0]?.score).toBeCloseTo(1);
       expect(hits[1]?.score).toBeCloseTo(Math.SQRT1_2);
@@ -104,42 +91,42 @@ export function storeItemsContract(harness: StoreTestHarness): void {
       await put(t, ['memories', 'u2'], 'k', {});
       await put(t, ['memories', 'u2', 'prefs'], 'k', {});
       await put(t, ['docs', 'u1'], 'k', {});
-      expect(await store.listItemNamespaces(t, { limit: 100, offset: 0 })).toEqual([
+      expect(await store().listItemNamespaces(t, { limit: 100, offset: 0 })).toEqual([
         ['docs', 'u1'],
         ['memories', 'u1'],
         ['memories', 'u2'],
         ['memories', 'u2', 'prefs'],
       ]);
-      expect(await store.listItemNamespaces(t, { prefix: ['memories'], maxDepth: 2, limit: 100, offset: 0 })).toEqual([
+      expect(await store().listItemNamespaces(t, { prefix: ['memories'], maxDepth: 2, limit: 100, offset: 0 })).toEqual([
         ['memories', 'u1'],
         ['memories', 'u2'],
       ]);
-      expect(await store.listItemNamespaces(t, { prefix: ['*', 'u1'], limit: 100, offset: 0 })).toEqual([
+      expect(await store().listItemNamespaces(t, { prefix: ['*', 'u1'], limit: 100, offset: 0 })).toEqual([
         ['docs', 'u1'],
         ['memories', 'u1'],
       ]);
-      expect(await store.listItemNamespaces(t, { suffix: ['prefs'], limit: 100, offset: 0 })).toEqual([['memories', 'u2', 'prefs']]);
-      expect(await store.listItemNamespaces(t, { limit: 1, offset: 1 })).toEqual([['memories', 'u1']]);
-      expect(await store.listItemNamespaces(uid('other'), { limit: 100, offset: 0 })).toEqual([]);
+      expect(await store().listItemNamespaces(t, { suffix: ['prefs'], limit: 100, offset: 0 })).toEqual([['memories', 'u2', 'prefs']]);
+      expect(await store().listItemNamespaces(t, { limit: 1, offset: 1 })).toEqual([['memories', 'u1']]);
+      expect(await store().listItemNamespaces(uid('other'), { limit: 100, offset: 0 })).toEqual([]);
     });
 
     it('hides an item once its TTL passes, refresh_ttl pushes the expiry forward, and the sweep deletes expired rows', async () => {
       const t = uid('t');
       await put(t, ['ttl'], 'short', { v: 1 }, { ttlMinutes: 0.0005 }); // 30 ms
       await put(t, ['ttl'], 'long', { v: 2 }, { ttlMinutes: 60 });
-      const long = await store.getItem(t, ['ttl'], 'long');
+      const long = await store().getItem(t, ['ttl'], 'long');
       expect(long?.ttlMinutes).toBe(60);
       await sleep(60);
-      expect(await store.getItem(t, ['ttl'], 'short')).toBeUndefined();
-      expect((await store.searchItems(t, { namespacePrefix: ['ttl'], limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['long']);
-      expect(await store.listItemNamespaces(t, { limit: 10, offset: 0 })).toEqual([['ttl']]);
-      const refreshed = await store.getItem(t, ['ttl'], 'long', { refreshTtl: true });
+      expect(await store().getItem(t, ['ttl'], 'short')).toBeUndefined();
+      expect((await store().searchItems(t, { namespacePrefix: ['ttl'], limit: 10, offset: 0 })).map((i) => i.key)).toEqual(['long']);
+      expect(await store().listItemNamespaces(t, { limit: 10, offset: 0 })).toEqual([['ttl']]);
+      const refreshed = await store().getItem(t, ['ttl'], 'long', { refreshTtl: true });
       expect(refreshed!.expiresAt!.getTime()).toBeGreaterThan(long!.expiresAt!.getTime());
-      expect((await store.getItem(t, ['ttl'], 'long'))?.expiresAt).toEqual(refreshed?.expiresAt);
-      expect(await store.sweepExpiredItems(1000)).toBeGreaterThanOrEqual(1);
+      expect((await store().getItem(t, ['ttl'], 'long'))?.expiresAt).toEqual(refreshed?.expiresAt);
+      expect(await store().sweepExpiredItems(1000)).toBeGreaterThanOrEqual(1);
       // Re-putting the swept key makes a new item.
       await put(t, ['ttl'], 'short', { v: 3 });
-      expect((await store.getItem(t, ['ttl'], 'short'))?.value).toEqual({ v: 3 });
+      expect((await store().getItem(t, ['ttl'], 'short'))?.value).toEqual({ v: 3 });
     });
   });
 }
