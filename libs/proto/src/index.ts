@@ -138,3 +138,27 @@ export {
   type ListRunsRequest,
   type ListRunsResponse,
 } from './gen/agentloop/v1/api_pb.js';
+// Crons and the store over gRPC (issue 12).
+export {
+  CronInfoSchema,
+  SearchCronsResponseSchema,
+  CountResponseSchema,
+  DeleteCronResponseSchema,
+  StoreItemSchema,
+  StoreNamespaceSchema,
+  PutStoreItemResponseSchema,
+  GetStoreItemResponseSchema,
+  DeleteStoreItemResponseSchema,
+  SearchStoreItemsResponseSchema,
+  ListStoreNamespacesResponseSchema,
+  type CronInfo,
+  type CreateCronRequest,
+  type UpdateCronRequest,
+  type SearchCronsRequest,
+  type CountCronsRequest,
+  type StoreItem,
+  type PutStoreItemRequest,
+  type GetStoreItemRequest,
+  type SearchStoreItemsRequest,
+  type ListStoreNamespacesRequest,
+} from './gen/agentloop/v1/api_pb.js';

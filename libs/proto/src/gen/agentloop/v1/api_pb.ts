@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/api.proto.
  */
 export const file_agentloop_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbzLUBwoJQWdlbnRMb29wEksKDENyZWF0ZVRocmVhZBIhLmFnZW50bG9vcC52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SRQoJR2V0VGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJSCgxEZWxldGVUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoiLmFnZW50bG9vcC52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJQCg5HZXRUaHJlYWRTdGF0ZRIjLmFnZW50bG9vcC52MS5HZXRUaHJlYWRTdGF0ZVJlcXVlc3QaGS5hZ2VudGxvb3AudjEuVGhyZWFkU3RhdGUSQgoJQ3JlYXRlUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJCCgdXYWl0UnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFy5hZ2VudGxvb3AudjEuUnVuUmVzdWx0EksKCVN0cmVhbVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESTQoNSm9pblJ1blN0cmVhbRIcLmFnZW50bG9vcC52MS5Kb2luUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEjwKBkdldFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SSQoITGlzdFJ1bnMSHS5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXF1ZXN0Gh4uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVzcG9uc2USPwoJQ2FuY2VsUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJdChJMaXN0RGVhZExldHRlclJ1bnMSJy5hZ2VudGxvb3AudjEuTGlzdERlYWRMZXR0ZXJSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEkAKClJlZHJpdmVSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvYgZwcm90bzM");
+  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbyKxAgoRQ3JlYXRlQ3JvblJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEhQKDGFzc2lzdGFudF9pZBgCIAEoCRIQCghzY2hlZHVsZRgDIAEoCRIQCgh0aW1lem9uZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgppbnB1dF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhQKDGNvbnRleHRfanNvbhgIIAEoCRIVCg1tZXRhZGF0YV9qc29uGAkgASgJEg8KB3dlYmhvb2sYCiABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAsgASgJEhQKB2VuYWJsZWQYDCABKAhIAIgBARIYChBvbl9ydW5fY29tcGxldGVkGA0gASgJQgoKCF9lbmFibGVkIr0CChFVcGRhdGVDcm9uUmVxdWVzdBIPCgdjcm9uX2lkGAEgASgJEhAKCHNjaGVkdWxlGAIgASgJEhUKCHRpbWV6b25lGAMgASgJSACIAQESFQoIZW5kX3RpbWUYBCABKAlIAYgBARISCgppbnB1dF9qc29uGAUgASgJEhMKC2NvbmZpZ19qc29uGAYgASgJEhQKDGNvbnRleHRfanNvbhgHIAEoCRIVCg1tZXRhZGF0YV9qc29uGAggASgJEg8KB3dlYmhvb2sYCSABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAogASgJEhQKB2VuYWJsZWQYCyABKAhIAogBARIYChBvbl9ydW5fY29tcGxldGVkGAwgASgJQgsKCV90aW1lem9uZUILCglfZW5kX3RpbWVCCgoIX2VuYWJsZWQiJAoRRGVsZXRlQ3JvblJlcXVlc3QSDwoHY3Jvbl9pZBgBIAEoCSIUChJEZWxldGVDcm9uUmVzcG9uc2UilwIKCENyb25JbmZvEg8KB2Nyb25faWQYASABKAkSFAoMYXNzaXN0YW50X2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIQCghzY2hlZHVsZRgEIAEoCRIQCgh0aW1lem9uZRgFIAEoCRIQCghlbmRfdGltZRgGIAEoCRIUCgxwYXlsb2FkX2pzb24YByABKAkSFQoNbWV0YWRhdGFfanNvbhgIIAEoCRIPCgdlbmFibGVkGAkgASgIEhgKEG9uX3J1bl9jb21wbGV0ZWQYCiABKAkSFQoNbmV4dF9ydW5fZGF0ZRgLIAEoCRIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhUKDXVwZGF0ZWRfYXRfbXMYDSABKAMiugEKElNlYXJjaENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJEg0KBWxpbWl0GAUgASgFEg4KBm9mZnNldBgGIAEoBRIPCgdzb3J0X2J5GAcgASgJEhIKCnNvcnRfb3JkZXIYCCABKAlCCgoIX2VuYWJsZWQiPAoTU2VhcmNoQ3JvbnNSZXNwb25zZRIlCgVjcm9ucxgBIAMoCzIWLmFnZW50bG9vcC52MS5Dcm9uSW5mbyJ1ChFDb3VudENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJQgoKCF9lbmFibGVkIh4KDUNvdW50UmVzcG9uc2USDQoFY291bnQYASABKAMiiwEKCVN0b3JlSXRlbRIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJEhIKCnZhbHVlX2pzb24YAyABKAkSFQoNY3JlYXRlZF9hdF9tcxgEIAEoAxIVCg11cGRhdGVkX2F0X21zGAUgASgDEhIKBXNjb3JlGAYgASgBSACIAQFCCAoGX3Njb3JlIoUBChNQdXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEgoKdmFsdWVfanNvbhgDIAEoCRINCgVpbmRleBgEIAMoCRIWCg5pbmRleF9kaXNhYmxlZBgFIAEoCBITCgt0dGxfbWludXRlcxgGIAEoASIWChRQdXRTdG9yZUl0ZW1SZXNwb25zZSJKChNHZXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEwoLcmVmcmVzaF90dGwYAyABKAgiPQoUR2V0U3RvcmVJdGVtUmVzcG9uc2USJQoEaXRlbRgBIAEoCzIXLmFnZW50bG9vcC52MS5TdG9yZUl0ZW0iOAoWRGVsZXRlU3RvcmVJdGVtUmVxdWVzdBIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJIhkKF0RlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlIosBChdTZWFyY2hTdG9yZUl0ZW1zUmVxdWVzdBIYChBuYW1lc3BhY2VfcHJlZml4GAEgAygJEhMKC2ZpbHRlcl9qc29uGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBRINCgVxdWVyeRgFIAEoCRITCgtyZWZyZXNoX3R0bBgGIAEoCCJCChhTZWFyY2hTdG9yZUl0ZW1zUmVzcG9uc2USJgoFaXRlbXMYASADKAsyFy5hZ2VudGxvb3AudjEuU3RvcmVJdGVtIm4KGkxpc3RTdG9yZU5hbWVzcGFjZXNSZXF1ZXN0Eg4KBnByZWZpeBgBIAMoCRIOCgZzdWZmaXgYAiADKAkSEQoJbWF4X2RlcHRoGAMgASgFEg0KBWxpbWl0GAQgASgFEg4KBm9mZnNldBgFIAEoBSIgCg5TdG9yZU5hbWVzcGFjZRIOCgZsYWJlbHMYASADKAkiTwobTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlEjAKCm5hbWVzcGFjZXMYASADKAsyHC5hZ2VudGxvb3AudjEuU3RvcmVOYW1lc3BhY2UysA4KCUFnZW50TG9vcBJLCgxDcmVhdGVUaHJlYWQSIS5hZ2VudGxvb3AudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvEkUKCUdldFRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SUgoMRGVsZXRlVGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaIi5hZ2VudGxvb3AudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUAoOR2V0VGhyZWFkU3RhdGUSIy5hZ2VudGxvb3AudjEuR2V0VGhyZWFkU3RhdGVSZXF1ZXN0GhkuYWdlbnRsb29wLnYxLlRocmVhZFN0YXRlEkIKCUNyZWF0ZVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SQgoHV2FpdFJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhcuYWdlbnRsb29wLnYxLlJ1blJlc3VsdBJLCglTdHJlYW1SdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEk0KDUpvaW5SdW5TdHJlYW0SHC5hZ2VudGxvb3AudjEuSm9pblJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARI8CgZHZXRSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkkKCExpc3RSdW5zEh0uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEj8KCUNhbmNlbFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SXQoSTGlzdERlYWRMZXR0ZXJSdW5zEicuYWdlbnRsb29wLnYxLkxpc3REZWFkTGV0dGVyUnVuc1JlcXVlc3QaHi5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXNwb25zZRJACgpSZWRyaXZlUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJFCgpDcmVhdGVDcm9uEh8uYWdlbnRsb29wLnYxLkNyZWF0ZUNyb25SZXF1ZXN0GhYuYWdlbnRsb29wLnYxLkNyb25JbmZvEkUKClVwZGF0ZUNyb24SHy5hZ2VudGxvb3AudjEuVXBkYXRlQ3JvblJlcXVlc3QaFi5hZ2VudGxvb3AudjEuQ3JvbkluZm8STwoKRGVsZXRlQ3JvbhIfLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVxdWVzdBogLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVzcG9uc2USUgoLU2VhcmNoQ3JvbnMSIC5hZ2VudGxvb3AudjEuU2VhcmNoQ3JvbnNSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlNlYXJjaENyb25zUmVzcG9uc2USSgoKQ291bnRDcm9ucxIfLmFnZW50bG9vcC52MS5Db3VudENyb25zUmVxdWVzdBobLmFnZW50bG9vcC52MS5Db3VudFJlc3BvbnNlElUKDFB1dFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5QdXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLlB1dFN0b3JlSXRlbVJlc3BvbnNlElUKDEdldFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5HZXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkdldFN0b3JlSXRlbVJlc3BvbnNlEl4KD0RlbGV0ZVN0b3JlSXRlbRIkLmFnZW50bG9vcC52MS5EZWxldGVTdG9yZUl0ZW1SZXF1ZXN0GiUuYWdlbnRsb29wLnYxLkRlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlEmEKEFNlYXJjaFN0b3JlSXRlbXMSJS5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1JlcXVlc3QaJi5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1Jlc3BvbnNlEmoKE0xpc3RTdG9yZU5hbWVzcGFjZXMSKC5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1JlcXVlc3QaKS5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message agentloop.v1.CreateThreadRequest
@@ -556,6 +556,767 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
   messageDesc(file_agentloop_v1_api, 15);
 
 /**
+ * @generated from message agentloop.v1.CreateCronRequest
+ */
+export type CreateCronRequest = Message<"agentloop.v1.CreateCronRequest"> & {
+  /**
+   * Empty: a stateless cron (each firing on a new thread).
+   *
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+
+  /**
+   * The assistant id or the graph id "agent" (empty: "agent"); each firing uses its version in use then.
+   *
+   * @generated from field: string assistant_id = 2;
+   */
+  assistantId: string;
+
+  /**
+   * A 5-field cron expression, e.g. "*\/15 * * * *".
+   *
+   * @generated from field: string schedule = 3;
+   */
+  schedule: string;
+
+  /**
+   * IANA time zone of the schedule, e.g. "Europe/Paris"; empty: UTC.
+   *
+   * @generated from field: string timezone = 4;
+   */
+  timezone: string;
+
+  /**
+   * ISO 8601 date-time after which the cron no longer fires; empty: never ends.
+   *
+   * @generated from field: string end_time = 5;
+   */
+  endTime: string;
+
+  /**
+   * The run each firing creates (as CreateRunRequest).
+   *
+   * @generated from field: string input_json = 6;
+   */
+  inputJson: string;
+
+  /**
+   * @generated from field: string config_json = 7;
+   */
+  configJson: string;
+
+  /**
+   * @generated from field: string context_json = 8;
+   */
+  contextJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 9;
+   */
+  metadataJson: string;
+
+  /**
+   * @generated from field: string webhook = 10;
+   */
+  webhook: string;
+
+  /**
+   * Default for a firing: enqueue (a tick that finds the thread busy runs after it).
+   *
+   * @generated from field: string multitask_strategy = 11;
+   */
+  multitaskStrategy: string;
+
+  /**
+   * Unset: enabled.
+   *
+   * @generated from field: optional bool enabled = 12;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * Stateless crons only: delete (default) or keep each firing's thread once its run ends.
+   *
+   * @generated from field: string on_run_completed = 13;
+   */
+  onRunCompleted: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CreateCronRequest.
+ * Use `create(CreateCronRequestSchema)` to create a new message.
+ */
+export const CreateCronRequestSchema: GenMessage<CreateCronRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 16);
+
+/**
+ * Unset fields (empty strings, unset optionals) are left as they are.
+ *
+ * @generated from message agentloop.v1.UpdateCronRequest
+ */
+export type UpdateCronRequest = Message<"agentloop.v1.UpdateCronRequest"> & {
+  /**
+   * @generated from field: string cron_id = 1;
+   */
+  cronId: string;
+
+  /**
+   * @generated from field: string schedule = 2;
+   */
+  schedule: string;
+
+  /**
+   * Set to "" to go back to UTC.
+   *
+   * @generated from field: optional string timezone = 3;
+   */
+  timezone?: string | undefined;
+
+  /**
+   * Set to "" to remove the end time.
+   *
+   * @generated from field: optional string end_time = 4;
+   */
+  endTime?: string | undefined;
+
+  /**
+   * @generated from field: string input_json = 5;
+   */
+  inputJson: string;
+
+  /**
+   * @generated from field: string config_json = 6;
+   */
+  configJson: string;
+
+  /**
+   * @generated from field: string context_json = 7;
+   */
+  contextJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 8;
+   */
+  metadataJson: string;
+
+  /**
+   * @generated from field: string webhook = 9;
+   */
+  webhook: string;
+
+  /**
+   * @generated from field: string multitask_strategy = 10;
+   */
+  multitaskStrategy: string;
+
+  /**
+   * @generated from field: optional bool enabled = 11;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * @generated from field: string on_run_completed = 12;
+   */
+  onRunCompleted: string;
+};
+
+/**
+ * Describes the message agentloop.v1.UpdateCronRequest.
+ * Use `create(UpdateCronRequestSchema)` to create a new message.
+ */
+export const UpdateCronRequestSchema: GenMessage<UpdateCronRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 17);
+
+/**
+ * @generated from message agentloop.v1.DeleteCronRequest
+ */
+export type DeleteCronRequest = Message<"agentloop.v1.DeleteCronRequest"> & {
+  /**
+   * @generated from field: string cron_id = 1;
+   */
+  cronId: string;
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteCronRequest.
+ * Use `create(DeleteCronRequestSchema)` to create a new message.
+ */
+export const DeleteCronRequestSchema: GenMessage<DeleteCronRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 18);
+
+/**
+ * @generated from message agentloop.v1.DeleteCronResponse
+ */
+export type DeleteCronResponse = Message<"agentloop.v1.DeleteCronResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteCronResponse.
+ * Use `create(DeleteCronResponseSchema)` to create a new message.
+ */
+export const DeleteCronResponseSchema: GenMessage<DeleteCronResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 19);
+
+/**
+ * @generated from message agentloop.v1.CronInfo
+ */
+export type CronInfo = Message<"agentloop.v1.CronInfo"> & {
+  /**
+   * @generated from field: string cron_id = 1;
+   */
+  cronId: string;
+
+  /**
+   * @generated from field: string assistant_id = 2;
+   */
+  assistantId: string;
+
+  /**
+   * Empty for a stateless cron.
+   *
+   * @generated from field: string thread_id = 3;
+   */
+  threadId: string;
+
+  /**
+   * @generated from field: string schedule = 4;
+   */
+  schedule: string;
+
+  /**
+   * Empty: UTC.
+   *
+   * @generated from field: string timezone = 5;
+   */
+  timezone: string;
+
+  /**
+   * ISO 8601; empty when the cron never ends.
+   *
+   * @generated from field: string end_time = 6;
+   */
+  endTime: string;
+
+  /**
+   * The run each firing creates (input, config, webhook, multitask_strategy...), JSON.
+   *
+   * @generated from field: string payload_json = 7;
+   */
+  payloadJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 8;
+   */
+  metadataJson: string;
+
+  /**
+   * @generated from field: bool enabled = 9;
+   */
+  enabled: boolean;
+
+  /**
+   * delete | keep for a stateless cron; empty for a thread cron.
+   *
+   * @generated from field: string on_run_completed = 10;
+   */
+  onRunCompleted: string;
+
+  /**
+   * ISO 8601 time of the next firing; empty when disabled or past its end.
+   *
+   * @generated from field: string next_run_date = 11;
+   */
+  nextRunDate: string;
+
+  /**
+   * @generated from field: int64 created_at_ms = 12;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * @generated from field: int64 updated_at_ms = 13;
+   */
+  updatedAtMs: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.CronInfo.
+ * Use `create(CronInfoSchema)` to create a new message.
+ */
+export const CronInfoSchema: GenMessage<CronInfo> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 20);
+
+/**
+ * @generated from message agentloop.v1.SearchCronsRequest
+ */
+export type SearchCronsRequest = Message<"agentloop.v1.SearchCronsRequest"> & {
+  /**
+   * Filters; empty or unset: any.
+   *
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * @generated from field: optional bool enabled = 3;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * Crons whose metadata holds these keys with these values, JSON object.
+   *
+   * @generated from field: string metadata_json = 4;
+   */
+  metadataJson: string;
+
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 5;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 6;
+   */
+  offset: number;
+
+  /**
+   * cron_id | assistant_id | thread_id | next_run_date | created_at | updated_at; empty: created_at.
+   *
+   * @generated from field: string sort_by = 7;
+   */
+  sortBy: string;
+
+  /**
+   * asc | desc
+   *
+   * @generated from field: string sort_order = 8;
+   */
+  sortOrder: string;
+};
+
+/**
+ * Describes the message agentloop.v1.SearchCronsRequest.
+ * Use `create(SearchCronsRequestSchema)` to create a new message.
+ */
+export const SearchCronsRequestSchema: GenMessage<SearchCronsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 21);
+
+/**
+ * @generated from message agentloop.v1.SearchCronsResponse
+ */
+export type SearchCronsResponse = Message<"agentloop.v1.SearchCronsResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.CronInfo crons = 1;
+   */
+  crons: CronInfo[];
+};
+
+/**
+ * Describes the message agentloop.v1.SearchCronsResponse.
+ * Use `create(SearchCronsResponseSchema)` to create a new message.
+ */
+export const SearchCronsResponseSchema: GenMessage<SearchCronsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 22);
+
+/**
+ * @generated from message agentloop.v1.CountCronsRequest
+ */
+export type CountCronsRequest = Message<"agentloop.v1.CountCronsRequest"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: string thread_id = 2;
+   */
+  threadId: string;
+
+  /**
+   * @generated from field: optional bool enabled = 3;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * @generated from field: string metadata_json = 4;
+   */
+  metadataJson: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CountCronsRequest.
+ * Use `create(CountCronsRequestSchema)` to create a new message.
+ */
+export const CountCronsRequestSchema: GenMessage<CountCronsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 23);
+
+/**
+ * @generated from message agentloop.v1.CountResponse
+ */
+export type CountResponse = Message<"agentloop.v1.CountResponse"> & {
+  /**
+   * @generated from field: int64 count = 1;
+   */
+  count: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.CountResponse.
+ * Use `create(CountResponseSchema)` to create a new message.
+ */
+export const CountResponseSchema: GenMessage<CountResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 24);
+
+/**
+ * @generated from message agentloop.v1.StoreItem
+ */
+export type StoreItem = Message<"agentloop.v1.StoreItem"> & {
+  /**
+   * @generated from field: repeated string namespace = 1;
+   */
+  namespace: string[];
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * The item's value, a JSON object.
+   *
+   * @generated from field: string value_json = 3;
+   */
+  valueJson: string;
+
+  /**
+   * @generated from field: int64 created_at_ms = 4;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * @generated from field: int64 updated_at_ms = 5;
+   */
+  updatedAtMs: bigint;
+
+  /**
+   * Search results only: the relevance score (semantic similarity); unset otherwise.
+   *
+   * @generated from field: optional double score = 6;
+   */
+  score?: number | undefined;
+};
+
+/**
+ * Describes the message agentloop.v1.StoreItem.
+ * Use `create(StoreItemSchema)` to create a new message.
+ */
+export const StoreItemSchema: GenMessage<StoreItem> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 25);
+
+/**
+ * @generated from message agentloop.v1.PutStoreItemRequest
+ */
+export type PutStoreItemRequest = Message<"agentloop.v1.PutStoreItemRequest"> & {
+  /**
+   * One or more labels, none containing ".".
+   *
+   * @generated from field: repeated string namespace = 1;
+   */
+  namespace: string[];
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * A JSON object (at most 256 KiB).
+   *
+   * @generated from field: string value_json = 3;
+   */
+  valueJson: string;
+
+  /**
+   * The value's fields to embed for semantic search (paths such as "text" or "facts[*]"); empty:
+   * the gateway's default. See index_disabled.
+   *
+   * @generated from field: repeated string index = 4;
+   */
+  index: string[];
+
+  /**
+   * Do not index this item for semantic search (HTTP `index: false`).
+   *
+   * @generated from field: bool index_disabled = 5;
+   */
+  indexDisabled: boolean;
+
+  /**
+   * Time to live in minutes (reads with refresh_ttl extend it); 0: never expires.
+   *
+   * @generated from field: double ttl_minutes = 6;
+   */
+  ttlMinutes: number;
+};
+
+/**
+ * Describes the message agentloop.v1.PutStoreItemRequest.
+ * Use `create(PutStoreItemRequestSchema)` to create a new message.
+ */
+export const PutStoreItemRequestSchema: GenMessage<PutStoreItemRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 26);
+
+/**
+ * @generated from message agentloop.v1.PutStoreItemResponse
+ */
+export type PutStoreItemResponse = Message<"agentloop.v1.PutStoreItemResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.PutStoreItemResponse.
+ * Use `create(PutStoreItemResponseSchema)` to create a new message.
+ */
+export const PutStoreItemResponseSchema: GenMessage<PutStoreItemResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 27);
+
+/**
+ * @generated from message agentloop.v1.GetStoreItemRequest
+ */
+export type GetStoreItemRequest = Message<"agentloop.v1.GetStoreItemRequest"> & {
+  /**
+   * @generated from field: repeated string namespace = 1;
+   */
+  namespace: string[];
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+
+  /**
+   * Restart the item's TTL.
+   *
+   * @generated from field: bool refresh_ttl = 3;
+   */
+  refreshTtl: boolean;
+};
+
+/**
+ * Describes the message agentloop.v1.GetStoreItemRequest.
+ * Use `create(GetStoreItemRequestSchema)` to create a new message.
+ */
+export const GetStoreItemRequestSchema: GenMessage<GetStoreItemRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 28);
+
+/**
+ * @generated from message agentloop.v1.GetStoreItemResponse
+ */
+export type GetStoreItemResponse = Message<"agentloop.v1.GetStoreItemResponse"> & {
+  /**
+   * Unset when there is no such item.
+   *
+   * @generated from field: agentloop.v1.StoreItem item = 1;
+   */
+  item?: StoreItem | undefined;
+};
+
+/**
+ * Describes the message agentloop.v1.GetStoreItemResponse.
+ * Use `create(GetStoreItemResponseSchema)` to create a new message.
+ */
+export const GetStoreItemResponseSchema: GenMessage<GetStoreItemResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 29);
+
+/**
+ * @generated from message agentloop.v1.DeleteStoreItemRequest
+ */
+export type DeleteStoreItemRequest = Message<"agentloop.v1.DeleteStoreItemRequest"> & {
+  /**
+   * @generated from field: repeated string namespace = 1;
+   */
+  namespace: string[];
+
+  /**
+   * @generated from field: string key = 2;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteStoreItemRequest.
+ * Use `create(DeleteStoreItemRequestSchema)` to create a new message.
+ */
+export const DeleteStoreItemRequestSchema: GenMessage<DeleteStoreItemRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 30);
+
+/**
+ * @generated from message agentloop.v1.DeleteStoreItemResponse
+ */
+export type DeleteStoreItemResponse = Message<"agentloop.v1.DeleteStoreItemResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteStoreItemResponse.
+ * Use `create(DeleteStoreItemResponseSchema)` to create a new message.
+ */
+export const DeleteStoreItemResponseSchema: GenMessage<DeleteStoreItemResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 31);
+
+/**
+ * @generated from message agentloop.v1.SearchStoreItemsRequest
+ */
+export type SearchStoreItemsRequest = Message<"agentloop.v1.SearchStoreItemsRequest"> & {
+  /**
+   * Empty: every namespace.
+   *
+   * @generated from field: repeated string namespace_prefix = 1;
+   */
+  namespacePrefix: string[];
+
+  /**
+   * Items whose value holds these keys with these values, JSON object.
+   *
+   * @generated from field: string filter_json = 2;
+   */
+  filterJson: string;
+
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 4;
+   */
+  offset: number;
+
+  /**
+   * Natural-language query; empty: no ranking.
+   *
+   * @generated from field: string query = 5;
+   */
+  query: string;
+
+  /**
+   * Restart the TTL of the items returned.
+   *
+   * @generated from field: bool refresh_ttl = 6;
+   */
+  refreshTtl: boolean;
+};
+
+/**
+ * Describes the message agentloop.v1.SearchStoreItemsRequest.
+ * Use `create(SearchStoreItemsRequestSchema)` to create a new message.
+ */
+export const SearchStoreItemsRequestSchema: GenMessage<SearchStoreItemsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 32);
+
+/**
+ * @generated from message agentloop.v1.SearchStoreItemsResponse
+ */
+export type SearchStoreItemsResponse = Message<"agentloop.v1.SearchStoreItemsResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.StoreItem items = 1;
+   */
+  items: StoreItem[];
+};
+
+/**
+ * Describes the message agentloop.v1.SearchStoreItemsResponse.
+ * Use `create(SearchStoreItemsResponseSchema)` to create a new message.
+ */
+export const SearchStoreItemsResponseSchema: GenMessage<SearchStoreItemsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 33);
+
+/**
+ * @generated from message agentloop.v1.ListStoreNamespacesRequest
+ */
+export type ListStoreNamespacesRequest = Message<"agentloop.v1.ListStoreNamespacesRequest"> & {
+  /**
+   * Labels the namespaces start / end with; "*" matches any one label.
+   *
+   * @generated from field: repeated string prefix = 1;
+   */
+  prefix: string[];
+
+  /**
+   * @generated from field: repeated string suffix = 2;
+   */
+  suffix: string[];
+
+  /**
+   * Namespaces cut to this many labels (distinct after the cut); 0: whole.
+   *
+   * @generated from field: int32 max_depth = 3;
+   */
+  maxDepth: number;
+
+  /**
+   * 1..1000; 0 means the default, 100.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 5;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message agentloop.v1.ListStoreNamespacesRequest.
+ * Use `create(ListStoreNamespacesRequestSchema)` to create a new message.
+ */
+export const ListStoreNamespacesRequestSchema: GenMessage<ListStoreNamespacesRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 34);
+
+/**
+ * @generated from message agentloop.v1.StoreNamespace
+ */
+export type StoreNamespace = Message<"agentloop.v1.StoreNamespace"> & {
+  /**
+   * @generated from field: repeated string labels = 1;
+   */
+  labels: string[];
+};
+
+/**
+ * Describes the message agentloop.v1.StoreNamespace.
+ * Use `create(StoreNamespaceSchema)` to create a new message.
+ */
+export const StoreNamespaceSchema: GenMessage<StoreNamespace> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 35);
+
+/**
+ * @generated from message agentloop.v1.ListStoreNamespacesResponse
+ */
+export type ListStoreNamespacesResponse = Message<"agentloop.v1.ListStoreNamespacesResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.StoreNamespace namespaces = 1;
+   */
+  namespaces: StoreNamespace[];
+};
+
+/**
+ * Describes the message agentloop.v1.ListStoreNamespacesResponse.
+ * Use `create(ListStoreNamespacesResponseSchema)` to create a new message.
+ */
+export const ListStoreNamespacesResponseSchema: GenMessage<ListStoreNamespacesResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 36);
+
+/**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
  * gRPC to the LangGraph-compatible HTTP API. Same runs, same tenants, same semantics: a run is
  * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
@@ -574,7 +1335,8 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
  * Errors (status codes; the details say what was wrong and what to do, never internals):
  *   UNAUTHENTICATED      no API key, or an unknown one.
  *   INVALID_ARGUMENT     a field is invalid; the details name it (e.g. "input_json", "body.webhook").
- *   NOT_FOUND            no such thread or run, including another tenant's (tenants cannot probe each other).
+ *   NOT_FOUND            no such thread, run, cron or assistant, including another tenant's (tenants
+ *                        cannot probe each other).
  *   ALREADY_EXISTS       CreateThread with the id of an existing thread (without if_exists_do_nothing).
  *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), or the
  *                        run to cancel has already finished.
@@ -734,6 +1496,116 @@ export const AgentLoop: GenService<{
     methodKind: "unary";
     input: typeof GetRunRequestSchema;
     output: typeof RunInfoSchema;
+  },
+  /**
+   * Schedules runs on `thread_id` (HTTP POST /threads/{id}/runs/crons), or, when it is empty, a
+   * stateless cron whose every firing runs on a new thread (HTTP POST /runs/crons). Errors:
+   * INVALID_ARGUMENT (schedule not a 5-field cron expression, timezone not an IANA zone, end_time
+   * not ISO 8601, a bad run field, on_run_completed on a thread cron), NOT_FOUND (thread, assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CreateCron
+   */
+  createCron: {
+    methodKind: "unary";
+    input: typeof CreateCronRequestSchema;
+    output: typeof CronInfoSchema;
+  },
+  /**
+   * Changes the fields set on the request, as HTTP PATCH /runs/crons/{cron_id}. Errors:
+   * INVALID_ARGUMENT (as CreateCron), NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.UpdateCron
+   */
+  updateCron: {
+    methodKind: "unary";
+    input: typeof UpdateCronRequestSchema;
+    output: typeof CronInfoSchema;
+  },
+  /**
+   * Deletes the cron; runs it already started go on. Errors: NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteCron
+   */
+  deleteCron: {
+    methodKind: "unary";
+    input: typeof DeleteCronRequestSchema;
+    output: typeof DeleteCronResponseSchema;
+  },
+  /**
+   * The tenant's crons matching the filters, as HTTP POST /runs/crons/search. Errors:
+   * INVALID_ARGUMENT (limit, offset, sort_by, sort_order, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchCrons
+   */
+  searchCrons: {
+    methodKind: "unary";
+    input: typeof SearchCronsRequestSchema;
+    output: typeof SearchCronsResponseSchema;
+  },
+  /**
+   * How many of the tenant's crons match the filters (HTTP POST /runs/crons/count). Errors: INVALID_ARGUMENT.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CountCrons
+   */
+  countCrons: {
+    methodKind: "unary";
+    input: typeof CountCronsRequestSchema;
+    output: typeof CountResponseSchema;
+  },
+  /**
+   * Creates or replaces an item, as HTTP PUT /store/items. Errors: INVALID_ARGUMENT (namespace
+   * empty or a label with ".", key, value_json not a JSON object or over 256 KiB, index, ttl_minutes).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.PutStoreItem
+   */
+  putStoreItem: {
+    methodKind: "unary";
+    input: typeof PutStoreItemRequestSchema;
+    output: typeof PutStoreItemResponseSchema;
+  },
+  /**
+   * The item, or a response without one when there is none (HTTP GET /store/items answers null).
+   * Errors: INVALID_ARGUMENT (namespace, key).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.GetStoreItem
+   */
+  getStoreItem: {
+    methodKind: "unary";
+    input: typeof GetStoreItemRequestSchema;
+    output: typeof GetStoreItemResponseSchema;
+  },
+  /**
+   * Deletes the item (done also when there was none), as HTTP DELETE /store/items. Errors: INVALID_ARGUMENT.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteStoreItem
+   */
+  deleteStoreItem: {
+    methodKind: "unary";
+    input: typeof DeleteStoreItemRequestSchema;
+    output: typeof DeleteStoreItemResponseSchema;
+  },
+  /**
+   * Items under a namespace prefix, by filter, and by `query` (semantic search when the gateway has
+   * an embeddings endpoint, text match otherwise), as HTTP POST /store/items/search. Errors:
+   * INVALID_ARGUMENT (namespace_prefix, filter_json, limit, offset, query).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchStoreItems
+   */
+  searchStoreItems: {
+    methodKind: "unary";
+    input: typeof SearchStoreItemsRequestSchema;
+    output: typeof SearchStoreItemsResponseSchema;
+  },
+  /**
+   * The namespaces holding items, as HTTP POST /store/namespaces ("*" in prefix or suffix matches
+   * any one label). Errors: INVALID_ARGUMENT (prefix, suffix, max_depth, limit, offset).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListStoreNamespaces
+   */
+  listStoreNamespaces: {
+    methodKind: "unary";
+    input: typeof ListStoreNamespacesRequestSchema;
+    output: typeof ListStoreNamespacesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentloop_v1_api, 0);
