@@ -162,3 +162,19 @@ export {
   type SearchStoreItemsRequest,
   type ListStoreNamespacesRequest,
 } from './gen/agentloop/v1/api_pb.js';
+// Assistants and bulk run operations over gRPC (issue 11).
+export {
+  AssistantInfoSchema,
+  DeleteAssistantResponseSchema,
+  SearchAssistantsResponseSchema,
+  ListAssistantVersionsResponseSchema,
+  CancelRunsResponseSchema,
+  DeleteRunResponseSchema,
+  type AssistantInfo,
+  type CreateAssistantRequest,
+  type UpdateAssistantRequest,
+  type SearchAssistantsRequest,
+  type ListAssistantVersionsRequest,
+  type SetLatestAssistantVersionRequest,
+  type CancelRunsRequest,
+} from './gen/agentloop/v1/api_pb.js';

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/api.proto.
  */
 export const file_agentloop_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbyKxAgoRQ3JlYXRlQ3JvblJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEhQKDGFzc2lzdGFudF9pZBgCIAEoCRIQCghzY2hlZHVsZRgDIAEoCRIQCgh0aW1lem9uZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgppbnB1dF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhQKDGNvbnRleHRfanNvbhgIIAEoCRIVCg1tZXRhZGF0YV9qc29uGAkgASgJEg8KB3dlYmhvb2sYCiABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAsgASgJEhQKB2VuYWJsZWQYDCABKAhIAIgBARIYChBvbl9ydW5fY29tcGxldGVkGA0gASgJQgoKCF9lbmFibGVkIr0CChFVcGRhdGVDcm9uUmVxdWVzdBIPCgdjcm9uX2lkGAEgASgJEhAKCHNjaGVkdWxlGAIgASgJEhUKCHRpbWV6b25lGAMgASgJSACIAQESFQoIZW5kX3RpbWUYBCABKAlIAYgBARISCgppbnB1dF9qc29uGAUgASgJEhMKC2NvbmZpZ19qc29uGAYgASgJEhQKDGNvbnRleHRfanNvbhgHIAEoCRIVCg1tZXRhZGF0YV9qc29uGAggASgJEg8KB3dlYmhvb2sYCSABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAogASgJEhQKB2VuYWJsZWQYCyABKAhIAogBARIYChBvbl9ydW5fY29tcGxldGVkGAwgASgJQgsKCV90aW1lem9uZUILCglfZW5kX3RpbWVCCgoIX2VuYWJsZWQiJAoRRGVsZXRlQ3JvblJlcXVlc3QSDwoHY3Jvbl9pZBgBIAEoCSIUChJEZWxldGVDcm9uUmVzcG9uc2UilwIKCENyb25JbmZvEg8KB2Nyb25faWQYASABKAkSFAoMYXNzaXN0YW50X2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIQCghzY2hlZHVsZRgEIAEoCRIQCgh0aW1lem9uZRgFIAEoCRIQCghlbmRfdGltZRgGIAEoCRIUCgxwYXlsb2FkX2pzb24YByABKAkSFQoNbWV0YWRhdGFfanNvbhgIIAEoCRIPCgdlbmFibGVkGAkgASgIEhgKEG9uX3J1bl9jb21wbGV0ZWQYCiABKAkSFQoNbmV4dF9ydW5fZGF0ZRgLIAEoCRIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhUKDXVwZGF0ZWRfYXRfbXMYDSABKAMiugEKElNlYXJjaENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJEg0KBWxpbWl0GAUgASgFEg4KBm9mZnNldBgGIAEoBRIPCgdzb3J0X2J5GAcgASgJEhIKCnNvcnRfb3JkZXIYCCABKAlCCgoIX2VuYWJsZWQiPAoTU2VhcmNoQ3JvbnNSZXNwb25zZRIlCgVjcm9ucxgBIAMoCzIWLmFnZW50bG9vcC52MS5Dcm9uSW5mbyJ1ChFDb3VudENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJQgoKCF9lbmFibGVkIh4KDUNvdW50UmVzcG9uc2USDQoFY291bnQYASABKAMiiwEKCVN0b3JlSXRlbRIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJEhIKCnZhbHVlX2pzb24YAyABKAkSFQoNY3JlYXRlZF9hdF9tcxgEIAEoAxIVCg11cGRhdGVkX2F0X21zGAUgASgDEhIKBXNjb3JlGAYgASgBSACIAQFCCAoGX3Njb3JlIoUBChNQdXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEgoKdmFsdWVfanNvbhgDIAEoCRINCgVpbmRleBgEIAMoCRIWCg5pbmRleF9kaXNhYmxlZBgFIAEoCBITCgt0dGxfbWludXRlcxgGIAEoASIWChRQdXRTdG9yZUl0ZW1SZXNwb25zZSJKChNHZXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEwoLcmVmcmVzaF90dGwYAyABKAgiPQoUR2V0U3RvcmVJdGVtUmVzcG9uc2USJQoEaXRlbRgBIAEoCzIXLmFnZW50bG9vcC52MS5TdG9yZUl0ZW0iOAoWRGVsZXRlU3RvcmVJdGVtUmVxdWVzdBIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJIhkKF0RlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlIosBChdTZWFyY2hTdG9yZUl0ZW1zUmVxdWVzdBIYChBuYW1lc3BhY2VfcHJlZml4GAEgAygJEhMKC2ZpbHRlcl9qc29uGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBRINCgVxdWVyeRgFIAEoCRITCgtyZWZyZXNoX3R0bBgGIAEoCCJCChhTZWFyY2hTdG9yZUl0ZW1zUmVzcG9uc2USJgoFaXRlbXMYASADKAsyFy5hZ2VudGxvb3AudjEuU3RvcmVJdGVtIm4KGkxpc3RTdG9yZU5hbWVzcGFjZXNSZXF1ZXN0Eg4KBnByZWZpeBgBIAMoCRIOCgZzdWZmaXgYAiADKAkSEQoJbWF4X2RlcHRoGAMgASgFEg0KBWxpbWl0GAQgASgFEg4KBm9mZnNldBgFIAEoBSIgCg5TdG9yZU5hbWVzcGFjZRIOCgZsYWJlbHMYASADKAkiTwobTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlEjAKCm5hbWVzcGFjZXMYASADKAsyHC5hZ2VudGxvb3AudjEuU3RvcmVOYW1lc3BhY2UysA4KCUFnZW50TG9vcBJLCgxDcmVhdGVUaHJlYWQSIS5hZ2VudGxvb3AudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvEkUKCUdldFRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SUgoMRGVsZXRlVGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaIi5hZ2VudGxvb3AudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUAoOR2V0VGhyZWFkU3RhdGUSIy5hZ2VudGxvb3AudjEuR2V0VGhyZWFkU3RhdGVSZXF1ZXN0GhkuYWdlbnRsb29wLnYxLlRocmVhZFN0YXRlEkIKCUNyZWF0ZVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SQgoHV2FpdFJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhcuYWdlbnRsb29wLnYxLlJ1blJlc3VsdBJLCglTdHJlYW1SdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEk0KDUpvaW5SdW5TdHJlYW0SHC5hZ2VudGxvb3AudjEuSm9pblJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARI8CgZHZXRSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkkKCExpc3RSdW5zEh0uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEj8KCUNhbmNlbFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SXQoSTGlzdERlYWRMZXR0ZXJSdW5zEicuYWdlbnRsb29wLnYxLkxpc3REZWFkTGV0dGVyUnVuc1JlcXVlc3QaHi5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXNwb25zZRJACgpSZWRyaXZlUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJFCgpDcmVhdGVDcm9uEh8uYWdlbnRsb29wLnYxLkNyZWF0ZUNyb25SZXF1ZXN0GhYuYWdlbnRsb29wLnYxLkNyb25JbmZvEkUKClVwZGF0ZUNyb24SHy5hZ2VudGxvb3AudjEuVXBkYXRlQ3JvblJlcXVlc3QaFi5hZ2VudGxvb3AudjEuQ3JvbkluZm8STwoKRGVsZXRlQ3JvbhIfLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVxdWVzdBogLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVzcG9uc2USUgoLU2VhcmNoQ3JvbnMSIC5hZ2VudGxvb3AudjEuU2VhcmNoQ3JvbnNSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlNlYXJjaENyb25zUmVzcG9uc2USSgoKQ291bnRDcm9ucxIfLmFnZW50bG9vcC52MS5Db3VudENyb25zUmVxdWVzdBobLmFnZW50bG9vcC52MS5Db3VudFJlc3BvbnNlElUKDFB1dFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5QdXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLlB1dFN0b3JlSXRlbVJlc3BvbnNlElUKDEdldFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5HZXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkdldFN0b3JlSXRlbVJlc3BvbnNlEl4KD0RlbGV0ZVN0b3JlSXRlbRIkLmFnZW50bG9vcC52MS5EZWxldGVTdG9yZUl0ZW1SZXF1ZXN0GiUuYWdlbnRsb29wLnYxLkRlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlEmEKEFNlYXJjaFN0b3JlSXRlbXMSJS5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1JlcXVlc3QaJi5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1Jlc3BvbnNlEmoKE0xpc3RTdG9yZU5hbWVzcGFjZXMSKC5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1JlcXVlc3QaKS5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbyKxAgoRQ3JlYXRlQ3JvblJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEhQKDGFzc2lzdGFudF9pZBgCIAEoCRIQCghzY2hlZHVsZRgDIAEoCRIQCgh0aW1lem9uZRgEIAEoCRIQCghlbmRfdGltZRgFIAEoCRISCgppbnB1dF9qc29uGAYgASgJEhMKC2NvbmZpZ19qc29uGAcgASgJEhQKDGNvbnRleHRfanNvbhgIIAEoCRIVCg1tZXRhZGF0YV9qc29uGAkgASgJEg8KB3dlYmhvb2sYCiABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAsgASgJEhQKB2VuYWJsZWQYDCABKAhIAIgBARIYChBvbl9ydW5fY29tcGxldGVkGA0gASgJQgoKCF9lbmFibGVkIr0CChFVcGRhdGVDcm9uUmVxdWVzdBIPCgdjcm9uX2lkGAEgASgJEhAKCHNjaGVkdWxlGAIgASgJEhUKCHRpbWV6b25lGAMgASgJSACIAQESFQoIZW5kX3RpbWUYBCABKAlIAYgBARISCgppbnB1dF9qc29uGAUgASgJEhMKC2NvbmZpZ19qc29uGAYgASgJEhQKDGNvbnRleHRfanNvbhgHIAEoCRIVCg1tZXRhZGF0YV9qc29uGAggASgJEg8KB3dlYmhvb2sYCSABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAogASgJEhQKB2VuYWJsZWQYCyABKAhIAogBARIYChBvbl9ydW5fY29tcGxldGVkGAwgASgJQgsKCV90aW1lem9uZUILCglfZW5kX3RpbWVCCgoIX2VuYWJsZWQiJAoRRGVsZXRlQ3JvblJlcXVlc3QSDwoHY3Jvbl9pZBgBIAEoCSIUChJEZWxldGVDcm9uUmVzcG9uc2UilwIKCENyb25JbmZvEg8KB2Nyb25faWQYASABKAkSFAoMYXNzaXN0YW50X2lkGAIgASgJEhEKCXRocmVhZF9pZBgDIAEoCRIQCghzY2hlZHVsZRgEIAEoCRIQCgh0aW1lem9uZRgFIAEoCRIQCghlbmRfdGltZRgGIAEoCRIUCgxwYXlsb2FkX2pzb24YByABKAkSFQoNbWV0YWRhdGFfanNvbhgIIAEoCRIPCgdlbmFibGVkGAkgASgIEhgKEG9uX3J1bl9jb21wbGV0ZWQYCiABKAkSFQoNbmV4dF9ydW5fZGF0ZRgLIAEoCRIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhUKDXVwZGF0ZWRfYXRfbXMYDSABKAMiugEKElNlYXJjaENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJEg0KBWxpbWl0GAUgASgFEg4KBm9mZnNldBgGIAEoBRIPCgdzb3J0X2J5GAcgASgJEhIKCnNvcnRfb3JkZXIYCCABKAlCCgoIX2VuYWJsZWQiPAoTU2VhcmNoQ3JvbnNSZXNwb25zZRIlCgVjcm9ucxgBIAMoCzIWLmFnZW50bG9vcC52MS5Dcm9uSW5mbyJ1ChFDb3VudENyb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKB2VuYWJsZWQYAyABKAhIAIgBARIVCg1tZXRhZGF0YV9qc29uGAQgASgJQgoKCF9lbmFibGVkIh4KDUNvdW50UmVzcG9uc2USDQoFY291bnQYASABKAMiiwEKCVN0b3JlSXRlbRIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJEhIKCnZhbHVlX2pzb24YAyABKAkSFQoNY3JlYXRlZF9hdF9tcxgEIAEoAxIVCg11cGRhdGVkX2F0X21zGAUgASgDEhIKBXNjb3JlGAYgASgBSACIAQFCCAoGX3Njb3JlIoUBChNQdXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEgoKdmFsdWVfanNvbhgDIAEoCRINCgVpbmRleBgEIAMoCRIWCg5pbmRleF9kaXNhYmxlZBgFIAEoCBITCgt0dGxfbWludXRlcxgGIAEoASIWChRQdXRTdG9yZUl0ZW1SZXNwb25zZSJKChNHZXRTdG9yZUl0ZW1SZXF1ZXN0EhEKCW5hbWVzcGFjZRgBIAMoCRILCgNrZXkYAiABKAkSEwoLcmVmcmVzaF90dGwYAyABKAgiPQoUR2V0U3RvcmVJdGVtUmVzcG9uc2USJQoEaXRlbRgBIAEoCzIXLmFnZW50bG9vcC52MS5TdG9yZUl0ZW0iOAoWRGVsZXRlU3RvcmVJdGVtUmVxdWVzdBIRCgluYW1lc3BhY2UYASADKAkSCwoDa2V5GAIgASgJIhkKF0RlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlIosBChdTZWFyY2hTdG9yZUl0ZW1zUmVxdWVzdBIYChBuYW1lc3BhY2VfcHJlZml4GAEgAygJEhMKC2ZpbHRlcl9qc29uGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBRINCgVxdWVyeRgFIAEoCRITCgtyZWZyZXNoX3R0bBgGIAEoCCJCChhTZWFyY2hTdG9yZUl0ZW1zUmVzcG9uc2USJgoFaXRlbXMYASADKAsyFy5hZ2VudGxvb3AudjEuU3RvcmVJdGVtIm4KGkxpc3RTdG9yZU5hbWVzcGFjZXNSZXF1ZXN0Eg4KBnByZWZpeBgBIAMoCRIOCgZzdWZmaXgYAiADKAkSEQoJbWF4X2RlcHRoGAMgASgFEg0KBWxpbWl0GAQgASgFEg4KBm9mZnNldBgFIAEoBSIgCg5TdG9yZU5hbWVzcGFjZRIOCgZsYWJlbHMYASADKAkiTwobTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlEjAKCm5hbWVzcGFjZXMYASADKAsyHC5hZ2VudGxvb3AudjEuU3RvcmVOYW1lc3BhY2Ui2wEKDUFzc2lzdGFudEluZm8SFAoMYXNzaXN0YW50X2lkGAEgASgJEhAKCGdyYXBoX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFAoMY29udGV4dF9qc29uGAYgASgJEhUKDW1ldGFkYXRhX2pzb24YByABKAkSDwoHdmVyc2lvbhgIIAEoBRIVCg1jcmVhdGVkX2F0X21zGAkgASgDEhUKDXVwZGF0ZWRfYXRfbXMYCiABKAMiwwEKFkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QSFAoMYXNzaXN0YW50X2lkGAEgASgJEhAKCGdyYXBoX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFAoMY29udGV4dF9qc29uGAYgASgJEhUKDW1ldGFkYXRhX2pzb24YByABKAkSHAoUaWZfZXhpc3RzX2RvX25vdGhpbmcYCCABKAgiKwoTR2V0QXNzaXN0YW50UmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkiugEKFlVwZGF0ZUFzc2lzdGFudFJlcXVlc3QSFAoMYXNzaXN0YW50X2lkGAEgASgJEhAKCGdyYXBoX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARITCgtjb25maWdfanNvbhgFIAEoCRIUCgxjb250ZXh0X2pzb24YBiABKAkSFQoNbWV0YWRhdGFfanNvbhgHIAEoCUIOCgxfZGVzY3JpcHRpb24iGQoXRGVsZXRlQXNzaXN0YW50UmVzcG9uc2UilAEKF1NlYXJjaEFzc2lzdGFudHNSZXF1ZXN0EhAKCGdyYXBoX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFQoNbWV0YWRhdGFfanNvbhgDIAEoCRINCgVsaW1pdBgEIAEoBRIOCgZvZmZzZXQYBSABKAUSDwoHc29ydF9ieRgGIAEoCRISCgpzb3J0X29yZGVyGAcgASgJImAKGFNlYXJjaEFzc2lzdGFudHNSZXNwb25zZRIvCgphc3Npc3RhbnRzGAEgAygLMhsuYWdlbnRsb29wLnYxLkFzc2lzdGFudEluZm8SEwoLbmV4dF9vZmZzZXQYAiABKAUiagocTGlzdEFzc2lzdGFudFZlcnNpb25zUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRINCgVsaW1pdBgDIAEoBRIOCgZvZmZzZXQYBCABKAUiTgodTGlzdEFzc2lzdGFudFZlcnNpb25zUmVzcG9uc2USLQoIdmVyc2lvbnMYASADKAsyGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbyJJCiBTZXRMYXRlc3RBc3Npc3RhbnRWZXJzaW9uUmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBSJXChFDYW5jZWxSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDwoHcnVuX2lkcxgCIAMoCRIOCgZzdGF0dXMYAyABKAkSDgoGYWN0aW9uGAQgASgJIicKEkNhbmNlbFJ1bnNSZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAUiEwoRRGVsZXRlUnVuUmVzcG9uc2Uy5BQKCUFnZW50TG9vcBJLCgxDcmVhdGVUaHJlYWQSIS5hZ2VudGxvb3AudjEuQ3JlYXRlVGhyZWFkUmVxdWVzdBoYLmFnZW50bG9vcC52MS5UaHJlYWRJbmZvEkUKCUdldFRocmVhZBIeLmFnZW50bG9vcC52MS5HZXRUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SUgoMRGVsZXRlVGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaIi5hZ2VudGxvb3AudjEuRGVsZXRlVGhyZWFkUmVzcG9uc2USUAoOR2V0VGhyZWFkU3RhdGUSIy5hZ2VudGxvb3AudjEuR2V0VGhyZWFkU3RhdGVSZXF1ZXN0GhkuYWdlbnRsb29wLnYxLlRocmVhZFN0YXRlEkIKCUNyZWF0ZVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SQgoHV2FpdFJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhcuYWdlbnRsb29wLnYxLlJ1blJlc3VsdBJLCglTdHJlYW1SdW4SHi5hZ2VudGxvb3AudjEuQ3JlYXRlUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEk0KDUpvaW5SdW5TdHJlYW0SHC5hZ2VudGxvb3AudjEuSm9pblJ1blJlcXVlc3QaHC5hZ2VudGxvb3AudjEuUnVuU3RyZWFtRXZlbnQwARI8CgZHZXRSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkkKCExpc3RSdW5zEh0uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEj8KCUNhbmNlbFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SXQoSTGlzdERlYWRMZXR0ZXJSdW5zEicuYWdlbnRsb29wLnYxLkxpc3REZWFkTGV0dGVyUnVuc1JlcXVlc3QaHi5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXNwb25zZRJACgpSZWRyaXZlUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJFCgpDcmVhdGVDcm9uEh8uYWdlbnRsb29wLnYxLkNyZWF0ZUNyb25SZXF1ZXN0GhYuYWdlbnRsb29wLnYxLkNyb25JbmZvEkUKClVwZGF0ZUNyb24SHy5hZ2VudGxvb3AudjEuVXBkYXRlQ3JvblJlcXVlc3QaFi5hZ2VudGxvb3AudjEuQ3JvbkluZm8STwoKRGVsZXRlQ3JvbhIfLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVxdWVzdBogLmFnZW50bG9vcC52MS5EZWxldGVDcm9uUmVzcG9uc2USUgoLU2VhcmNoQ3JvbnMSIC5hZ2VudGxvb3AudjEuU2VhcmNoQ3JvbnNSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlNlYXJjaENyb25zUmVzcG9uc2USSgoKQ291bnRDcm9ucxIfLmFnZW50bG9vcC52MS5Db3VudENyb25zUmVxdWVzdBobLmFnZW50bG9vcC52MS5Db3VudFJlc3BvbnNlElUKDFB1dFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5QdXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLlB1dFN0b3JlSXRlbVJlc3BvbnNlElUKDEdldFN0b3JlSXRlbRIhLmFnZW50bG9vcC52MS5HZXRTdG9yZUl0ZW1SZXF1ZXN0GiIuYWdlbnRsb29wLnYxLkdldFN0b3JlSXRlbVJlc3BvbnNlEl4KD0RlbGV0ZVN0b3JlSXRlbRIkLmFnZW50bG9vcC52MS5EZWxldGVTdG9yZUl0ZW1SZXF1ZXN0GiUuYWdlbnRsb29wLnYxLkRlbGV0ZVN0b3JlSXRlbVJlc3BvbnNlEmEKEFNlYXJjaFN0b3JlSXRlbXMSJS5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1JlcXVlc3QaJi5hZ2VudGxvb3AudjEuU2VhcmNoU3RvcmVJdGVtc1Jlc3BvbnNlEmoKE0xpc3RTdG9yZU5hbWVzcGFjZXMSKC5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1JlcXVlc3QaKS5hZ2VudGxvb3AudjEuTGlzdFN0b3JlTmFtZXNwYWNlc1Jlc3BvbnNlElQKD0NyZWF0ZUFzc2lzdGFudBIkLmFnZW50bG9vcC52MS5DcmVhdGVBc3Npc3RhbnRSZXF1ZXN0GhsuYWdlbnRsb29wLnYxLkFzc2lzdGFudEluZm8STgoMR2V0QXNzaXN0YW50EiEuYWdlbnRsb29wLnYxLkdldEFzc2lzdGFudFJlcXVlc3QaGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbxJUCg9VcGRhdGVBc3Npc3RhbnQSJC5hZ2VudGxvb3AudjEuVXBkYXRlQXNzaXN0YW50UmVxdWVzdBobLmFnZW50bG9vcC52MS5Bc3Npc3RhbnRJbmZvElsKD0RlbGV0ZUFzc2lzdGFudBIhLmFnZW50bG9vcC52MS5HZXRBc3Npc3RhbnRSZXF1ZXN0GiUuYWdlbnRsb29wLnYxLkRlbGV0ZUFzc2lzdGFudFJlc3BvbnNlEmEKEFNlYXJjaEFzc2lzdGFudHMSJS5hZ2VudGxvb3AudjEuU2VhcmNoQXNzaXN0YW50c1JlcXVlc3QaJi5hZ2VudGxvb3AudjEuU2VhcmNoQXNzaXN0YW50c1Jlc3BvbnNlEnAKFUxpc3RBc3Npc3RhbnRWZXJzaW9ucxIqLmFnZW50bG9vcC52MS5MaXN0QXNzaXN0YW50VmVyc2lvbnNSZXF1ZXN0GisuYWdlbnRsb29wLnYxLkxpc3RBc3Npc3RhbnRWZXJzaW9uc1Jlc3BvbnNlEmgKGVNldExhdGVzdEFzc2lzdGFudFZlcnNpb24SLi5hZ2VudGxvb3AudjEuU2V0TGF0ZXN0QXNzaXN0YW50VmVyc2lvblJlcXVlc3QaGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbxJPCgpDYW5jZWxSdW5zEh8uYWdlbnRsb29wLnYxLkNhbmNlbFJ1bnNSZXF1ZXN0GiAuYWdlbnRsb29wLnYxLkNhbmNlbFJ1bnNSZXNwb25zZRJJCglEZWxldGVSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBofLmFnZW50bG9vcC52MS5EZWxldGVSdW5SZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message agentloop.v1.CreateThreadRequest
@@ -1317,6 +1317,438 @@ export const ListStoreNamespacesResponseSchema: GenMessage<ListStoreNamespacesRe
   messageDesc(file_agentloop_v1_api, 36);
 
 /**
+ * @generated from message agentloop.v1.AssistantInfo
+ */
+export type AssistantInfo = Message<"agentloop.v1.AssistantInfo"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: string graph_id = 2;
+   */
+  graphId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Empty when none.
+   *
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * The agent configuration (LangGraph `config`, e.g. {"configurable": {"system_prompt": ...}}), JSON.
+   *
+   * @generated from field: string config_json = 5;
+   */
+  configJson: string;
+
+  /**
+   * @generated from field: string context_json = 6;
+   */
+  contextJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 7;
+   */
+  metadataJson: string;
+
+  /**
+   * @generated from field: int32 version = 8;
+   */
+  version: number;
+
+  /**
+   * @generated from field: int64 created_at_ms = 9;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * 0 in ListAssistantVersions (a version is never updated).
+   *
+   * @generated from field: int64 updated_at_ms = 10;
+   */
+  updatedAtMs: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.AssistantInfo.
+ * Use `create(AssistantInfoSchema)` to create a new message.
+ */
+export const AssistantInfoSchema: GenMessage<AssistantInfo> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 37);
+
+/**
+ * @generated from message agentloop.v1.CreateAssistantRequest
+ */
+export type CreateAssistantRequest = Message<"agentloop.v1.CreateAssistantRequest"> & {
+  /**
+   * Optional UUID; generated when empty.
+   *
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * Empty: "agent", the one graph this deployment serves.
+   *
+   * @generated from field: string graph_id = 2;
+   */
+  graphId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * @generated from field: string config_json = 5;
+   */
+  configJson: string;
+
+  /**
+   * @generated from field: string context_json = 6;
+   */
+  contextJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 7;
+   */
+  metadataJson: string;
+
+  /**
+   * Return the existing assistant instead of ALREADY_EXISTS.
+   *
+   * @generated from field: bool if_exists_do_nothing = 8;
+   */
+  ifExistsDoNothing: boolean;
+};
+
+/**
+ * Describes the message agentloop.v1.CreateAssistantRequest.
+ * Use `create(CreateAssistantRequestSchema)` to create a new message.
+ */
+export const CreateAssistantRequestSchema: GenMessage<CreateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 38);
+
+/**
+ * @generated from message agentloop.v1.GetAssistantRequest
+ */
+export type GetAssistantRequest = Message<"agentloop.v1.GetAssistantRequest"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+};
+
+/**
+ * Describes the message agentloop.v1.GetAssistantRequest.
+ * Use `create(GetAssistantRequestSchema)` to create a new message.
+ */
+export const GetAssistantRequestSchema: GenMessage<GetAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 39);
+
+/**
+ * Empty fields are left as they are.
+ *
+ * @generated from message agentloop.v1.UpdateAssistantRequest
+ */
+export type UpdateAssistantRequest = Message<"agentloop.v1.UpdateAssistantRequest"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: string graph_id = 2;
+   */
+  graphId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Set to "" to remove the description.
+   *
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: string config_json = 5;
+   */
+  configJson: string;
+
+  /**
+   * @generated from field: string context_json = 6;
+   */
+  contextJson: string;
+
+  /**
+   * @generated from field: string metadata_json = 7;
+   */
+  metadataJson: string;
+};
+
+/**
+ * Describes the message agentloop.v1.UpdateAssistantRequest.
+ * Use `create(UpdateAssistantRequestSchema)` to create a new message.
+ */
+export const UpdateAssistantRequestSchema: GenMessage<UpdateAssistantRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 40);
+
+/**
+ * @generated from message agentloop.v1.DeleteAssistantResponse
+ */
+export type DeleteAssistantResponse = Message<"agentloop.v1.DeleteAssistantResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteAssistantResponse.
+ * Use `create(DeleteAssistantResponseSchema)` to create a new message.
+ */
+export const DeleteAssistantResponseSchema: GenMessage<DeleteAssistantResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 41);
+
+/**
+ * @generated from message agentloop.v1.SearchAssistantsRequest
+ */
+export type SearchAssistantsRequest = Message<"agentloop.v1.SearchAssistantsRequest"> & {
+  /**
+   * Filters; empty: any. `name` matches a part of the name, case-insensitively.
+   *
+   * @generated from field: string graph_id = 1;
+   */
+  graphId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string metadata_json = 3;
+   */
+  metadataJson: string;
+
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 5;
+   */
+  offset: number;
+
+  /**
+   * assistant_id | graph_id | name | created_at | updated_at; empty: created_at.
+   *
+   * @generated from field: string sort_by = 6;
+   */
+  sortBy: string;
+
+  /**
+   * asc | desc (default)
+   *
+   * @generated from field: string sort_order = 7;
+   */
+  sortOrder: string;
+};
+
+/**
+ * Describes the message agentloop.v1.SearchAssistantsRequest.
+ * Use `create(SearchAssistantsRequestSchema)` to create a new message.
+ */
+export const SearchAssistantsRequestSchema: GenMessage<SearchAssistantsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 42);
+
+/**
+ * @generated from message agentloop.v1.SearchAssistantsResponse
+ */
+export type SearchAssistantsResponse = Message<"agentloop.v1.SearchAssistantsResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.AssistantInfo assistants = 1;
+   */
+  assistants: AssistantInfo[];
+
+  /**
+   * The offset of the next page; 0 when this is the last one.
+   *
+   * @generated from field: int32 next_offset = 2;
+   */
+  nextOffset: number;
+};
+
+/**
+ * Describes the message agentloop.v1.SearchAssistantsResponse.
+ * Use `create(SearchAssistantsResponseSchema)` to create a new message.
+ */
+export const SearchAssistantsResponseSchema: GenMessage<SearchAssistantsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 43);
+
+/**
+ * @generated from message agentloop.v1.ListAssistantVersionsRequest
+ */
+export type ListAssistantVersionsRequest = Message<"agentloop.v1.ListAssistantVersionsRequest"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * Versions whose metadata holds these keys with these values, JSON object.
+   *
+   * @generated from field: string metadata_json = 2;
+   */
+  metadataJson: string;
+
+  /**
+   * 1..1000; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int32 offset = 4;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message agentloop.v1.ListAssistantVersionsRequest.
+ * Use `create(ListAssistantVersionsRequestSchema)` to create a new message.
+ */
+export const ListAssistantVersionsRequestSchema: GenMessage<ListAssistantVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 44);
+
+/**
+ * @generated from message agentloop.v1.ListAssistantVersionsResponse
+ */
+export type ListAssistantVersionsResponse = Message<"agentloop.v1.ListAssistantVersionsResponse"> & {
+  /**
+   * @generated from field: repeated agentloop.v1.AssistantInfo versions = 1;
+   */
+  versions: AssistantInfo[];
+};
+
+/**
+ * Describes the message agentloop.v1.ListAssistantVersionsResponse.
+ * Use `create(ListAssistantVersionsResponseSchema)` to create a new message.
+ */
+export const ListAssistantVersionsResponseSchema: GenMessage<ListAssistantVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 45);
+
+/**
+ * @generated from message agentloop.v1.SetLatestAssistantVersionRequest
+ */
+export type SetLatestAssistantVersionRequest = Message<"agentloop.v1.SetLatestAssistantVersionRequest"> & {
+  /**
+   * @generated from field: string assistant_id = 1;
+   */
+  assistantId: string;
+
+  /**
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message agentloop.v1.SetLatestAssistantVersionRequest.
+ * Use `create(SetLatestAssistantVersionRequestSchema)` to create a new message.
+ */
+export const SetLatestAssistantVersionRequestSchema: GenMessage<SetLatestAssistantVersionRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 46);
+
+/**
+ * @generated from message agentloop.v1.CancelRunsRequest
+ */
+export type CancelRunsRequest = Message<"agentloop.v1.CancelRunsRequest"> & {
+  /**
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+
+  /**
+   * With thread_id: these runs of the thread.
+   *
+   * @generated from field: repeated string run_ids = 2;
+   */
+  runIds: string[];
+
+  /**
+   * Instead of run_ids: every run in this status: pending | running | all.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * interrupt (default: the runs stop and keep their checkpoints) | rollback (the runs are deleted
+   * with the checkpoints they wrote).
+   *
+   * @generated from field: string action = 4;
+   */
+  action: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CancelRunsRequest.
+ * Use `create(CancelRunsRequestSchema)` to create a new message.
+ */
+export const CancelRunsRequestSchema: GenMessage<CancelRunsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 47);
+
+/**
+ * @generated from message agentloop.v1.CancelRunsResponse
+ */
+export type CancelRunsResponse = Message<"agentloop.v1.CancelRunsResponse"> & {
+  /**
+   * How many runs were stopped.
+   *
+   * @generated from field: int32 cancelled = 1;
+   */
+  cancelled: number;
+};
+
+/**
+ * Describes the message agentloop.v1.CancelRunsResponse.
+ * Use `create(CancelRunsResponseSchema)` to create a new message.
+ */
+export const CancelRunsResponseSchema: GenMessage<CancelRunsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 48);
+
+/**
+ * @generated from message agentloop.v1.DeleteRunResponse
+ */
+export type DeleteRunResponse = Message<"agentloop.v1.DeleteRunResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteRunResponse.
+ * Use `create(DeleteRunResponseSchema)` to create a new message.
+ */
+export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 49);
+
+/**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
  * gRPC to the LangGraph-compatible HTTP API. Same runs, same tenants, same semantics: a run is
  * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
@@ -1606,6 +2038,106 @@ export const AgentLoop: GenService<{
     methodKind: "unary";
     input: typeof ListStoreNamespacesRequestSchema;
     output: typeof ListStoreNamespacesResponseSchema;
+  },
+  /**
+   * Creates an assistant (HTTP POST /assistants). Errors: INVALID_ARGUMENT (assistant_id not a UUID,
+   * graph_id not "agent", config_json not a valid agent configuration, name, metadata_json),
+   * ALREADY_EXISTS (the id is taken and if_exists_do_nothing unset), FAILED_PRECONDITION (the
+   * built-in assistant's id).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CreateAssistant
+   */
+  createAssistant: {
+    methodKind: "unary";
+    input: typeof CreateAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * The assistant's version in use, by id (or the graph id "agent": the built-in one). Errors: NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.GetAssistant
+   */
+  getAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * A new version with the fields set (HTTP PATCH /assistants/{id}); it becomes the one runs use.
+   * Errors: INVALID_ARGUMENT (as CreateAssistant), NOT_FOUND, FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.UpdateAssistant
+   */
+  updateAssistant: {
+    methodKind: "unary";
+    input: typeof UpdateAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * Deletes the assistant with every version. Errors: NOT_FOUND, FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteAssistant
+   */
+  deleteAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof DeleteAssistantResponseSchema;
+  },
+  /**
+   * The tenant's assistants matching the filters (HTTP POST /assistants/search). Errors:
+   * INVALID_ARGUMENT (limit, offset, sort_by, sort_order, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchAssistants
+   */
+  searchAssistants: {
+    methodKind: "unary";
+    input: typeof SearchAssistantsRequestSchema;
+    output: typeof SearchAssistantsResponseSchema;
+  },
+  /**
+   * The assistant's versions, newest first (HTTP POST /assistants/{id}/versions). Errors:
+   * NOT_FOUND, INVALID_ARGUMENT (limit, offset, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListAssistantVersions
+   */
+  listAssistantVersions: {
+    methodKind: "unary";
+    input: typeof ListAssistantVersionsRequestSchema;
+    output: typeof ListAssistantVersionsResponseSchema;
+  },
+  /**
+   * Makes `version` the one runs use (HTTP POST /assistants/{id}/latest). Errors: NOT_FOUND (the
+   * assistant or that version), INVALID_ARGUMENT (version), FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SetLatestAssistantVersion
+   */
+  setLatestAssistantVersion: {
+    methodKind: "unary";
+    input: typeof SetLatestAssistantVersionRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * Cancels many runs of the tenant (HTTP POST /runs/cancel, the SDK's runs.cancelMany): `run_ids`
+   * of `thread_id`, or every run in `status` (of one thread when thread_id is set). Errors:
+   * INVALID_ARGUMENT (neither thread_id with run_ids nor status, or both; action).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CancelRuns
+   */
+  cancelRuns: {
+    methodKind: "unary";
+    input: typeof CancelRunsRequestSchema;
+    output: typeof CancelRunsResponseSchema;
+  },
+  /**
+   * Deletes an ended run with its event log (HTTP DELETE /threads/{id}/runs/{run_id}). Errors:
+   * NOT_FOUND, FAILED_PRECONDITION (the run is pending or running: cancel it first).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteRun
+   */
+  deleteRun: {
+    methodKind: "unary";
+    input: typeof GetRunRequestSchema;
+    output: typeof DeleteRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentloop_v1_api, 0);
