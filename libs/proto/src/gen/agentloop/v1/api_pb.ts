@@ -1750,7 +1750,8 @@ export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE_
 
 /**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
- * gRPC to the LangGraph-compatible HTTP API. Same runs, same tenants, same semantics: a run is
+ * gRPC to the LangGraph-compatible HTTP API: threads, runs, assistants, crons and the store. Same
+ * tenants, same semantics: a run is
  * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
  * (StreamRun / JoinRunStream). Every RPC goes through the gateway's run service and store exactly as
  * the HTTP routes do (validation, multitask strategy, if_not_exists, quotas, tenant isolation).
@@ -1769,11 +1770,14 @@ export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE_
  *   INVALID_ARGUMENT     a field is invalid; the details name it (e.g. "input_json", "body.webhook").
  *   NOT_FOUND            no such thread, run, cron or assistant, including another tenant's (tenants
  *                        cannot probe each other).
- *   ALREADY_EXISTS       CreateThread with the id of an existing thread (without if_exists_do_nothing).
- *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), or the
- *                        run to cancel has already finished.
+ *   ALREADY_EXISTS       CreateThread / CreateAssistant with the id of an existing one (without
+ *                        if_exists_do_nothing).
+ *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), the
+ *                        run to cancel has already finished, the run to delete has not, or a change
+ *                        to the read-only built-in assistant.
  *   RESOURCE_EXHAUSTED   the tenant is at its active-run quota (TENANT_MAX_ACTIVE_RUNS).
- *   UNAVAILABLE          the run queue or event stream is unavailable, or the gateway is stopping: retry.
+ *   UNAVAILABLE          the run queue or event stream is unavailable, the deployment runs no cron
+ *                        scheduler (cron RPCs), or the gateway is stopping: retry.
  *   DEADLINE_EXCEEDED    the call deadline (or RUN_WAIT_MAX_MS) passed before the run ended; the run
  *                        goes on: re-join it with JoinRunStream or poll GetRun.
  *   INTERNAL             anything else (logged by the gateway; the details say no more).
