@@ -1751,10 +1751,10 @@ export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE_
 /**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
  * gRPC to the LangGraph-compatible HTTP API: threads, runs, assistants, crons and the store. Same
- * tenants, same semantics: a run is
- * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
- * (StreamRun / JoinRunStream). Every RPC goes through the gateway's run service and store exactly as
- * the HTTP routes do (validation, multitask strategy, if_not_exists, quotas, tenant isolation).
+ * tenants, same semantics: a run is background (CreateRun, with an optional signed webhook),
+ * synchronous (WaitRun) or streamed (StreamRun / JoinRunStream). Every RPC goes through the same
+ * validation and services as its HTTP route (multitask strategy, if_not_exists, quotas, tenant
+ * isolation); a request's fields are those of the HTTP body, with JSON documents as `*_json`.
  *
  * JSON documents (input, config, metadata, values, event data) travel as JSON text rather than
  * google.protobuf.Struct: Struct cannot hold a top-level array, string or null (event data and
