@@ -144,6 +144,13 @@ export {
   SearchCronsResponseSchema,
   CountResponseSchema,
   DeleteCronResponseSchema,
+  type CronInfo,
+  type CreateCronRequest,
+  type UpdateCronRequest,
+  type SearchCronsRequest,
+  type CountCronsRequest,
+} from './gen/agentloop/v1/api_crons_pb.js';
+export {
   StoreItemSchema,
   StoreNamespaceSchema,
   PutStoreItemResponseSchema,
@@ -151,30 +158,23 @@ export {
   DeleteStoreItemResponseSchema,
   SearchStoreItemsResponseSchema,
   ListStoreNamespacesResponseSchema,
-  type CronInfo,
-  type CreateCronRequest,
-  type UpdateCronRequest,
-  type SearchCronsRequest,
-  type CountCronsRequest,
   type StoreItem,
   type PutStoreItemRequest,
   type GetStoreItemRequest,
   type SearchStoreItemsRequest,
   type ListStoreNamespacesRequest,
-} from './gen/agentloop/v1/api_pb.js';
+} from './gen/agentloop/v1/api_store_pb.js';
 // Assistants and bulk run operations over gRPC (issue 11).
 export {
   AssistantInfoSchema,
   DeleteAssistantResponseSchema,
   SearchAssistantsResponseSchema,
   ListAssistantVersionsResponseSchema,
-  CancelRunsResponseSchema,
-  DeleteRunResponseSchema,
   type AssistantInfo,
   type CreateAssistantRequest,
   type UpdateAssistantRequest,
   type SearchAssistantsRequest,
   type ListAssistantVersionsRequest,
   type SetLatestAssistantVersionRequest,
-  type CancelRunsRequest,
-} from './gen/agentloop/v1/api_pb.js';
+} from './gen/agentloop/v1/api_assistants_pb.js';
+export { CancelRunsResponseSchema, DeleteRunResponseSchema, type CancelRunsRequest } from './gen/agentloop/v1/api_pb.js';

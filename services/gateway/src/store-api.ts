@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { MAX_ITEM_KEY_LENGTH, MAX_NAMESPACE_LENGTH, type StoreItemHit, type StoreItemRecord, type StoreItems } from '@agentloop/store';
-import { JsonObjectSchema, parseRequest, type RequestPart } from './validation.js';
+import { JsonObjectSchema, parseRequest } from './validation.js';
 
 /**
  * Largest item value, serialized: a memory is a small document, not a file (uploads are files).
@@ -112,8 +112,8 @@ export class StoreApi {
   }
 
   /** The same with the namespace as a list of labels: the item, or null. */
-  getItem(tenantId: string, body: unknown, part: RequestPart = 'body'): Promise<ApiStoreItem | null> {
-    const b = parseRequest(GetBody, body, part);
+  getItem(tenantId: string, body: unknown): Promise<ApiStoreItem | null> {
+    const b = parseRequest(GetBody, body, 'body');
     return this.fetch(tenantId, b.namespace, b.key, b.refresh_ttl ?? false);
   }
 
