@@ -142,7 +142,6 @@ export {
 export {
   CronInfoSchema,
   SearchCronsResponseSchema,
-  CountResponseSchema,
   DeleteCronResponseSchema,
   type CronInfo,
   type CreateCronRequest,
@@ -174,7 +173,8 @@ export {
   type CreateAssistantRequest,
   type UpdateAssistantRequest,
   type SearchAssistantsRequest,
+  type CountAssistantsRequest,
   type ListAssistantVersionsRequest,
   type SetLatestAssistantVersionRequest,
 } from './gen/agentloop/v1/api_assistants_pb.js';
-export { CancelRunsResponseSchema, DeleteRunResponseSchema, type CancelRunsRequest } from './gen/agentloop/v1/api_pb.js';
+export { CancelRunsResponseSchema, CountResponseSchema, DeleteRunResponseSchema, type CancelRunsRequest } from './gen/agentloop/v1/api_pb.js';

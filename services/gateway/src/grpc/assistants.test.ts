@@ -38,6 +38,9 @@ describe('assistants over gRPC', () => {
 
     const found = await t.acme.searchAssistants({ metadataJson: JSON.stringify({ team: 'data' }) });
     expect(found.assistants.map((x) => x.assistantId)).toEqual([a.assistantId]);
+    expect((await t.acme.countAssistants({ metadataJson: JSON.stringify({ team: 'data' }) })).count).toBe(1n);
+    // The built-in assistant counts too, as over HTTP.
+    expect((await t.acme.countAssistants({ name: 'agent' })).count).toBe(1n);
     const firstPage = await t.acme.searchAssistants({ limit: 1, sortBy: 'created_at', sortOrder: 'asc' });
     expect(firstPage.assistants).toHaveLength(1);
     expect(firstPage.nextOffset).toBe(1);
@@ -70,6 +73,7 @@ describe('assistants over gRPC', () => {
       expect((await failure(call)).code).toBe(grpc.status.NOT_FOUND);
     }
     expect((await t.globex.searchAssistants({ name: 'private' })).assistants).toEqual([]);
+    expect((await t.globex.countAssistants({ name: 'private' })).count).toBe(0n);
     expect((await t.acme.getAssistant({ assistantId: a.assistantId })).name).toBe('private one');
   });
 
@@ -82,6 +86,7 @@ describe('assistants over gRPC', () => {
       [t.acme.createAssistant({ contextJson: '{' }), 'context_json'],
       [t.acme.searchAssistants({ limit: 5000 }), 'limit'],
       [t.acme.searchAssistants({ sortBy: 'color' }), 'sort_by'],
+      [t.acme.countAssistants({ metadataJson: '"x"' }), 'metadata_json'],
       [t.acme.setLatestAssistantVersion({ assistantId: 'agent', version: 0 }), 'version'],
       [t.acme.getAssistant({ assistantId: '' }), 'assistant_id'],
     ];

@@ -1,11 +1,12 @@
 /**
- * CreateAssistant, GetAssistant, UpdateAssistant, DeleteAssistant, SearchAssistants,
+ * CreateAssistant, GetAssistant, UpdateAssistant, DeleteAssistant, SearchAssistants, CountAssistants,
  * ListAssistantVersions, SetLatestAssistantVersion: HTTP's /assistants routes over gRPC, through the
  * same operations (assistant-api.ts): each request becomes the HTTP body, validated by the same
  * schemas. Another tenant's assistant is NOT_FOUND.
  */
 import {
   AssistantInfoSchema,
+  CountResponseSchema,
   create,
   DeleteAssistantResponseSchema,
   ListAssistantVersionsResponseSchema,
@@ -123,6 +124,13 @@ export function assistantHandlers(ctx: GrpcContext) {
           sort_order: given(req.sortOrder),
         });
         return create(SearchAssistantsResponseSchema, { assistants: page.map(toAssistantInfo), nextOffset: nextOffset ?? 0 });
+      });
+    },
+
+    countAssistants(req: RequestOf<'countAssistants'>, { tenant }: CallScope): Promise<ResponseOf<'countAssistants'>> {
+      return asAssistantCall(async () => {
+        const filter = { graph_id: given(req.graphId), name: given(req.name), metadata: parseJsonField(req.metadataJson, 'metadata_json') };
+        return create(CountResponseSchema, { count: BigInt(await assistants.count(tenant, filter)) });
       });
     },
 

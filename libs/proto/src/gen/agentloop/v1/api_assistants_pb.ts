@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/api_assistants.proto.
  */
 export const file_agentloop_v1_api_assistants: GenFile = /*@__PURE__*/
-  fileDesc("CiFhZ2VudGxvb3AvdjEvYXBpX2Fzc2lzdGFudHMucHJvdG8SDGFnZW50bG9vcC52MSLbAQoNQXNzaXN0YW50SW5mbxIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtjb25maWdfanNvbhgFIAEoCRIUCgxjb250ZXh0X2pzb24YBiABKAkSFQoNbWV0YWRhdGFfanNvbhgHIAEoCRIPCgd2ZXJzaW9uGAggASgFEhUKDWNyZWF0ZWRfYXRfbXMYCSABKAMSFQoNdXBkYXRlZF9hdF9tcxgKIAEoAyLDAQoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtjb25maWdfanNvbhgFIAEoCRIUCgxjb250ZXh0X2pzb24YBiABKAkSFQoNbWV0YWRhdGFfanNvbhgHIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgIIAEoCCIrChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCSK6AQoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhMKC2NvbmZpZ19qc29uGAUgASgJEhQKDGNvbnRleHRfanNvbhgGIAEoCRIVCg1tZXRhZGF0YV9qc29uGAcgASgJQg4KDF9kZXNjcmlwdGlvbiIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSKUAQoXU2VhcmNoQXNzaXN0YW50c1JlcXVlc3QSEAoIZ3JhcGhfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1tZXRhZGF0YV9qc29uGAMgASgJEg0KBWxpbWl0GAQgASgFEg4KBm9mZnNldBgFIAEoBRIPCgdzb3J0X2J5GAYgASgJEhIKCnNvcnRfb3JkZXIYByABKAkiYAoYU2VhcmNoQXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbxITCgtuZXh0X29mZnNldBgCIAEoBSJqChxMaXN0QXNzaXN0YW50VmVyc2lvbnNSZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCRIVCg1tZXRhZGF0YV9qc29uGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBSJOCh1MaXN0QXNzaXN0YW50VmVyc2lvbnNSZXNwb25zZRItCgh2ZXJzaW9ucxgBIAMoCzIbLmFnZW50bG9vcC52MS5Bc3Npc3RhbnRJbmZvIkkKIFNldExhdGVzdEFzc2lzdGFudFZlcnNpb25SZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFYgZwcm90bzM");
+  fileDesc("CiFhZ2VudGxvb3AvdjEvYXBpX2Fzc2lzdGFudHMucHJvdG8SDGFnZW50bG9vcC52MSLbAQoNQXNzaXN0YW50SW5mbxIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtjb25maWdfanNvbhgFIAEoCRIUCgxjb250ZXh0X2pzb24YBiABKAkSFQoNbWV0YWRhdGFfanNvbhgHIAEoCRIPCgd2ZXJzaW9uGAggASgFEhUKDWNyZWF0ZWRfYXRfbXMYCSABKAMSFQoNdXBkYXRlZF9hdF9tcxgKIAEoAyLDAQoWQ3JlYXRlQXNzaXN0YW50UmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRITCgtjb25maWdfanNvbhgFIAEoCRIUCgxjb250ZXh0X2pzb24YBiABKAkSFQoNbWV0YWRhdGFfanNvbhgHIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgIIAEoCCIrChNHZXRBc3Npc3RhbnRSZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCSK6AQoWVXBkYXRlQXNzaXN0YW50UmVxdWVzdBIUCgxhc3Npc3RhbnRfaWQYASABKAkSEAoIZ3JhcGhfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhMKC2NvbmZpZ19qc29uGAUgASgJEhQKDGNvbnRleHRfanNvbhgGIAEoCRIVCg1tZXRhZGF0YV9qc29uGAcgASgJQg4KDF9kZXNjcmlwdGlvbiIZChdEZWxldGVBc3Npc3RhbnRSZXNwb25zZSKUAQoXU2VhcmNoQXNzaXN0YW50c1JlcXVlc3QSEAoIZ3JhcGhfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1tZXRhZGF0YV9qc29uGAMgASgJEg0KBWxpbWl0GAQgASgFEg4KBm9mZnNldBgFIAEoBRIPCgdzb3J0X2J5GAYgASgJEhIKCnNvcnRfb3JkZXIYByABKAkiYAoYU2VhcmNoQXNzaXN0YW50c1Jlc3BvbnNlEi8KCmFzc2lzdGFudHMYASADKAsyGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbxITCgtuZXh0X29mZnNldBgCIAEoBSJPChZDb3VudEFzc2lzdGFudHNSZXF1ZXN0EhAKCGdyYXBoX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSFQoNbWV0YWRhdGFfanNvbhgDIAEoCSJqChxMaXN0QXNzaXN0YW50VmVyc2lvbnNSZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCRIVCg1tZXRhZGF0YV9qc29uGAIgASgJEg0KBWxpbWl0GAMgASgFEg4KBm9mZnNldBgEIAEoBSJOCh1MaXN0QXNzaXN0YW50VmVyc2lvbnNSZXNwb25zZRItCgh2ZXJzaW9ucxgBIAMoCzIbLmFnZW50bG9vcC52MS5Bc3Npc3RhbnRJbmZvIkkKIFNldExhdGVzdEFzc2lzdGFudFZlcnNpb25SZXF1ZXN0EhQKDGFzc2lzdGFudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFYgZwcm90bzM");
 
 /**
  * @generated from message agentloop.v1.AssistantInfo
@@ -299,6 +299,35 @@ export const SearchAssistantsResponseSchema: GenMessage<SearchAssistantsResponse
   messageDesc(file_agentloop_v1_api_assistants, 6);
 
 /**
+ * @generated from message agentloop.v1.CountAssistantsRequest
+ */
+export type CountAssistantsRequest = Message<"agentloop.v1.CountAssistantsRequest"> & {
+  /**
+   * Filters, as SearchAssistantsRequest's; empty: any.
+   *
+   * @generated from field: string graph_id = 1;
+   */
+  graphId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string metadata_json = 3;
+   */
+  metadataJson: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CountAssistantsRequest.
+ * Use `create(CountAssistantsRequestSchema)` to create a new message.
+ */
+export const CountAssistantsRequestSchema: GenMessage<CountAssistantsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api_assistants, 7);
+
+/**
  * @generated from message agentloop.v1.ListAssistantVersionsRequest
  */
 export type ListAssistantVersionsRequest = Message<"agentloop.v1.ListAssistantVersionsRequest"> & {
@@ -332,7 +361,7 @@ export type ListAssistantVersionsRequest = Message<"agentloop.v1.ListAssistantVe
  * Use `create(ListAssistantVersionsRequestSchema)` to create a new message.
  */
 export const ListAssistantVersionsRequestSchema: GenMessage<ListAssistantVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api_assistants, 7);
+  messageDesc(file_agentloop_v1_api_assistants, 8);
 
 /**
  * @generated from message agentloop.v1.ListAssistantVersionsResponse
@@ -349,7 +378,7 @@ export type ListAssistantVersionsResponse = Message<"agentloop.v1.ListAssistantV
  * Use `create(ListAssistantVersionsResponseSchema)` to create a new message.
  */
 export const ListAssistantVersionsResponseSchema: GenMessage<ListAssistantVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api_assistants, 8);
+  messageDesc(file_agentloop_v1_api_assistants, 9);
 
 /**
  * @generated from message agentloop.v1.SetLatestAssistantVersionRequest
@@ -371,5 +400,5 @@ export type SetLatestAssistantVersionRequest = Message<"agentloop.v1.SetLatestAs
  * Use `create(SetLatestAssistantVersionRequestSchema)` to create a new message.
  */
 export const SetLatestAssistantVersionRequestSchema: GenMessage<SetLatestAssistantVersionRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_api_assistants, 9);
+  messageDesc(file_agentloop_v1_api_assistants, 10);
 
