@@ -138,3 +138,43 @@ export {
   type ListRunsRequest,
   type ListRunsResponse,
 } from './gen/agentloop/v1/api_pb.js';
+// Crons and the store over gRPC (issue 12).
+export {
+  CronInfoSchema,
+  SearchCronsResponseSchema,
+  DeleteCronResponseSchema,
+  type CronInfo,
+  type CreateCronRequest,
+  type UpdateCronRequest,
+  type SearchCronsRequest,
+  type CountCronsRequest,
+} from './gen/agentloop/v1/api_crons_pb.js';
+export {
+  StoreItemSchema,
+  StoreNamespaceSchema,
+  PutStoreItemResponseSchema,
+  GetStoreItemResponseSchema,
+  DeleteStoreItemResponseSchema,
+  SearchStoreItemsResponseSchema,
+  ListStoreNamespacesResponseSchema,
+  type StoreItem,
+  type PutStoreItemRequest,
+  type GetStoreItemRequest,
+  type SearchStoreItemsRequest,
+  type ListStoreNamespacesRequest,
+} from './gen/agentloop/v1/api_store_pb.js';
+// Assistants and bulk run operations over gRPC (issue 11).
+export {
+  AssistantInfoSchema,
+  DeleteAssistantResponseSchema,
+  SearchAssistantsResponseSchema,
+  ListAssistantVersionsResponseSchema,
+  type AssistantInfo,
+  type CreateAssistantRequest,
+  type UpdateAssistantRequest,
+  type SearchAssistantsRequest,
+  type CountAssistantsRequest,
+  type ListAssistantVersionsRequest,
+  type SetLatestAssistantVersionRequest,
+} from './gen/agentloop/v1/api_assistants_pb.js';
+export { CancelRunsResponseSchema, CountResponseSchema, DeleteRunResponseSchema, type CancelRunsRequest } from './gen/agentloop/v1/api_pb.js';

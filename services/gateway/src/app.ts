@@ -25,6 +25,7 @@ import type { CheckpointRewinder } from './run-service/rollback.js';
 // Store items (issue 12)
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Embedder } from '@agentloop/store';
 import { registerStoreRoutes, startStoreSweeper } from './routes/store.js';
+import { StoreApi } from './store-api.js';
 // Crons (issue 12)
 import { CronService } from './cron-service.js';
 import { registerCronRoutes } from './routes/crons.js';
@@ -215,7 +216,13 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     redact,
     ...(deps.checkpoints ? { checkpoints: deps.checkpoints } : {}),
   };
-  app.decorate('agentloop', { ...ctx, auth });
+  // Store items and crons (issue 12): one instance each, served by the HTTP routes and the gRPC API alike.
+  const embeddings = embeddingsFromEnv(config);
+  const embedder = deps.embedder ?? (embeddings ? new OpenAiEmbeddings(embeddings) : undefined);
+  const storeApi = new StoreApi(new StoreItems({ store: deps.store, ...(embedder ? { embedder } : {}) }));
+  // The gateway runs the scheduler's worker, since a firing is an admission.
+  const crons = new CronService({ store: deps.store, runs, logger: deps.logger, scheduler: deps.scheduler, allowSeconds: config.CRON_ALLOW_SECONDS });
+  app.decorate('agentloop', { ...ctx, auth, storeApi, crons });
   registerMetaRoutes(app);
   registerAssistantRoutes(app, ctx);
   registerThreadRoutes(app, ctx);
@@ -223,14 +230,11 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
   // Store items (issue 12)
-  const embeddings = embeddingsFromEnv(config);
-  const embedder = deps.embedder ?? (embeddings ? new OpenAiEmbeddings(embeddings) : undefined);
-  registerStoreRoutes(app, new StoreItems({ store: deps.store, ...(embedder ? { embedder } : {}) }));
+  registerStoreRoutes(app, storeApi);
   const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));
   app.addHook('onClose', async () => stopSweeper());
-  // Crons (issue 12): the gateway runs the scheduler's worker, since a firing is an admission.
-  const crons = new CronService({ store: deps.store, runs, logger: deps.logger, scheduler: deps.scheduler, allowSeconds: config.CRON_ALLOW_SECONDS });
-  registerCronRoutes(app, ctx, crons);
+  // Crons (issue 12)
+  registerCronRoutes(app, crons);
   app.addHook('onReady', async () => {
     await crons.start();
   });

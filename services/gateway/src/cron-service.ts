@@ -62,7 +62,9 @@ export class CronService {
     };
   }
 
+  /** A cron on `threadId` (404 when the tenant has no such thread), or a stateless one without. */
   async create(tenantId: string, threadId: string | undefined, body: CronCreateBody): Promise<CronRecord> {
+    if (threadId !== undefined && !(await this.deps.store.getThread(tenantId, threadId))) throw notFound(`Thread ${threadId} not found.`);
     const scheduler = this.requireScheduler();
     // The tenant's assistant must exist now (404 otherwise); each firing uses its version in use then.
     await resolveRunAssistant(this.deps.store, tenantId, body.assistant_id);

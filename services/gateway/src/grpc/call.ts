@@ -4,6 +4,8 @@ import { UnavailableError, type Logger } from '@agentloop/core';
 import { context, extractTraceContext, failSpan, SpanKind, trace, tracer } from '@agentloop/telemetry';
 import type { ApiKeyAuthenticator } from '../auth.js';
 import type { RouteContext } from '../context.js';
+import type { CronService } from '../cron-service.js';
+import type { StoreApi } from '../store-api.js';
 import { statusOf } from '../errors.js';
 import { GrpcStatusError, toGrpcStatus, toServiceError } from './status.js';
 import type { Caller } from '../auth.js';
@@ -11,6 +13,10 @@ import type { Caller } from '../auth.js';
 /** What the gRPC API shares with the HTTP API: the same run service, store and API keys. */
 export interface GrpcContext extends RouteContext {
   auth: ApiKeyAuthenticator;
+  /** The store's operations, as HTTP /store serves them. */
+  storeApi: StoreApi;
+  /** The crons, as HTTP /runs/crons serves them. */
+  crons: CronService;
   /** Replaces host paths in text bound for a client (redaction.ts): status details, run errors. */
   redact: (text: string) => string;
 }

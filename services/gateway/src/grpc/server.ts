@@ -6,6 +6,9 @@ import { AGENTLOOP_GRPC_DEFINITION, type AgentLoopMethodName, type AgentLoopMeth
 import { runHandlers } from './handlers/runs.js';
 import { streamHandlers } from './handlers/streams.js';
 import { threadHandlers } from './handlers/threads.js';
+import { cronHandlers } from './handlers/crons.js';
+import { storeHandlers } from './handlers/store.js';
+import { assistantHandlers } from './handlers/assistants.js';
 
 /** One implementation per RPC of api.proto: adding an RPC to the proto without implementing it fails to compile. */
 export type AgentLoopImplementation = {
@@ -15,7 +18,7 @@ export type AgentLoopImplementation = {
 };
 
 export function agentLoopImplementation(ctx: GrpcContext): AgentLoopImplementation {
-  return { ...threadHandlers(ctx), ...runHandlers(ctx), ...streamHandlers(ctx) };
+  return { ...threadHandlers(ctx), ...runHandlers(ctx), ...streamHandlers(ctx), ...cronHandlers(ctx), ...storeHandlers(ctx), ...assistantHandlers(ctx) };
 }
 
 /** The implementation as grpc-js handlers (auth, scope, tracing and status mapping around each). */

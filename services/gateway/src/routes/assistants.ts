@@ -1,233 +1,50 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { newId } from '@agentloop/core';
-import { ASSISTANT_SORT_FIELDS, type AssistantFilter, type JsonObject, type Store } from '@agentloop/store';
-import { conflict, invalid } from '../errors.js';
 import type { RouteContext } from '../context.js';
-import { defaultAssistant, DEFAULT_ASSISTANT_ID, GRAPH_ID, type ApiAssistant } from '../serialize.js';
-import { JsonObjectSchema, MetadataSchema, Uuid, parseRequest } from '../validation.js';
-import { parseAgentConfig } from '../assistant-config.js';
-import {
-  assistantKey,
-  assistantNotFound,
-  getApiAssistant,
-  isBuiltinAssistant,
-  toApiAssistant,
-  toApiAssistantVersion,
-  type ApiAssistantVersion,
-} from '../assistant-registry.js';
-import { pageWithBuiltin, storedWindow } from '../assistant-paging.js';
+import { AssistantApi, AssistantParams } from '../assistant-api.js';
+import { parseRequest } from '../validation.js';
 import { registerAssistantGraphRoutes } from './assistant-graph.js';
 
-/** Longest assistant name and description: labels, not documents. */
-const NAME_MAX = 1024;
-const DESCRIPTION_MAX = 64 * 1024;
-
-const Fields = {
-  config: JsonObjectSchema.nullish(),
-  context: JsonObjectSchema.nullish(),
-  metadata: MetadataSchema.nullish(),
-  name: z.string().min(1).max(NAME_MAX).nullish(),
-  description: z.string().max(DESCRIPTION_MAX).nullish(),
-};
-
-const CreateBody = z.object({
-  assistant_id: Uuid.nullish(),
-  graph_id: z.string().min(1),
-  if_exists: z.enum(['raise', 'do_nothing']).nullish(),
-  ...Fields,
-});
-
-const PatchBody = z.object({ graph_id: z.string().min(1).nullish(), ...Fields });
-
-const Filter = {
-  graph_id: z.string().nullish(),
-  name: z.string().nullish(),
-  metadata: MetadataSchema.nullish(),
-};
-
-const SearchBody = z.object({
-  ...Filter,
-  limit: z.number().int().min(1).max(1000).nullish(),
-  offset: z.number().int().min(0).nullish(),
-  sort_by: z.enum(ASSISTANT_SORT_FIELDS).nullish(),
-  sort_order: z.enum(['asc', 'desc']).nullish(),
-  select: z.array(z.string()).nullish(),
-});
-
-const CountBody = z.object(Filter);
-const VersionsBody = z.object({
-  metadata: MetadataSchema.nullish(),
-  limit: z.number().int().min(1).max(1000).nullish(),
-  offset: z.number().int().min(0).nullish(),
-});
-const LatestBody = z.object({ version: z.number().int().min(1) });
-const AssistantParams = z.object({ assistant_id: z.string().min(1) });
-
-/** Keeps only the fields named in `select` (LangGraph's projection). */
-function project(a: ApiAssistant, select: readonly string[] | null | undefined): Partial<ApiAssistant> {
-  if (!select || select.length === 0) return a;
-  return Object.fromEntries(Object.entries(a).filter(([k]) => select.includes(k))) as Partial<ApiAssistant>;
-}
-
-/** True when every key of `filter` equals the same key of `metadata` (JSON equality). */
-export function metadataMatches(metadata: Record<string, unknown>, filter: Record<string, unknown> | null | undefined): boolean {
-  if (!filter) return true;
-  return Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
-}
-
-function storeFilter(body: z.infer<typeof CountBody>): AssistantFilter {
-  return {
-    ...(body.graph_id != null ? { graphId: body.graph_id } : {}),
-    ...(body.name != null ? { name: body.name } : {}),
-    ...(body.metadata != null ? { metadata: body.metadata } : {}),
-  };
-}
-
-/** The built-in assistant when it matches the filters, as the store matches stored ones. */
-function builtinIfMatching(body: z.infer<typeof CountBody>): ApiAssistant | null {
-  const a = defaultAssistant();
-  const ok =
-    (body.graph_id == null || body.graph_id === a.graph_id) &&
-    (body.name == null || a.name.toLowerCase().includes(body.name.toLowerCase())) &&
-    metadataMatches(a.metadata, body.metadata);
-  return ok ? a : null;
-}
-
-function requireAgentGraph(graphId: string, path: string): void {
-  if (graphId !== GRAPH_ID) throw invalid(path, `unknown graph "${graphId}": this deployment serves one graph, "${GRAPH_ID}"`);
-}
-
-function readOnlyBuiltin(): Error {
-  return conflict(
-    `The built-in assistant "${GRAPH_ID}" (${DEFAULT_ASSISTANT_ID}) is read-only. Create your own assistant with POST /assistants ` +
-      `(graph_id "${GRAPH_ID}") to change its configuration.`,
-  );
-}
-
-/** The listing order of a search, the same as the store's (ties by assistant_id ascending). */
-function orderOf(sortBy: (typeof ASSISTANT_SORT_FIELDS)[number], order: 'asc' | 'desc') {
-  return (a: ApiAssistant, b: ApiAssistant): boolean => {
-    const x = a[sortBy];
-    const y = b[sortBy];
-    if (x !== y) return order === 'asc' ? x < y : x > y;
-    return a.assistant_id < b.assistant_id;
-  };
-}
-
-async function searchPage(store: Store, tenantId: string, body: z.infer<typeof SearchBody>) {
-  const offset = body.offset ?? 0;
-  const limit = body.limit ?? 10;
-  const sortBy = body.sort_by ?? 'created_at';
-  const sortOrder = body.sort_order ?? 'desc';
-  const window = storedWindow(offset, limit);
-  const stored = await store.searchAssistants(tenantId, { ...storeFilter(body), limit: window.count, offset: window.start, sortBy, sortOrder });
-  return pageWithBuiltin(stored.map(toApiAssistant), offset, limit, builtinIfMatching(body), orderOf(sortBy, sortOrder));
-}
+export { metadataMatches } from '../assistant-api.js';
 
 /**
  * Assistants, LangGraph Platform's versioned agent configurations over the `agent` graph (issue 11),
- * per tenant, beside the read-only built-in one every tenant has. Another tenant's assistant is
- * "not found".
+ * per tenant, beside the read-only built-in one every tenant has; the operations are in
+ * assistant-api.ts (which gRPC serves too). Another tenant's assistant is "not found".
  */
 export function registerAssistantRoutes(app: FastifyInstance, ctx: Pick<RouteContext, 'store'>): void {
-  const { store } = ctx;
+  const assistants = new AssistantApi(ctx.store);
+  const idOf = (params: unknown): string => parseRequest(AssistantParams, params, 'params').assistant_id;
 
-  app.post('/assistants', async (request) => {
-    const body = parseRequest(CreateBody, request.body, 'body');
-    requireAgentGraph(body.graph_id, 'body.graph_id');
-    const config = body.config ? parseAgentConfig(body.config, 'body.config') : {};
-    const id = body.assistant_id ?? newId();
-    if (isBuiltinAssistant(id)) {
-      if (body.if_exists === 'do_nothing') return defaultAssistant();
-      throw readOnlyBuiltin();
-    }
-    const { assistant, created } = await store.createAssistant({
-      tenantId: request.tenantId,
-      assistantId: assistantKey(id),
-      graphId: body.graph_id,
-      name: body.name ?? 'Untitled',
-      description: body.description ?? null,
-      config,
-      context: body.context ?? {},
-      metadata: body.metadata ?? {},
-    });
-    if (!created && body.if_exists !== 'do_nothing') throw conflict(`Assistant ${id} already exists. Pass if_exists "do_nothing" to get it instead.`);
-    return toApiAssistant(assistant);
-  });
+  app.post('/assistants', async (request) => assistants.create(request.tenantId, request.body));
 
   app.post('/assistants/search', async (request, reply) => {
-    const body = parseRequest(SearchBody, request.body, 'body');
-    const { page, more } = await searchPage(store, request.tenantId, body);
-    if (more) void reply.header('x-pagination-next', String((body.offset ?? 0) + (body.limit ?? 10)));
-    return page.map((a) => project(a, body.select));
+    const { page, nextOffset } = await assistants.search(request.tenantId, request.body);
+    if (nextOffset !== undefined) void reply.header('x-pagination-next', String(nextOffset));
+    return page;
   });
 
-  app.post('/assistants/count', async (request) => {
-    const body = parseRequest(CountBody, request.body, 'body');
-    return (await store.countAssistants(request.tenantId, storeFilter(body))) + (builtinIfMatching(body) ? 1 : 0);
-  });
+  app.post('/assistants/count', async (request) => assistants.count(request.tenantId, request.body));
 
-  app.get('/assistants/:assistant_id', async (request) => {
-    const { assistant_id } = parseRequest(AssistantParams, request.params, 'params');
-    return getApiAssistant(store, request.tenantId, assistant_id);
-  });
+  app.get('/assistants/:assistant_id', async (request) => assistants.get(request.tenantId, idOf(request.params)));
 
   app.patch('/assistants/:assistant_id', async (request) => {
-    const { assistant_id } = parseRequest(AssistantParams, request.params, 'params');
-    const body = parseRequest(PatchBody, request.body, 'body');
-    if (isBuiltinAssistant(assistant_id)) throw readOnlyBuiltin();
-    await getApiAssistant(store, request.tenantId, assistant_id);
-    if (body.graph_id != null) requireAgentGraph(body.graph_id, 'body.graph_id');
-    const updated = await store.updateAssistant(request.tenantId, assistantKey(assistant_id), {
-      ...(body.graph_id != null ? { graphId: body.graph_id } : {}),
-      ...(body.config != null ? { config: parseAgentConfig(body.config, 'body.config') } : {}),
-      ...(body.context != null ? { context: body.context } : {}),
-      ...(body.metadata != null ? { metadata: body.metadata } : {}),
-      ...(body.name != null ? { name: body.name } : {}),
-      ...(body.description !== undefined ? { description: body.description } : {}),
-    });
-    if (!updated) throw assistantNotFound(assistant_id);
-    return toApiAssistant(updated);
+    const id = idOf(request.params);
+    return assistants.update(request.tenantId, id, request.body);
   });
 
   app.delete('/assistants/:assistant_id', async (request, reply) => {
-    const { assistant_id } = parseRequest(AssistantParams, request.params, 'params');
-    if (isBuiltinAssistant(assistant_id)) throw readOnlyBuiltin();
-    await getApiAssistant(store, request.tenantId, assistant_id);
-    if (!(await store.deleteAssistant(request.tenantId, assistantKey(assistant_id)))) throw assistantNotFound(assistant_id);
+    await assistants.delete(request.tenantId, idOf(request.params));
     return reply.code(204).send();
   });
 
-  app.post('/assistants/:assistant_id/versions', async (request): Promise<ApiAssistantVersion[]> => {
-    const { assistant_id } = parseRequest(AssistantParams, request.params, 'params');
-    const body = parseRequest(VersionsBody, request.body, 'body');
-    const current = await getApiAssistant(store, request.tenantId, assistant_id);
-    const offset = body.offset ?? 0;
-    const limit = body.limit ?? 10;
-    if (isBuiltinAssistant(assistant_id)) {
-      const { updated_at: _u, ...v1 } = current;
-      return metadataMatches(v1.metadata, body.metadata) ? [v1].slice(offset, offset + limit) : [];
-    }
-    const versions = await store.listAssistantVersions(request.tenantId, current.assistant_id, {
-      limit,
-      offset,
-      ...(body.metadata ? { metadata: body.metadata as JsonObject } : {}),
-    });
-    return versions.map(toApiAssistantVersion);
+  app.post('/assistants/:assistant_id/versions', async (request) => {
+    const id = idOf(request.params);
+    return assistants.versions(request.tenantId, id, request.body);
   });
 
   app.post('/assistants/:assistant_id/latest', async (request) => {
-    const { assistant_id } = parseRequest(AssistantParams, request.params, 'params');
-    const { version } = parseRequest(LatestBody, request.body, 'body');
-    const current = await getApiAssistant(store, request.tenantId, assistant_id);
-    if (isBuiltinAssistant(assistant_id)) {
-      if (version !== current.version) throw readOnlyBuiltin();
-      return current;
-    }
-    const latest = await store.setAssistantLatest(request.tenantId, current.assistant_id, version);
-    if (!latest) throw assistantNotFound(assistant_id);
-    return toApiAssistant(latest);
+    const id = idOf(request.params);
+    return assistants.setLatest(request.tenantId, id, request.body);
   });
 
   registerAssistantGraphRoutes(app, ctx);

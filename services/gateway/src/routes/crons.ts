@@ -2,9 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { CronService } from '../cron-service.js';
 import { CronCountBody, CronCreateBody, CronParams, CronPatchBody, CronSearchBody } from '../cron-schema.js';
-import type { RouteContext } from '../context.js';
 import { parseRequest, ThreadParams } from '../validation.js';
-import { requireThread } from './threads.js';
 
 function project(obj: Record<string, unknown>, select: readonly string[] | null | undefined): Record<string, unknown> {
   if (!select || select.length === 0) return obj;
@@ -12,7 +10,7 @@ function project(obj: Record<string, unknown>, select: readonly string[] | null 
   return Object.fromEntries(select.map((k) => [k, k === 'now' ? now : obj[k]]));
 }
 
-export function registerCronRoutes(app: FastifyInstance, ctx: RouteContext, crons: CronService): void {
+export function registerCronRoutes(app: FastifyInstance, crons: CronService): void {
   app.post('/runs/crons', async (request) => {
     const body = parseRequest(CronCreateBody, request.body, 'body');
     return crons.toApi(await crons.create(request.tenantId, undefined, body));
@@ -21,7 +19,6 @@ export function registerCronRoutes(app: FastifyInstance, ctx: RouteContext, cron
   app.post('/threads/:thread_id/runs/crons', async (request) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     const body = parseRequest(CronCreateBody, request.body, 'body');
-    await requireThread(ctx, request.tenantId, thread_id);
     return crons.toApi(await crons.create(request.tenantId, thread_id, body));
   });
 

@@ -6,34 +6,14 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { RouteContext } from '../context.js';
 import { toApiRun } from '../serialize.js';
-import { parseRequest, RunParams, Uuid } from '../validation.js';
+import { parseRequest, RunParams } from '../validation.js';
 import { requireRun } from './run-lookup.js';
-import type { CancelSelection } from '../run-service.js';
-
-const Action = z.enum(['interrupt', 'rollback']);
+import { CancelAction, cancelManyRuns } from '../run-cancel-many.js';
 
 const CancelQuery = z.object({
   wait: z.enum(['0', '1', 'true', 'false']).optional(),
-  action: Action.optional(),
+  action: CancelAction.optional(),
 });
-
-const CancelManyQuery = z.object({ action: Action.optional() });
-
-/** The SDK's `cancelMany`: the runs of one thread by id, or every run in a status (of the tenant, or of one thread). */
-const CancelManyBody = z
-  .object({
-    thread_id: Uuid.nullish(),
-    run_ids: z.array(Uuid).min(1, 'list at least one run id').max(1000).nullish(),
-    status: z.enum(['pending', 'running', 'all']).nullish(),
-  })
-  .superRefine((b, issue) => {
-    const byIds = b.thread_id !== undefined && b.thread_id !== null;
-    if (b.status && b.run_ids) {
-      issue.addIssue({ code: 'custom', path: ['status'], message: 'give either status (optionally with thread_id), or thread_id with run_ids, not both' });
-    } else if (!b.status && !(byIds && b.run_ids)) {
-      issue.addIssue({ code: 'custom', path: byIds ? ['run_ids'] : ['thread_id'], message: 'give thread_id with run_ids, or a status' });
-    }
-  });
 
 export function registerRunCancelRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { store, runs } = ctx;
@@ -53,13 +33,8 @@ export function registerRunCancelRoutes(app: FastifyInstance, ctx: RouteContext)
 
   // Cancels many runs of the tenant (the SDK's runs.cancelMany): 204 once each is cancelled.
   app.post('/runs/cancel', async (request, reply) => {
-    const q = parseRequest(CancelManyQuery, request.query, 'query');
-    const body = parseRequest(CancelManyBody, request.body, 'body');
-    const selection: CancelSelection = body.status
-      ? { status: body.status, ...(body.thread_id ? { threadId: body.thread_id } : {}) }
-      : { threadId: body.thread_id as string, runIds: body.run_ids as string[] };
-    const n = await runs.cancelMany(request.tenantId, selection, q.action ?? 'interrupt');
-    request.log.info({ tenant: request.tenantId, cancelled: n, action: q.action ?? 'interrupt' }, 'runs cancelled');
+    const { action, cancelled } = await cancelManyRuns(runs, request.tenantId, request.body, { value: request.query, part: 'query' });
+    request.log.info({ tenant: request.tenantId, cancelled, action }, 'runs cancelled');
     return reply.code(204).send();
   });
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { create, ListRunsResponseSchema, RunResultSchema, type CreateRunRequest } from '@agentloop/proto';
+import { CancelRunsResponseSchema, create, DeleteRunResponseSchema, ListRunsResponseSchema, RunResultSchema, type CreateRunRequest } from '@agentloop/proto';
 import type { JsonObject, RunRecord } from '@agentloop/store';
 import { conflict, notFound } from '../../errors.js';
 import type { CreatedRun } from '../../run-service.js';
+import { cancelManyRuns } from '../../run-cancel-many.js';
 import { parseRequest } from '../../validation.js';
 import { abortedError, type CallScope, type GrpcContext } from '../call.js';
 import { jsonText, RUN_REQUEST_FIELDS, runCreateBody, toRunInfo, uuidField, withProtoFieldNames } from '../convert.js';
@@ -44,7 +45,7 @@ export async function admitRun(ctx: GrpcContext, scope: CallScope, req: CreateRu
   return created;
 }
 
-/** CreateRun, WaitRun, GetRun, ListRuns, CancelRun, ListDeadLetterRuns, RedriveRun: HTTP's run routes over gRPC. */
+/** CreateRun, WaitRun, GetRun, ListRuns, CancelRun, CancelRuns, DeleteRun, ListDeadLetterRuns, RedriveRun: HTTP's run routes over gRPC. */
 export function runHandlers(ctx: GrpcContext) {
   const { runs, store } = ctx;
   return {
@@ -113,6 +114,29 @@ export function runHandlers(ctx: GrpcContext) {
       const after = await runs.cancel(tenant, await requireRun(ctx, tenant, req.threadId, req.runId));
       if (after.status !== 'interrupted') throw conflict(`Run ${req.runId} already finished with status ${after.status}; there is nothing to cancel.`);
       return toRunInfo(after);
+    },
+
+    async cancelRuns(req: RequestOf<'cancelRuns'>, scope: CallScope): Promise<ResponseOf<'cancelRuns'>> {
+      const body = {
+        thread_id: req.threadId === '' ? undefined : req.threadId,
+        run_ids: req.runIds.length > 0 ? req.runIds : undefined,
+        status: req.status === '' ? undefined : req.status,
+      };
+      try {
+        const { action, cancelled } = await cancelManyRuns(runs, scope.tenant, body, {
+          value: { action: req.action === '' ? undefined : req.action },
+          part: 'body',
+        });
+        scope.log.info({ cancelled, action }, 'runs cancelled');
+        return create(CancelRunsResponseSchema, { cancelled });
+      } catch (err) {
+        throw withProtoFieldNames(err, { thread_id: 'thread_id', run_ids: 'run_ids', status: 'status', action: 'action' });
+      }
+    },
+
+    async deleteRun(req: RequestOf<'deleteRun'>, { tenant }: CallScope): Promise<ResponseOf<'deleteRun'>> {
+      await runs.deleteRun(tenant, await requireRun(ctx, tenant, req.threadId, req.runId));
+      return create(DeleteRunResponseSchema, {});
     },
   };
 }

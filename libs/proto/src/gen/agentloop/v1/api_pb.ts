@@ -4,13 +4,19 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { AssistantInfoSchema, CountAssistantsRequestSchema, CreateAssistantRequestSchema, DeleteAssistantResponseSchema, GetAssistantRequestSchema, ListAssistantVersionsRequestSchema, ListAssistantVersionsResponseSchema, SearchAssistantsRequestSchema, SearchAssistantsResponseSchema, SetLatestAssistantVersionRequestSchema, UpdateAssistantRequestSchema } from "./api_assistants_pb.js";
+import { file_agentloop_v1_api_assistants } from "./api_assistants_pb.js";
+import type { CountCronsRequestSchema, CreateCronRequestSchema, CronInfoSchema, DeleteCronRequestSchema, DeleteCronResponseSchema, SearchCronsRequestSchema, SearchCronsResponseSchema, UpdateCronRequestSchema } from "./api_crons_pb.js";
+import { file_agentloop_v1_api_crons } from "./api_crons_pb.js";
+import type { DeleteStoreItemRequestSchema, DeleteStoreItemResponseSchema, GetStoreItemRequestSchema, GetStoreItemResponseSchema, ListStoreNamespacesRequestSchema, ListStoreNamespacesResponseSchema, PutStoreItemRequestSchema, PutStoreItemResponseSchema, SearchStoreItemsRequestSchema, SearchStoreItemsResponseSchema } from "./api_store_pb.js";
+import { file_agentloop_v1_api_store } from "./api_store_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentloop/v1/api.proto.
  */
 export const file_agentloop_v1_api: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbzLUBwoJQWdlbnRMb29wEksKDENyZWF0ZVRocmVhZBIhLmFnZW50bG9vcC52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SRQoJR2V0VGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJSCgxEZWxldGVUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoiLmFnZW50bG9vcC52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJQCg5HZXRUaHJlYWRTdGF0ZRIjLmFnZW50bG9vcC52MS5HZXRUaHJlYWRTdGF0ZVJlcXVlc3QaGS5hZ2VudGxvb3AudjEuVGhyZWFkU3RhdGUSQgoJQ3JlYXRlUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJCCgdXYWl0UnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFy5hZ2VudGxvb3AudjEuUnVuUmVzdWx0EksKCVN0cmVhbVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESTQoNSm9pblJ1blN0cmVhbRIcLmFnZW50bG9vcC52MS5Kb2luUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEjwKBkdldFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SSQoITGlzdFJ1bnMSHS5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXF1ZXN0Gh4uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVzcG9uc2USPwoJQ2FuY2VsUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJdChJMaXN0RGVhZExldHRlclJ1bnMSJy5hZ2VudGxvb3AudjEuTGlzdERlYWRMZXR0ZXJSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEkAKClJlZHJpdmVSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvYgZwcm90bzM");
+  fileDesc("ChZhZ2VudGxvb3AvdjEvYXBpLnByb3RvEgxhZ2VudGxvb3AudjEiXQoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSFQoNbWV0YWRhdGFfanNvbhgCIAEoCRIcChRpZl9leGlzdHNfZG9fbm90aGluZxgDIAEoCCIlChBHZXRUaHJlYWRSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSIWChREZWxldGVUaHJlYWRSZXNwb25zZSKJAQoKVGhyZWFkSW5mbxIRCgl0aHJlYWRfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDW1ldGFkYXRhX2pzb24YAyABKAkSEwoLdmFsdWVzX2pzb24YBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIVCg11cGRhdGVkX2F0X21zGAYgASgDIvEBChBDcmVhdGVSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIUCgxhc3Npc3RhbnRfaWQYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCRIUCgxjb21tYW5kX2pzb24YBCABKAkSEwoLY29uZmlnX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIPCgd3ZWJob29rGAcgASgJEhoKEm11bHRpdGFza19zdHJhdGVneRgIIAEoCRITCgtzdHJlYW1fbW9kZRgJIAMoCRIcChRpZl9ub3RfZXhpc3RzX2NyZWF0ZRgKIAEoCCL3AQoHUnVuSW5mbxIOCgZydW5faWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEhQKDGFzc2lzdGFudF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNbWV0YWRhdGFfanNvbhgFIAEoCRIVCg1jcmVhdGVkX2F0X21zGAYgASgDEhUKDXVwZGF0ZWRfYXRfbXMYByABKAMSEwoLa3dhcmdzX2pzb24YCCABKAkSGgoSbXVsdGl0YXNrX3N0cmF0ZWd5GAkgASgJEi0KC2RlYWRfbGV0dGVyGAogASgLMhguYWdlbnRsb29wLnYxLkRlYWRMZXR0ZXIiOQoKRGVhZExldHRlchIOCgZyZWFzb24YASABKAkSGwoTZGVhZF9sZXR0ZXJlZF9hdF9tcxgCIAEoAyI6ChlMaXN0RGVhZExldHRlclJ1bnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJYCglSdW5SZXN1bHQSIgoDcnVuGAEgASgLMhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SEwoLdmFsdWVzX2pzb24YAiABKAkSEgoKZXJyb3JfanNvbhgDIAEoCSI+Cg5SdW5TdHJlYW1FdmVudBIKCgJpZBgBIAEoAxINCgVldmVudBgCIAEoCRIRCglkYXRhX2pzb24YAyABKAkiYAoOSm9pblJ1blJlcXVlc3QSEQoJdGhyZWFkX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg5hZnRlcl9ldmVudF9pZBgDIAEoAxITCgtzdHJlYW1fbW9kZRgEIAMoCSIyCg1HZXRSdW5SZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiKgoVR2V0VGhyZWFkU3RhdGVSZXF1ZXN0EhEKCXRocmVhZF9pZBgBIAEoCSKeAQoLVGhyZWFkU3RhdGUSEQoJdGhyZWFkX2lkGAEgASgJEhMKC3ZhbHVlc19qc29uGAIgASgJEgwKBG5leHQYAyADKAkSEgoKdGFza3NfanNvbhgEIAEoCRIXCg9pbnRlcnJ1cHRzX2pzb24YBSABKAkSFQoNbWV0YWRhdGFfanNvbhgGIAEoCRIVCg1jcmVhdGVkX2F0X21zGAcgASgDIlMKD0xpc3RSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEg4KBnN0YXR1cxgEIAEoCSI3ChBMaXN0UnVuc1Jlc3BvbnNlEiMKBHJ1bnMYASADKAsyFS5hZ2VudGxvb3AudjEuUnVuSW5mbyJXChFDYW5jZWxSdW5zUmVxdWVzdBIRCgl0aHJlYWRfaWQYASABKAkSDwoHcnVuX2lkcxgCIAMoCRIOCgZzdGF0dXMYAyABKAkSDgoGYWN0aW9uGAQgASgJIicKEkNhbmNlbFJ1bnNSZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAUiEwoRRGVsZXRlUnVuUmVzcG9uc2UiHgoNQ291bnRSZXNwb25zZRINCgVjb3VudBgBIAEoAzK6FQoJQWdlbnRMb29wEksKDENyZWF0ZVRocmVhZBIhLmFnZW50bG9vcC52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GhguYWdlbnRsb29wLnYxLlRocmVhZEluZm8SRQoJR2V0VGhyZWFkEh4uYWdlbnRsb29wLnYxLkdldFRocmVhZFJlcXVlc3QaGC5hZ2VudGxvb3AudjEuVGhyZWFkSW5mbxJSCgxEZWxldGVUaHJlYWQSHi5hZ2VudGxvb3AudjEuR2V0VGhyZWFkUmVxdWVzdBoiLmFnZW50bG9vcC52MS5EZWxldGVUaHJlYWRSZXNwb25zZRJQCg5HZXRUaHJlYWRTdGF0ZRIjLmFnZW50bG9vcC52MS5HZXRUaHJlYWRTdGF0ZVJlcXVlc3QaGS5hZ2VudGxvb3AudjEuVGhyZWFkU3RhdGUSQgoJQ3JlYXRlUnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJCCgdXYWl0UnVuEh4uYWdlbnRsb29wLnYxLkNyZWF0ZVJ1blJlcXVlc3QaFy5hZ2VudGxvb3AudjEuUnVuUmVzdWx0EksKCVN0cmVhbVJ1bhIeLmFnZW50bG9vcC52MS5DcmVhdGVSdW5SZXF1ZXN0GhwuYWdlbnRsb29wLnYxLlJ1blN0cmVhbUV2ZW50MAESTQoNSm9pblJ1blN0cmVhbRIcLmFnZW50bG9vcC52MS5Kb2luUnVuUmVxdWVzdBocLmFnZW50bG9vcC52MS5SdW5TdHJlYW1FdmVudDABEjwKBkdldFJ1bhIbLmFnZW50bG9vcC52MS5HZXRSdW5SZXF1ZXN0GhUuYWdlbnRsb29wLnYxLlJ1bkluZm8SSQoITGlzdFJ1bnMSHS5hZ2VudGxvb3AudjEuTGlzdFJ1bnNSZXF1ZXN0Gh4uYWdlbnRsb29wLnYxLkxpc3RSdW5zUmVzcG9uc2USPwoJQ2FuY2VsUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaFS5hZ2VudGxvb3AudjEuUnVuSW5mbxJdChJMaXN0RGVhZExldHRlclJ1bnMSJy5hZ2VudGxvb3AudjEuTGlzdERlYWRMZXR0ZXJSdW5zUmVxdWVzdBoeLmFnZW50bG9vcC52MS5MaXN0UnVuc1Jlc3BvbnNlEkAKClJlZHJpdmVSdW4SGy5hZ2VudGxvb3AudjEuR2V0UnVuUmVxdWVzdBoVLmFnZW50bG9vcC52MS5SdW5JbmZvEkUKCkNyZWF0ZUNyb24SHy5hZ2VudGxvb3AudjEuQ3JlYXRlQ3JvblJlcXVlc3QaFi5hZ2VudGxvb3AudjEuQ3JvbkluZm8SRQoKVXBkYXRlQ3JvbhIfLmFnZW50bG9vcC52MS5VcGRhdGVDcm9uUmVxdWVzdBoWLmFnZW50bG9vcC52MS5Dcm9uSW5mbxJPCgpEZWxldGVDcm9uEh8uYWdlbnRsb29wLnYxLkRlbGV0ZUNyb25SZXF1ZXN0GiAuYWdlbnRsb29wLnYxLkRlbGV0ZUNyb25SZXNwb25zZRJSCgtTZWFyY2hDcm9ucxIgLmFnZW50bG9vcC52MS5TZWFyY2hDcm9uc1JlcXVlc3QaIS5hZ2VudGxvb3AudjEuU2VhcmNoQ3JvbnNSZXNwb25zZRJKCgpDb3VudENyb25zEh8uYWdlbnRsb29wLnYxLkNvdW50Q3JvbnNSZXF1ZXN0GhsuYWdlbnRsb29wLnYxLkNvdW50UmVzcG9uc2USVQoMUHV0U3RvcmVJdGVtEiEuYWdlbnRsb29wLnYxLlB1dFN0b3JlSXRlbVJlcXVlc3QaIi5hZ2VudGxvb3AudjEuUHV0U3RvcmVJdGVtUmVzcG9uc2USVQoMR2V0U3RvcmVJdGVtEiEuYWdlbnRsb29wLnYxLkdldFN0b3JlSXRlbVJlcXVlc3QaIi5hZ2VudGxvb3AudjEuR2V0U3RvcmVJdGVtUmVzcG9uc2USXgoPRGVsZXRlU3RvcmVJdGVtEiQuYWdlbnRsb29wLnYxLkRlbGV0ZVN0b3JlSXRlbVJlcXVlc3QaJS5hZ2VudGxvb3AudjEuRGVsZXRlU3RvcmVJdGVtUmVzcG9uc2USYQoQU2VhcmNoU3RvcmVJdGVtcxIlLmFnZW50bG9vcC52MS5TZWFyY2hTdG9yZUl0ZW1zUmVxdWVzdBomLmFnZW50bG9vcC52MS5TZWFyY2hTdG9yZUl0ZW1zUmVzcG9uc2USagoTTGlzdFN0b3JlTmFtZXNwYWNlcxIoLmFnZW50bG9vcC52MS5MaXN0U3RvcmVOYW1lc3BhY2VzUmVxdWVzdBopLmFnZW50bG9vcC52MS5MaXN0U3RvcmVOYW1lc3BhY2VzUmVzcG9uc2USVAoPQ3JlYXRlQXNzaXN0YW50EiQuYWdlbnRsb29wLnYxLkNyZWF0ZUFzc2lzdGFudFJlcXVlc3QaGy5hZ2VudGxvb3AudjEuQXNzaXN0YW50SW5mbxJOCgxHZXRBc3Npc3RhbnQSIS5hZ2VudGxvb3AudjEuR2V0QXNzaXN0YW50UmVxdWVzdBobLmFnZW50bG9vcC52MS5Bc3Npc3RhbnRJbmZvElQKD1VwZGF0ZUFzc2lzdGFudBIkLmFnZW50bG9vcC52MS5VcGRhdGVBc3Npc3RhbnRSZXF1ZXN0GhsuYWdlbnRsb29wLnYxLkFzc2lzdGFudEluZm8SWwoPRGVsZXRlQXNzaXN0YW50EiEuYWdlbnRsb29wLnYxLkdldEFzc2lzdGFudFJlcXVlc3QaJS5hZ2VudGxvb3AudjEuRGVsZXRlQXNzaXN0YW50UmVzcG9uc2USYQoQU2VhcmNoQXNzaXN0YW50cxIlLmFnZW50bG9vcC52MS5TZWFyY2hBc3Npc3RhbnRzUmVxdWVzdBomLmFnZW50bG9vcC52MS5TZWFyY2hBc3Npc3RhbnRzUmVzcG9uc2USVAoPQ291bnRBc3Npc3RhbnRzEiQuYWdlbnRsb29wLnYxLkNvdW50QXNzaXN0YW50c1JlcXVlc3QaGy5hZ2VudGxvb3AudjEuQ291bnRSZXNwb25zZRJwChVMaXN0QXNzaXN0YW50VmVyc2lvbnMSKi5hZ2VudGxvb3AudjEuTGlzdEFzc2lzdGFudFZlcnNpb25zUmVxdWVzdBorLmFnZW50bG9vcC52MS5MaXN0QXNzaXN0YW50VmVyc2lvbnNSZXNwb25zZRJoChlTZXRMYXRlc3RBc3Npc3RhbnRWZXJzaW9uEi4uYWdlbnRsb29wLnYxLlNldExhdGVzdEFzc2lzdGFudFZlcnNpb25SZXF1ZXN0GhsuYWdlbnRsb29wLnYxLkFzc2lzdGFudEluZm8STwoKQ2FuY2VsUnVucxIfLmFnZW50bG9vcC52MS5DYW5jZWxSdW5zUmVxdWVzdBogLmFnZW50bG9vcC52MS5DYW5jZWxSdW5zUmVzcG9uc2USSQoJRGVsZXRlUnVuEhsuYWdlbnRsb29wLnYxLkdldFJ1blJlcXVlc3QaHy5hZ2VudGxvb3AudjEuRGVsZXRlUnVuUmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_api_assistants, file_agentloop_v1_api_crons, file_agentloop_v1_api_store]);
 
 /**
  * @generated from message agentloop.v1.CreateThreadRequest
@@ -556,11 +562,100 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
   messageDesc(file_agentloop_v1_api, 15);
 
 /**
+ * @generated from message agentloop.v1.CancelRunsRequest
+ */
+export type CancelRunsRequest = Message<"agentloop.v1.CancelRunsRequest"> & {
+  /**
+   * @generated from field: string thread_id = 1;
+   */
+  threadId: string;
+
+  /**
+   * With thread_id: these runs of the thread.
+   *
+   * @generated from field: repeated string run_ids = 2;
+   */
+  runIds: string[];
+
+  /**
+   * Instead of run_ids: every run in this status: pending | running | all.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * interrupt (default: the runs stop and keep their checkpoints) | rollback (the runs are deleted
+   * with the checkpoints they wrote).
+   *
+   * @generated from field: string action = 4;
+   */
+  action: string;
+};
+
+/**
+ * Describes the message agentloop.v1.CancelRunsRequest.
+ * Use `create(CancelRunsRequestSchema)` to create a new message.
+ */
+export const CancelRunsRequestSchema: GenMessage<CancelRunsRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 16);
+
+/**
+ * @generated from message agentloop.v1.CancelRunsResponse
+ */
+export type CancelRunsResponse = Message<"agentloop.v1.CancelRunsResponse"> & {
+  /**
+   * How many runs were stopped.
+   *
+   * @generated from field: int32 cancelled = 1;
+   */
+  cancelled: number;
+};
+
+/**
+ * Describes the message agentloop.v1.CancelRunsResponse.
+ * Use `create(CancelRunsResponseSchema)` to create a new message.
+ */
+export const CancelRunsResponseSchema: GenMessage<CancelRunsResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 17);
+
+/**
+ * @generated from message agentloop.v1.DeleteRunResponse
+ */
+export type DeleteRunResponse = Message<"agentloop.v1.DeleteRunResponse"> & {
+};
+
+/**
+ * Describes the message agentloop.v1.DeleteRunResponse.
+ * Use `create(DeleteRunResponseSchema)` to create a new message.
+ */
+export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 18);
+
+/**
+ * @generated from message agentloop.v1.CountResponse
+ */
+export type CountResponse = Message<"agentloop.v1.CountResponse"> & {
+  /**
+   * @generated from field: int64 count = 1;
+   */
+  count: bigint;
+};
+
+/**
+ * Describes the message agentloop.v1.CountResponse.
+ * Use `create(CountResponseSchema)` to create a new message.
+ */
+export const CountResponseSchema: GenMessage<CountResponse> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_api, 19);
+
+/**
  * The public gRPC API (served by the gateway on GRPC_PORT, default 50051), for callers that prefer
- * gRPC to the LangGraph-compatible HTTP API. Same runs, same tenants, same semantics: a run is
- * background (CreateRun, with an optional signed webhook), synchronous (WaitRun) or streamed
- * (StreamRun / JoinRunStream). Every RPC goes through the gateway's run service and store exactly as
- * the HTTP routes do (validation, multitask strategy, if_not_exists, quotas, tenant isolation).
+ * gRPC to the LangGraph-compatible HTTP API: threads, runs, assistants, crons and the store. Same
+ * tenants, same semantics: a run is background (CreateRun, with an optional signed webhook),
+ * synchronous (WaitRun) or streamed (StreamRun / JoinRunStream). Every RPC goes through the same
+ * validation and services as its HTTP route (multitask strategy, if_not_exists, quotas, tenant
+ * isolation); a request's fields are those of the HTTP body, with JSON documents as `*_json`.
  *
  * JSON documents (input, config, metadata, values, event data) travel as JSON text rather than
  * google.protobuf.Struct: Struct cannot hold a top-level array, string or null (event data and
@@ -574,12 +669,16 @@ export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*
  * Errors (status codes; the details say what was wrong and what to do, never internals):
  *   UNAUTHENTICATED      no API key, or an unknown one.
  *   INVALID_ARGUMENT     a field is invalid; the details name it (e.g. "input_json", "body.webhook").
- *   NOT_FOUND            no such thread or run, including another tenant's (tenants cannot probe each other).
- *   ALREADY_EXISTS       CreateThread with the id of an existing thread (without if_exists_do_nothing).
- *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), or the
- *                        run to cancel has already finished.
+ *   NOT_FOUND            no such thread, run, cron or assistant, including another tenant's (tenants
+ *                        cannot probe each other).
+ *   ALREADY_EXISTS       CreateThread / CreateAssistant with the id of an existing one (without
+ *                        if_exists_do_nothing).
+ *   FAILED_PRECONDITION  the thread already has a run in progress (multitask_strategy reject), the
+ *                        run to cancel has already finished, the run to delete has not, or a change
+ *                        to the read-only built-in assistant.
  *   RESOURCE_EXHAUSTED   the tenant is at its active-run quota (TENANT_MAX_ACTIVE_RUNS).
- *   UNAVAILABLE          the run queue or event stream is unavailable, or the gateway is stopping: retry.
+ *   UNAVAILABLE          the run queue or event stream is unavailable, the deployment runs no cron
+ *                        scheduler (cron RPCs), or the gateway is stopping: retry.
  *   DEADLINE_EXCEEDED    the call deadline (or RUN_WAIT_MAX_MS) passed before the run ended; the run
  *                        goes on: re-join it with JoinRunStream or poll GetRun.
  *   INTERNAL             anything else (logged by the gateway; the details say no more).
@@ -734,6 +833,227 @@ export const AgentLoop: GenService<{
     methodKind: "unary";
     input: typeof GetRunRequestSchema;
     output: typeof RunInfoSchema;
+  },
+  /**
+   * Schedules runs on `thread_id` (HTTP POST /threads/{id}/runs/crons), or, when it is empty, a
+   * stateless cron whose every firing runs on a new thread (HTTP POST /runs/crons). Errors:
+   * INVALID_ARGUMENT (schedule not a 5-field cron expression, timezone not an IANA zone, end_time
+   * not ISO 8601, a bad run field, on_run_completed on a thread cron), NOT_FOUND (thread, assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CreateCron
+   */
+  createCron: {
+    methodKind: "unary";
+    input: typeof CreateCronRequestSchema;
+    output: typeof CronInfoSchema;
+  },
+  /**
+   * Changes the fields set on the request, as HTTP PATCH /runs/crons/{cron_id}. Errors:
+   * INVALID_ARGUMENT (as CreateCron), NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.UpdateCron
+   */
+  updateCron: {
+    methodKind: "unary";
+    input: typeof UpdateCronRequestSchema;
+    output: typeof CronInfoSchema;
+  },
+  /**
+   * Deletes the cron; runs it already started go on. Errors: NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteCron
+   */
+  deleteCron: {
+    methodKind: "unary";
+    input: typeof DeleteCronRequestSchema;
+    output: typeof DeleteCronResponseSchema;
+  },
+  /**
+   * The tenant's crons matching the filters, as HTTP POST /runs/crons/search. Errors:
+   * INVALID_ARGUMENT (limit, offset, sort_by, sort_order, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchCrons
+   */
+  searchCrons: {
+    methodKind: "unary";
+    input: typeof SearchCronsRequestSchema;
+    output: typeof SearchCronsResponseSchema;
+  },
+  /**
+   * How many of the tenant's crons match the filters (HTTP POST /runs/crons/count). Errors: INVALID_ARGUMENT.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CountCrons
+   */
+  countCrons: {
+    methodKind: "unary";
+    input: typeof CountCronsRequestSchema;
+    output: typeof CountResponseSchema;
+  },
+  /**
+   * Creates or replaces an item, as HTTP PUT /store/items. Errors: INVALID_ARGUMENT (namespace
+   * empty or a label with ".", key, value_json not a JSON object or over 256 KiB, index, ttl_minutes).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.PutStoreItem
+   */
+  putStoreItem: {
+    methodKind: "unary";
+    input: typeof PutStoreItemRequestSchema;
+    output: typeof PutStoreItemResponseSchema;
+  },
+  /**
+   * The item, or a response without one when there is none (HTTP GET /store/items answers null).
+   * Errors: INVALID_ARGUMENT (namespace, key).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.GetStoreItem
+   */
+  getStoreItem: {
+    methodKind: "unary";
+    input: typeof GetStoreItemRequestSchema;
+    output: typeof GetStoreItemResponseSchema;
+  },
+  /**
+   * Deletes the item (done also when there was none), as HTTP DELETE /store/items. Errors: INVALID_ARGUMENT.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteStoreItem
+   */
+  deleteStoreItem: {
+    methodKind: "unary";
+    input: typeof DeleteStoreItemRequestSchema;
+    output: typeof DeleteStoreItemResponseSchema;
+  },
+  /**
+   * Items under a namespace prefix, by filter, and by `query` (semantic search when the gateway has
+   * an embeddings endpoint, text match otherwise), as HTTP POST /store/items/search. Errors:
+   * INVALID_ARGUMENT (namespace_prefix, filter_json, limit, offset, query).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchStoreItems
+   */
+  searchStoreItems: {
+    methodKind: "unary";
+    input: typeof SearchStoreItemsRequestSchema;
+    output: typeof SearchStoreItemsResponseSchema;
+  },
+  /**
+   * The namespaces holding items, as HTTP POST /store/namespaces ("*" in prefix or suffix matches
+   * any one label). Errors: INVALID_ARGUMENT (prefix, suffix, max_depth, limit, offset).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListStoreNamespaces
+   */
+  listStoreNamespaces: {
+    methodKind: "unary";
+    input: typeof ListStoreNamespacesRequestSchema;
+    output: typeof ListStoreNamespacesResponseSchema;
+  },
+  /**
+   * Creates an assistant (HTTP POST /assistants). Errors: INVALID_ARGUMENT (assistant_id not a UUID,
+   * graph_id not "agent", config_json not a valid agent configuration, name, metadata_json),
+   * ALREADY_EXISTS (the id is taken and if_exists_do_nothing unset), FAILED_PRECONDITION (the
+   * built-in assistant's id).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CreateAssistant
+   */
+  createAssistant: {
+    methodKind: "unary";
+    input: typeof CreateAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * The assistant's version in use, by id (or the graph id "agent": the built-in one). Errors: NOT_FOUND.
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.GetAssistant
+   */
+  getAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * A new version with the fields set (HTTP PATCH /assistants/{id}); it becomes the one runs use.
+   * Errors: INVALID_ARGUMENT (as CreateAssistant), NOT_FOUND, FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.UpdateAssistant
+   */
+  updateAssistant: {
+    methodKind: "unary";
+    input: typeof UpdateAssistantRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * Deletes the assistant with every version. Errors: NOT_FOUND, FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteAssistant
+   */
+  deleteAssistant: {
+    methodKind: "unary";
+    input: typeof GetAssistantRequestSchema;
+    output: typeof DeleteAssistantResponseSchema;
+  },
+  /**
+   * The tenant's assistants matching the filters (HTTP POST /assistants/search). Errors:
+   * INVALID_ARGUMENT (limit, offset, sort_by, sort_order, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SearchAssistants
+   */
+  searchAssistants: {
+    methodKind: "unary";
+    input: typeof SearchAssistantsRequestSchema;
+    output: typeof SearchAssistantsResponseSchema;
+  },
+  /**
+   * How many of the tenant's assistants match the filters, the built-in one included (HTTP POST
+   * /assistants/count). Errors: INVALID_ARGUMENT (metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CountAssistants
+   */
+  countAssistants: {
+    methodKind: "unary";
+    input: typeof CountAssistantsRequestSchema;
+    output: typeof CountResponseSchema;
+  },
+  /**
+   * The assistant's versions, newest first (HTTP POST /assistants/{id}/versions). Errors:
+   * NOT_FOUND, INVALID_ARGUMENT (limit, offset, metadata_json).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.ListAssistantVersions
+   */
+  listAssistantVersions: {
+    methodKind: "unary";
+    input: typeof ListAssistantVersionsRequestSchema;
+    output: typeof ListAssistantVersionsResponseSchema;
+  },
+  /**
+   * Makes `version` the one runs use (HTTP POST /assistants/{id}/latest). Errors: NOT_FOUND (the
+   * assistant or that version), INVALID_ARGUMENT (version), FAILED_PRECONDITION (the built-in assistant).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.SetLatestAssistantVersion
+   */
+  setLatestAssistantVersion: {
+    methodKind: "unary";
+    input: typeof SetLatestAssistantVersionRequestSchema;
+    output: typeof AssistantInfoSchema;
+  },
+  /**
+   * Cancels many runs of the tenant (HTTP POST /runs/cancel, the SDK's runs.cancelMany): `run_ids`
+   * of `thread_id`, or every run in `status` (of one thread when thread_id is set). Errors:
+   * INVALID_ARGUMENT (neither thread_id with run_ids nor status, or both; action).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.CancelRuns
+   */
+  cancelRuns: {
+    methodKind: "unary";
+    input: typeof CancelRunsRequestSchema;
+    output: typeof CancelRunsResponseSchema;
+  },
+  /**
+   * Deletes an ended run with its event log (HTTP DELETE /threads/{id}/runs/{run_id}). Errors:
+   * NOT_FOUND, FAILED_PRECONDITION (the run is pending or running: cancel it first).
+   *
+   * @generated from rpc agentloop.v1.AgentLoop.DeleteRun
+   */
+  deleteRun: {
+    methodKind: "unary";
+    input: typeof GetRunRequestSchema;
+    output: typeof DeleteRunResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentloop_v1_api, 0);
