@@ -111,6 +111,9 @@ describe('dead letter (cluster): poison runs', () => {
     const redriven = await api<ApiRun>('POST', `/threads/${thread.thread_id}/runs/${run.run_id}/redrive`);
     expect(redriven.status).toBe(202);
     expect(redriven.json).toMatchObject({ status: 'pending' });
+    // A join follows the new attempt: the dead-lettered attempt's event log was cleared.
+    const joined = await api<{ messages: Array<{ type: string; content: string }> }>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}/join`);
+    expect(joined.json.messages.at(-1)).toMatchObject({ type: 'ai', content: 'survived' });
     const done = await poll(
       async () => {
         const r = (await api<ApiRun>('GET', `/threads/${thread.thread_id}/runs/${run.run_id}`)).json;

@@ -90,6 +90,13 @@ export class RunService {
       checkpoints: deps.checkpoints,
     });
     this.actions = { store: deps.store, cancellation: this.cancellation, removal: this.removal };
+    // A re-driven run starts its event log over (before its job is enqueued): the dead-lettered
+    // attempt's `end` would otherwise end every join and stream of the new attempt at once.
+    this.lifecycle.on('run.redriven', async (e) => {
+      await this.deps.events
+        .purge(e.run.runId)
+        .catch((err: unknown) => this.log.warn({ run_id: e.run.runId, err: errorMessage(err) }, 'event log of a re-driven run not cleared'));
+    });
     // A run ended here (cancelled, or its job could not be enqueued): its waiters and streams end now.
     // The worker executing it (if any) announces again when it stops, which is harmless.
     this.lifecycle.on('run.ended', async (e) => {
