@@ -1,0 +1,2 @@
+/** The agentloop CLI (issue 13): filled in by the channel work. */
+export {};
