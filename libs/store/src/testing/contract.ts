@@ -31,7 +31,6 @@ export interface StoreTestHarness {
   newDatabase(): Promise<StoreTestDatabase>;
 }
 
-
 export function storeContract(harness: StoreTestHarness): void {
   describe(`Store contract (${harness.name})`, () => {
     let database: StoreTestDatabase;
