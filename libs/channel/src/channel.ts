@@ -55,6 +55,9 @@ export interface OutgoingFile {
 
 export type NoticeKind = 'info' | 'success' | 'error';
 
+/** How a tool call's activity ended: it ran (`ok`), failed, or the run stopped before it ran or finished (an approval, a cancel). */
+export type ToolOutcome = 'ok' | 'error' | 'stopped';
+
 /**
  * One conversation on a transport. The engine calls these in order for a run: `answerToken` as tokens
  * arrive, `toolStarted`/`toolFinished` around each tool call, `askApproval`/`askQuestion` when the run
@@ -69,7 +72,7 @@ export interface Channel {
   /** The assistant's whole answer for this step (same text as the tokens, now complete). */
   answerDone(text: string): Promise<void>;
   toolStarted(tool: ToolActivity): void;
-  toolFinished(tool: ToolActivity, ok: boolean): void;
+  toolFinished(tool: ToolActivity, outcome: ToolOutcome): void;
   askApproval(prompt: ApprovalPrompt): Promise<ApprovalAnswer>;
   /** An `ask_human` question; resolves with the person's answer. */
   askQuestion(question: string): Promise<string>;

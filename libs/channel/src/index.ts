@@ -1,5 +1,5 @@
 /** Chat channels over any AgentLoop (issue 13): the Channel interface, sessions as threads, slash commands. */
-export type { ApprovalAnswer, ApprovalPrompt, Channel, IncomingFile, IncomingMessage, NoticeKind, OutgoingFile, ToolActivity } from './channel.js';
+export type { ApprovalAnswer, ApprovalPrompt, Channel, IncomingFile, IncomingMessage, NoticeKind, OutgoingFile, ToolActivity, ToolOutcome } from './channel.js';
 export { ChatEngine, type ChatEngineOptions } from './chat-engine.js';
 export { COMMANDS, parseCommand, runCommand, type CommandResult, type ParsedCommand } from './commands.js';
 export { CHANNEL_STREAM_MODES, RunDriver, textOf, type RunSettings, type TurnOutcome } from './run-driver.js';

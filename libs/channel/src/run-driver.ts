@@ -1,5 +1,5 @@
 import type { Client, Config } from '@langchain/langgraph-sdk';
-import type { Channel, ToolActivity } from './channel.js';
+import type { Channel, ToolActivity, ToolOutcome } from './channel.js';
 import { answerInterrupt, interruptsOf, type PendingInterrupt } from './interrupts.js';
 import { displayNameOf } from './tool-names.js';
 
@@ -8,8 +8,8 @@ export const CHANNEL_STREAM_MODES = ['messages-tuple', 'updates', 'values', 'too
 
 export interface RunSettings {
   assistantId: string;
-  /** Run config sent with every run (e.g. `configurable`); the CLI's `--config`. */
-  config?: Config;
+  /** Run config sent with every run (e.g. `configurable`), or a function giving each run's (resumes are runs too). */
+  config?: Config | (() => Config | undefined);
 }
 
 /** How a turn ended. */
@@ -43,6 +43,8 @@ export class RunDriver {
   private threadId: string | undefined;
   private cancelled = false;
   private readonly running = new Map<string, ToolActivity>();
+  /** Tool calls announced before the run stopped for a person: announced again when it resumes. */
+  private paused: ToolActivity[] = [];
   /** Text streamed per AI message id, so the whole answer can be handed over once the step ends. */
   private readonly streamed = new Map<string, string>();
   private readonly finished = new Set<string>();
@@ -77,11 +79,16 @@ export class RunDriver {
   private async streamOnce(threadId: string, payload: { input?: Obj; command?: Obj }): Promise<TurnOutcome & { interrupt?: PendingInterrupt }> {
     this.runId = undefined;
     let values: Obj | undefined;
-    const interrupts: PendingInterrupt[] = [];
+    // The last `values` event decides: a resumed run's first one still shows the interrupt it answers.
+    let interrupts: PendingInterrupt[] = [];
+    for (const tool of this.paused.splice(0)) {
+      this.running.set(tool.id ?? tool.name, tool);
+      this.channel.toolStarted(tool);
+    }
     const stream = this.client.runs.stream(threadId, this.settings.assistantId, {
       ...payload,
       streamMode: [...CHANNEL_STREAM_MODES],
-      ...(this.settings.config ? { config: this.settings.config } : {}),
+      ...this.configOfRun(),
       onRunCreated: ({ run_id }) => {
         this.runId = run_id;
       },
@@ -98,31 +105,36 @@ export class RunDriver {
             break;
           case 'updates':
             await this.onUpdate(data);
-            interrupts.push(...interruptsOf(data));
             break;
           case 'values':
             if (isObj(data) && Object.keys(data).some((k) => k !== '__interrupt__')) values = data;
-            interrupts.push(...interruptsOf(data));
+            interrupts = interruptsOf(data);
             break;
           case 'tools':
             this.onToolEvent(data);
             break;
           case 'error':
-            this.stopTools(false);
+            this.stopTools('error');
             return { status: 'error', ...(values ? { values } : {}), error: describeError(data) };
           default:
             break;
         }
       }
     } catch (err) {
-      this.stopTools(false);
+      this.stopTools('stopped');
       if (this.cancelled) return { status: 'cancelled', ...(values ? { values } : {}) };
       throw err;
     }
-    this.stopTools(true);
-    await this.flushAnswers(values);
     const interrupt = interrupts[0];
+    if (interrupt) this.paused = [...this.running.values()];
+    this.stopTools(interrupt || this.cancelled ? 'stopped' : 'ok');
+    await this.flushAnswers(values);
     return interrupt ? { status: 'interrupted', ...(values ? { values } : {}), interrupt } : { status: 'done', ...(values ? { values } : {}) };
+  }
+
+  private configOfRun(): { config?: Config } {
+    const c = typeof this.settings.config === 'function' ? this.settings.config() : this.settings.config;
+    return c ? { config: c } : {};
   }
 
   /** messages-tuple: `[message_chunk, metadata]`; only the assistant's text goes to the person. */
@@ -149,7 +161,7 @@ export class RunDriver {
             this.startTool(typeof call.id === 'string' ? call.id : undefined, String(call.name ?? 'tool'), call);
           }
         } else if (isTool(m)) {
-          this.endTool(typeof m.tool_call_id === 'string' ? m.tool_call_id : undefined, m.status !== 'error');
+          this.endTool(typeof m.tool_call_id === 'string' ? m.tool_call_id : undefined, m.status === 'error' ? 'error' : 'ok');
         }
       }
     }
@@ -162,8 +174,8 @@ export class RunDriver {
     const name = String(data.name ?? 'tool');
     const event = String(data.event ?? data.state ?? '');
     if (/start/.test(event)) this.startTool(id, name, data);
-    else if (/end|completed/.test(event)) this.endTool(id, true);
-    else if (/error/.test(event)) this.endTool(id, false);
+    else if (/end|completed/.test(event)) this.endTool(id, 'ok');
+    else if (/error/.test(event)) this.endTool(id, 'error');
   }
 
   private startTool(id: string | undefined, name: string, payload: unknown): void {
@@ -177,16 +189,16 @@ export class RunDriver {
     this.channel.toolStarted(tool);
   }
 
-  private endTool(id: string | undefined, ok: boolean): void {
+  private endTool(id: string | undefined, outcome: ToolOutcome): void {
     const key = id ?? [...this.running.keys()][0];
     const tool = key ? this.running.get(key) : undefined;
     if (!key || !tool) return;
     this.running.delete(key);
-    this.channel.toolFinished(tool, ok);
+    this.channel.toolFinished(tool, outcome);
   }
 
-  private stopTools(ok: boolean): void {
-    for (const key of [...this.running.keys()]) this.endTool(key, ok);
+  private stopTools(outcome: ToolOutcome): void {
+    for (const key of [...this.running.keys()]) this.endTool(key, outcome);
   }
 
   private async finishAnswer(m: Obj): Promise<void> {
