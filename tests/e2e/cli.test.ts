@@ -13,7 +13,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { poll, scripted, useEmbeddedServer } from './helpers.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../apps/cli/bin/agentloop.js');
-const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** One `agentloop chat` in a detached 120x40 tmux session. */
 function startCli(name: string, opts: { url: string; home: string; config: unknown }) {
@@ -119,13 +119,6 @@ describe('agentloop chat in a pseudo-terminal', () => {
     await first.waitFor(/is now "Alpha"/);
     expect((await client.threads.get(alpha)).metadata).toMatchObject({ title: 'Alpha', client: 'agentloop-cli' });
 
-    const notes = path.join(home, 'notes.txt');
-    writeFileSync(notes, 'meeting notes');
-    first.type(`/upload ${notes}`);
-    await first.waitFor(/Uploaded: notes\.txt → uploads\/notes\.txt/);
-    const afterUpload = (await (await fetch(`${server.url}/threads/${alpha}/files`)).json()) as { files: Array<{ path: string }> };
-    expect(afterUpload.files.map((f) => f.path)).toContain('uploads/notes.txt');
-
     first.type('/exit');
     await first.exited();
 
@@ -144,9 +137,21 @@ describe('agentloop chat in a pseudo-terminal', () => {
 
     second.type('/compact');
     await second.waitFor(/Conversation compacted/);
-    const compacted = (await client.threads.getState(alpha)).values as { messages: Array<{ type: string; content: unknown }> };
-    expect(compacted.messages[0]?.type).toBe('system');
+    const compacted = (await client.threads.getState(alpha)).values as { messages: Array<{ type: string; name?: string; content: unknown }> };
+    expect(compacted.messages.map((m) => [m.type, m.name ?? '', typeof m.content === 'string' ? m.content : ''])).toContainEqual([
+      'system',
+      'conversation_summary',
+      'The summary.',
+    ]);
     expect(compacted.messages.some((m) => m.type === 'human' && m.content === 'save my key')).toBe(false);
+
+    // After /compact: the server adds the upload notice to the next user message, and "/compact" must stay exact.
+    const notes = path.join(home, 'notes.txt');
+    writeFileSync(notes, 'meeting notes');
+    second.type(`/upload ${notes}`);
+    await second.waitFor(/Uploaded: notes\.txt → uploads\/notes\.txt/);
+    const afterUpload = (await (await fetch(`${server.url}/threads/${alpha}/files`)).json()) as { files: Array<{ path: string }> };
+    expect(afterUpload.files.map((f) => f.path)).toContain('uploads/notes.txt');
 
     second.type('/new Beta');
     await second.waitFor(/New session: \w{8} {2}Beta/);
