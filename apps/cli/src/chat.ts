@@ -71,9 +71,18 @@ export async function chat(opts: ChatOptions): Promise<void> {
       if (result.exit) break;
     } catch (err) {
       if (closed) break;
-      if (!interrupted) await channel.notice(`✗ ${(err as Error).message}`, 'error');
+      if (!interrupted) await channel.notice(`✗ ${describe(err, opts.url)}`, 'error');
     }
   }
   if (engine.busy) await engine.cancelRun();
   rl.close();
+}
+
+/** A failure as the person can act on it: an unreachable server says so and how to start one. */
+function describe(err: unknown, url: string): string {
+  const e = err as { message?: string; cause?: { code?: string } };
+  if (e.message === 'fetch failed' || e.cause?.code === 'ECONNREFUSED') {
+    return `Cannot reach ${url}: is AgentLoop running there? (\`npm start\` serves it on http://localhost:2024; --url points elsewhere)`;
+  }
+  return e.message ?? String(err);
 }
