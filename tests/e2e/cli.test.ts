@@ -48,8 +48,9 @@ function startCli(name: string, opts: { url: string; home: string; config: unkno
   return {
     pane,
     alive,
-    /** Types a line and presses Enter; later waits only look at what comes after it. */
-    type(text: string) {
+    /** Waits for the prompt, types a line and presses Enter; later waits only look at what comes after it. */
+    async type(text: string, prompt = 'You>') {
+      await poll(async () => (pane().trimEnd().endsWith(prompt) ? true : undefined), 30_000, 50);
       mark = pane().trimEnd().length;
       tmux('send-keys', '-t', name, '-l', text);
       tmux('send-keys', '-t', name, 'Enter');
@@ -69,6 +70,10 @@ function startCli(name: string, opts: { url: string; home: string; config: unkno
       ).catch((err: unknown) => {
         throw new Error(`${(err as Error).message}: ${re} not in the pane:\n${pane()}`);
       });
+    },
+    /** Resolves once the CLI waits for the next line (typing earlier would go nowhere). */
+    async idle() {
+      await poll(async () => (pane().trimEnd().endsWith('You>') ? true : undefined), 30_000, 100);
     },
     async exited() {
       await poll(async () => (alive() ? undefined : true), 15_000, 100);
@@ -105,38 +110,40 @@ describe('agentloop chat in a pseudo-terminal', () => {
     });
     clis.push(first);
     await first.waitFor(/You> /);
-    first.type('save my key');
+    await first.type('save my key');
     await first.waitFor(/Approval needed: Write File \(write_file\)[\s\S]*Approve\? \[y\]es/);
-    first.type('y');
-    const answered = await first.waitFor(/Agent> Saved the config file\./);
+    await first.type('y', '[n]o:');
+    const answered = await first.waitFor(/Agent> Saved the config file\.[\s\S]*outputs\/config\.env/);
+    await first.idle();
     expect(answered).toMatch(/✔ Write File/);
     expect(answered).toMatch(/outputs\/config\.env/); // the new output file, sent back
     const alpha = currentId();
     const files = (await (await fetch(`${server.url}/threads/${alpha}/files`)).json()) as { files: Array<{ path: string }> };
     expect(files.files.map((f) => f.path)).toContain('outputs/config.env');
 
-    first.type('/name Alpha');
+    await first.type('/name Alpha');
     await first.waitFor(/is now "Alpha"/);
     expect((await client.threads.get(alpha)).metadata).toMatchObject({ title: 'Alpha', client: 'agentloop-cli' });
 
-    first.type('/exit');
+    await first.type('/exit');
     await first.exited();
 
     // 2. A restart keeps the session; the other commands.
     const second = startCli(`${tag}-2`, { url: server.url, home, config: scripted([{ content: 'The summary.' }, { content: 'Done.' }]) });
     clis.push(second);
     await second.waitFor(new RegExp(`Session ${alpha.slice(0, 8)} Alpha`));
-    second.type('/current');
+    await second.type('/current');
     await second.waitFor(new RegExp(`Current session: ${alpha}`));
 
-    second.type('/usage');
+    await second.type('/usage');
     const usage = await second.waitFor(/Tenant: +\d+ tokens/);
     const tokens = ((await client.threads.getState(alpha)).values as { token_usage: { thread: { total_tokens: number } } }).token_usage.thread.total_tokens;
     expect(tokens).toBeGreaterThan(0);
     expect(usage).toContain(`Session: ${tokens} tokens`);
 
-    second.type('/compact');
-    await second.waitFor(/Conversation compacted/);
+    await second.type('/compact');
+    await second.waitFor(/✓ Conversation compacted/);
+    await second.idle();
     const compacted = (await client.threads.getState(alpha)).values as { messages: Array<{ type: string; name?: string; content: unknown }> };
     expect(compacted.messages.map((m) => [m.type, m.name ?? '', typeof m.content === 'string' ? m.content : ''])).toContainEqual([
       'system',
@@ -148,62 +155,63 @@ describe('agentloop chat in a pseudo-terminal', () => {
     // After /compact: the server adds the upload notice to the next user message, and "/compact" must stay exact.
     const notes = path.join(home, 'notes.txt');
     writeFileSync(notes, 'meeting notes');
-    second.type(`/upload ${notes}`);
+    await second.type(`/upload ${notes}`);
     await second.waitFor(/Uploaded: notes\.txt → uploads\/notes\.txt/);
     const afterUpload = (await (await fetch(`${server.url}/threads/${alpha}/files`)).json()) as { files: Array<{ path: string }> };
     expect(afterUpload.files.map((f) => f.path)).toContain('uploads/notes.txt');
 
-    second.type('/new Beta');
+    await second.type('/new Beta');
     await second.waitFor(/New session: \w{8} {2}Beta/);
     const beta = currentId();
     expect(beta).not.toBe(alpha);
     expect((await client.threads.get(beta)).metadata).toMatchObject({ title: 'Beta' });
 
-    second.type('/list');
+    await second.type('/list');
     await second.waitFor(/1\. \w{8} {2}Alpha[\s\S]*\* +2\. \w{8} {2}Beta/);
-    second.type('/switch 1');
+    await second.type('/switch 1');
     await second.waitFor(/Switched to \w{8} {2}Alpha/);
     expect(currentId()).toBe(alpha);
-    second.type(`/load ${beta.slice(0, 8)}`);
+    await second.type(`/load ${beta.slice(0, 8)}`);
     await second.waitFor(new RegExp(`Loaded session: ${beta}`));
     expect(currentId()).toBe(beta);
-    second.type('/sessions');
+    await second.type('/sessions');
     await second.waitFor(/Sessions[\s\S]*Beta/);
 
-    second.type('/clear');
+    await second.type('/clear');
     await second.waitFor(/Conversation cleared, new session/);
     const cleared = currentId();
     expect((await mine(client)).map((t) => t.thread_id).sort()).toEqual([alpha, beta, cleared].sort());
 
-    second.type('/reset');
+    await second.type('/reset');
     await second.waitFor(/Reset \(deleted \w{8} and its workspace\), new session/);
     const fresh = currentId();
     await expect(client.threads.get(cleared)).rejects.toMatchObject({ status: 404 });
     expect((await mine(client)).map((t) => t.thread_id).sort()).toEqual([alpha, beta, fresh].sort());
 
-    second.type('/clean');
+    await second.type('/clean');
     await second.waitFor(/Cleaned up 0 old session/); // nothing is 7 days old
-    second.type('/clean 0');
+    await second.type('/clean 0');
     await second.waitFor(/Cleaned up 2 old session/);
     expect((await mine(client)).map((t) => t.thread_id)).toEqual([fresh]);
 
-    second.type('/reload');
+    await second.type('/reload');
     await second.waitFor(/no reload endpoint/);
-    second.type('/bogus');
+    await second.type('/bogus');
     await second.waitFor(/Unknown command: \/bogus\. Valid commands: \/help .*\/quit/);
-    second.type('/help');
+    await second.type('/help');
     await second.waitFor(/Commands:[\s\S]*\/upload <path>\.\.\./);
 
-    second.type('hello');
+    await second.type('hello');
     await second.waitFor(/Agent> The summary\./);
-    second.type('/quit');
+    await second.idle();
+    await second.type('/quit');
     await second.exited();
 
     // 3. Ctrl-C cancels a running run; a second Ctrl-C exits.
     const third = startCli(`${tag}-3`, { url: server.url, home, config: scripted([{ content: 'too slow', delay_ms: 120_000 }]) });
     clis.push(third);
     await third.waitFor(/You> /);
-    third.type('take your time');
+    await third.type('take your time');
     const running = await poll(async () => (await client.runs.list(fresh)).find((r) => r.status === 'running'));
     third.keys('C-c');
     await third.waitFor(/Run cancelled\./);
