@@ -17,7 +17,7 @@ import { checkQuota, stampThread } from './run-service/admission.js';
 import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
-import { hasUserMessage } from './uploads.js';
+import { hasUserMessage, isCompactRequest } from './uploads.js';
 import { buildRunJob } from './run-service/run-job.js';
 
 export interface RunServiceDeps {
@@ -191,7 +191,7 @@ export class RunService {
       }
     }
 
-    const claimUploads = !stateless && hasUserMessage(body.input);
+    const claimUploads = !stateless && hasUserMessage(body.input) && !isCompactRequest(body.input);
     const jobRequest = {
       runId,
       threadId: tid,
