@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject, ThreadRecord } from '@agentloop/store';
 import type { RouteContext } from '../context.js';
-import { conflict, HttpError, invalid, notFound } from '../errors.js';
+import { conflict, ApiError, invalid, notFound } from '../errors.js';
 import type { CheckpointRef, CheckpointState, ThreadCheckpoints, UpdatedCheckpoint } from '../checkpoints.js';
 import { toApiThreadState } from '../serialize.js';
 import { MetadataSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
@@ -68,7 +68,7 @@ export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
 
 /** The checkpoint store, or a 409 saying edits need one. */
 export function requireCheckpoints(ctx: RouteContext, what: string): ThreadCheckpoints {
-  if (!ctx.checkpoints) throw new HttpError(501, 'UNAVAILABLE', `${what} needs the thread checkpoints, which this deployment does not give the gateway.`);
+  if (!ctx.checkpoints) throw new ApiError('UNIMPLEMENTED', `${what} needs the thread checkpoints, which this deployment does not give the gateway.`);
   return ctx.checkpoints;
 }
 
