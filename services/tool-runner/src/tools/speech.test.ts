@@ -149,7 +149,30 @@ describe('transcribe_audio', () => {
   });
 });
 
-describe('speech tools when unconfigured', () => {
+describe('provider tools when unconfigured', () => {
+  it('count empty variables (k8s/config.yaml ships them empty) as unset', async () => {
+    const empty = Object.fromEntries(
+      [
+        'WEB_SEARCH_PROVIDER',
+        'WEB_SEARCH_SEARXNG_URL',
+        'WEB_SEARCH_BRAVE_API_KEY',
+        'WEB_SEARCH_TAVILY_API_KEY',
+        'TTS_MODEL',
+        'TTS_BASE_URL',
+        'TTS_API_KEY',
+        'STT_MODEL',
+        'STT_BASE_URL',
+        'STT_API_KEY',
+        'TOOL_PROVIDERS_ALLOW',
+      ].map((k) => [k, '']),
+    );
+    const harness = await withEnv(empty);
+    expect(harness.config.TTS_BASE_URL).toBe('https://api.openai.com/v1');
+    const offered = harness.registry.names();
+    expect(harness.registry.discovered().map((r) => r.def.name)).toEqual(expect.arrayContaining(['web_search', 'text_to_speech', 'transcribe_audio']));
+    expect(offered.filter((n) => ['web_search', 'text_to_speech', 'transcribe_audio'].includes(n))).toEqual([]);
+  });
+
   it('are not offered, and say what turns them on when called anyway', async () => {
     const harness = await withEnv({});
     expect(harness.registry.names()).not.toContain('text_to_speech');
