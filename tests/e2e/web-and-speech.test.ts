@@ -75,3 +75,24 @@ describe('web_search and text_to_speech (embedded)', () => {
     expect(Buffer.from(await download.arrayBuffer())).toEqual(audio);
   });
 });
+
+describe('web_search and speech without providers (embedded)', () => {
+  const server = useEmbeddedServer('agentloop-web-speech-off-', { ALLOW_SCRIPTED_MODEL: 'true' });
+
+  it('does not offer them, and an @mentioned web_search says that web search is off', async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: '@web_search what is new about the orbital warehouse?' }] },
+      config: scripted([{ tool_calls: [{ name: 'web_search', args: { query: 'orbital warehouse' } }] }, { content: 'Web search is not available here.' }]),
+    })) as { messages: Msg[]; artifacts: Artifact[] };
+    const seen = values.messages.find((m) => m.type === 'ai')!.response_metadata!.seen!.tools;
+    expect(seen).toContain('web_search');
+    expect(seen).not.toContain('text_to_speech');
+    expect(seen).not.toContain('transcribe_audio');
+    const tool = values.messages.find((m) => m.type === 'tool')!;
+    expect(tool.content).toBe(
+      'Error: Web search is off on this server: no search provider is configured (the operator sets WEB_SEARCH_SEARXNG_URL, WEB_SEARCH_BRAVE_API_KEY or WEB_SEARCH_TAVILY_API_KEY).',
+    );
+  });
+});
