@@ -12,6 +12,7 @@ import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
 import { builtinTools } from './tools/index.js';
+import { providerToolOptions } from './tools/provider-tools.js';
 import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
 import type { DocumentReader } from './tools/read-file.js';
 import { WorkspaceManager } from '@agentloop/workspace';
@@ -84,6 +85,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       timeoutMs: config.HTTP_FETCH_TIMEOUT_MS,
       ...(httpLookup ? { lookup: httpLookup } : {}),
     },
+    providers: providerToolOptions(config, httpLookup),
   })) {
     registry.register(tool);
   }

@@ -4,6 +4,7 @@ import { createHttpFetchTool, type HttpFetchOptions } from './http-fetch.js';
 import { createFindFilesTool } from './find-files.js';
 import { listWorkspaceFilesTool } from './list-workspace-files.js';
 import { nowTool } from './now.js';
+import { providerTools, type ProviderToolOptions } from './provider-tools.js';
 import { createReadFileTool, type DocumentReader } from './read-file.js';
 import { createWriteFileTool } from './write-file.js';
 
@@ -17,6 +18,8 @@ export interface BuiltinToolOptions {
   documentReaders?: readonly DocumentReader[];
   /** Adds http_fetch with these limits (the service always does; tools.yaml decides whether it is enabled). */
   httpFetch?: HttpFetchOptions;
+  /** Adds web_search, text_to_speech and transcribe_audio (each disabled, saying so, while its provider is unset). */
+  providers?: ProviderToolOptions;
 }
 
 /** The built-in tools, in the order they are listed to the model. */
@@ -29,6 +32,7 @@ export function builtinTools(opts: BuiltinToolOptions): ToolDefinition[] {
     createFindFilesTool({ maxResults: opts.findMaxResults }),
   ];
   if (opts.httpFetch) tools.push(createHttpFetchTool(opts.httpFetch));
+  if (opts.providers) tools.push(...providerTools(opts.providers));
   if (opts.enableDebug) tools.push(debugSleepTool, debugFailTool);
   return tools;
 }
