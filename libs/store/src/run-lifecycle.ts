@@ -1,5 +1,6 @@
 /**
- * The one owner of run and thread status (issue 10). Every transition of a run — admitted,
+ * The one owner of run and thread status (issue 10). One file on purpose (over 400 lines): every
+ * guarded transition and the invariants they keep together must be read side by side to review them. Every transition of a run — admitted,
  * deferred, started, ended (finished, cancelled, abandoned), promoted — and every status change of
  * its thread is one guarded update in one transaction here; nothing else writes `runs.status`,
  * `threads.status`, `threads.active_run_id` or `runs.deferred`. Each transition returns a typed

@@ -1,4 +1,6 @@
 /**
+ * (One file, over 400 lines: the record types and the one `Store` contract every backend and test
+ * fake implements, in sections per concern.)
  * Records of threads and runs, shared by the gateway (creates, reads) and the
  * orchestrator (status transitions, final values). One typed SQL layer (Kysely)
  * over MySQL/MariaDB in cluster mode and SQLite in embedded mode, with

@@ -1,3 +1,8 @@
+/**
+ * The gateway's run service: the facade the HTTP and gRPC handlers call (admission, cancel,
+ * rollback, waits and streams, dead letter). Its parts live in run-service/; this file wires them and
+ * keeps the public surface in one place, hence a little over 400 lines.
+ */
 import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, type JsonObject, type RunRecord, type Store, type UploadRecord } from '@agentloop/store';
