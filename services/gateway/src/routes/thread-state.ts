@@ -90,7 +90,8 @@ export async function syncThreadRecord(ctx: RouteContext, tenantId: string, thre
   const status = latest.next.length > 0 || latest.interrupts.length > 0 ? 'interrupted' : 'idle';
   const record = await ctx.store.getThread(tenantId, threadId);
   const values = record ? withRunOutputs(latest, record).values : latest.values;
-  const ok = await ctx.store.setThreadState(tenantId, threadId, { values, status });
+  // The thread's status is the lifecycle's (libs/store run-lifecycle.ts), guarded on no run holding it.
+  const ok = await ctx.runs.lifecycle.restoreThread(tenantId, threadId, { values, status });
   if (!ok) throw conflict(`Thread ${threadId} was taken by a run while its state was being updated; its checkpoints hold the update, its record does not yet.`);
 }
 
