@@ -84,12 +84,40 @@ async function rollbackJourney(baseUrl: string): Promise<void> {
   expect(contents((await client.threads.get<Values>(tid)).values as Values).at(-1)).toBe('Second answer.');
 }
 
+/**
+ * A rollback in a run's first moments — as soon as it is `running`, while its worker may still be
+ * writing the input checkpoint — leaves the thread exactly as before (the gateway waits for the
+ * stopping worker's own `end`, which it announces after its writes in flight have landed). Several
+ * times, since a lost race shows only sometimes.
+ */
+async function rollbackAtStart(baseUrl: string, times: number): Promise<void> {
+  const client = new Client({ apiUrl: baseUrl });
+  for (let i = 0; i < times; i++) {
+    const tid = (await client.threads.create()).thread_id;
+    await client.runs.wait(tid, 'agent', { input: { messages: [{ role: 'user', content: 'first' }] }, config: scripted([{ content: 'First.' }]) });
+    const before = await client.threads.getState<Values>(tid);
+    const run = await client.runs.create(tid, 'agent', {
+      input: { messages: [{ role: 'user', content: 'roll me back' }] },
+      config: scripted([{ content: 'never said', delay_ms: 60_000 }]),
+    });
+    await poll(async () => ((await client.runs.get(tid, run.run_id)).status === 'running' ? true : undefined), 30_000, 5);
+    await client.runs.cancel(tid, run.run_id, true, 'rollback');
+    const after = await client.threads.getState<Values>(tid);
+    expect(contents(after.values)).toEqual(['first', 'First.']);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+  }
+}
+
 describe('rollback (embedded)', () => {
   const server = useEmbeddedServer('agentloop-rollback-');
 
   it('cancel with rollback and multitask rollback restore the thread to before the run', async () => {
     await rollbackJourney(server.url);
   });
+
+  it('a rollback right after the run starts leaves no checkpoint of it', async () => {
+    await rollbackAtStart(server.url, 8);
+  }, 120_000);
 });
 
 describe('rollback (cluster)', () => {
@@ -97,5 +125,9 @@ describe('rollback (cluster)', () => {
 
   it('cancel with rollback and multitask rollback restore the thread to before the run', async () => {
     await rollbackJourney(cluster().url);
+  }, 120_000);
+
+  it('a rollback right after the run starts leaves no checkpoint of it', async () => {
+    await rollbackAtStart(cluster().url, 8);
   }, 120_000);
 });

@@ -12,7 +12,7 @@ import type { RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type StoreItems } from '@agentloop/store';
-import { assertNever, errorMessage, type Logger } from '@agentloop/core';
+import { assertNever, errorMessage, sleep, type Logger } from '@agentloop/core';
 import { buildAgentGraph, type AgentGraph, type RunContext } from './graph.js';
 import type { ModelRegistry, ResolvedModel } from './models/registry.js';
 import type { PromptLanguage } from './prompts.js';
@@ -39,7 +39,7 @@ import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
-import { stopAfterCheckpointWhen } from './run/draining-saver.js';
+import { stopAfterCheckpointWhen, trackingWrites, type InFlightWrites } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
 import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
@@ -112,9 +112,14 @@ interface TakenRun {
  * Executes one RunJob: status transitions, the LangGraph agent loop with the
  * checkpointer, events per step, final values on the thread, and the webhook.
  */
+/** How long the end of a run waits for its checkpoint writes in flight to settle. */
+const WRITES_SETTLE_MAX_MS = 10_000;
+
 export class RunExecutor {
   private readonly graph: AgentGraph;
   private readonly contexts = new Map<string, RunContext>();
+  /** The worker's saver with its writes in flight counted per thread (run/draining-saver.ts). */
+  private readonly trackedSaver: { saver: BaseCheckpointSaver; writes: InFlightWrites };
   /** Cancel switches of the runs executing here, by run id. */
   private readonly cancels = new CancelRegistry();
   /** Set by drain(): every run stops at its next checkpoint and is handed back to the queue. */
@@ -155,10 +160,11 @@ export class RunExecutor {
       webhookBackoffMs: deps.config.webhookBackoffMs,
       checkpointThreadId,
     });
+    this.trackedSaver = trackingWrites(deps.checkpointer);
     this.graph = buildAgentGraph({
       ...(this.delegation ? { delegation: limits } : {}),
       tools: deps.tools,
-      checkpointer: stopAfterCheckpointWhen(deps.checkpointer, () => this.draining),
+      checkpointer: stopAfterCheckpointWhen(this.trackedSaver.saver, () => this.draining),
       ledger: deps.store,
       runContext: (id) => this.contexts.get(id),
       ...(deps.config.language ? { language: deps.config.language } : {}),
@@ -369,6 +375,10 @@ export class RunExecutor {
       await suspendRun(this.delegation, events, job, outcome.waiting, depth, log);
       return 'suspended';
     }
+    // Writes the stopped graph still had in flight land before the end is announced (a rollback
+    // acting on that end deletes the run's checkpoints: it must see them all). Bounded: a saver
+    // that hangs does not keep the run from ending.
+    await Promise.race([this.trackedSaver.writes.settled(String(cpConfig.configurable.thread_id)), sleep(WRITES_SETTLE_MAX_MS)]);
     const end = runEndOf(outcome);
     await finishRun(
       { events, lifecycle: this.lifecycle, tools: this.deps.tools, publicBaseUrl: this.deps.config.publicBaseUrl },

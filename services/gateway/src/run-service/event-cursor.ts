@@ -36,10 +36,12 @@ export class EventCursor {
   private readonly it: AsyncIterator<StoredRunEvent>;
   private pending: Promise<IteratorResult<StoredRunEvent>> | undefined;
   private readonly onOuterAbort = () => this.ac.abort();
+  /** Id of the last event this cursor returned; undefined before the first. */
+  lastId: number | undefined;
 
   constructor(
     events: RunEventStream,
-    runId: string,
+    private readonly runId: string,
     afterId: number,
     private readonly outer: AbortSignal,
   ) {
@@ -65,7 +67,9 @@ export class EventCursor {
       if (r === 'aborted') return undefined;
       if (r === 'idle') return 'idle';
       this.pending = undefined;
-      return r.done ? undefined : r.value;
+      if (r.done) return undefined;
+      this.lastId = r.value.id;
+      return r.value;
     } catch (err) {
       this.pending = undefined;
       if (this.ac.signal.aborted) return undefined;
@@ -74,6 +78,16 @@ export class EventCursor {
       if (timer) clearTimeout(timer);
       if (onAbort) this.ac.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Whether the cursor was closed or its signal aborted. */
+  get aborted(): boolean {
+    return this.ac.signal.aborted;
+  }
+
+  /** A new cursor on the same run and signal, from after event `afterId` (a subscription ends at an `end`). */
+  follow(events: RunEventStream, afterId: number): EventCursor {
+    return new EventCursor(events, this.runId, afterId, this.outer);
   }
 
   close(): void {

@@ -84,17 +84,19 @@ export class RunRemoval {
     }
   }
 
-  private async stopAndRemove(tenantId: string, run: RunRecord, reason: string, rewinder: CheckpointRewinder): Promise<void> {
+  private async stopAndRemove(tenantId: string, given: RunRecord, reason: string, rewinder: CheckpointRewinder): Promise<void> {
     const { store, lifecycle } = this.deps;
-    const running = run.status === 'running';
-    // Subscribed before the cancel: its `end` and the stopping worker's `end` are both seen.
-    const cursor = running
-      ? new EventCursor(this.deps.events, run.runId, 0, AbortSignal.timeout(this.deps.workerStopWaitMs ?? WORKER_STOP_WAIT_MS))
-      : undefined;
+    const run = (await store.getRun(tenantId, given.runId)) ?? given;
+    // Subscribed before the cancel: the cancel's own `end` and the stopping worker's are both in the log after it.
+    const cursor = isTerminal(run.status)
+      ? undefined
+      : new EventCursor(this.deps.events, run.runId, 0, AbortSignal.timeout(this.deps.workerStopWaitMs ?? WORKER_STOP_WAIT_MS));
     try {
       const after = await this.deps.cancellation.cancel(tenantId, run, reason);
-      // The cancel's own `end`, then the worker's once it has stopped writing (or the wait ends).
-      if (cursor && after.status === 'interrupted') await waitForEnds(cursor, 2);
+      // A worker executes the run when it was running, or took it (one more attempt) between the read
+      // above and the cancel. It announces its own `end` once it has stopped writing checkpoints.
+      const executing = run.status === 'running' || after.attempts > run.attempts;
+      if (cursor && executing && after.status === 'interrupted') await waitForEnds(this.deps.events, cursor, 2);
     } finally {
       cursor?.close();
     }
@@ -127,12 +129,28 @@ export class RunRemoval {
   }
 }
 
-/** Reads until `count` `end` events were seen, the stream closes or the cursor's signal aborts. */
-async function waitForEnds(cursor: EventCursor, count: number): Promise<void> {
+/**
+ * Reads the run's log until `count` `end` events were seen, the wait's signal aborts or the log
+ * stays silent. A subscription ends at an `end`, so each further one is read by a new subscription
+ * from there: the log keeps every event, nothing published in between is missed.
+ */
+async function waitForEnds(events: RunEventStream, first: EventCursor, count: number): Promise<void> {
+  let cursor = first;
   let seen = 0;
-  for (;;) {
-    const ev = await cursor.next();
-    if (ev === undefined || ev === 'idle') return;
-    if (ev.event === 'end' && ++seen >= count) return;
+  try {
+    for (;;) {
+      const ev = await cursor.next();
+      if (ev === 'idle') return;
+      if (ev === undefined) {
+        if (cursor.lastId === undefined || cursor.aborted) return;
+        const from = cursor.lastId;
+        if (cursor !== first) cursor.close();
+        cursor = first.follow(events, from);
+        continue;
+      }
+      if (ev.event === 'end' && ++seen >= count) return;
+    }
+  } finally {
+    if (cursor !== first) cursor.close();
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemorySaver } from '@langchain/langgraph';
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
-import { stopAfterCheckpointWhen, WorkerDrainingError } from './draining-saver.js';
+import { stopAfterCheckpointWhen, trackingWrites, WorkerDrainingError } from './draining-saver.js';
 import { CancelRegistry, RunCancelledError } from './cancellations.js';
 
 const config = { configurable: { thread_id: 't1:th1', checkpoint_ns: '' } };
@@ -43,5 +43,40 @@ describe('cancel registry', () => {
     expect(newer.signal.aborted).toBe(true);
     reg.release('r1', newer);
     expect(reg.cancel('r1', 'x')).toBe(false);
+  });
+});
+
+describe('tracking checkpoint writes in flight', () => {
+  it('settled waits for the writes of that thread started so far, not of other threads', async () => {
+    const saver = new MemorySaver();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slowPut = saver.put.bind(saver);
+    saver.put = async (...args: Parameters<MemorySaver['put']>) => {
+      await gate;
+      return slowPut(...args);
+    };
+    const { saver: tracked, writes } = trackingWrites(saver);
+    const put = tracked.put(config, { ...emptyCheckpoint(), id: 'c1' }, { source: 'loop', step: 0, parents: {} }, {});
+    let settled = false;
+    const waiting = writes.settled('t1:th1').then(() => (settled = true));
+    await writes.settled('t1:other');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    release();
+    await put;
+    await waiting;
+    expect(settled).toBe(true);
+    expect((await saver.getTuple(config))?.checkpoint.id).toBe('c1');
+  });
+
+  it('a failed write settles too', async () => {
+    const saver = new MemorySaver();
+    saver.putWrites = async () => {
+      throw new Error('disk full');
+    };
+    const { saver: tracked, writes } = trackingWrites(saver);
+    await expect(tracked.putWrites({ configurable: { ...config.configurable, checkpoint_id: 'c1' } }, [['x', 1]], 'task')).rejects.toThrow('disk full');
+    await writes.settled('t1:th1');
   });
 });
