@@ -1,2 +1,4 @@
-/** Sandboxed code execution (issue 15): filled in by the sandbox work. */
-export {};
+/** Sandboxed code execution (issue 15): bubblewrap namespaces, prlimit limits, process-tree kill, capped output. */
+export { DEFAULT_LIMITS, formatBytes, sandboxConfigFromEnv, type SandboxConfig, type SandboxLimits } from './limits.js';
+export { SANDBOX_WORKSPACE, bwrapArgs, prlimitArgs } from './bwrap-args.js';
+export { Sandbox, describeLimit, type LimitHit, type SandboxRequest, type SandboxResult } from './run.js';
