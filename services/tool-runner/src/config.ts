@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
+import { sandboxConfigFromEnv, type SandboxConfig } from '@agentloop/sandbox';
 
 /** Environment of the tool-runner, validated once at boot. */
 export const ToolRunnerEnv = z
@@ -62,9 +63,12 @@ export const ToolRunnerEnv = z
     path: ['TEXT_PREVIEW_BYTES'],
     message: 'must not exceed TEXT_FILE_MAX_BYTES',
   });
-export type ToolRunnerConfig = z.infer<typeof ToolRunnerEnv>;
+export type ToolRunnerConfig = z.infer<typeof ToolRunnerEnv> & {
+  /** python_analyser / run_bash_command: SANDBOX_* variables (libs/sandbox limits.ts). Absent: the defaults. */
+  sandbox?: SandboxConfig;
+};
 
 /** Parses the tool-runner's environment; throws a ConfigError naming each bad variable. */
 export function loadToolRunnerConfig(env: NodeJS.ProcessEnv = process.env): ToolRunnerConfig {
-  return parseConfig(ToolRunnerEnv, env);
+  return { ...parseConfig(ToolRunnerEnv, env), sandbox: sandboxConfigFromEnv(env) };
 }

@@ -11,6 +11,7 @@ import { manageWorkspace } from './handlers/workspace.js';
 import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
+import { Sandbox, sandboxConfigFromEnv } from '@agentloop/sandbox';
 import { builtinTools } from './tools/index.js';
 import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
 import type { DocumentReader } from './tools/read-file.js';
@@ -84,6 +85,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       timeoutMs: config.HTTP_FETCH_TIMEOUT_MS,
       ...(httpLookup ? { lookup: httpLookup } : {}),
     },
+    sandbox: new Sandbox(config.sandbox ?? sandboxConfigFromEnv({})),
   })) {
     registry.register(tool);
   }

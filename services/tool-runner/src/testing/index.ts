@@ -5,6 +5,7 @@ import { ToolExecutor, type ToolResult } from '../executor.js';
 import { ToolRegistry } from '../registry.js';
 import { builtinTools } from '../tools/index.js';
 import type { DocumentReader } from '../tools/read-file.js';
+import { Sandbox } from '@agentloop/sandbox';
 import { WorkspaceManager, createTempDir as createTempDirIn, type TempDir, type Workspace } from '@agentloop/workspace';
 
 export { type TempDir } from '@agentloop/workspace';
@@ -49,6 +50,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     findMaxResults: config.FIND_MAX_RESULTS,
     enableDebug: config.TOOLS_ENABLE_DEBUG,
     ...(opts.documentReaders ? { documentReaders: opts.documentReaders } : {}),
+    ...(config.sandbox ? { sandbox: new Sandbox(config.sandbox) } : {}),
   })) {
     registry.register(tool);
   }
