@@ -1,2 +1,3 @@
-/** The agentloop CLI (issue 13): filled in by the channel work. */
-export {};
+/** The agentloop CLI (issue 13): the terminal channel, usable by other programs too. */
+export { TerminalChannel, TERMINAL_CHAT_ID } from './terminal-channel.js';
+export { chat, type ChatOptions } from './chat.js';

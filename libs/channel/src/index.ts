@@ -1,2 +1,11 @@
-/** Chat channels over any AgentLoop (issue 13): filled in by the channel work. */
-export {};
+/** Chat channels over any AgentLoop (issue 13): the Channel interface, sessions as threads, slash commands. */
+export type { ApprovalAnswer, ApprovalPrompt, Channel, IncomingFile, IncomingMessage, NoticeKind, OutgoingFile, ToolActivity, ToolOutcome } from './channel.js';
+export { ChatEngine, type ChatEngineOptions } from './chat-engine.js';
+export { COMMANDS, parseCommand, runCommand, type CommandResult, type ParsedCommand } from './commands.js';
+export { CHANNEL_STREAM_MODES, RunDriver, textOf, type RunSettings, type TurnOutcome } from './run-driver.js';
+export { approvalPromptOf, approvalResume, interruptsOf, questionOf, type PendingInterrupt } from './interrupts.js';
+export { CLEAN_AFTER_DAYS, Sessions, type SessionInfo } from './sessions.js';
+export { JsonFileSessionState, MemorySessionState, type ChatState, type SessionStateStore } from './session-state.js';
+export { displayNameOf, readableToolName } from './tool-names.js';
+export { formatTokens, sessionTokens, tenantTokens, threadTokens, type TokenCount } from './usage.js';
+export { WorkspaceFiles, WorkspaceFilesError, type ServerAccess, type UploadedFile, type WorkspaceFile } from './workspace-files.js';

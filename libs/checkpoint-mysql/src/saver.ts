@@ -1,3 +1,7 @@
+/**
+ * MySQLSaver: LangGraph's checkpoint saver over MySQL/MariaDB (the cluster's checkpoints). Slightly
+ * over 400 lines: every method of BaseCheckpointSaver lives on the one class.
+ */
 import { createHash } from 'node:crypto';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {

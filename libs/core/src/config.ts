@@ -41,6 +41,8 @@ export const envBool = (def: boolean) =>
 
 /** Env integer with bounds. */
 export const envInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+/** An optional integer env var within bounds (unset: undefined, the consumer's own default). */
+export const envOptionalInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max).optional();
 
 /**
  * Optional absolute http(s) URL without a trailing slash (e.g. PUBLIC_BASE_URL);

@@ -3,12 +3,32 @@
  * @agentloop/proto maps them to the proto `Error` (code, message, retryable).
  */
 export type ErrorCode =
+  /** A field is invalid (the message names it). */
   | 'INVALID_ARGUMENT'
+  /** The request itself cannot be read (not JSON, malformed multipart, nested too deep). */
+  | 'MALFORMED_REQUEST'
   | 'NOT_FOUND'
+  /** What the request would create exists already (a thread or assistant id). */
+  | 'ALREADY_EXISTS'
+  /** The target's state does not allow it (busy thread, finished run). */
   | 'CONFLICT'
+  /** A request over the bus (or a tool) got no answer before its deadline. */
   | 'TIMEOUT'
+  /** A client's wait (runs/wait, join) reached the server's limit; the work goes on. */
+  | 'WAIT_TIMEOUT'
   | 'UNAVAILABLE'
+  /** No API key, or an unknown one. */
+  | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
+  /** A rate limit or quota: retry later. */
+  | 'RESOURCE_EXHAUSTED'
+  /** A body or file over a size limit. */
+  | 'TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  /** This deployment does not offer it (e.g. rollback without checkpoint access). */
+  | 'UNIMPLEMENTED'
+  /** No space left to store what was sent. */
+  | 'STORAGE_FULL'
   | 'PATH_OUTSIDE_WORKSPACE'
   | 'TOOL_FAILED'
   | 'CONFIG'

@@ -5,8 +5,8 @@ import { pinnedLookup, type VettedTarget } from './guard.js';
 export interface PinnedRequestOptions {
   method: string;
   headers: Record<string, string>;
-  /** Sent as is; its content-length is set when the caller did not. */
-  body?: string;
+  /** Sent as is (text or bytes, e.g. a multipart upload); its content-length is set when the caller did not. */
+  body?: string | Buffer;
   signal: AbortSignal;
 }
 

@@ -1,5 +1,6 @@
 /**
- * The one owner of run and thread status (issue 10). Every transition of a run — admitted,
+ * The one owner of run and thread status (issue 10). One file on purpose (over 400 lines): every
+ * guarded transition and the invariants they keep together must be read side by side to review them. Every transition of a run — admitted,
  * deferred, started, ended (finished, cancelled, abandoned), promoted — and every status change of
  * its thread is one guarded update in one transaction here; nothing else writes `runs.status`,
  * `threads.status`, `threads.active_run_id` or `runs.deferred`. Each transition returns a typed
@@ -742,9 +743,10 @@ export class RunLifecycle<C = unknown> {
   }
 
   /**
-   * Puts a thread back to a state it had (a rollback: the values and status of its latest
-   * checkpoint once the rolled-back run's checkpoints are gone). Only while no run holds the
-   * thread; false otherwise (a newer run owns its state now).
+   * Sets a thread's record to what its checkpoints now hold after a change outside a run: a
+   * rollback (the latest checkpoint once the rolled-back run's are gone), or an edit (updateState,
+   * copy, supersteps). Only while no run holds the thread; false otherwise (a run owns its state
+   * now, and its end writes the record).
    */
   async restoreThread(tenantId: string, threadId: string, state: { status: Exclude<ThreadStatus, 'busy'>; values: JsonObject | null }): Promise<boolean> {
     const res = await this.store.writeStatement((db) =>

@@ -44,7 +44,6 @@ import type {
   ThreadCountFilter,
   ThreadSearch,
   ThreadRecord,
-  ThreadStatus,
   ToolEffect,
   ToolEffectKey,
   UploadRecord,
@@ -188,9 +187,6 @@ export class SqlStore implements Store {
   // --- threads API in full (issue 11) ---
   countThreads(tenantId: string, filter: ThreadCountFilter): Promise<number> {
     return this.threads.count(tenantId, filter);
-  }
-  setThreadState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean> {
-    return this.threads.setState(tenantId, threadId, state);
   }
   // --- end threads API ---
 

@@ -1,4 +1,6 @@
 /**
+ * (One file, over 400 lines: the record types and the one `Store` contract every backend and test
+ * fake implements, in sections per concern.)
  * Records of threads and runs, shared by the gateway (creates, reads) and the
  * orchestrator (status transitions, final values). One typed SQL layer (Kysely)
  * over MySQL/MariaDB in cluster mode and SQLite in embedded mode, with
@@ -401,11 +403,6 @@ export interface Store {
   // --- threads API in full (issue 11): count, and state edited outside a run ------------------
   /** Threads of the tenant matching every filter (metadata/values: top-level keys equal), counted in SQL. */
   countThreads(tenantId: string, filter: ThreadCountFilter): Promise<number>;
-  /**
-   * Sets a thread's values and status after its checkpoints were edited outside a run (state
-   * update, copy, supersteps). Only while no run holds the thread: false (nothing changed) when one does.
-   */
-  setThreadState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean>;
   // --- end threads API ---------------------------------------------------------------------
 
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;

@@ -9,7 +9,7 @@ import { createSqliteStore } from '@agentloop/store';
 import { createTempDir, type TempDir } from '@agentloop/workspace';
 import { createGatewayApp } from './app.js';
 import { loadGatewayConfig } from './config.js';
-import { HttpError, invalid } from './errors.js';
+import { ApiError, invalid } from './errors.js';
 import { startTestGateway, type TestGateway } from './testing/index.js';
 
 let gw: TestGateway | undefined;
@@ -119,7 +119,7 @@ describe('error text redaction', () => {
       throw new AgentLoopError('NOT_FOUND', `ENOENT: no such file or directory, open '${workspaceRoot}/acme/t1/uploads/a.csv'`);
     });
     a.get('/leak/client', () => {
-      throw new HttpError(409, 'CONFLICT', `busy: ${path.join(tmpdir(), 'agentloop-skill-123', 'x')} and ${dataDir}/agentloop.sqlite`);
+      throw new ApiError('CONFLICT', `busy: ${path.join(tmpdir(), 'agentloop-skill-123', 'x')} and ${dataDir}/agentloop.sqlite`);
     });
     a.get('/leak/skills', () => {
       throw new AgentLoopError('TOOL_FAILED', 'File "/opt/agentloop-skills/pdf/scripts/x.py", line 3', { retryable: false });

@@ -10,7 +10,7 @@ import { WorkspaceManager } from '@agentloop/workspace';
 import { ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
-import { HttpError, RequestValidationError, statusOf } from './errors.js';
+import { ApiError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
@@ -87,16 +87,15 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     const breach = jsonShapeExceeds(text, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
     if (breach === 'depth') {
       return done(
-        new HttpError(400, 'INVALID_ARGUMENT', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`),
+        new ApiError('MALFORMED_REQUEST', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (the limit); flatten it.`),
         undefined,
       );
     }
     if (breach === 'members') {
       // Refused before JSON.parse: building a huge object is itself the cost (libs/core json.ts).
       return done(
-        new HttpError(
-          400,
-          'INVALID_ARGUMENT',
+        new ApiError(
+          'MALFORMED_REQUEST',
           `Request body has an object or array with more than ${MAX_JSON_MEMBERS} members (the limit); send large data as a file upload.`,
         ),
         undefined,
@@ -105,7 +104,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     try {
       done(null, JSON.parse(text));
     } catch (err) {
-      done(new HttpError(400, 'INVALID_ARGUMENT', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+      done(new ApiError('MALFORMED_REQUEST', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
     }
   });
 
@@ -148,9 +147,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
       skipOnError: true,
       ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis } : {}),
       errorResponseBuilder: (request, ctx) =>
-        new HttpError(
-          429,
-          'UNAVAILABLE',
+        new ApiError(
+          'RESOURCE_EXHAUSTED',
           `Rate limit exceeded for tenant ${request.tenantId || 'anonymous'}: at most ${ctx.max} requests per ${Math.round(ctx.ttl / 1000) || 1} s window; retry after ${ctx.after}.`,
         ),
     });

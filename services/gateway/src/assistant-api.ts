@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { newId } from '@agentloop/core';
 import { ASSISTANT_SORT_FIELDS, type AssistantFilter, type JsonObject, type Store } from '@agentloop/store';
-import { conflict, HttpError, invalid } from './errors.js';
+import { conflict, ApiError, invalid } from './errors.js';
 import { defaultAssistant, DEFAULT_ASSISTANT_ID, GRAPH_ID, type ApiAssistant } from './serialize.js';
 import { JsonObjectSchema, MetadataSchema, Uuid, parseRequest } from './validation.js';
 import { parseAgentConfig } from './assistant-config.js';
@@ -23,11 +23,11 @@ import {
 } from './assistant-registry.js';
 import { pageWithBuiltin, storedWindow } from './assistant-paging.js';
 
-/** 409: an assistant with that id exists already (gRPC tells it apart from other conflicts: ALREADY_EXISTS). */
-export class AssistantExistsError extends HttpError {
+/** An assistant with that id exists already (HTTP 409; gRPC ALREADY_EXISTS, apart from other conflicts). */
+export class AssistantExistsError extends ApiError {
   override name = 'AssistantExistsError';
   constructor(id: string) {
-    super(409, 'CONFLICT', `Assistant ${id} already exists. Pass if_exists "do_nothing" to get it instead.`);
+    super('ALREADY_EXISTS', `Assistant ${id} already exists. Pass if_exists "do_nothing" to get it instead.`);
   }
 }
 

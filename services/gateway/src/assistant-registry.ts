@@ -35,7 +35,7 @@ export function assistantNotFound(id: string): Error {
   );
 }
 
-/** The tenant's assistant named by `idOrGraph` in the API's shape, or a 404 HttpError (another tenant's assistant included). */
+/** The tenant's assistant named by `idOrGraph` in the API's shape, or a 404 ApiError (another tenant's assistant included). */
 export async function getApiAssistant(store: Store, tenantId: string, idOrGraph: string): Promise<ApiAssistant> {
   if (isBuiltinAssistant(idOrGraph)) return defaultAssistant();
   // Any other non-UUID would name a graph, and this deployment has only `agent`.
@@ -47,7 +47,7 @@ export async function getApiAssistant(store: Store, tenantId: string, idOrGraph:
 
 /**
  * The assistant a run uses: its id, graph, the version in use now and that version's config and
- * context. Throws a 404 HttpError for an unknown id, or one of another tenant.
+ * context. Throws a 404 ApiError for an unknown id, or one of another tenant.
  */
 export async function resolveRunAssistant(store: Store, tenantId: string, assistantIdOrGraphId: string): Promise<RunAssistant> {
   const a = await getApiAssistant(store, tenantId, assistantIdOrGraphId);

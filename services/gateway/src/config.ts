@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBaseUrl, envBool, envInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TransportEnv } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
 import { embeddingsFromEnv } from '@agentloop/store';
 
@@ -110,12 +110,7 @@ export const GatewayConfig = TransportEnv.extend({
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
    * orchestrators must agree: both create the stream.
    */
-  RUN_EVENTS_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024 * 1024)
-    .max(1024 ** 4)
-    .optional(),
+  RUN_EVENTS_MAX_BYTES: envOptionalInt(1024 * 1024, 1024 ** 4),
   /** Runs a tenant may have pending or running at once (429 beyond); 0 = unlimited. */
   TENANT_MAX_ACTIVE_RUNS: envInt(0, 0, 1_000_000),
   /** Per-tenant overrides of TENANT_MAX_ACTIVE_RUNS: `acme=200,globex=10`. */

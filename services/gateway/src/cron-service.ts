@@ -16,7 +16,7 @@ import {
 } from '@agentloop/queue';
 import type { CronRecord, Store } from '@agentloop/store';
 import { errorMessage, newId, type Logger } from '@agentloop/core';
-import { HttpError, invalid, notFound, statusOf } from './errors.js';
+import { ApiError, invalid, notFound, statusOf } from './errors.js';
 import { runPayloadOf, type CronCreateBody, type CronCountBody, type CronPatchBody, type CronSearchBody } from './cron-schema.js';
 import { RunCreateBody } from './run-schema.js';
 import type { RunService } from './run-service.js';
@@ -228,7 +228,7 @@ export class CronService {
   }
 
   private requireScheduler(): CronScheduler {
-    if (!this.deps.scheduler) throw new HttpError(503, 'UNAVAILABLE', 'Crons are not available: this deployment runs no scheduler.');
+    if (!this.deps.scheduler) throw new ApiError('UNAVAILABLE', 'Crons are not available: this deployment runs no scheduler.');
     return this.deps.scheduler;
   }
 }

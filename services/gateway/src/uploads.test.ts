@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UploadRecord } from '@agentloop/store';
 import { SkillsConfig } from './skills-config.js';
-import { appendToLastUserMessage, formatUploadReferences, hasUserMessage } from './uploads.js';
+import { appendToLastUserMessage, formatUploadReferences, hasUserMessage, isCompactRequest } from './uploads.js';
 
 const skills = SkillsConfig.parse(`
 optional:
@@ -88,5 +88,33 @@ describe('SkillsConfig', () => {
       ['pptx'],
       [],
     ]);
+  });
+});
+
+describe('isCompactRequest', () => {
+  it('is true when the last user message is exactly /compact, in any message form', () => {
+    expect(isCompactRequest({ messages: [{ role: 'user', content: ' /compact ' }] })).toBe(true);
+    expect(isCompactRequest({ messages: [{ type: 'human', content: [{ type: 'text', text: '/compact' }] }] })).toBe(true);
+    expect(
+      isCompactRequest({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'user', content: '/compact' },
+        ],
+      }),
+    ).toBe(true);
+  });
+
+  it('is false for other text, a /compact that is not the last user message, or no input', () => {
+    expect(isCompactRequest({ messages: [{ role: 'user', content: '/compact now please' }] })).toBe(false);
+    expect(
+      isCompactRequest({
+        messages: [
+          { role: 'user', content: '/compact' },
+          { role: 'user', content: 'and then?' },
+        ],
+      }),
+    ).toBe(false);
+    expect(isCompactRequest(null)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { UploadRecord } from '@agentloop/store';
 import type { SkillsConfig } from './skills-config.js';
+import { COMPACT_COMMAND } from '@agentloop/orchestrator';
 
 export type ReferenceLanguage = 'en' | 'zh';
 
@@ -49,6 +50,28 @@ function messageBody(msg: unknown): Json | undefined {
 /** Whether a run input carries a user message the references can be added to. */
 export function hasUserMessage(input: unknown): boolean {
   return isObject(input) && Array.isArray(input.messages) && input.messages.some((m) => messageBody(m) !== undefined);
+}
+
+/**
+ * Whether the run input's last user message is the `/compact` command (seed 003): such a run only
+ * compacts the conversation, so it claims no uploads — they wait for the next real message, whose
+ * text they are appended to (appended to `/compact`, they would make it an ordinary message).
+ */
+export function isCompactRequest(input: unknown): boolean {
+  if (!isObject(input) || !Array.isArray(input.messages)) return false;
+  const last = [...(input.messages as unknown[])]
+    .reverse()
+    .map(messageBody)
+    .find((b) => b !== undefined);
+  if (!isObject(last)) return false;
+  const content = last.content;
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('')
+        : '';
+  return text.trim() === COMPACT_COMMAND;
 }
 
 /**

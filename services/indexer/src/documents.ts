@@ -1,3 +1,8 @@
+/**
+ * The indexer's document service: reads a workspace file as text (PDF, DOCX, XLSX, PPTX, text)
+ * through the cache, and searches it. Slightly over 400 lines: read and search share the cache and
+ * the limits.
+ */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from '@agentloop/core';

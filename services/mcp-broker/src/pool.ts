@@ -1,3 +1,8 @@
+/**
+ * The MCP server pool: one connection per configured server (stdio, streamable HTTP, SSE), its
+ * reconnects, health pings, tool listing and calls. One file (over 400 lines) because a
+ * connection's states and the pool's use of them are one state machine.
+ */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

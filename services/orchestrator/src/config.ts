@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { embeddingsFromEnv } from '@agentloop/store';
-import { envBaseUrl, envBool, envInt, parseConfig } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig } from '@agentloop/core';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
@@ -34,12 +34,7 @@ export const OrchestratorEnv = z.object({
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the
    * orchestrators must agree: both create the stream.
    */
-  RUN_EVENTS_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024 * 1024)
-    .max(1024 ** 4)
-    .optional(),
+  RUN_EVENTS_MAX_BYTES: envOptionalInt(1024 * 1024, 1024 ** 4),
   /** Deadline of one tool call over the bus. */
   TOOL_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
   /**

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { envBool, envInt, parseConfig } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, parseConfig } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
 import { sandboxConfigFromEnv, type SandboxConfig } from '@agentloop/sandbox';
+import { envText } from './tools/provider-tools.js';
+import { BRAVE_DEFAULT_URL, TAVILY_DEFAULT_URL, WEB_SEARCH_PROVIDERS } from './tools/web-search-providers.js';
 
 /** Environment of the tool-runner, validated once at boot. */
 export const ToolRunnerEnv = z
@@ -58,6 +60,39 @@ export const ToolRunnerEnv = z
     HTTP_FETCH_MAX_BYTES: envInt(1024 * 1024, 1, 1_073_741_824),
     /** http_fetch: budget of one fetch, redirects included. */
     HTTP_FETCH_TIMEOUT_MS: envInt(15_000, 10, 600_000),
+    // --- Provider-backed tools: web_search, text_to_speech, transcribe_audio (each off while unconfigured) ---
+    /**
+     * Exceptions to the private-address guard for the provider URLs below (same syntax as
+     * HTTP_FETCH_ALLOW), e.g. `searxng:8080` or `10.0.0.0/8`. Model-chosen URLs never use it.
+     */
+    TOOL_PROVIDERS_ALLOW: envAllowList('TOOL_PROVIDERS_ALLOW'),
+    /** searxng | brave | tavily; unset: the first configured, in that order. */
+    WEB_SEARCH_PROVIDER: z.preprocess((v) => (v === '' ? undefined : v), z.enum(WEB_SEARCH_PROVIDERS).optional()),
+    /** SearXNG instance (its JSON format enabled), e.g. http://searxng:8080. */
+    WEB_SEARCH_SEARXNG_URL: envBaseUrl(),
+    WEB_SEARCH_BRAVE_API_KEY: envText(),
+    /** Overridable for tests and proxies. */
+    WEB_SEARCH_BRAVE_URL: envBaseUrl().transform((v) => v ?? BRAVE_DEFAULT_URL),
+    WEB_SEARCH_TAVILY_API_KEY: envText(),
+    WEB_SEARCH_TAVILY_URL: envBaseUrl().transform((v) => v ?? TAVILY_DEFAULT_URL),
+    /** Upper bound of web_search's max_results. */
+    WEB_SEARCH_MAX_RESULTS: envInt(10, 1, 50),
+    WEB_SEARCH_TIMEOUT_MS: envInt(15_000, 100, 600_000),
+    /** text_to_speech: on when set; OpenAI-compatible `POST {TTS_BASE_URL}/audio/speech`. */
+    TTS_MODEL: envText(),
+    TTS_BASE_URL: envBaseUrl().transform((v) => v ?? 'https://api.openai.com/v1'),
+    TTS_API_KEY: envText(),
+    TTS_VOICE: envText().transform((v) => v ?? 'alloy'),
+    TTS_TIMEOUT_MS: envInt(60_000, 100, 600_000),
+    TTS_MAX_INPUT_CHARS: envInt(4_096, 1, 1_000_000),
+    TTS_MAX_AUDIO_BYTES: envInt(25 * 1024 * 1024, 1, 1_073_741_824),
+    /** transcribe_audio: on when set; OpenAI-compatible `POST {STT_BASE_URL}/audio/transcriptions`. */
+    STT_MODEL: envText(),
+    STT_BASE_URL: envBaseUrl().transform((v) => v ?? 'https://api.openai.com/v1'),
+    STT_API_KEY: envText(),
+    STT_TIMEOUT_MS: envInt(120_000, 100, 3_600_000),
+    STT_MAX_FILE_BYTES: envInt(25 * 1024 * 1024, 1, 1_073_741_824),
+    // --- end of provider-backed tools ---
   })
   .refine((c) => c.TEXT_PREVIEW_BYTES <= c.TEXT_FILE_MAX_BYTES, {
     path: ['TEXT_PREVIEW_BYTES'],

@@ -13,6 +13,7 @@ import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
 import { Sandbox, sandboxConfigFromEnv } from '@agentloop/sandbox';
 import { builtinTools } from './tools/index.js';
+import { providerToolOptions } from './tools/provider-tools.js';
 import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
 import type { DocumentReader } from './tools/read-file.js';
 import { WorkspaceManager } from '@agentloop/workspace';
@@ -86,6 +87,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       ...(httpLookup ? { lookup: httpLookup } : {}),
     },
     sandbox: new Sandbox(config.sandbox ?? sandboxConfigFromEnv({})),
+    providers: providerToolOptions(config, httpLookup),
   })) {
     registry.register(tool);
   }

@@ -3,7 +3,7 @@
  * (`active_run_id`) are written only by `RunLifecycle`, never here.
  */
 import { AgentLoopError } from '@agentloop/core';
-import type { JsonObject, NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadSearch, ThreadStatus } from '../types.js';
+import type { NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadSearch, ThreadStatus } from '../types.js';
 import type { RepositoryContext } from './context.js';
 import { checkId, isDuplicateKey, toThread } from './rows.js';
 import { jsonKeyEquals } from './json-filter.js';
@@ -102,21 +102,5 @@ export class ThreadRepository {
       .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as ThreadStatus))
       .$call((q) => Object.entries(filter.metadata ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'metadata', k, v)), q))
       .$call((q) => Object.entries(filter.values ?? {}).reduce((acc, [k, v]) => acc.where(jsonKeyEquals(dialect, 'state_values', k, v)), q));
-  }
-
-  /**
-   * Sets an idle thread's values and status after its state was edited outside a run (update
-   * state, copy, supersteps). Guarded on no run holding the thread: false when one does, and then
-   * nothing changed — a run's end owns the record while it holds it.
-   */
-  async setState(tenantId: string, threadId: string, state: { values: JsonObject; status: ThreadStatus }): Promise<boolean> {
-    const res = await this.ctx.db
-      .updateTable('threads')
-      .set({ state_values: JSON.stringify(state.values), status: state.status, updated_at: this.ctx.now() })
-      .where('tenant_id', '=', tenantId)
-      .where('thread_id', '=', threadId)
-      .where('active_run_id', 'is', null)
-      .executeTakeFirst();
-    return res.numUpdatedRows > 0n;
   }
 }

@@ -31,7 +31,6 @@ export interface StoreTestHarness {
   newDatabase(): Promise<StoreTestDatabase>;
 }
 
-
 export function storeContract(harness: StoreTestHarness): void {
   describe(`Store contract (${harness.name})`, () => {
     let database: StoreTestDatabase;
@@ -201,20 +200,20 @@ export function storeContract(harness: StoreTestHarness): void {
         expect(await store.countThreads(tenantId, { metadata: { p: 'even', missing: 1 } })).toBe(0);
         expect(await store.countThreads(tenantId, { status: 'busy' })).toBe(1);
         expect(await store.countThreads(tenantId, { metadata: { p: 'odd' }, status: 'idle' })).toBe(1);
-        expect(await store.setThreadState(tenantId, 'c0', { values: { max_loops: 7, todos: [] }, status: 'interrupted' })).toBe(true);
+        expect(await lifecycle.restoreThread(tenantId, 'c0', { values: { max_loops: 7, todos: [] }, status: 'interrupted' })).toBe(true);
         expect(await store.countThreads(tenantId, { values: { max_loops: 7 } })).toBe(1);
         expect(await store.countThreads(tenantId, { values: { max_loops: 7 }, status: 'interrupted' })).toBe(1);
         expect(await store.countThreads(tenantId, { values: { max_loops: 8 } })).toBe(0);
       });
 
-      it('setThreadState writes values and status only while no run holds the thread', async () => {
+      it('restoreThread (a state edit outside a run) writes values and status only while no run holds the thread', async () => {
         const { tenantId, threadId } = await newThread();
-        expect(await store.setThreadState(tenantId, threadId, { values: { messages: ['a'] }, status: 'interrupted' })).toBe(true);
+        expect(await lifecycle.restoreThread(tenantId, threadId, { values: { messages: ['a'] }, status: 'interrupted' })).toBe(true);
         expect(await store.getThread(tenantId, threadId)).toMatchObject({ values: { messages: ['a'] }, status: 'interrupted', activeRunId: null });
         const { run } = await newRun(tenantId, threadId);
-        expect(await store.setThreadState(tenantId, threadId, { values: { messages: ['b'] }, status: 'idle' })).toBe(false);
+        expect(await lifecycle.restoreThread(tenantId, threadId, { values: { messages: ['b'] }, status: 'idle' })).toBe(false);
         expect(await store.getThread(tenantId, threadId)).toMatchObject({ values: { messages: ['a'] }, status: 'busy', activeRunId: run.runId });
-        expect(await store.setThreadState(uid('tenant'), threadId, { values: {}, status: 'idle' })).toBe(false);
+        expect(await lifecycle.restoreThread(uid('tenant'), threadId, { values: {}, status: 'idle' })).toBe(false);
       });
     });
     // --- end threads API ---------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { failure, startTwoTenantGrpc, type TwoTenantGrpc } from './testing.js';
+import { until } from '../testing/index.js';
 
 // Crons over gRPC: the same schemas and CronService as HTTP /runs/crons, on a SQLite scheduler ticking every second.
 let t: TwoTenantGrpc;
@@ -11,17 +12,6 @@ afterAll(async () => t.close());
 
 const say = (text: string) => JSON.stringify({ messages: [{ role: 'user', content: text }] });
 const EVERY_SECOND = '* * * * * *';
-
-/** Polls until `ok` holds; the 20 s limit is a safety net against hangs, not a timing assertion. */
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const stop = Date.now() + 20_000;
-  for (;;) {
-    const v = await get();
-    if (ok(v)) return v;
-    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('crons over gRPC', () => {
   it('a thread cron fires ordinary runs on its thread, is found, updated, counted and deleted', async () => {

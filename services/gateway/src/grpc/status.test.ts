@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { silentLogger, TimeoutError, UnavailableError } from '@agentloop/core';
-import { conflict, HttpError, invalid, notFound, UnauthenticatedError } from '../errors.js';
-import { alreadyExists, toGrpcStatus } from './status.js';
+import { alreadyExists, ApiError, conflict, invalid, notFound, statusOf, UnauthenticatedError } from '../errors.js';
+import { ERROR_STATUS } from '../error-codes.js';
+import { toGrpcStatus } from './status.js';
 
 const log = silentLogger();
 const code = (err: unknown) => grpc.status[toGrpcStatus(err, log).code];
@@ -11,18 +12,30 @@ describe('toGrpcStatus', () => {
   it('maps the gateway HTTP errors to gRPC codes', () => {
     expect(code(notFound('Thread x not found.'))).toBe('NOT_FOUND');
     expect(code(invalid('input_json', 'is not valid JSON'))).toBe('INVALID_ARGUMENT');
-    expect(code(new HttpError(400, 'INVALID_ARGUMENT', 'bad'))).toBe('INVALID_ARGUMENT');
+    expect(code(new ApiError('MALFORMED_REQUEST', 'bad'))).toBe('INVALID_ARGUMENT');
     expect(code(new UnauthenticatedError('Invalid API key.'))).toBe('UNAUTHENTICATED');
-    expect(code(new HttpError(429, 'UNAVAILABLE', 'quota'))).toBe('RESOURCE_EXHAUSTED');
-    expect(code(new HttpError(503, 'UNAVAILABLE', 'stopping'))).toBe('UNAVAILABLE');
-    expect(code(new HttpError(504, 'TIMEOUT', 'slow'))).toBe('DEADLINE_EXCEEDED');
+    expect(code(new ApiError('RESOURCE_EXHAUSTED', 'quota'))).toBe('RESOURCE_EXHAUSTED');
+    expect(code(new ApiError('UNAVAILABLE', 'stopping'))).toBe('UNAVAILABLE');
+    expect(code(new ApiError('TIMEOUT', 'slow'))).toBe('DEADLINE_EXCEEDED');
     expect(code(new UnavailableError('queue down'))).toBe('UNAVAILABLE');
     expect(code(new TimeoutError('bus timeout'))).toBe('DEADLINE_EXCEEDED');
   });
 
-  it('maps a conflict to FAILED_PRECONDITION, and to ALREADY_EXISTS when the handler says so', () => {
+  it('maps a conflict to FAILED_PRECONDITION and an existing id to ALREADY_EXISTS, both 409 on HTTP', () => {
     expect(code(conflict('Thread busy.'))).toBe('FAILED_PRECONDITION');
     expect(code(alreadyExists('Thread exists.'))).toBe('ALREADY_EXISTS');
+    expect([statusOf(conflict('x')), statusOf(alreadyExists('x'))]).toEqual([409, 409]);
+  });
+
+  it('answers every error code with the same outcome on HTTP and gRPC (one table)', () => {
+    for (const [errorCode, want] of Object.entries(ERROR_STATUS)) {
+      const err = new ApiError(errorCode as keyof typeof ERROR_STATUS, 'x');
+      expect([statusOf(err), toGrpcStatus(err, log).code], errorCode).toEqual([want.http, want.grpc]);
+    }
+    // A 4xx code never reads as a server failure on gRPC, nor a 5xx as a client mistake.
+    for (const want of Object.values(ERROR_STATUS)) {
+      expect(want.grpc === grpc.status.INTERNAL, JSON.stringify(want)).toBe(want.http === 500);
+    }
   });
 
   it('passes the message of a known error on as the details', () => {

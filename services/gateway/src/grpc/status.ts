@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { AgentLoopError, errorMessage, type ErrorCode, type Logger } from '@agentloop/core';
 import { statusOf } from '../errors.js';
+import { ERROR_STATUS } from '../error-codes.js';
 
 /**
- * An error that names its gRPC status itself, for outcomes HTTP has no distinct status for
- * (ALREADY_EXISTS vs FAILED_PRECONDITION are both 409 there) or that only exist on a call
- * (CANCELLED, the call's own DEADLINE_EXCEEDED).
+ * An error that names its gRPC status itself, for outcomes that only exist on a call (CANCELLED,
+ * the call's own DEADLINE_EXCEEDED, UNAVAILABLE while the server stops). Every other error maps
+ * by its code through the one table of error-codes.ts.
  */
 export class GrpcStatusError extends AgentLoopError {
   override name = 'GrpcStatusError';
@@ -17,23 +18,13 @@ export class GrpcStatusError extends AgentLoopError {
   }
 }
 
-export const alreadyExists = (message: string): GrpcStatusError => new GrpcStatusError(grpc.status.ALREADY_EXISTS, 'CONFLICT', message);
-
-/** The gateway's HTTP statuses (errors.ts `statusOf`) → gRPC codes. 409 is FAILED_PRECONDITION unless the handler said ALREADY_EXISTS. */
+/** Errors that are not ours (a library's, carrying an HTTP status) → gRPC codes. */
 const BY_HTTP_STATUS: Readonly<Record<number, grpc.status>> = {
   400: grpc.status.INVALID_ARGUMENT,
-  401: grpc.status.UNAUTHENTICATED,
-  403: grpc.status.PERMISSION_DENIED,
   404: grpc.status.NOT_FOUND,
-  408: grpc.status.DEADLINE_EXCEEDED,
-  409: grpc.status.FAILED_PRECONDITION,
   413: grpc.status.RESOURCE_EXHAUSTED,
   415: grpc.status.INVALID_ARGUMENT,
-  422: grpc.status.INVALID_ARGUMENT,
   429: grpc.status.RESOURCE_EXHAUSTED,
-  501: grpc.status.UNIMPLEMENTED,
-  503: grpc.status.UNAVAILABLE,
-  504: grpc.status.DEADLINE_EXCEEDED,
 };
 
 export interface GrpcStatus {
@@ -50,11 +41,11 @@ export interface GrpcStatus {
 export function toGrpcStatus(err: unknown, logger: Logger, redact: (text: string) => string = (t) => t): GrpcStatus {
   let code: grpc.status;
   if (err instanceof GrpcStatusError) code = err.grpcCode;
+  else if (err instanceof AgentLoopError) code = ERROR_STATUS[err.code]?.grpc ?? grpc.status.INTERNAL;
   else {
+    // Not ours: only a 4xx it carries is trusted to say something safe.
     const http = statusOf(err);
-    code = BY_HTTP_STATUS[http] ?? (http < 500 ? grpc.status.FAILED_PRECONDITION : grpc.status.INTERNAL);
-    // Only the gateway's own errors (and 4xx-carrying ones) are trusted to say something safe.
-    if (code !== grpc.status.INTERNAL && !(err instanceof AgentLoopError) && http >= 500) code = grpc.status.INTERNAL;
+    code = http < 500 ? (BY_HTTP_STATUS[http] ?? grpc.status.FAILED_PRECONDITION) : grpc.status.INTERNAL;
   }
   if (code === grpc.status.INTERNAL) {
     const ref = randomUUID();

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
 import { createLogger } from '@agentloop/core';
-import { startTestGateway, type TestGateway } from '../testing/index.js';
+import { startTestGateway, until, type TestGateway } from '../testing/index.js';
 
 // Crons through the official SDK (`client.crons.*`), on a gateway whose SQLite scheduler ticks every second.
 let gw: TestGateway;
@@ -21,17 +21,6 @@ afterAll(async () => gw.close());
 
 const input = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 const EVERY_SECOND = '* * * * * *';
-
-/** Polls until `cond` holds; the 20 s limit is a safety net against hangs, not a timing assertion. */
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const stop = Date.now() + 20_000;
-  for (;;) {
-    const v = await get();
-    if (ok(v)) return v;
-    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('crons through @langchain/langgraph-sdk', () => {
   it('a thread cron fires ordinary runs on its thread until it is deleted', async () => {

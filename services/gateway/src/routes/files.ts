@@ -16,7 +16,7 @@ import {
   type Workspace,
 } from '@agentloop/workspace';
 import type { RouteContext } from '../context.js';
-import { HttpError, invalid, notFound } from '../errors.js';
+import { ApiError, invalid, notFound } from '../errors.js';
 import { parseRequest, ThreadParams } from '../validation.js';
 import { requireThread } from './threads.js';
 
@@ -45,7 +45,7 @@ export function toApiUpload(u: UploadRecord, baseUrl: string | undefined): Recor
   };
 }
 
-const tooLarge = (message: string) => new HttpError(413, 'INVALID_ARGUMENT', message);
+const tooLarge = (message: string) => new ApiError('TOO_LARGE', message);
 
 interface ReceivedFile {
   temp: string;
@@ -81,7 +81,7 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
     await requireThread(ctx, request.tenantId, thread_id);
     if (!request.isMultipart()) {
-      throw new HttpError(415, 'INVALID_ARGUMENT', 'Upload files as multipart/form-data (one "file" part per file), e.g. curl -F file=@report.pdf');
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Upload files as multipart/form-data (one "file" part per file), e.g. curl -F file=@report.pdf');
     }
     const ws = await ctx.workspaces.ensure(request.tenantId, thread_id);
     const uploadsDir = (await ws.resolve('uploads', { access: 'read', mustExist: true })).real;
@@ -114,9 +114,9 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
       for (const [i, file] of received.entries()) {
         const name = names[i] ?? file.name;
         const target = await ws.resolve(`uploads/${name}`, { access: 'write' });
-        if (path.dirname(target.real) !== uploadsDir) throw new HttpError(409, 'CONFLICT', `uploads/${name} is not a plain file name in uploads/`);
+        if (path.dirname(target.real) !== uploadsDir) throw new ApiError('CONFLICT', `uploads/${name} is not a plain file name in uploads/`);
         const st = await fs.lstat(target.real).catch(() => undefined);
-        if (st?.isDirectory()) throw new HttpError(409, 'CONFLICT', `uploads/${name} is a folder; rename the file and upload it again`);
+        if (st?.isDirectory()) throw new ApiError('CONFLICT', `uploads/${name} is a folder; rename the file and upload it again`);
         // rename() replaces a previous file of that name (or a link) without following it.
         await fs.rename(file.temp, target.real);
         const size = (await fs.stat(target.real)).size;
@@ -139,7 +139,7 @@ export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext
       return reply.code(201).send({ files: out.map((u) => toApiUpload(u, config.PUBLIC_BASE_URL)) });
     } catch (err) {
       // The client may still be sending: answer and close, never keep reading a refused body.
-      if (err instanceof HttpError && err.statusCode === 413) void reply.header('connection', 'close');
+      if (err instanceof ApiError && err.statusCode === 413) void reply.header('connection', 'close');
       throw err;
     } finally {
       await Promise.all(received.map((r) => fs.rm(r.temp, { force: true }).catch(() => undefined)));
@@ -237,7 +237,7 @@ function uniqueNames(names: readonly string[]): string[] {
 }
 
 function mapMultipartError(err: unknown, maxFiles: number): unknown {
-  if (err instanceof HttpError) return err;
+  if (err instanceof ApiError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   switch (code) {
     case 'FST_FILES_LIMIT':
@@ -249,20 +249,20 @@ function mapMultipartError(err: unknown, maxFiles: number): unknown {
       return tooLarge('A file is larger than the upload limit (UPLOAD_MAX_FILE_BYTES); nothing was stored.');
     case 'FST_PROTO_VIOLATION':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new HttpError(400, 'INVALID_ARGUMENT', `Malformed multipart request: ${(err as Error).message}`);
+      return new ApiError('MALFORMED_REQUEST', `Malformed multipart request: ${(err as Error).message}`);
     default:
       break;
   }
   switch (errnoCode(err)) {
     case 'ENOSPC':
     case 'EDQUOT':
-      return new HttpError(507, 'UNAVAILABLE', 'No space left to store the upload; nothing was stored.');
+      return new ApiError('STORAGE_FULL', 'No space left to store the upload; nothing was stored.');
     default:
       break;
   }
   const message = err instanceof Error ? err.message : String(err);
   if (/multipart|boundary|terminated early|Unexpected end/i.test(message)) {
-    return new HttpError(400, 'INVALID_ARGUMENT', `Malformed multipart request: ${message}`);
+    return new ApiError('MALFORMED_REQUEST', `Malformed multipart request: ${message}`);
   }
   return err;
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { RouteContext } from '../context.js';
-import { HttpError, RequestValidationError } from '../errors.js';
+import { ApiError, RequestValidationError } from '../errors.js';
 import { RunCreateBody } from '../run-schema.js';
 import { toApiRun } from '../serialize.js';
 import { parseRequest } from '../validation.js';
@@ -34,7 +34,7 @@ function ofPayload(index: number, err: unknown): unknown {
   if (err instanceof RequestValidationError) {
     return new RequestValidationError(err.issues.map((i) => ({ ...i, path: i.path.replace(/^body/, `body.${index}`) })));
   }
-  if (err instanceof HttpError) return new HttpError(err.statusCode, err.code, `body.${index}: ${err.message}`);
+  if (err instanceof ApiError) return new ApiError(err.code, `body.${index}: ${err.message}`);
   return err;
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RunRecord } from '@agentloop/store';
 import { errorMessage } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
-import { HttpError, notFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import type { CreatedRun } from '../run-service.js';
 import { normalizeStreamModes, RunCreateBody, StreamModeSchema, wantsEvent } from '../run-schema.js';
 import { toApiRun } from '../serialize.js';
@@ -89,11 +89,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     }
     if (created.deleteOnCompletion) runs.cleanupWhenDone(tenantId, run);
     if (result.kind === 'missing') throw notFound(`Run ${run.runId} no longer exists (its thread was deleted).`);
-    if (scope.closing()) throw new HttpError(503, 'UNAVAILABLE', 'The gateway is shutting down; join the run again on another replica.');
+    if (scope.closing()) throw new ApiError('UNAVAILABLE', 'The gateway is shutting down; join the run again on another replica.');
     // The wait limit passed (or the client left, in which case nobody reads this).
-    throw new HttpError(
-      408,
-      'TIMEOUT',
+    throw new ApiError(
+      'WAIT_TIMEOUT',
       `Run ${run.runId} has not finished within the server's wait limit (${ctx.config.RUN_WAIT_MAX_MS} ms). Join it again with GET ${runPath(run)}/join.`,
     );
   }

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject, ThreadRecord } from '@agentloop/store';
 import type { RouteContext } from '../context.js';
-import { conflict, HttpError, invalid, notFound } from '../errors.js';
+import { conflict, ApiError, invalid, notFound } from '../errors.js';
 import type { CheckpointRef, CheckpointState, ThreadCheckpoints, UpdatedCheckpoint } from '../checkpoints.js';
 import { toApiThreadState } from '../serialize.js';
 import { MetadataSchema, parseRequest, ThreadParams, Uuid } from '../validation.js';
@@ -68,7 +68,7 @@ export function checkpointRef(v: unknown, where: string): CheckpointRef | null {
 
 /** The checkpoint store, or a 409 saying edits need one. */
 export function requireCheckpoints(ctx: RouteContext, what: string): ThreadCheckpoints {
-  if (!ctx.checkpoints) throw new HttpError(501, 'UNAVAILABLE', `${what} needs the thread checkpoints, which this deployment does not give the gateway.`);
+  if (!ctx.checkpoints) throw new ApiError('UNIMPLEMENTED', `${what} needs the thread checkpoints, which this deployment does not give the gateway.`);
   return ctx.checkpoints;
 }
 
@@ -90,7 +90,8 @@ export async function syncThreadRecord(ctx: RouteContext, tenantId: string, thre
   const status = latest.next.length > 0 || latest.interrupts.length > 0 ? 'interrupted' : 'idle';
   const record = await ctx.store.getThread(tenantId, threadId);
   const values = record ? withRunOutputs(latest, record).values : latest.values;
-  const ok = await ctx.store.setThreadState(tenantId, threadId, { values, status });
+  // The thread's status is the lifecycle's (libs/store run-lifecycle.ts), guarded on no run holding it.
+  const ok = await ctx.runs.lifecycle.restoreThread(tenantId, threadId, { values, status });
   if (!ok) throw conflict(`Thread ${threadId} was taken by a run while its state was being updated; its checkpoints hold the update, its record does not yet.`);
 }
 

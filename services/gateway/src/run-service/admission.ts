@@ -2,7 +2,7 @@
 import type { JsonObject, Store } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import type { GatewayConfig } from '../config.js';
-import { HttpError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { GRAPH_ID } from '../serialize.js';
 
 /**
@@ -20,9 +20,8 @@ export async function checkQuota(
   if (limit <= 0) return;
   const active = await store.countActiveRuns(tenantId);
   if (active + adding > limit) {
-    throw new HttpError(
-      429,
-      'UNAVAILABLE',
+    throw new ApiError(
+      'RESOURCE_EXHAUSTED',
       `Tenant ${tenantId} has ${active} runs pending or running, ${adding > 1 ? `${adding} more would exceed` : 'at'} its limit of ${limit} (TENANT_MAX_ACTIVE_RUNS / TENANT_RUN_QUOTAS); retry when some have finished.`,
     );
   }

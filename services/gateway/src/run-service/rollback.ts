@@ -8,7 +8,7 @@ import type { RunEventStream } from '@agentloop/bus';
 import type { JsonObject, RunLifecycle, RunRecord, Store } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
 import type { ThreadCheckpoints } from '../checkpoints.js';
-import { conflict, HttpError, notFound } from '../errors.js';
+import { conflict, ApiError, notFound } from '../errors.js';
 import { isTerminal, type RunCancellation } from './cancellation.js';
 import { EventCursor } from './event-cursor.js';
 
@@ -66,11 +66,7 @@ export class RunRemoval {
 
   private requireRewinder(): CheckpointRewinder {
     if (this.deps.rewinder) return this.deps.rewinder;
-    throw new HttpError(
-      501,
-      'UNAVAILABLE',
-      'Rollback needs access to the checkpoints, which this gateway was started without; cancel with action "interrupt".',
-    );
+    throw new ApiError('UNIMPLEMENTED', 'Rollback needs access to the checkpoints, which this gateway was started without; cancel with action "interrupt".');
   }
 
   private async assertRollbackable(tenantId: string, run: RunRecord): Promise<void> {

@@ -33,3 +33,14 @@ export function latch(): { wait: () => Promise<void>; open: () => void } {
   const p = new Promise<void>((resolve) => (open = resolve));
   return { wait: () => p, open };
 }
+
+/** Polls `get` until `ok` holds; the 20 s limit is a safety net against hangs, not a timing assertion. */
+export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  const stop = Date.now() + 20_000;
+  for (;;) {
+    const v = await get();
+    if (ok(v)) return v;
+    if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -71,3 +71,5 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     [Symbol.asyncDispose]: () => tmp[Symbol.asyncDispose](),
   };
 }
+
+export { startFakeProviders, fakeSpeechAudio, type FakeProviders, type FakeRequest, type FakeHit } from './fake-providers.js';

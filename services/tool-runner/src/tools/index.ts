@@ -6,6 +6,7 @@ import { createHttpFetchTool, type HttpFetchOptions } from './http-fetch.js';
 import { createFindFilesTool } from './find-files.js';
 import { listWorkspaceFilesTool } from './list-workspace-files.js';
 import { nowTool } from './now.js';
+import { providerTools, type ProviderToolOptions } from './provider-tools.js';
 import { createReadFileTool, type DocumentReader } from './read-file.js';
 import { createWriteFileTool } from './write-file.js';
 
@@ -21,6 +22,8 @@ export interface BuiltinToolOptions {
   httpFetch?: HttpFetchOptions;
   /** Adds python_analyser and run_bash_command, run in this sandbox (they say so when it is disabled or missing). */
   sandbox?: Sandbox;
+  /** Adds web_search, text_to_speech and transcribe_audio (each disabled, saying so, while its provider is unset). */
+  providers?: ProviderToolOptions;
 }
 
 /** The built-in tools, in the order they are listed to the model. */
@@ -34,6 +37,7 @@ export function builtinTools(opts: BuiltinToolOptions): ToolDefinition[] {
   ];
   if (opts.httpFetch) tools.push(createHttpFetchTool(opts.httpFetch));
   if (opts.sandbox) tools.push(createPythonAnalyserTool(opts.sandbox), createRunBashCommandTool(opts.sandbox));
+  if (opts.providers) tools.push(...providerTools(opts.providers));
   if (opts.enableDebug) tools.push(debugSleepTool, debugFailTool);
   return tools;
 }

@@ -19,7 +19,7 @@ import { parseRequest } from '../../validation.js';
 import type { CallScope, GrpcContext } from '../call.js';
 import { jsonText, parseJsonField, withProtoFieldNames } from '../convert.js';
 import type { RequestOf, ResponseOf } from '../definition.js';
-import { alreadyExists } from '../status.js';
+import { alreadyExists } from '../../errors.js';
 
 /** Assistant body key → request field, for validation errors. */
 const ASSISTANT_REQUEST_FIELDS: Readonly<Record<string, string>> = {

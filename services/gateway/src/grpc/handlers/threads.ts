@@ -7,7 +7,7 @@ import { JsonObjectSchema, parseRequest, Uuid } from '../../validation.js';
 import type { CallScope, GrpcContext } from '../call.js';
 import { parseJsonField, toThreadInfo, toThreadState, uuidField, withProtoFieldNames } from '../convert.js';
 import type { RequestOf, ResponseOf } from '../definition.js';
-import { alreadyExists } from '../status.js';
+import { alreadyExists } from '../../errors.js';
 
 /** The part of HTTP POST /threads' body a CreateThreadRequest carries (routes/threads.ts). */
 const CreateThreadBody = z.object({

@@ -681,7 +681,10 @@ export const CountResponseSchema: GenMessage<CountResponse> = /*@__PURE__*/
  *                        scheduler (cron RPCs), or the gateway is stopping: retry.
  *   DEADLINE_EXCEEDED    the call deadline (or RUN_WAIT_MAX_MS) passed before the run ended; the run
  *                        goes on: re-join it with JoinRunStream or poll GetRun.
+ *   UNIMPLEMENTED        this deployment does not offer it (a rollback on a gateway without access
+ *                        to the checkpoints).
  *   INTERNAL             anything else (logged by the gateway; the details say no more).
+ * Each code is the same outcome as an HTTP status of the REST API (gateway error-codes.ts).
  *
  * @generated from service agentloop.v1.AgentLoop
  */
