@@ -29,6 +29,8 @@ export interface BwrapPlan {
   argv: readonly string[];
   env?: Readonly<Record<string, string>>;
   extraReadOnlyPaths?: readonly string[];
+  /** Host path → sandbox path, bound read-only (the network proxy's socket). */
+  readOnlyBinds?: ReadonlyArray<readonly [string, string]>;
 }
 
 /**
@@ -58,6 +60,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const [target, link] of USR_LINKS) if (existsSync(`/${target}`)) args.push('--symlink', target, link);
   for (const p of [...ETC_PIECES, ...(plan.extraReadOnlyPaths ?? [])]) if (existsSync(p)) args.push('--ro-bind', p, p);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', plan.workspaceDir, SANDBOX_WORKSPACE);
+  for (const [host, inside] of plan.readOnlyBinds ?? []) args.push('--ro-bind', host, inside);
   // The root bwrap builds is a tmpfs: read-only once everything is mounted, so /tmp and the workspace are the only writable places.
   args.push('--remount-ro', '/', '--chdir', SANDBOX_WORKSPACE);
   const env: Record<string, string> = {

@@ -1,3 +1,5 @@
+import { parseAllowList, type AllowEntry } from '@agentloop/net';
+
 /** Limits and settings of the code sandbox, read from the environment (README "Code sandbox"). */
 
 export interface SandboxLimits {
@@ -7,7 +9,7 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** CPU seconds of each process (RLIMIT_CPU). */
   cpuSeconds: number;
-  /** Processes and threads inside the sandbox (RLIMIT_NPROC, counted in the sandbox's own user namespace). */
+  /** Processes and threads of the whole run: the run cgroup's pids.max (and RLIMIT_NPROC, which alone does not bind for root). */
   maxProcesses: number;
   /** Largest file a process may write (RLIMIT_FSIZE). */
   maxFileBytes: number;
@@ -24,13 +26,23 @@ export interface SandboxConfig {
   /** Host paths mounted read-only at the same place besides /usr and the minimal /etc (extra interpreters, data). */
   extraReadOnlyPaths: string[];
   limits: SandboxLimits;
+  /** CPU quota of a run's cgroup in cores (SANDBOX_CPUS); unset: no quota. */
+  cpus?: number;
+  /** Refuse to run when no writable cgroup exists instead of falling back to prlimit only. */
+  requireCgroup: boolean;
+  /** Where the cgroup file systems are mounted (SANDBOX_CGROUP_ROOT, /sys/fs/cgroup). */
+  cgroupRoot: string;
+  /** A path below this process's own cgroup to create run cgroups in (SANDBOX_CGROUP_PARENT). */
+  cgroupParent?: string;
+  /** Destinations sandboxed code may reach over HTTP(S) through the host proxy; empty: no network. */
+  networkAllow: AllowEntry[];
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
   wallTimeMs: 60_000,
   memoryBytes: 1024 * 1024 * 1024,
   cpuSeconds: 60,
-  maxProcesses: 64,
+  maxProcesses: 128,
   maxFileBytes: 100 * 1024 * 1024,
   maxOutputBytes: 64 * 1024,
 };
@@ -56,7 +68,8 @@ function bool(env: Record<string, string | undefined>, name: string, fallback: b
 /**
  * SANDBOX_ENABLED (true), SANDBOX_BWRAP (/usr/bin/bwrap), SANDBOX_PYTHON (/usr/bin/python3),
  * SANDBOX_READONLY_PATHS (comma-separated), SANDBOX_TIMEOUT_MS, SANDBOX_MEMORY_MB, SANDBOX_CPU_SECONDS,
- * SANDBOX_MAX_PROCESSES, SANDBOX_MAX_FILE_MB, SANDBOX_MAX_OUTPUT_BYTES. Throws naming the bad variable.
+ * SANDBOX_MAX_PROCESSES, SANDBOX_MAX_FILE_MB, SANDBOX_MAX_OUTPUT_BYTES, SANDBOX_CPUS, SANDBOX_REQUIRE_CGROUP,
+ * SANDBOX_CGROUP_ROOT, SANDBOX_CGROUP_PARENT, SANDBOX_NETWORK_ALLOW (the HTTP_FETCH_ALLOW syntax). Throws naming the bad variable.
  */
 export function sandboxConfigFromEnv(env: Record<string, string | undefined> = process.env): SandboxConfig {
   const pythonPath = env.SANDBOX_PYTHON?.trim() || '/usr/bin/python3';
@@ -66,8 +79,22 @@ export function sandboxConfigFromEnv(env: Record<string, string | undefined> = p
     .map((p) => p.trim())
     .filter((p) => p !== '');
   for (const p of extraReadOnlyPaths) if (!p.startsWith('/')) throw new Error(`SANDBOX_READONLY_PATHS: "${p}" is not an absolute path`);
+  const cpusText = env.SANDBOX_CPUS?.trim();
+  const cpus = cpusText ? Number(cpusText) : undefined;
+  if (cpus !== undefined && !(Number.isFinite(cpus) && cpus >= 0.01 && cpus <= 1024)) {
+    throw new Error(`SANDBOX_CPUS: expected a number of cores from 0.01 to 1024, got "${cpusText}"`);
+  }
+  const cgroupParent = env.SANDBOX_CGROUP_PARENT?.trim() || undefined;
+  if (cgroupParent !== undefined && (cgroupParent.startsWith('/') || cgroupParent.split('/').includes('..'))) {
+    throw new Error(`SANDBOX_CGROUP_PARENT: expected a relative path below this process's cgroup, got "${cgroupParent}"`);
+  }
   return {
     enabled: bool(env, 'SANDBOX_ENABLED', true),
+    requireCgroup: bool(env, 'SANDBOX_REQUIRE_CGROUP', false),
+    cgroupRoot: env.SANDBOX_CGROUP_ROOT?.trim() || '/sys/fs/cgroup',
+    ...(cpus !== undefined ? { cpus } : {}),
+    ...(cgroupParent !== undefined ? { cgroupParent } : {}),
+    networkAllow: parseAllowList(env.SANDBOX_NETWORK_ALLOW ?? '', 'SANDBOX_NETWORK_ALLOW'),
     bwrapPath: env.SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
     pythonPath,
     extraReadOnlyPaths,
