@@ -4,7 +4,7 @@ import { connect, isIP, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { isAllowed, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup } from '@agentloop/net';
+import { isAllowed, UrlRefusedError, vetUrl, type AllowEntry, type HostLookup, type VettedTarget } from '@agentloop/net';
 
 /** Upstream connect budget: a destination that does not answer fails the request, not the run. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -74,11 +74,15 @@ export class SandboxNetworkProxy {
    */
   private async vet(host: string, port: number): Promise<Target> {
     const literal = isIP(host) === 6 ? `[${host}]` : host;
-    const target = await vetUrl(
-      `http://${literal}:${port}/`,
-      { allow: this.opts.allow, ...(this.opts.lookup ? { lookup: this.opts.lookup } : {}) },
-      { what: 'connect to' },
-    );
+    const probe = new URL(`http://${literal}:${port}/`);
+    let target: VettedTarget;
+    try {
+      target = await vetUrl(probe, { allow: this.opts.allow, ...(this.opts.lookup ? { lookup: this.opts.lookup } : {}) }, { what: 'connect to' });
+    } catch (err) {
+      // The guard names a URL; the proxy's callers asked for host:port (CONNECT has no URL at all).
+      if (err instanceof UrlRefusedError) throw new UrlRefusedError('PERMISSION_DENIED', err.message.replace(probe.href, `${literal}:${port}`));
+      throw err;
+    }
     if (!isAllowed(this.opts.allow, host, target.address, port)) {
       throw new UrlRefusedError('PERMISSION_DENIED', `Refused to connect to ${literal}:${port}: not on the sandbox network allow-list (SANDBOX_NETWORK_ALLOW)`);
     }

@@ -94,7 +94,7 @@ describe('sandbox network allow-list', () => {
     seen.length = 0;
     const r = await py(fetchAll([`http://127.0.0.2:${otherPort}/`, 'http://1.1.1.1/', 'http://public.example/']));
     expect(r.stdout.split('\n')).toEqual([
-      `403 Refused to connect to http://127.0.0.2:${otherPort}/: 127.0.0.2 is an internal address (loopback (127.0.0.0/8)).`,
+      `403 Refused to connect to 127.0.0.2:${otherPort}: 127.0.0.2 is an internal address (loopback (127.0.0.0/8)).`,
       '403 Refused to connect to 1.1.1.1:80: not on the sandbox network allow-list (SANDBOX_NETWORK_ALLOW)',
       '403 Refused to connect to public.example:80: not on the sandbox network allow-list (SANDBOX_NETWORK_ALLOW)',
       '',

@@ -43,6 +43,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
   const config = loadToolRunnerConfig({ WORKSPACE_ROOT: path.join(tmp.path, 'workspaces'), ...opts.env });
   const logger = opts.logger ?? silentLogger();
   const registry = new ToolRegistry();
+  const sandbox = config.sandbox ? new Sandbox(config.sandbox) : undefined;
   for (const tool of builtinTools({
     textFileMaxBytes: config.TEXT_FILE_MAX_BYTES,
     textPreviewBytes: config.TEXT_PREVIEW_BYTES,
@@ -50,7 +51,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     findMaxResults: config.FIND_MAX_RESULTS,
     enableDebug: config.TOOLS_ENABLE_DEBUG,
     ...(opts.documentReaders ? { documentReaders: opts.documentReaders } : {}),
-    ...(config.sandbox ? { sandbox: new Sandbox(config.sandbox) } : {}),
+    ...(sandbox ? { sandbox } : {}),
   })) {
     registry.register(tool);
   }
@@ -68,7 +69,10 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     workspace,
     call: (tool, args = {}, callOpts = {}) =>
       executor.execute({ tenantId, threadId, runId: 'run-1', toolCallId: `call-${++n}`, toolName: tool, argsJson: JSON.stringify(args) }, callOpts),
-    [Symbol.asyncDispose]: () => tmp[Symbol.asyncDispose](),
+    [Symbol.asyncDispose]: async () => {
+      await sandbox?.close();
+      await tmp[Symbol.asyncDispose]();
+    },
   };
 }
 

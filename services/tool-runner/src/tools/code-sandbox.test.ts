@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createToolHarness, type ToolHarness } from '../testing/index.js';
@@ -57,6 +58,36 @@ describe('python_analyser', () => {
   it('has the display name clients show while it runs', () => {
     expect(h.registry.lookup('python_analyser')?.spec.metadata?.displayName).toBe('Running Python code…');
     expect(h.registry.lookup('run_bash_command')?.spec.metadata?.displayName).toBe('Running a shell command…');
+  });
+});
+
+describe('python_analyser with a network allow-list', () => {
+  it('reaches an allowed host through the proxy, is refused elsewhere, and tells the model so', async () => {
+    const server = createServer((req, res) => res.end(`rows for ${req.url ?? ''}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      await using net = await createToolHarness({ env: { ...ENV, SANDBOX_NETWORK_ALLOW: `127.0.0.1:${port}` } });
+      expect(net.registry.lookup('python_analyser')?.spec.description).toContain(`Network: HTTP(S) only, through the preset proxy, to 127.0.0.1:${port}`);
+      const code = [
+        'import urllib.request, urllib.error',
+        `print(urllib.request.urlopen("http://127.0.0.1:${port}/sales").read().decode())`,
+        'try:',
+        '    urllib.request.urlopen("http://169.254.169.254/latest/meta-data/")',
+        'except urllib.error.HTTPError as e:',
+        '    print(e.code, e.read().decode().strip())',
+      ].join('\n');
+      const res = await net.call('python_analyser', { code });
+      expect(res.content).toBe(
+        'Exit code: 0\n--- stdout ---\nrows for /sales\n403 Refused to connect to 169.254.169.254:80: 169.254.169.254 is an internal address (link-local / cloud metadata (169.254.0.0/16)).',
+      );
+    } finally {
+      server.close();
+    }
+  });
+
+  it('has no network without one', () => {
+    expect(h.registry.lookup('python_analyser')?.spec.description).toContain('No network access');
   });
 });
 

@@ -66,6 +66,12 @@ async function runInSandbox(sandbox: Sandbox, tool: string, ctx: ToolContext, ar
   );
 }
 
+/** What the model is told about the network: none, or HTTP(S) through the proxy to the allowed destinations. */
+function networkNote(sandbox: Sandbox): string {
+  const allow = sandbox.config.networkAllow.map((e) => e.text);
+  return allow.length === 0 ? 'No network access' : `Network: HTTP(S) only, through the preset proxy, to ${allow.join(', ')}`;
+}
+
 /** python_analyser (seed 003): Python in the sandbox, deliverables under outputs/ become the run's artifacts. */
 export function createPythonAnalyserTool(sandbox: Sandbox): ToolDefinition<typeof PythonArgs> {
   return defineTool({
@@ -73,7 +79,7 @@ export function createPythonAnalyserTool(sandbox: Sandbox): ToolDefinition<typeo
     description:
       'Run Python 3 code in an isolated sandbox to analyse data. The working directory is the workspace ' +
       `(${SANDBOX_WORKSPACE}): user files are in uploads/; write charts, tables and reports to outputs/ — they are delivered to the user. ` +
-      'Print results to stdout. No network access; time, memory and output are limited. Only the Python standard library is guaranteed.',
+      `Print results to stdout. ${networkNote(sandbox)}; time, memory, processes and output are limited. Only the Python standard library is guaranteed.`,
     schema: PythonArgs,
     metadata: {
       category: 'code',
@@ -93,7 +99,7 @@ export function createRunBashCommandTool(sandbox: Sandbox): ToolDefinition<typeo
     name: 'run_bash_command',
     description:
       'Run a shell command in an isolated sandbox whose working directory is the workspace (uploads/, outputs/, temp/). ' +
-      'No network access; only the workspace is writable; time, memory and output are limited.',
+      `${networkNote(sandbox)}; only the workspace is writable; time, memory, processes and output are limited.`,
     schema: BashArgs,
     metadata: { category: 'code', tags: ['code', 'shell'], idempotent: false, displayName: 'Running a shell command…', availableToSubagent: false },
     execute: (args, ctx) => runInSandbox(sandbox, 'run_bash_command', ctx, [shell, '-c', args.command]),
