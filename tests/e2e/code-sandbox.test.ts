@@ -2,13 +2,12 @@
  * The code sandbox end to end (issue 15): a scripted run uploads a CSV, python_analyser turns it
  * into a chart and a table under outputs/, and both come back as the run's artifacts; the run
  * streams `tools` events naming the tool as clients show it. A shell command with `rm -rf`
- * stops for a human's approval and has not run.
+ * stops for a human's approval and has not run. Embedded and as a cluster (the tool-runner process
+ * runs the sandbox, with its per-run cgroup where this machine allows one).
  */
 import { describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
-import { scripted, useEmbeddedServer } from './helpers.js';
-
-const server = useEmbeddedServer('agentloop-sandbox-', { ALLOW_SCRIPTED_MODEL: 'true' });
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 const CSV = 'region,amount\nnorth,10\nsouth,5\nnorth,7\neast,3\n';
 
@@ -32,14 +31,13 @@ interface Msg {
   content: unknown;
 }
 
-describe('code sandbox', () => {
-  const client = () => new Client({ apiUrl: server.url });
-
-  it('analyses an uploaded CSV with python_analyser and returns the chart and table as artifacts', async () => {
+async function analyseCsv(baseUrl: string): Promise<void> {
+  const client = () => new Client({ apiUrl: baseUrl });
+  {
     const thread = await client().threads.create();
     const form = new FormData();
     form.append('file', new Blob([CSV]), 'sales.csv');
-    const upload = await fetch(`${server.url}/threads/${thread.thread_id}/files`, { method: 'POST', body: form });
+    const upload = await fetch(`${baseUrl}/threads/${thread.thread_id}/files`, { method: 'POST', body: form });
     expect(upload.status).toBe(201);
 
     const toolEvents: Array<Record<string, unknown>> = [];
@@ -66,17 +64,20 @@ describe('code sandbox', () => {
     );
     const artifacts = (values.artifacts ?? []).map((a) => a.path).sort();
     expect(artifacts).toEqual(['outputs/summary.md', 'outputs/summary.svg']);
-    const table = await fetch(`${server.url}/threads/${thread.thread_id}/files/outputs/summary.md`);
+    const table = await fetch(`${baseUrl}/threads/${thread.thread_id}/files/outputs/summary.md`);
     expect(await table.text()).toBe('| region | total |\n|---|---|\n| east | 3 |\n| north | 17 |\n| south | 5 |\n');
-    const chart = await (await fetch(`${server.url}/threads/${thread.thread_id}/files/outputs/summary.svg`)).text();
+    const chart = await (await fetch(`${baseUrl}/threads/${thread.thread_id}/files/outputs/summary.svg`)).text();
     expect(chart).toMatch(/^<svg [^>]*><rect x="0" y="85" width="30" height="15"\/><rect x="40" y="15" width="30" height="85"\/>/);
-  });
+  }
+}
 
-  it('stops a shell command with rm -rf for approval, without running it', async () => {
+async function rmRfWaitsForApproval(baseUrl: string): Promise<void> {
+  const client = () => new Client({ apiUrl: baseUrl });
+  {
     const thread = await client().threads.create();
     const form = new FormData();
     form.append('file', new Blob([CSV]), 'keep.csv');
-    expect((await fetch(`${server.url}/threads/${thread.thread_id}/files`, { method: 'POST', body: form })).status).toBe(201);
+    expect((await fetch(`${baseUrl}/threads/${thread.thread_id}/files`, { method: 'POST', body: form })).status).toBe(201);
 
     const values = (await client().runs.wait(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'clean up' }] },
@@ -85,8 +86,25 @@ describe('code sandbox', () => {
     expect(values.__interrupt__?.[0]?.value).toMatchObject({ type: 'tool_approval', tool: 'run_bash_command', risk_level: 'high' });
     expect(values.messages.some((m) => m.type === 'tool')).toBe(false);
     expect((await client().threads.get(thread.thread_id)).status).toBe('interrupted');
-    const kept = await fetch(`${server.url}/threads/${thread.thread_id}/files/uploads/keep.csv`);
+    const kept = await fetch(`${baseUrl}/threads/${thread.thread_id}/files/uploads/keep.csv`);
     expect(kept.status).toBe(200);
     expect(await kept.text()).toBe(CSV);
+  }
+}
+
+describe('code sandbox, embedded', () => {
+  const server = useEmbeddedServer('agentloop-sandbox-', { ALLOW_SCRIPTED_MODEL: 'true' });
+  it('analyses an uploaded CSV with python_analyser and returns the chart and table as artifacts', () => analyseCsv(server.url));
+  it('stops a shell command with rm -rf for approval, without running it', () => rmRfWaitsForApproval(server.url));
+});
+
+describe('code sandbox, cluster', () => {
+  const cluster = useCluster();
+  it('analyses an uploaded CSV with python_analyser in the tool-runner process', () => analyseCsv(cluster().url));
+  it('stops a shell command with rm -rf for approval, without running it', () => rmRfWaitsForApproval(cluster().url));
+  it('logs how runs are capped and what network they have', async () => {
+    const line = await cluster().waitLog(/code sandbox status/);
+    expect(line).toMatch(/"limits":"(cgroup v[12][^"]* \+ prlimit|prlimit only: [^"]+)"/);
+    expect(line).toContain('"network":"none"');
   });
 });
