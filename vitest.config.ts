@@ -6,6 +6,8 @@ const conditions = ['@agentloop/source', 'import', 'node', 'default'];
 
 /** The attack suite measures the attacked server's /ok latency (issue 18): it runs alone, after everything else. */
 const SECURITY = 'tests/security/**/*.test.ts';
+/** The sandbox escape tests fork-bomb and flood memory (capped by cgroups, issue 15): alone too, never beside other files. */
+const SANDBOX_ESCAPE = 'libs/sandbox/src/escape.test.ts';
 
 export default defineConfig({
   resolve: { conditions },
@@ -21,7 +23,7 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['libs/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
-          exclude: [SECURITY, '**/node_modules/**'],
+          exclude: [SECURITY, SANDBOX_ESCAPE, '**/node_modules/**'],
           fileParallelism: true,
           sequence: { groupOrder: 0 },
         },
@@ -30,7 +32,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'security',
-          include: [SECURITY],
+          include: [SECURITY, SANDBOX_ESCAPE],
           // One attacked server at a time, with nothing else competing for the 2 cores.
           fileParallelism: false,
           sequence: { groupOrder: 1 },

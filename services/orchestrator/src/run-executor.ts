@@ -351,7 +351,14 @@ export class RunExecutor {
         events,
         job,
         input,
-        { cpConfig: runCp, maxLoops, signal, durability: this.deps.config.durability, ...(memory ? { store: memory.store } : {}) },
+        {
+          cpConfig: runCp,
+          maxLoops,
+          signal,
+          durability: this.deps.config.durability,
+          ...(memory ? { store: memory.store } : {}),
+          displayNameOf: (tool) => this.deps.tools.displayName(tool),
+        },
         seen,
         log,
       );

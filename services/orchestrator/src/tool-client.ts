@@ -84,6 +84,8 @@ export class ToolClient {
   /** Short-lived list cache per tenant and visibility; bounded so it cannot grow without limit. */
   private readonly cache = new Map<string, { at: number; tools: ToolSpec[] }>();
   private readonly idempotent = new Map<string, boolean>();
+  /** Display names (seed 003) from the latest listings, for the `tools` stream events. */
+  private readonly displayNames = new Map<string, string>();
   /** Which provider offered each tool name in the latest listings. */
   private readonly owner = new Map<string, ToolProvider>();
   private readonly providers: readonly ToolProvider[];
@@ -132,7 +134,10 @@ export class ToolClient {
         this.owner.set(t.name, provider);
       }
     });
-    for (const t of tools) this.idempotent.set(t.name, t.metadata?.idempotent === true);
+    for (const t of tools) {
+      this.idempotent.set(t.name, t.metadata?.idempotent === true);
+      if (t.metadata?.displayName) this.displayNames.set(t.name, t.metadata.displayName);
+    }
     if (this.cache.size >= 256) this.cache.clear();
     this.cache.set(key, { at: now, tools });
     return tools;
@@ -190,6 +195,11 @@ export class ToolClient {
     const res = await this.runner.workspace(req, { timeoutMs: opts.timeoutMs ?? 5_000, tenantId });
     if (res.error || res.relativePath === '') return { refused: res.error?.message || 'the path could not be resolved' };
     return { relativePath: res.relativePath, exists: res.exists, tail: res.tail };
+  }
+
+  /** The name clients show while the tool runs ("Running Python code…"), when its listing gave one. */
+  displayName(name: string): string | undefined {
+    return this.displayNames.get(name);
   }
 
   /** Whether a tool declared itself idempotent in its metadata (unknown tools: false, the safe answer). */

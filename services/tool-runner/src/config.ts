@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envBaseUrl, envBool, envInt, parseConfig } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
+import { sandboxConfigFromEnv, type SandboxConfig } from '@agentloop/sandbox';
 import { envText } from './tools/provider-tools.js';
 import { BRAVE_DEFAULT_URL, TAVILY_DEFAULT_URL, WEB_SEARCH_PROVIDERS } from './tools/web-search-providers.js';
 
@@ -97,9 +98,12 @@ export const ToolRunnerEnv = z
     path: ['TEXT_PREVIEW_BYTES'],
     message: 'must not exceed TEXT_FILE_MAX_BYTES',
   });
-export type ToolRunnerConfig = z.infer<typeof ToolRunnerEnv>;
+export type ToolRunnerConfig = z.infer<typeof ToolRunnerEnv> & {
+  /** python_analyser / run_bash_command: SANDBOX_* variables (libs/sandbox limits.ts). Absent: the defaults. */
+  sandbox?: SandboxConfig;
+};
 
 /** Parses the tool-runner's environment; throws a ConfigError naming each bad variable. */
 export function loadToolRunnerConfig(env: NodeJS.ProcessEnv = process.env): ToolRunnerConfig {
-  return parseConfig(ToolRunnerEnv, env);
+  return { ...parseConfig(ToolRunnerEnv, env), sandbox: sandboxConfigFromEnv(env) };
 }

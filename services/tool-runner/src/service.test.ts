@@ -64,7 +64,17 @@ describe('tool-runner over MemoryBus', () => {
       timeoutMs: 5_000,
     });
     const { tools } = fromBinary(ListToolsResponseSchema, reply.data);
-    expect(tools.map((t) => t.name)).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'debug_sleep', 'debug_fail']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'now',
+      'list_workspace_files',
+      'read_file',
+      'write_file',
+      'find_files',
+      'python_analyser',
+      'run_bash_command',
+      'debug_sleep',
+      'debug_fail',
+    ]);
     const read = tools.find((t) => t.name === 'read_file');
     expect(JSON.parse(read?.parametersJsonSchema ?? '{}')).toMatchObject({ type: 'object', required: ['file_path'] });
     expect(read?.metadata).toMatchObject({ category: 'file', idempotent: true, displayName: 'Read File' });

@@ -11,6 +11,7 @@ import { manageWorkspace } from './handlers/workspace.js';
 import { ToolRegistry } from './registry.js';
 import { ToolLoader, type ReloadResult } from './tool-loader.js';
 import type { HostLookup } from './tools/http-fetch.js';
+import { Sandbox, sandboxConfigFromEnv } from '@agentloop/sandbox';
 import { builtinTools } from './tools/index.js';
 import { providerToolOptions } from './tools/provider-tools.js';
 import { createSearchFileTool, indexerDocumentReader } from './tools/documents.js';
@@ -72,6 +73,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
   // Documents (PDF, DOCX, XLSX, PPTX) and search_file are served by the indexer service over the bus.
   const indexer = useIndexer ? { bus, timeoutMs: config.INDEXER_TIMEOUT_MS } : undefined;
   const readers = [...(documentReaders ?? []), ...(indexer ? [indexerDocumentReader(indexer)] : [])];
+  const sandbox = new Sandbox(config.sandbox ?? sandboxConfigFromEnv({}));
   for (const tool of builtinTools({
     textFileMaxBytes: config.TEXT_FILE_MAX_BYTES,
     textPreviewBytes: config.TEXT_PREVIEW_BYTES,
@@ -85,6 +87,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       timeoutMs: config.HTTP_FETCH_TIMEOUT_MS,
       ...(httpLookup ? { lookup: httpLookup } : {}),
     },
+    sandbox,
     providers: providerToolOptions(config, httpLookup),
   })) {
     registry.register(tool);
@@ -144,6 +147,9 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       }
       if (config.TOOLS_WATCH) stopWatching = loader.watch(config.TOOLS_WATCH_DEBOUNCE_MS);
       logger.info({ tools: registry.names(), replica, version: TOOL_RUNNER_VERSION, debug_tools: config.TOOLS_ENABLE_DEBUG }, 'tool-runner serving');
+      // Operators see whether runs are capped by a cgroup or by prlimit only, and what the network allows.
+      const status = await sandbox.status();
+      logger.info({ unavailable: status.unavailable, limits: status.limits, network: status.network }, 'code sandbox status');
     },
     async stop() {
       stopWatching?.();
@@ -151,6 +157,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
       const current = subs;
       subs = [];
       await Promise.all(current.map((s) => s.unsubscribe()));
+      await sandbox.close();
       if (current.length > 0) logger.info('tool-runner stopped');
     },
   };

@@ -117,7 +117,17 @@ optional:
 
   it('ships a valid default that keeps http_fetch disabled', async () => {
     const cfg = await loadToolsConfig(DEFAULT_TOOLS_CONFIG_PATH);
-    expect([...cfg.tools.keys()]).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'search_file', 'http_fetch']);
+    expect([...cfg.tools.keys()]).toEqual([
+      'now',
+      'list_workspace_files',
+      'read_file',
+      'write_file',
+      'find_files',
+      'search_file',
+      'python_analyser',
+      'run_bash_command',
+      'http_fetch',
+    ]);
     expect(cfg.tools.get('http_fetch')).toMatchObject({ section: 'optional', enabled: false, availableToSubagent: false });
   });
 });

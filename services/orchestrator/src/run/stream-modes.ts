@@ -11,8 +11,8 @@ import { toJsonValue } from '../serialize.js';
 import { publicValues } from './values.js';
 import { wantsTokens, type PublicRun } from './messages.js';
 
-/** Modes passed through from the graph's stream with only their payload made public. */
-const INSPECTION_MODES = ['debug', 'tasks', 'checkpoints', 'custom'] as const;
+/** Modes passed through from the graph's stream with only their payload made public (`tools`: graph/tool-events.ts). */
+const INSPECTION_MODES = ['debug', 'tasks', 'checkpoints', 'custom', 'tools'] as const;
 export type InspectionMode = (typeof INSPECTION_MODES)[number];
 
 /** The stream modes of the graph for a run asked for `requested` (values and updates always: the run's end reads them). */
@@ -106,10 +106,11 @@ function publicCheckpoint(payload: Record<string, unknown>, runId: string): Reco
   };
 }
 
-/** The public payload of a chunk of one of the inspection modes. */
-export function inspectionPayload(mode: InspectionMode, data: unknown, run: PublicRun): unknown {
+/** The public payload of a chunk of one of the inspection modes; `displayNameOf` names a tool for `tools` events (seed 003 display_name). */
+export function inspectionPayload(mode: InspectionMode, data: unknown, run: PublicRun, displayNameOf?: (tool: string) => string | undefined): unknown {
   const obj = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
   let shaped: unknown = data;
+  if (mode === 'tools' && obj && typeof obj.name === 'string') shaped = { ...obj, display_name: displayNameOf?.(obj.name) || obj.name };
   if (mode === 'checkpoints' && obj) shaped = publicCheckpoint(obj, run.runId);
   else if (mode === 'tasks' && obj) shaped = publicTask(obj);
   else if (mode === 'debug' && obj && obj.payload && typeof obj.payload === 'object') {

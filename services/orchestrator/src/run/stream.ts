@@ -30,6 +30,8 @@ export interface StreamOptions {
   durability: 'sync' | 'async' | 'exit';
   /** The run's long-term memory store (LangGraph's `config.store`), bound to its tenant. */
   store?: BaseStore;
+  /** A tool's display name (its spec's metadata), added to `tools` events. */
+  displayNameOf?: (tool: string) => string | undefined;
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -115,7 +117,7 @@ export async function streamGraph(
       continue;
     }
     if (isInspectionMode(mode)) {
-      await publish(mode, inspectionPayload(mode, data, run));
+      await publish(mode, inspectionPayload(mode, data, run, opts.displayNameOf));
       continue;
     }
     // A delegation interrupt is internal: clients see the `delegate` update the executor publishes instead.

@@ -78,6 +78,8 @@ describe('list handler: visible set', () => {
       'read_file',
       'write_file',
       'find_files',
+      'python_analyser',
+      'run_bash_command',
       'debug_sleep',
       'debug_fail',
     ]);

@@ -5,6 +5,7 @@ import { ToolExecutor, type ToolResult } from '../executor.js';
 import { ToolRegistry } from '../registry.js';
 import { builtinTools } from '../tools/index.js';
 import type { DocumentReader } from '../tools/read-file.js';
+import { Sandbox } from '@agentloop/sandbox';
 import { WorkspaceManager, createTempDir as createTempDirIn, type TempDir, type Workspace } from '@agentloop/workspace';
 
 export { type TempDir } from '@agentloop/workspace';
@@ -42,6 +43,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
   const config = loadToolRunnerConfig({ WORKSPACE_ROOT: path.join(tmp.path, 'workspaces'), ...opts.env });
   const logger = opts.logger ?? silentLogger();
   const registry = new ToolRegistry();
+  const sandbox = config.sandbox ? new Sandbox(config.sandbox) : undefined;
   for (const tool of builtinTools({
     textFileMaxBytes: config.TEXT_FILE_MAX_BYTES,
     textPreviewBytes: config.TEXT_PREVIEW_BYTES,
@@ -49,6 +51,7 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     findMaxResults: config.FIND_MAX_RESULTS,
     enableDebug: config.TOOLS_ENABLE_DEBUG,
     ...(opts.documentReaders ? { documentReaders: opts.documentReaders } : {}),
+    ...(sandbox ? { sandbox } : {}),
   })) {
     registry.register(tool);
   }
@@ -66,7 +69,10 @@ export async function createToolHarness(opts: ToolHarnessOptions = {}): Promise<
     workspace,
     call: (tool, args = {}, callOpts = {}) =>
       executor.execute({ tenantId, threadId, runId: 'run-1', toolCallId: `call-${++n}`, toolName: tool, argsJson: JSON.stringify(args) }, callOpts),
-    [Symbol.asyncDispose]: () => tmp[Symbol.asyncDispose](),
+    [Symbol.asyncDispose]: async () => {
+      await sandbox?.close();
+      await tmp[Symbol.asyncDispose]();
+    },
   };
 }
 

@@ -1,4 +1,6 @@
 import type { ToolDefinition } from '../registry.js';
+import type { Sandbox } from '@agentloop/sandbox';
+import { createPythonAnalyserTool, createRunBashCommandTool } from './code-sandbox.js';
 import { debugFailTool, debugSleepTool } from './debug.js';
 import { createHttpFetchTool, type HttpFetchOptions } from './http-fetch.js';
 import { createFindFilesTool } from './find-files.js';
@@ -18,6 +20,8 @@ export interface BuiltinToolOptions {
   documentReaders?: readonly DocumentReader[];
   /** Adds http_fetch with these limits (the service always does; tools.yaml decides whether it is enabled). */
   httpFetch?: HttpFetchOptions;
+  /** Adds python_analyser and run_bash_command, run in this sandbox (they say so when it is disabled or missing). */
+  sandbox?: Sandbox;
   /** Adds web_search, text_to_speech and transcribe_audio (each disabled, saying so, while its provider is unset). */
   providers?: ProviderToolOptions;
 }
@@ -32,6 +36,7 @@ export function builtinTools(opts: BuiltinToolOptions): ToolDefinition[] {
     createFindFilesTool({ maxResults: opts.findMaxResults }),
   ];
   if (opts.httpFetch) tools.push(createHttpFetchTool(opts.httpFetch));
+  if (opts.sandbox) tools.push(createPythonAnalyserTool(opts.sandbox), createRunBashCommandTool(opts.sandbox));
   if (opts.providers) tools.push(...providerTools(opts.providers));
   if (opts.enableDebug) tools.push(debugSleepTool, debugFailTool);
   return tools;

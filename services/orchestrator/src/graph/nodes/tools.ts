@@ -3,6 +3,7 @@ import { ToolMessage } from '@langchain/core/messages';
 import { instruments, SpanStatusCode, withSpan } from '@agentloop/telemetry';
 import { executeWithLedger } from '../../effect-ledger.js';
 import { isLocalTool, runLocalTool } from '../../local-tools.js';
+import { withToolEvents } from '../tool-events.js';
 import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
@@ -67,51 +68,53 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           return blocked;
         }
         const id = tc.id ?? '';
-        if (isMemoryTool(tc.name)) {
-          // Run here, on the run's tenant-bound store, after approval like any other call.
-          const args = (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args;
-          const message = await runMemoryTool({ id, name: tc.name, args }, ctx.memory);
-          ctx.logger.info({ tool: tc.name, tool_call_id: id, error: message.status === 'error' ? 'REJECTED' : undefined }, 'memory tool call');
-          return message;
-        }
-        const started = Date.now();
-        const call = {
-          tenantId: ctx.tenantId,
-          threadId: ctx.threadId,
-          runId: ctx.runId,
-          toolCallId: id,
-          name: tc.name,
-          // An approver's edit (await_approval, re-checked by the rules) replaces the model's arguments.
-          args: (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args,
-          onDemand: mentioned.has(tc.name),
-          subagent,
-          ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
-        };
-        // An idempotent tool may run again after a crash (that is what the flag says), so the ledger
-        // — a store write before and after the call — would buy it nothing: only side-effecting
-        // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
-        // side-effecting one needs).
-        const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
-        const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
-          const r =
-            deps.ledger && !idempotent
-              ? await executeWithLedger(
-                  deps.ledger,
-                  { ...call, idempotent },
-                  (c) => deps.tools.execute(c),
-                  deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
-                  deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
-                )
-              : await deps.tools.execute(call);
-          if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
-          return r;
+        const args = (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args;
+        return withToolEvents(config, { id, name: tc.name, args }, ctx.logger, async () => {
+          if (isMemoryTool(tc.name)) {
+            // Run here, on the run's tenant-bound store, after approval like any other call.
+            const message = await runMemoryTool({ id, name: tc.name, args }, ctx.memory);
+            ctx.logger.info({ tool: tc.name, tool_call_id: id, error: message.status === 'error' ? 'REJECTED' : undefined }, 'memory tool call');
+            return message;
+          }
+          const started = Date.now();
+          const call = {
+            tenantId: ctx.tenantId,
+            threadId: ctx.threadId,
+            runId: ctx.runId,
+            toolCallId: id,
+            name: tc.name,
+            // An approver's edit (await_approval, re-checked by the rules) replaces the model's arguments.
+            args,
+            onDemand: mentioned.has(tc.name),
+            subagent,
+            ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
+          };
+          // An idempotent tool may run again after a crash (that is what the flag says), so the ledger
+          // — a store write before and after the call — would buy it nothing: only side-effecting
+          // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
+          // side-effecting one needs).
+          const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
+          const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
+            const r =
+              deps.ledger && !idempotent
+                ? await executeWithLedger(
+                    deps.ledger,
+                    { ...call, idempotent },
+                    (c) => deps.tools.execute(c),
+                    deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+                    deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+                  )
+                : await deps.tools.execute(call);
+            if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
+            return r;
+          });
+          const metrics = instruments();
+          const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
+          metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
+          metrics.toolCallDuration.record((Date.now() - started) / 1000, { 'agentloop.tool': tc.name, outcome });
+          ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
+          return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
         });
-        const metrics = instruments();
-        const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
-        metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
-        metrics.toolCallDuration.record((Date.now() - started) / 1000, { 'agentloop.tool': tc.name, outcome });
-        ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
-        return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
       }),
     );
     let todos = state.todos;

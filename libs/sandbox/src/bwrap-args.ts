@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import type { SandboxLimits } from './limits.js';
+
+/** Where the workspace is mounted inside the sandbox (also the working directory). */
+export const SANDBOX_WORKSPACE = '/workspace';
+
+/** The sandbox's user: not root, so nothing inside runs with a uid 0 even in its own namespace. */
+const SANDBOX_UID = '1000';
+
+/**
+ * Pieces of /etc the tools need: Debian's /usr/bin symlinks point into /etc/alternatives, the
+ * dynamic loader reads ld.so.cache, Python reads localtime and mime.types, matplotlib fontconfig.
+ * Never the whole /etc (shadow, machine secrets, service configuration).
+ */
+const ETC_PIECES = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/mime.types', '/etc/fonts'];
+
+/** The top-level links of a merged-/usr system (Debian 12), recreated inside. */
+const USR_LINKS: Array<[string, string]> = [
+  ['usr/bin', '/bin'],
+  ['usr/sbin', '/sbin'],
+  ['usr/lib', '/lib'],
+  ['usr/lib64', '/lib64'],
+];
+
+export interface BwrapPlan {
+  /** The host folder mounted read-write at /workspace. */
+  workspaceDir: string;
+  /** Program and arguments run inside (resolved inside the sandbox). */
+  argv: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  extraReadOnlyPaths?: readonly string[];
+  /** Host path → sandbox path, bound read-only (the network proxy's socket). */
+  readOnlyBinds?: ReadonlyArray<readonly [string, string]>;
+}
+
+/**
+ * bwrap's arguments: every namespace unshared (mount, PID, network, IPC, UTS, cgroup, user),
+ * the sandbox user not root, all capabilities dropped, a new session (no terminal injection),
+ * killed with its parent, /usr and a few /etc pieces read-only, private /tmp, /proc and /dev,
+ * the workspace the only writable host folder, a clean environment.
+ */
+export function bwrapArgs(plan: BwrapPlan): string[] {
+  const args = [
+    '--unshare-all',
+    '--unshare-user',
+    '--uid',
+    SANDBOX_UID,
+    '--gid',
+    SANDBOX_UID,
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'sandbox',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+  ];
+  for (const [target, link] of USR_LINKS) if (existsSync(`/${target}`)) args.push('--symlink', target, link);
+  for (const p of [...ETC_PIECES, ...(plan.extraReadOnlyPaths ?? [])]) if (existsSync(p)) args.push('--ro-bind', p, p);
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', plan.workspaceDir, SANDBOX_WORKSPACE);
+  for (const [host, inside] of plan.readOnlyBinds ?? []) args.push('--ro-bind', host, inside);
+  // The root bwrap builds is a tmpfs: read-only once everything is mounted, so /tmp and the workspace are the only writable places.
+  args.push('--remount-ro', '/', '--chdir', SANDBOX_WORKSPACE);
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: SANDBOX_WORKSPACE,
+    LANG: 'C.UTF-8',
+    TMPDIR: '/tmp',
+    // matplotlib needs a writable config folder and no display.
+    MPLCONFIGDIR: '/tmp/matplotlib',
+    MPLBACKEND: 'Agg',
+    PYTHONDONTWRITEBYTECODE: '1',
+    ...plan.env,
+  };
+  args.push('--clearenv');
+  for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
+  args.push('--', ...plan.argv);
+  return args;
+}
+
+/** prlimit's options for the limits each process inside inherits. */
+export function prlimitArgs(limits: SandboxLimits): string[] {
+  return [
+    `--as=${limits.memoryBytes}`,
+    `--cpu=${limits.cpuSeconds}`,
+    `--nproc=${limits.maxProcesses}`,
+    `--fsize=${limits.maxFileBytes}`,
+    '--core=0',
+    '--nofile=1024',
+  ];
+}

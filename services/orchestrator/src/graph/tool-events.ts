@@ -1,0 +1,35 @@
+import type { LangGraphRunnableConfig } from '@langchain/langgraph';
+import { getCallbackManagerForConfig } from '@langchain/core/runnables';
+import type { ToolMessage } from '@langchain/core/messages';
+import type { Logger } from '@agentloop/core';
+
+/** How the tool appears in LangChain's callbacks (`serialized`): not a LangChain tool, so "not_implemented". */
+const SERIALIZED = { lc: 1 as const, type: 'not_implemented' as const, id: ['agentloop', 'tool'] };
+
+/**
+ * Reports a tool call's start and end through the run's LangChain callbacks, as a LangChain tool
+ * does: LangGraph turns them into the `tools` stream mode ({event: "on_tool_start" | "on_tool_end",
+ * toolCallId, name, input | output}) and the `events` mode's on_tool_start / on_tool_end. The run's
+ * stream adds the tool's display_name (run/stream-modes.ts). Callback failures never fail the call.
+ */
+export async function withToolEvents(
+  config: LangGraphRunnableConfig,
+  call: { id: string; name: string; args: Record<string, unknown> },
+  logger: Logger,
+  run: () => Promise<ToolMessage>,
+): Promise<ToolMessage> {
+  let handle: Awaited<ReturnType<NonNullable<Awaited<ReturnType<typeof getCallbackManagerForConfig>>>['handleToolStart']>> | undefined;
+  try {
+    const manager = await getCallbackManagerForConfig(config);
+    handle = await manager?.handleToolStart(SERIALIZED, call.args, undefined, undefined, undefined, undefined, call.name, call.id);
+  } catch (err) {
+    logger.warn({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool start event not sent');
+  }
+  const message = await run();
+  try {
+    await handle?.handleToolEnd(message);
+  } catch (err) {
+    logger.warn({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool end event not sent');
+  }
+  return message;
+}
