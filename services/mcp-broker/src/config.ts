@@ -67,6 +67,11 @@ export const McpServerEntry = z
     headers: z.record(z.string(), z.string()).default({}),
     /** Per-call timeout (default MCP_CALL_TIMEOUT_MS). */
     timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+    /**
+     * Calls to this server at once (tools annotated read-only are not counted): 1 serializes a
+     * turn's parallel calls, which servers that keep state need (call-lanes.ts).
+     */
+    max_concurrent_calls: z.number().int().min(1).max(1000).default(1),
     /** Connect + initialize + tools/list timeout (default MCP_START_TIMEOUT_MS). */
     start_timeout_ms: z.number().int().min(100).max(600_000).optional(),
     /** Stop the server after this long without use (default MCP_IDLE_TIMEOUT_MS; 0: never). */
