@@ -19,6 +19,11 @@ export const McpBrokerEnv = z.object({
   MCP_MAX_RESULT_BYTES: envInt(100 * 1024, 1024, 16 * 1024 * 1024),
   /** Default per-call timeout (a server may set `timeout_ms`); the request deadline shortens it. */
   MCP_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  /**
+   * Longest a call may run while the server keeps reporting progress (each notification resets
+   * the call's timeout), when the caller set no deadline of its own.
+   */
+  MCP_CALL_MAX_MS: envInt(600_000, 100, 86_400_000),
   /** Default connect + initialize + tools/list timeout (a server may set `start_timeout_ms`). */
   MCP_START_TIMEOUT_MS: envInt(30_000, 100, 600_000),
   /** Stop a server unused for this long (a server may set `idle_timeout_ms`); 0: never. */

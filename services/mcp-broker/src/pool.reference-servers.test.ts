@@ -96,6 +96,30 @@ describe('McpPool against server-everything (streamable HTTP)', () => {
   }, 60_000);
 });
 
+describe('McpPool against server-everything (stdio)', () => {
+  it('a call that reports progress outlives its timeout, each notification resetting it', async () => {
+    const p = makePool({ everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+    const progress: number[] = [];
+    // 3 s of work reporting progress every 0.5 s, against a 1.5 s timeout.
+    const r = await p.callTool(
+      'everything',
+      'trigger-long-running-operation',
+      { duration: 3, steps: 6 },
+      { exposedName: 'everything_long', timeoutMs: 1_500, onProgress: (e) => progress.push(e.progress) },
+    );
+    expect(textOf(r)).toMatch(/completed/i);
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 60_000);
+
+  it('a call without progress still times out', async () => {
+    const p = makePool({ everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+    await p.tools('everything');
+    await expect(
+      p.callTool('everything', 'trigger-long-running-operation', { duration: 3, steps: 1 }, { exposedName: 'everything_long', timeoutMs: 1_000 }),
+    ).rejects.toBeInstanceOf(McpCallTimeoutError);
+  }, 60_000);
+});
+
 describe('McpPool against server-memory (stdio)', () => {
   it('keeps every write of a turn whose parallel calls reach one server', async () => {
     const p = makePool({ memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') } } });

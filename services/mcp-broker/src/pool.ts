@@ -19,6 +19,8 @@ const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
 const STDERR_TAIL_BYTES = 2048;
 const MAX_TOOL_PAGES = 100;
 const HEALTH_PING_MAX_MS = 5_000;
+/** Longest a call that keeps reporting progress may run when its caller set no deadline. */
+const DEFAULT_CALL_MAX_MS = 600_000;
 /** How long a remote server has to answer a ping after its transport reported an error mid-call. */
 const LINK_PING_MS = 2_000;
 
@@ -93,8 +95,28 @@ export interface McpPoolOptions {
   /** Restart backoff after repeated failures: base and cap, ms (defaults 1 s and 60 s). */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Hard cap of a call kept alive by progress notifications, without a caller deadline (default 10 min). */
+  callMaxMs?: number;
   /** A server's tool list became known or changed (started, or it sent tools/list_changed). */
   onToolsChanged?: (server: string) => void;
+}
+
+/** A progress notification of a call in flight (MCP `notifications/progress`). */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface CallOptions {
+  /** The tool's name as offered to the model, for messages. */
+  exposedName: string;
+  /** Time without an answer (or a progress notification) after which the call is abandoned. */
+  timeoutMs: number;
+  /** Absolute deadline (epoch ms) of the caller; also caps a call kept alive by progress. */
+  deadline?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: McpProgress) => void;
 }
 
 export interface McpServerStatus {
@@ -219,12 +241,7 @@ export class McpPool {
    * whose session a restarted remote server refused was never executed and is made once more on a
    * new session; one whose link broke mid-call is made again only when the tool is idempotent.
    */
-  async callTool(
-    id: string,
-    tool: string,
-    args: Record<string, unknown>,
-    opts: { exposedName: string; timeoutMs: number; deadline?: number; signal?: AbortSignal; readOnly?: boolean; idempotent?: boolean },
-  ): Promise<unknown> {
+  async callTool(id: string, tool: string, args: Record<string, unknown>, opts: CallOptions & { readOnly?: boolean; idempotent?: boolean }): Promise<unknown> {
     const waitSignal = laneWaitSignal(opts);
     try {
       return await this.lanes.run(
@@ -248,12 +265,7 @@ export class McpPool {
     }
   }
 
-  private async callOnce(
-    id: string,
-    tool: string,
-    args: Record<string, unknown>,
-    opts: { exposedName: string; timeoutMs: number; deadline?: number; signal?: AbortSignal },
-  ): Promise<unknown> {
+  private async callOnce(id: string, tool: string, args: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
     const conn = await this.connect(id);
     // A start (or a wait for the lane) that took time comes out of the caller's deadline.
     const budget = opts.deadline === undefined ? opts.timeoutMs : Math.min(opts.timeoutMs, opts.deadline - Date.now());
@@ -266,7 +278,17 @@ export class McpPool {
     else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
     conn.calls.add(call);
     try {
-      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, { timeout: budget, signal: call.signal });
+      // A server that reports progress keeps the call alive past its timeout (reset at each
+      // notification), up to the caller's deadline or the hard cap (MCP_CALL_MAX_MS).
+      const hardCap = opts.deadline === undefined ? (this.opts.callMaxMs ?? DEFAULT_CALL_MAX_MS) : Math.max(budget, opts.deadline - Date.now());
+      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: budget,
+        signal: call.signal,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: hardCap,
+        onprogress: (p) =>
+          opts.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }),
+      });
       // A server that answers is healthy again: forget its earlier failures.
       this.failures.delete(id);
       return result;
