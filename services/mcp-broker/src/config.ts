@@ -19,6 +19,11 @@ export const McpBrokerEnv = z.object({
   MCP_MAX_RESULT_BYTES: envInt(100 * 1024, 1024, 16 * 1024 * 1024),
   /** Default per-call timeout (a server may set `timeout_ms`); the request deadline shortens it. */
   MCP_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  /**
+   * Longest a call may run while the server keeps reporting progress (each notification resets
+   * the call's timeout), when the caller set no deadline of its own.
+   */
+  MCP_CALL_MAX_MS: envInt(600_000, 100, 86_400_000),
   /** Default connect + initialize + tools/list timeout (a server may set `start_timeout_ms`). */
   MCP_START_TIMEOUT_MS: envInt(30_000, 100, 600_000),
   /** Stop a server unused for this long (a server may set `idle_timeout_ms`); 0: never. */
@@ -67,6 +72,11 @@ export const McpServerEntry = z
     headers: z.record(z.string(), z.string()).default({}),
     /** Per-call timeout (default MCP_CALL_TIMEOUT_MS). */
     timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+    /**
+     * Calls to this server at once (tools annotated read-only are not counted): 1 serializes a
+     * turn's parallel calls, which servers that keep state need (call-lanes.ts).
+     */
+    max_concurrent_calls: z.number().int().min(1).max(1000).default(1),
     /** Connect + initialize + tools/list timeout (default MCP_START_TIMEOUT_MS). */
     start_timeout_ms: z.number().int().min(100).max(600_000).optional(),
     /** Stop the server after this long without use (default MCP_IDLE_TIMEOUT_MS; 0: never). */

@@ -56,3 +56,16 @@ export class McpCallFailedError extends McpBrokerError {
     super('TOOL_FAILED', message, { ...options, retryable: false });
   }
 }
+
+/**
+ * A remote server refused the call's session (it restarted and forgot it): the call was never
+ * executed, so the broker may open a new session and make it again.
+ */
+export class McpSessionLostError extends McpCallFailedError {
+  override name = 'McpSessionLostError';
+}
+
+/** The link to a remote server broke while the call was in flight: its effect is unknown. */
+export class McpLinkLostError extends McpCallFailedError {
+  override name = 'McpLinkLostError';
+}

@@ -6,18 +6,23 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { expandVars, type McpServerEntry } from './config.js';
-import { McpCallFailedError, McpCallTimeoutError, McpServerUnavailableError } from './errors.js';
+import { CallLanes } from './call-lanes.js';
+import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
 import type { McpTool } from './naming.js';
 
 const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
 const STDERR_TAIL_BYTES = 2048;
 const MAX_TOOL_PAGES = 100;
 const HEALTH_PING_MAX_MS = 5_000;
+/** Longest a call that keeps reporting progress may run when its caller set no deadline. */
+const DEFAULT_CALL_MAX_MS = 600_000;
+/** How long a remote server has to answer a ping after its transport reported an error mid-call. */
+const LINK_PING_MS = 2_000;
 
 /**
  * The environment of a stdio server: PATH plus its configured `env` (with `${VAR}` expanded from
@@ -61,6 +66,10 @@ export class McpConnection {
   /** Pending health check after a timed-out call; calls wait for it before using the connection. */
   health: Promise<boolean> | undefined;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Abort switches of the calls in flight: a lost link fails them at once (see `verifyLink`). */
+  readonly calls = new Set<AbortController>();
+  /** Pending check of a remote link after a transport error. */
+  verifying: Promise<void> | undefined;
 
   constructor(
     readonly server: string,
@@ -86,8 +95,28 @@ export interface McpPoolOptions {
   /** Restart backoff after repeated failures: base and cap, ms (defaults 1 s and 60 s). */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Hard cap of a call kept alive by progress notifications, without a caller deadline (default 10 min). */
+  callMaxMs?: number;
   /** A server's tool list became known or changed (started, or it sent tools/list_changed). */
   onToolsChanged?: (server: string) => void;
+}
+
+/** A progress notification of a call in flight (MCP `notifications/progress`). */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface CallOptions {
+  /** The tool's name as offered to the model, for messages. */
+  exposedName: string;
+  /** Time without an answer (or a progress notification) after which the call is abandoned. */
+  timeoutMs: number;
+  /** Absolute deadline (epoch ms) of the caller; also caps a call kept alive by progress. */
+  deadline?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: McpProgress) => void;
 }
 
 export interface McpServerStatus {
@@ -124,11 +153,14 @@ export class McpPool {
   private readonly closing = new Set<Promise<void>>();
   private stopped = false;
   private version = 0;
+  private readonly lanes: CallLanes;
 
   constructor(
     private readonly servers: Readonly<Record<string, McpServerEntry>>,
     private readonly opts: McpPoolOptions,
-  ) {}
+  ) {
+    this.lanes = new CallLanes((id) => this.servers[id]?.max_concurrent_calls ?? 1);
+  }
 
   /** Ids of the servers with a live connection (started and not closed). */
   running(): string[] {
@@ -202,32 +234,69 @@ export class McpPool {
   }
 
   /**
-   * Calls a tool of a server. Failures come back as McpBrokerErrors worded for the model; the
+   * Calls a tool of a server, in the server's call lane (call-lanes.ts: one call at a time unless
+   * the tool is read-only). Failures come back as McpBrokerErrors worded for the model; the
    * connection is dropped (restarted on next use) when it closed, crashed, sent a malformed result
-   * or could not be reached, and pinged after a timeout (dropped when the ping fails too).
+   * or could not be reached, and pinged after a timeout (dropped when the ping fails too). A call
+   * whose session a restarted remote server refused was never executed and is made once more on a
+   * new session; one whose link broke mid-call is made again only when the tool is idempotent.
    */
-  async callTool(
-    id: string,
-    tool: string,
-    args: Record<string, unknown>,
-    opts: { exposedName: string; timeoutMs: number; deadline?: number; signal?: AbortSignal },
-  ): Promise<unknown> {
+  async callTool(id: string, tool: string, args: Record<string, unknown>, opts: CallOptions & { readOnly?: boolean; idempotent?: boolean }): Promise<unknown> {
+    const waitSignal = laneWaitSignal(opts);
+    try {
+      return await this.lanes.run(
+        id,
+        opts.readOnly === true,
+        async () => {
+          try {
+            return await this.callOnce(id, tool, args, opts);
+          } catch (err) {
+            const again = err instanceof McpSessionLostError || (err instanceof McpLinkLostError && opts.idempotent === true);
+            if (!again) throw err;
+            this.opts.logger.info({ mcp_server: id, tool, reason: err.message.slice(0, 300) }, 'MCP call made again on a new connection');
+            return await this.callOnce(id, tool, args, opts);
+          }
+        },
+        waitSignal,
+      );
+    } catch (err) {
+      if (waitSignal?.aborted && !opts.signal?.aborted && err === waitSignal.reason) throw new McpCallTimeoutError(opts.exposedName, id, opts.timeoutMs);
+      throw err;
+    }
+  }
+
+  private async callOnce(id: string, tool: string, args: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
     const conn = await this.connect(id);
-    // A start that took time comes out of the caller's deadline.
+    // A start (or a wait for the lane) that took time comes out of the caller's deadline.
     const budget = opts.deadline === undefined ? opts.timeoutMs : Math.min(opts.timeoutMs, opts.deadline - Date.now());
     if (budget <= 0) throw new McpCallTimeoutError(opts.exposedName, id, opts.timeoutMs);
     conn.inflight++;
     clearTimeout(conn.idleTimer);
-    const reqOpts: { timeout: number; signal?: AbortSignal } = { timeout: budget };
-    if (opts.signal) reqOpts.signal = opts.signal;
+    const call = new AbortController();
+    const onOuterAbort = () => call.abort(opts.signal?.reason);
+    if (opts.signal?.aborted) onOuterAbort();
+    else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
+    conn.calls.add(call);
     try {
-      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, reqOpts);
+      // A server that reports progress keeps the call alive past its timeout (reset at each
+      // notification), up to the caller's deadline or the hard cap (MCP_CALL_MAX_MS).
+      const hardCap = opts.deadline === undefined ? (this.opts.callMaxMs ?? DEFAULT_CALL_MAX_MS) : Math.max(budget, opts.deadline - Date.now());
+      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: budget,
+        signal: call.signal,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: hardCap,
+        onprogress: (p) =>
+          opts.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }),
+      });
       // A server that answers is healthy again: forget its earlier failures.
       this.failures.delete(id);
       return result;
     } catch (err) {
-      throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal);
+      throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal, call.signal.reason);
     } finally {
+      conn.calls.delete(call);
+      opts.signal?.removeEventListener('abort', onOuterAbort);
       conn.inflight--;
       conn.lastUsed = Date.now();
       this.armIdle(conn);
@@ -324,7 +393,12 @@ export class McpPool {
     });
     const c = new McpConnection(id, client, transport, stderr);
     client.onclose = () => this.closed(c);
-    client.onerror = (err) => log.debug({ err: errorMessage(err) }, 'MCP transport error');
+    client.onerror = (err) => {
+      log.debug({ err: errorMessage(err) }, 'MCP transport error');
+      // A remote server that dies mid-call is reported only here (the request itself would wait
+      // for its whole timeout): check the link and fail the calls in flight at once if it is gone.
+      if (entry.connection_mode !== 'stdio') this.verifyLink(c, errorMessage(err));
+    };
     log.info({ mode: entry.connection_mode, command: entry.command, args: entry.args, url: entry.url }, 'Starting MCP server');
     try {
       await client.connect(transport, { timeout: budget });
@@ -390,9 +464,18 @@ export class McpPool {
     );
   }
 
-  private callFailure(conn: McpConnection, tool: string, err: unknown, timeoutMs: number, signal: AbortSignal | undefined): Error {
+  private callFailure(conn: McpConnection, tool: string, err: unknown, timeoutMs: number, signal: AbortSignal | undefined, abortReason: unknown): Error {
     const id = conn.server;
     const msg = errorMessage(err).slice(0, 1000);
+    if (abortReason instanceof McpLinkLostError) {
+      return new McpLinkLostError(`MCP server ${id} ${abortReason.message} during the call to ${tool}; the effect of the call is unknown.`, { cause: err });
+    }
+    if (isSessionRefused(err)) {
+      this.drop(conn, 'the server no longer knows its session (it restarted)', 'info');
+      return new McpSessionLostError(`MCP server ${id} no longer knows the session of the call to ${tool} (it restarted); the call was not made.`, {
+        cause: err,
+      });
+    }
     if ((err instanceof McpError && err.code === ErrorCode.RequestTimeout) || signal?.aborted) {
       this.checkHealth(conn, timeoutMs);
       return new McpCallTimeoutError(tool, id, timeoutMs, { cause: err });
@@ -421,6 +504,29 @@ export class McpPool {
   }
 
   /**
+   * After a transport error on a remote connection with calls in flight: a server that answers a
+   * short ping keeps its connection (the SDK reconnects its streams by itself); one that does not
+   * has gone away, so its calls in flight fail now instead of at their timeout, and the
+   * connection is dropped (started again on the next call).
+   */
+  private verifyLink(conn: McpConnection, why: string): void {
+    if (!conn.ready || conn.closing || conn.calls.size === 0 || conn.verifying) return;
+    conn.verifying = conn.client
+      .ping({ timeout: LINK_PING_MS })
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          const lost = new McpLinkLostError(`lost the connection (${why.slice(0, 200)}; a ping failed: ${errorMessage(err).slice(0, 200)})`);
+          for (const call of conn.calls) call.abort(lost);
+          this.drop(conn, `lost the connection: ${why}`);
+        },
+      )
+      .finally(() => {
+        conn.verifying = undefined;
+      });
+  }
+
+  /**
    * After a timed-out call: a server that still answers a ping keeps its connection (the call was
    * just slow, and the SDK told it to cancel); one that does not is hung and is restarted. Calls
    * arriving meanwhile wait for the verdict (see connect).
@@ -439,6 +545,20 @@ export class McpPool {
         return ok;
       });
   }
+}
+
+/** A remote server answered that it does not know the call's session (HTTP 404, or 400 naming the session). */
+function isSessionRefused(err: unknown): boolean {
+  if (!(err instanceof StreamableHTTPError)) return false;
+  return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+}
+
+/** Aborts a wait for the server's call lane when the caller's signal aborts or its deadline passes. */
+function laneWaitSignal(opts: { deadline?: number; signal?: AbortSignal }): AbortSignal | undefined {
+  const signals: AbortSignal[] = [];
+  if (opts.signal) signals.push(opts.signal);
+  if (opts.deadline !== undefined) signals.push(AbortSignal.timeout(Math.max(0, opts.deadline - Date.now())));
+  return signals.length === 0 ? undefined : AbortSignal.any(signals);
 }
 
 /** Every page of tools/list. */

@@ -125,7 +125,12 @@ export class McpToolProvider {
         deadline = input.deadline - replyMargin(input.deadline - Date.now());
         if (deadline <= Date.now()) throw new McpCallTimeoutError(input.toolName, t.server, 0);
       }
-      const callOpts: Parameters<McpPool['callTool']>[3] = { exposedName: input.toolName, timeoutMs };
+      const callOpts: Parameters<McpPool['callTool']>[3] = {
+        exposedName: input.toolName,
+        timeoutMs,
+        readOnly: t.tool.annotations?.readOnlyHint === true,
+        idempotent: t.idempotent,
+      };
       if (deadline !== undefined) callOpts.deadline = deadline;
       if (input.signal) callOpts.signal = input.signal;
       const raw = await this.pool.callTool(t.server, t.tool.name, args, callOpts);

@@ -55,6 +55,7 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
     logger,
     startTimeoutMs: deps.config.MCP_START_TIMEOUT_MS,
     idleTimeoutMs: deps.config.MCP_IDLE_TIMEOUT_MS,
+    callMaxMs: deps.config.MCP_CALL_MAX_MS,
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),
