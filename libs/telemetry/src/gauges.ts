@@ -50,9 +50,15 @@ export interface PendingCount {
 export function observePendingApprovals(count: () => Promise<PendingCount[]>): () => void {
   const meter = metrics.getMeterProvider().getMeter(SCOPE);
   const gauge = meter.createObservableGauge('agentloop.approvals.pending', { description: 'Threads waiting for a human decision, by tenant' });
+  // A tenant whose last waiting thread was answered reads 0 (not a vanished series, which an
+  // alert on the value would take for "no data").
+  const seen = new Set<string>();
   const callback = async (result: ObservableResult) => {
     const groups = await count().catch(() => undefined);
-    for (const g of groups ?? []) result.observe(g.count, { 'agentloop.tenant': g.tenantId });
+    if (!groups) return;
+    const now = new Map(groups.map((g) => [g.tenantId, g.count]));
+    for (const tenant of now.keys()) seen.add(tenant);
+    for (const tenant of seen) result.observe(now.get(tenant) ?? 0, { 'agentloop.tenant': tenant });
   };
   gauge.addCallback(callback);
   return () => gauge.removeCallback(callback);
