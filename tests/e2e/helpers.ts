@@ -109,6 +109,8 @@ export interface ClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Orchestrator instances started at boot (default 1). */
   orchestrators?: number;
+  /** Added to one process's environment, e.g. its own Prometheus port (tests/e2e/observability-cluster.test.ts). */
+  serviceEnv?: (name: ServiceName, instance: number) => NodeJS.ProcessEnv;
 }
 
 /**
@@ -141,7 +143,12 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<ClusterHa
   const waitLog = (re: RegExp, from = 0, timeoutMs = 60_000) => poll(async () => logs.slice(from).find((l) => re.test(l)), timeoutMs, 100);
   const start = (name: ServiceName, instance: number, extraEnv: NodeJS.ProcessEnv = {}) => {
     const key = `${name}#${instance}`;
-    const p = startService(name, { env: { ...env, ...extraEnv }, instance, fromSource: true, onLine: (l) => logs.push(`[${key}] ${l}`) });
+    const p = startService(name, {
+      env: { ...env, ...opts.serviceEnv?.(name, instance), ...extraEnv },
+      instance,
+      fromSource: true,
+      onLine: (l) => logs.push(`[${key}] ${l}`),
+    });
     procs.set(key, p);
     return p;
   };

@@ -45,7 +45,7 @@ describe('telemetry (embedded)', () => {
       expect.arrayContaining([
         'POST /threads/:thread_id/runs/wait',
         'agentloop.run',
-        'model scripted',
+        'chat scripted',
         'tool write_file',
         'agentloop.tools.execute request',
         'agentloop.tools.execute process',

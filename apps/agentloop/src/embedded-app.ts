@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
@@ -69,7 +69,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const mcpConfig = loadMcpBrokerConfig(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
-    opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL, mixin: traceLogFields });
+    opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
   const logger = loggerFor('agentloop');
   logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
   // One OpenTelemetry SDK for the whole process, per the OTEL_* environment (no-op when none is set).
@@ -135,6 +135,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const grpcServer = gatewayConfig.GRPC_ENABLED
     ? await startGrpcServer({ context: app.agentloop, host: gatewayConfig.HOST, port: gatewayConfig.GRPC_PORT, logger: gatewayLogger })
     : undefined;
+  // Gauges read when metrics are collected: queue depth and age, threads waiting for a person.
+  const unobserve = [observeQueues([runs, webhooks]), observePendingApprovals(() => store.countThreadsByTenant('interrupted'))];
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   logger.info({ url }, 'AgentLoop is listening');
@@ -147,6 +149,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     async close() {
       if (closed) return;
       closed = true;
+      for (const stop of unobserve) stop();
       await grpcServer?.close();
       await app.close();
       await orchestrator.stop();

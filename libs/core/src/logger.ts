@@ -11,6 +11,11 @@ export interface LoggerOptions {
    * (`traceLogFields` of @agentloop/telemetry: libs/core does not depend on OpenTelemetry).
    */
   mixin?: () => object;
+  /**
+   * Also hands every line to this function, synchronously inside the logging call (so the active
+   * trace context is the caller's): `exportLogLine` of @agentloop/telemetry exports them over OTLP.
+   */
+  tee?: (line: string) => void;
 }
 
 /**
@@ -20,7 +25,17 @@ export interface LoggerOptions {
 export function createLogger(opts: LoggerOptions): Logger {
   const level = opts.level ?? process.env.LOG_LEVEL ?? 'info';
   const options = { level, base: { service: opts.service }, ...(opts.mixin ? { mixin: opts.mixin } : {}) };
-  return opts.destination ? pino(options, opts.destination) : pino(options);
+  const destination = opts.tee ? teeTo(opts.destination ?? pino.destination(1), opts.tee) : opts.destination;
+  return destination ? pino(options, destination) : pino(options);
+}
+
+function teeTo(destination: DestinationStream, tee: (line: string) => void): DestinationStream {
+  return {
+    write(line: string) {
+      destination.write(line);
+      tee(line);
+    },
+  };
 }
 
 /** A logger that drops everything, for tests. */

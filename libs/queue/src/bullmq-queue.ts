@@ -11,6 +11,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -111,6 +112,19 @@ export class BullMqQueue implements JobQueue {
   async getState(jobId: string): Promise<JobState> {
     const s = await this.queue.getJobState(jobId);
     return STATE[s] ?? 'unknown';
+  }
+
+  async stats(): Promise<QueueStats> {
+    const counts = await this.queue.getJobCounts('wait', 'prioritized', 'delayed', 'active');
+    // The oldest job of the wait list (FIFO): it became ready when added, or when its delay ran out.
+    const [oldest] = await this.queue.getJobs(['wait'], 0, 0, true);
+    const readyAt = oldest ? oldest.timestamp + (oldest.delay ?? 0) : undefined;
+    return {
+      waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      oldestWaitingMs: readyAt === undefined ? 0 : Math.max(0, Date.now() - readyAt),
+    };
   }
 
   /** Closes the workers (default grace), the queue and its Redis connection. */

@@ -195,6 +195,33 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       await until('running completed', stateIs(q, 'running', 'completed'));
     });
 
+    it('stats() counts waiting, delayed and active jobs and ages the oldest waiting one', async () => {
+      const q = await queue();
+      expect(await q.stats()).toEqual({ waiting: 0, delayed: 0, active: 0, oldestWaitingMs: 0 });
+      await q.enqueue(enc('later'), { jobId: 'stats-later', delayMs: 60_000 });
+      await q.enqueue(enc('first'), { jobId: 'stats-1' });
+      await q.enqueue(enc('second'), { jobId: 'stats-2' });
+      expect(await q.stats()).toMatchObject({ waiting: 2, delayed: 1, active: 0 });
+      // The wait grows while nothing takes the jobs.
+      await until('the oldest waiting job ages', async () => (await q.stats()).oldestWaitingMs > 0);
+      const started = deferred();
+      const gate = deferred();
+      workers.push(
+        await q.process(
+          async () => {
+            started.resolve();
+            await gate.promise;
+          },
+          { concurrency: 1 },
+        ),
+      );
+      await started.promise;
+      expect(await q.stats()).toMatchObject({ waiting: 1, delayed: 1, active: 1 });
+      gate.resolve();
+      await until('both ran', async () => (await q.stats()).waiting === 0 && (await q.stats()).active === 0);
+      expect(await q.stats()).toEqual({ waiting: 0, delayed: 1, active: 0, oldestWaitingMs: 0 });
+    });
+
     it('close(graceMs) waits for an active job that finishes within the grace period', async () => {
       const q = await queue();
       const started = deferred();

@@ -9,6 +9,7 @@ export {
   type WorkerOptions,
   type QueueWorker,
   type JobState,
+  type QueueStats,
   type JobQueue,
 } from './types.js';
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';

@@ -9,6 +9,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -21,6 +22,8 @@ interface MemJob {
   backoffMs: number;
   attemptsMade: number;
   state: JobState;
+  /** When the job last became ready to take (its wait, for the queue-age gauge). */
+  readyAt?: number;
   finishedAt?: number;
   timer?: NodeJS.Timeout;
   /** Bumped each time the job is handed to a handler; a stale handler's outcome is ignored. */
@@ -97,6 +100,19 @@ export class MemoryQueue implements JobQueue {
     return this.kept(jobId)?.state ?? 'unknown';
   }
 
+  async stats(): Promise<QueueStats> {
+    const now = Date.now();
+    const counts = { waiting: 0, delayed: 0, active: 0, oldestWaitingMs: 0 };
+    for (const job of this.jobs.values()) {
+      if (job.state === 'waiting') {
+        counts.waiting++;
+        counts.oldestWaitingMs = Math.max(counts.oldestWaitingMs, now - (job.readyAt ?? now));
+      } else if (job.state === 'delayed') counts.delayed++;
+      else if (job.state === 'active') counts.active++;
+    }
+    return counts;
+  }
+
   /** Closes the workers (default grace) and drops timers; jobs are lost with the process. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -165,6 +181,7 @@ export class MemoryQueue implements JobQueue {
 
   private makeReady(job: MemJob, front = false): void {
     job.state = 'waiting';
+    job.readyAt = Date.now();
     if (front) this.ready.unshift(job);
     else this.ready.push(job);
     this.pumpAll();

@@ -24,6 +24,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -134,6 +135,12 @@ export class SqliteQueue implements JobQueue {
   async getPayload(jobId: string): Promise<Uint8Array | undefined> {
     const p = this.row(jobId)?.payload;
     return p === undefined ? undefined : new Uint8Array(p);
+  }
+
+  async stats(): Promise<QueueStats> {
+    const now = Date.now();
+    const r = this.database.stmt('stats').get({ now, queue: this.name }) as { waiting: number; delayed: number; active: number; oldestReadyAt: number | null };
+    return { waiting: r.waiting, delayed: r.delayed, active: r.active, oldestWaitingMs: r.oldestReadyAt === null ? 0 : Math.max(0, now - r.oldestReadyAt) };
   }
 
   /** Closes the workers (default grace) and, when it opened it, the file. Jobs stay in the file. */

@@ -48,6 +48,18 @@ export interface QueueWorker {
 
 export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'unknown';
 
+/** How many jobs a queue holds now, and how long the oldest ready one has waited (the queue-depth and queue-age gauges). */
+export interface QueueStats {
+  /** Ready to be taken. */
+  waiting: number;
+  /** Scheduled for later (a delay, a retry's backoff, a deferral). */
+  delayed: number;
+  /** Taken by a worker. */
+  active: number;
+  /** Milliseconds since the oldest waiting job became ready; 0 when none waits. */
+  oldestWaitingMs: number;
+}
+
 export interface JobQueue {
   readonly name: string;
   enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult>;
@@ -56,6 +68,8 @@ export interface JobQueue {
   getState(jobId: string): Promise<JobState>;
   /** The payload of a job the queue still keeps (waiting, active, or kept completed/failed); undefined otherwise. */
   getPayload(jobId: string): Promise<Uint8Array | undefined>;
+  /** Counts by state and the age of the oldest waiting job, for operators' gauges. */
+  stats(): Promise<QueueStats>;
   close(): Promise<void>;
 }
 

@@ -42,6 +42,7 @@ import type {
   Store,
   ThreadPatch,
   ThreadCountFilter,
+  ThreadStatus,
   ThreadSearch,
   ThreadRecord,
   ToolEffect,
@@ -187,6 +188,9 @@ export class SqlStore implements Store {
   // --- threads API in full (issue 11) ---
   countThreads(tenantId: string, filter: ThreadCountFilter): Promise<number> {
     return this.threads.count(tenantId, filter);
+  }
+  countThreadsByTenant(status: ThreadStatus): Promise<Array<{ tenantId: string; count: number }>> {
+    return this.threads.countByTenant(status);
   }
   // --- end threads API ---
 

@@ -411,6 +411,8 @@ export interface Store {
   countActiveRuns(tenantId: string): Promise<number>;
   /** Runs of every tenant in a status whose record has not changed since `updatedBefore`, oldest first (operations). */
   listRunsInStatus(status: RunStatusName, updatedBefore: Date, limit: number): Promise<RunRecord[]>;
+  /** How many threads of each tenant are in `status` (operations: the approvals-waiting gauge counts `interrupted`). */
+  countThreadsByTenant(status: ThreadStatus): Promise<Array<{ tenantId: string; count: number }>>;
   // --- runs API in full (issue 11): bulk cancel ---
   /** The tenant's runs in any of `statuses`, on every thread, oldest first, at most `limit` (`POST /runs/cancel`). */
   listTenantRunsInStatus(tenantId: string, statuses: RunStatusName[], limit: number): Promise<RunRecord[]>;

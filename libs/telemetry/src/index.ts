@@ -2,7 +2,7 @@
  * OpenTelemetry for AgentLoop: `initTelemetry` (SDK from the standard OTEL_*
  * environment: OTLP/console traces, OTLP/Prometheus metrics) and the helpers
  * instrumented code uses (`withSpan`, trace-context propagation, the shared
- * metric instruments). Without initTelemetry everything is a no-op.
+ * metric instruments and gauges, the pino → OTel log tee). Without initTelemetry everything is a no-op.
  */
 export { initTelemetry, type Telemetry, type TelemetryOptions } from './sdk.js';
 export {
@@ -24,4 +24,6 @@ export {
   type Attributes,
   type Context,
 } from './instruments.js';
-export { startTestTelemetry, type TestTelemetry, type ReadableSpan } from './testing.js';
+export { exportLogLine, logTelemetry } from './logs.js';
+export { observeQueues, observePendingApprovals, type ObservedQueue, type PendingCount } from './gauges.js';
+export { startTestTelemetry, type TestTelemetry, type ReadableSpan, type ReadableLogRecord } from './testing.js';

@@ -131,7 +131,7 @@ function build(meter: Meter): AgentLoopInstruments {
     toolCallDuration: meter.createHistogram('agentloop.tool.duration', { description: 'Tool call latency seen by the orchestrator', ...seconds }),
     modelCalls: meter.createCounter('agentloop.model.calls', { description: 'Model calls, by model and outcome' }),
     modelCallDuration: meter.createHistogram('agentloop.model.duration', { description: 'Model call latency', ...seconds }),
-    tokens: meter.createCounter('agentloop.model.tokens', { description: 'Tokens, by model and kind (input, output)', unit: '{token}' }),
+    tokens: meter.createCounter('agentloop.model.tokens', { description: 'Tokens, by model, tenant and type (input, output)', unit: '{token}' }),
     busRequestDuration: meter.createHistogram('agentloop.bus.request.duration', { description: 'Bus request latency, by subject and outcome', ...seconds }),
     httpRequestDuration: meter.createHistogram('http.server.request.duration', { description: 'HTTP request latency', ...seconds }),
     webhookDeliveries: meter.createCounter('agentloop.webhook.deliveries', { description: 'Webhook delivery attempts, by outcome' }),

@@ -1,10 +1,20 @@
 import os from 'node:os';
 import { metrics, propagation, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { logs } from '@opentelemetry/api-logs';
+import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BatchLogRecordProcessor,
+  ConsoleLogRecordExporter,
+  LoggerProvider,
+  SimpleLogRecordProcessor,
+  type LogRecordExporter,
+  type LogRecordProcessor,
+} from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BatchSpanProcessor,
@@ -19,6 +29,7 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { ConfigError, type Logger } from '@agentloop/core';
 import { setTracingRegistered } from './instruments.js';
+import { setLogExport } from './logs.js';
 
 export interface TelemetryOptions {
   /** service.name (OTEL_SERVICE_NAME overrides it). */
@@ -31,6 +42,8 @@ export interface TelemetryOptions {
   spanExporter?: SpanExporter;
   /** Extra metric reader (tests). */
   metricReader?: IMetricReader;
+  /** Extra log record exporter (tests: an InMemoryLogRecordExporter), exported synchronously. */
+  logRecordExporter?: LogRecordExporter;
 }
 
 export interface Telemetry {
@@ -38,6 +51,8 @@ export interface Telemetry {
   readonly tracing: boolean;
   /** Whether metrics are exported or served. */
   readonly metrics: boolean;
+  /** Whether log lines are exported as OTel log records. */
+  readonly logs: boolean;
   /** Port of the Prometheus scrape endpoint when OTEL_METRICS_EXPORTER=prometheus. */
   readonly prometheusPort: number | undefined;
   /** Flushes and stops the exporters; the global providers fall back to no-ops. */
@@ -51,13 +66,28 @@ const list = (v: string | undefined) =>
     .filter((s) => s !== '');
 
 /**
+ * The OTLP/HTTP URL of one signal from `env` (the exporters would read process.env, which an
+ * embedded server started with its own env does not share): the signal's own endpoint as given,
+ * else the base endpoint plus `/v1/<signal>`, as the OTLP exporter specification says.
+ */
+function otlpUrl(env: NodeJS.ProcessEnv, signal: 'traces' | 'metrics' | 'logs'): { url?: string } {
+  const own = env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`];
+  if (own) return { url: own };
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return base ? { url: `${base.replace(/\/+$/, '')}/v1/${signal}` } : {};
+}
+
+/**
  * Starts OpenTelemetry for a process, from the standard environment:
  * - traces: `OTEL_TRACES_EXPORTER` = otlp | console | none (default otlp when
  *   `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, else none);
  *   sampling `OTEL_TRACES_SAMPLER_ARG` (ratio, parent-based; default 1);
  * - metrics: `OTEL_METRICS_EXPORTER` = otlp | prometheus | none (default otlp when an OTLP endpoint
  *   is set, else none); Prometheus on `OTEL_EXPORTER_PROMETHEUS_PORT` (default 9464) at /metrics;
- *   OTLP export every `OTEL_METRIC_EXPORT_INTERVAL` ms (default 60000).
+ *   OTLP export every `OTEL_METRIC_EXPORT_INTERVAL` ms (default 60000);
+ * - logs: `OTEL_LOGS_EXPORTER` = otlp | console | none (default otlp when an OTLP endpoint is set,
+ *   else none): every line of a logger built with `logTelemetry` becomes a log record in the trace
+ *   it was logged in.
  * With nothing configured the API stays a no-op: instrumented code costs next to nothing.
  * W3C trace context is the propagator, so `traceparent` headers link the services.
  */
@@ -71,6 +101,10 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
     if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_TRACES_EXPORTER: "${e}" is not one of otlp, console, none`);
   for (const e of metricExporters)
     if (!['otlp', 'prometheus', 'none'].includes(e)) throw new ConfigError(`OTEL_METRICS_EXPORTER: "${e}" is not one of otlp, prometheus, none`);
+  const logsEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT;
+  const logExporters = env.OTEL_LOGS_EXPORTER ? list(env.OTEL_LOGS_EXPORTER) : logsEndpoint ? ['otlp'] : [];
+  for (const e of logExporters)
+    if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_LOGS_EXPORTER: "${e}" is not one of otlp, console, none`);
   const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
     throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
@@ -84,7 +118,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
 
   const processors: SpanProcessor[] = [];
   for (const e of traceExporters) {
-    if (e === 'otlp') processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
+    if (e === 'otlp') processors.push(new BatchSpanProcessor(new OTLPTraceExporter(otlpUrl(env, 'traces'))));
     if (e === 'console') processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
   }
   if (opts.spanExporter) processors.push(new SimpleSpanProcessor(opts.spanExporter));
@@ -108,7 +142,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
       readers.push(
         new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter(),
+          exporter: new OTLPMetricExporter(otlpUrl(env, 'metrics')),
           exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60_000,
         }),
       );
@@ -133,8 +167,26 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
     meterProvider = new MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(meterProvider);
   }
+
+  const logProcessors: LogRecordProcessor[] = [];
+  for (const e of logExporters) {
+    if (e === 'otlp') logProcessors.push(new BatchLogRecordProcessor({ exporter: new OTLPLogExporter(otlpUrl(env, 'logs')) }));
+    if (e === 'console') logProcessors.push(new SimpleLogRecordProcessor({ exporter: new ConsoleLogRecordExporter() }));
+  }
+  if (opts.logRecordExporter) logProcessors.push(new SimpleLogRecordProcessor({ exporter: opts.logRecordExporter }));
+  let loggerProvider: LoggerProvider | undefined;
+  if (logProcessors.length > 0) {
+    loggerProvider = new LoggerProvider({ resource, processors: logProcessors });
+    logs.setGlobalLoggerProvider(loggerProvider);
+    setLogExport(loggerProvider.getLogger('agentloop'));
+  }
   opts.logger?.info(
-    { traces: traceExporters.filter((e) => e !== 'none'), metrics: metricExporters.filter((e) => e !== 'none'), prometheus_port: prometheusPort },
+    {
+      traces: traceExporters.filter((e) => e !== 'none'),
+      metrics: metricExporters.filter((e) => e !== 'none'),
+      logs: logExporters.filter((e) => e !== 'none'),
+      prometheus_port: prometheusPort,
+    },
     'telemetry',
   );
 
@@ -142,17 +194,21 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   return {
     tracing: tracerProvider !== undefined,
     metrics: meterProvider !== undefined,
+    logs: loggerProvider !== undefined,
     prometheusPort,
     async shutdown() {
       if (down) return;
       down = true;
-      await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
+      // Lines logged from here on are no longer exported; those already emitted are flushed below.
+      if (loggerProvider) setLogExport(undefined);
+      await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown(), loggerProvider?.shutdown()]);
       // Only what this instance registered: another instance (a test's) keeps its providers.
       if (tracerProvider) {
         trace.disable();
         setTracingRegistered(false);
       }
       if (meterProvider) metrics.disable();
+      if (loggerProvider) logs.disable();
     },
   };
 }

@@ -5,13 +5,13 @@
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, errorMessage, exitOnSignals, runMain } from '@agentloop/core';
 import { createMysqlStore } from '@agentloop/store';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { loadApprovalConfig } from './config.js';
 import { createApprovalService } from './service.js';
 
 await runMain('approval', async () => {
   const config = loadApprovalConfig();
-  const logger = createLogger({ service: 'approval', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'approval', level: config.LOG_LEVEL, ...logTelemetry });
   const telemetry = await initTelemetry({ serviceName: 'approval', logger });
   if (!config.NATS_URL || !config.MYSQL_URL) {
     throw new ConfigError('Invalid configuration:\n  NATS_URL and MYSQL_URL are required for the approval service (use `npm start` for the embedded mode)');

@@ -101,7 +101,7 @@ export const GatewayConfig = TransportEnv.extend({
   PROMPT_LANGUAGE: z.enum(['en', 'zh']).default('en'),
   /**
    * Requests per tenant per RATE_LIMIT_WINDOW_MS (429 beyond, with Retry-After), counted in Redis
-   * across gateway replicas in a cluster. 0 (the default) disables; k8s/config.yaml sets 1200.
+   * across gateway replicas in a cluster. 0 (the default) disables; k8s/base/config.yaml sets 1200.
    */
   RATE_LIMIT_MAX: envInt(0, 0, 10_000_000),
   RATE_LIMIT_WINDOW_MS: envInt(60_000, 1000, 24 * 60 * 60 * 1000),

@@ -3,7 +3,7 @@
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry, observePendingApprovals } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -18,7 +18,7 @@ import { withThreadResourceDeletion } from './thread-deletion.js';
 
 await runMain('gateway', async () => {
   const config = loadGatewayConfig();
-  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL, ...logTelemetry });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'gateway', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
@@ -58,9 +58,12 @@ await runMain('gateway', async () => {
   });
   const hooks = await startWebhookWorker({ webhooks, logger, config, store, redact: app.agentloop.redact });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // Threads waiting for a person, on this process's /metrics (every replica reads the same MySQL).
+  const unobserve = observePendingApprovals(() => store.countThreadsByTenant('interrupted'));
   const grpcServer = config.GRPC_ENABLED ? await startGrpcServer({ context: app.agentloop, host: config.HOST, port: config.GRPC_PORT, logger }) : undefined;
 
   exitOnSignals(logger, async () => {
+    unobserve();
     await grpcServer?.close();
     await app.close();
     await hooks.close(10_000);

@@ -4,6 +4,7 @@ import { fromBinary, WebhookJobSchema, type WebhookJob } from '@agentloop/proto'
 import { UnrecoverableJobError, type Job, type JobQueue, type QueueWorker } from '@agentloop/queue';
 import type { Store, WebhookAttempt } from '@agentloop/store';
 import { errorMessage, type Logger } from '@agentloop/core';
+import { instruments } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 
 /**
@@ -191,8 +192,10 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
       attempts: job.attempts,
     };
     const started = Date.now();
-    const record = (outcome: WebhookAttempt['outcome'], statusCode: number | null, error: string | null) =>
-      opts.store
+    const record = (outcome: WebhookAttempt['outcome'], statusCode: number | null, error: string | null) => {
+      // Every attempt counts once, by how it ended (the dashboard's webhook outcomes, the failure alert).
+      instruments().webhookDeliveries.add(1, { outcome });
+      return opts.store
         ?.recordWebhookAttempt({
           tenantId: hook.tenantId,
           deliveryId: hook.deliveryId,
@@ -205,6 +208,7 @@ export async function startWebhookWorker(opts: WebhookWorkerOptions): Promise<Qu
           durationMs: Date.now() - started,
         })
         .catch((err: unknown) => log.warn({ ...fields, err: errorMessage(err) }, 'webhook attempt not logged'));
+    };
     try {
       const status = await deliverWebhook(hook, {
         secret: opts.config.WEBHOOK_SECRET,

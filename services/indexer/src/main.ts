@@ -4,13 +4,13 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { loadIndexerConfig } from './config.js';
 import { createIndexer } from './service.js';
 
 await runMain('indexer', async () => {
   const config = loadIndexerConfig();
-  const logger = createLogger({ service: 'indexer', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'indexer', level: config.LOG_LEVEL, ...logTelemetry });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'indexer', logger });
   if (!config.NATS_URL) {

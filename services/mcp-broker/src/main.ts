@@ -4,13 +4,13 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { loadMcpBrokerConfig } from './config.js';
 import { createMcpBroker } from './service.js';
 
 await runMain('mcp-broker', async () => {
   const config = loadMcpBrokerConfig();
-  const logger = createLogger({ service: 'mcp-broker', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'mcp-broker', level: config.LOG_LEVEL, ...logTelemetry });
   const telemetry = await initTelemetry({ serviceName: 'mcp-broker', logger });
   if (!config.NATS_URL) throw new ConfigError('Invalid configuration:\n  NATS_URL is required for the MCP broker (use `npm start` for the embedded mode)');
   const bus = await connectNatsBus({ url: config.NATS_URL, name: 'mcp-broker', logger });

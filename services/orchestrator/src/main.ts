@@ -3,7 +3,7 @@
  * agent loop with MySQL checkpoints and calls tools over NATS.
  */
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry, observeQueues } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -13,7 +13,7 @@ import { createOrchestrator } from './service.js';
 
 await runMain('orchestrator', async () => {
   const config = loadOrchestratorConfig();
-  const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'orchestrator', level: config.LOG_LEVEL, ...logTelemetry });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'orchestrator', logger });
   if (!config.NATS_URL || !config.REDIS_URL || !config.MYSQL_URL) {
@@ -33,8 +33,11 @@ await runMain('orchestrator', async () => {
   const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });
   const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync', scheduler });
   await orchestrator.start();
+  // Queue depth and age on this process's /metrics (every replica reports the same Redis queues).
+  const unobserve = observeQueues([runs, webhooks]);
 
   exitOnSignals(logger, async () => {
+    unobserve();
     await orchestrator.stop();
     await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close(), store.close(), checkpointer.end()]);
     await bus.close();

@@ -4,13 +4,13 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { loadSkillSandboxConfig } from './config.js';
 import { createSkillSandbox } from './service.js';
 
 await runMain('skill-sandbox', async () => {
   const config = loadSkillSandboxConfig();
-  const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'skill-sandbox', level: config.LOG_LEVEL, ...logTelemetry });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'skill-sandbox', logger });
   if (!config.NATS_URL) {

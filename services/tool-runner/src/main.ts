@@ -4,14 +4,14 @@
  */
 import { connectNatsBus } from '@agentloop/bus';
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, traceLogFields } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { loadToolRunnerConfig } from './config.js';
 import { createToolRunner } from './service.js';
 import { readToolsConfig } from './tool-loader.js';
 
 await runMain('tool-runner', async () => {
   const config = loadToolRunnerConfig();
-  const logger = createLogger({ service: 'tool-runner', level: config.LOG_LEVEL, mixin: traceLogFields });
+  const logger = createLogger({ service: 'tool-runner', level: config.LOG_LEVEL, ...logTelemetry });
   // Traces and metrics per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'tool-runner', logger });
   if (!config.NATS_URL) {

@@ -93,6 +93,17 @@ export class ThreadRepository {
     return Number(row.n);
   }
 
+  /** Threads in `status`, counted per tenant (operations; counts only, no tenant's records leave). */
+  async countByTenant(status: ThreadStatus): Promise<Array<{ tenantId: string; count: number }>> {
+    const rows = await this.ctx.db
+      .selectFrom('threads')
+      .where('status', '=', status)
+      .groupBy('tenant_id')
+      .select((eb) => ['tenant_id', eb.fn.countAll<number | bigint | string>().as('n')])
+      .execute();
+    return rows.map((r) => ({ tenantId: r.tenant_id, count: Number(r.n) }));
+  }
+
   /** The tenant's threads with the filters of `count` and `search` as WHERE clauses. */
   private filtered(tenantId: string, filter: ThreadCountFilter) {
     const { dialect } = this.ctx;

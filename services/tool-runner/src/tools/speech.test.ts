@@ -150,7 +150,7 @@ describe('transcribe_audio', () => {
 });
 
 describe('provider tools when unconfigured', () => {
-  it('count empty variables (k8s/config.yaml ships them empty) as unset', async () => {
+  it('count empty variables (k8s/base/config.yaml ships them empty) as unset', async () => {
     const empty = Object.fromEntries(
       [
         'WEB_SEARCH_PROVIDER',

@@ -6,7 +6,7 @@
 import { REMOVE_ALL_MESSAGES, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { AIMessage, RemoveMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import { errorMessage } from '@agentloop/core';
-import { instruments, SpanKind, withSpan } from '@agentloop/telemetry';
+import { instruments, SpanKind, withSpan, type Attributes } from '@agentloop/telemetry';
 import type { ToolSpec } from '@agentloop/proto';
 import type { ModelSlot, ResolvedModel } from '../../models/registry.js';
 import { basePrompt, buildSystemPrompt, mentionReminders, todoReminder } from '../../prompts.js';
@@ -174,17 +174,29 @@ export async function callModel(
   const base = resolved.model;
   const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
   const modelStarted = performance.now();
+  // GenAI semantic conventions (docs/operations.md): span "chat <model>", the request's model and
+  // provider, then the usage and finish reasons of the answer. gen_ai.system is the name the
+  // conventions used before gen_ai.provider.name; backends that predate it still read it.
   const response = await withSpan(
-    `model ${resolved.label}`,
+    `chat ${resolved.label}`,
     {
       kind: SpanKind.CLIENT,
-      attributes: { 'gen_ai.request.model': resolved.label, 'gen_ai.provider.name': resolved.provider, 'agentloop.route': decision.reason },
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': resolved.label,
+        'gen_ai.provider.name': resolved.provider,
+        'gen_ai.system': resolved.provider,
+        'agentloop.route': decision.reason,
+        'agentloop.tenant': ctx.tenantId,
+      },
     },
     async (span) => {
       const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
-      const r = await (ctx.stepLease ? ctx.stepLease.idle(call) : call());
-      const u = (r as AIMessage).usage_metadata;
+      const r = (await (ctx.stepLease ? ctx.stepLease.idle(call) : call())) as AIMessage;
+      const u = r.usage_metadata;
       if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
+      const answered = responseAttributes(r);
+      span.setAttributes(answered);
       return r;
     },
   ).catch((err: unknown) => {
@@ -195,12 +207,28 @@ export async function callModel(
   const attrs = { 'gen_ai.request.model': resolved.label };
   metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
   metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
-  const u = (response as AIMessage).usage_metadata;
+  const u = response.usage_metadata;
   if (u) {
-    metrics.tokens.add(u.input_tokens, { ...attrs, kind: 'input' });
-    metrics.tokens.add(u.output_tokens, { ...attrs, kind: 'output' });
+    // By tenant too: the dashboard's tokens by tenant and model (what each tenant costs).
+    metrics.tokens.add(u.input_tokens, { ...attrs, 'agentloop.tenant': ctx.tenantId, 'gen_ai.token.type': 'input' });
+    metrics.tokens.add(u.output_tokens, { ...attrs, 'agentloop.tenant': ctx.tenantId, 'gen_ai.token.type': 'output' });
   }
   return response as AIMessage;
+}
+
+/**
+ * `gen_ai.response.model` and `gen_ai.response.finish_reasons` of an answer: the provider's own
+ * words where it gives them (OpenAI `finish_reason`, Anthropic `stop_reason`), else what the
+ * answer shows (tool calls or a final message).
+ */
+function responseAttributes(r: AIMessage): Attributes {
+  const meta = (r.response_metadata ?? {}) as Record<string, unknown>;
+  const given = meta.finish_reason ?? meta.stop_reason;
+  const reason = typeof given === 'string' && given !== '' ? given : (r.tool_calls?.length ?? 0) > 0 ? 'tool_calls' : 'stop';
+  return {
+    'gen_ai.response.finish_reasons': [reason],
+    ...(typeof meta.model_name === 'string' ? { 'gen_ai.response.model': meta.model_name } : {}),
+  };
 }
 
 /**

@@ -94,20 +94,32 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
           // side-effecting one needs).
           const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
-          const res = await withSpan(`tool ${tc.name}`, { attributes: { 'agentloop.tool': tc.name, 'agentloop.tool_call_id': id } }, async (span) => {
-            const r =
-              deps.ledger && !idempotent
-                ? await executeWithLedger(
-                    deps.ledger,
-                    { ...call, idempotent },
-                    (c) => deps.tools.execute(c),
-                    deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
-                    deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
-                  )
-                : await deps.tools.execute(call);
-            if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
-            return r;
-          });
+          const res = await withSpan(
+            `tool ${tc.name}`,
+            {
+              attributes: {
+                'gen_ai.operation.name': 'execute_tool',
+                'gen_ai.tool.name': tc.name,
+                'gen_ai.tool.call.id': id,
+                'agentloop.tool': tc.name,
+                'agentloop.tool_call_id': id,
+              },
+            },
+            async (span) => {
+              const r =
+                deps.ledger && !idempotent
+                  ? await executeWithLedger(
+                      deps.ledger,
+                      { ...call, idempotent },
+                      (c) => deps.tools.execute(c),
+                      deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+                      deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+                    )
+                  : await deps.tools.execute(call);
+              if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
+              return r;
+            },
+          );
           const metrics = instruments();
           const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
           metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
