@@ -13,6 +13,8 @@ import { assistantsContract } from './assistants-contract.js';
 import { cronsContract } from './crons-contract.js';
 // Store items (issue 12)
 import { storeItemsContract } from './store-items-contract.js';
+// Usage ledger (issue 17)
+import { tokenUsageContract } from './token-usage-contract.js';
 import { uid } from './fixture.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
@@ -772,4 +774,5 @@ export function storeContract(harness: StoreTestHarness): void {
   cronsContract(harness);
   // Store items (issue 12)
   storeItemsContract(harness);
+  tokenUsageContract(harness);
 }
