@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TokenBudgetEnv, TransportEnv } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
 import { embeddingsFromEnv } from '@agentloop/store';
 
@@ -117,6 +117,13 @@ export const GatewayConfig = TransportEnv.extend({
   TENANT_RUN_QUOTAS: tenantNumbers('TENANT_RUN_QUOTAS'),
   /** Per-tenant overrides of RATE_LIMIT_MAX: `acme=5000,globex=100`. */
   TENANT_RATE_LIMITS: tenantNumbers('TENANT_RATE_LIMITS'),
+  /** Tenants' daily and monthly token budgets (issue 17): 429 at admission once used up. */
+  ...TokenBudgetEnv.shape,
+  /**
+   * Tenants whose API keys are operators' (admin) keys: they may read every tenant's usage
+   * (`GET /usage`). Comma-separated tenant names. With auth off, the one caller is the operator.
+   */
+  AGENTLOOP_ADMIN_TENANTS: CorsOrigins,
   /** The gRPC API (api.proto): port (0 = any free port) and switch. */
   GRPC_PORT: envInt(50051, 0, 65535),
   GRPC_ENABLED: envBool(true),
