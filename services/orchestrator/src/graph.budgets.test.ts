@@ -73,7 +73,7 @@ describe('token budgets in the agent graph', () => {
     expect(calls()).toBe(1);
     const last = out.messages.at(-1)!;
     expect(AIMessage.isInstance(last) && last.content).toBe('This run has used its token budget: 300 of 300 tokens (config.configurable.max_tokens_total).');
-    expect(last.response_metadata.agentloop_budget).toEqual({ budget: 'run', limit: 300, used: 300, resets_at: null });
+    expect((last.response_metadata as Record<string, unknown>).agentloop_budget).toEqual({ budget: 'run', limit: 300, used: 300, resets_at: null });
     expect(out.finalize_reason).toBe('token_budget');
     expect(out.run_usage.total_tokens).toBe(300);
   });
