@@ -66,7 +66,9 @@ export function tenantBudgetLimits(env: Partial<TokenBudgetEnv>, tenantId: strin
 /** True when no tenant can have a budget (nothing to check, no ledger read needed). */
 export function budgetsConfigured(env: Partial<TokenBudgetEnv>): boolean {
   const any = (m: ReadonlyMap<string, number> | undefined) => [...(m?.values() ?? [])].some((v) => v > 0);
-  return (env.TOKEN_BUDGET_DAILY ?? 0) > 0 || (env.TOKEN_BUDGET_MONTHLY ?? 0) > 0 || any(env.TENANT_TOKEN_BUDGETS_DAILY) || any(env.TENANT_TOKEN_BUDGETS_MONTHLY);
+  return (
+    (env.TOKEN_BUDGET_DAILY ?? 0) > 0 || (env.TOKEN_BUDGET_MONTHLY ?? 0) > 0 || any(env.TENANT_TOKEN_BUDGETS_DAILY) || any(env.TENANT_TOKEN_BUDGETS_MONTHLY)
+  );
 }
 
 /** The UTC day and month `now` falls in, as the ledger keys them, and when each ends. */

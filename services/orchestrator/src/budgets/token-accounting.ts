@@ -71,7 +71,13 @@ export class TokenAccounting {
     if (!this.deps.budgets) return null;
     const { exceeded } = await this.deps.budgets.status(tenantId);
     if (!exceeded) return null;
-    return { budget: exceeded.budget, limit: exceeded.limit, used: exceeded.used, resets_at: exceeded.resets_at, message: budgetExceededMessage(tenantId, exceeded) };
+    return {
+      budget: exceeded.budget,
+      limit: exceeded.limit,
+      used: exceeded.used,
+      resets_at: exceeded.resets_at,
+      message: budgetExceededMessage(tenantId, exceeded),
+    };
   }
 
   private async record(tenantId: string, model: string, usage: TokenUsage | null, firstCallOfRun: boolean): Promise<void> {
