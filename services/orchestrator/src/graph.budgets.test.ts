@@ -8,6 +8,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { parseConfig, silentLogger, TokenBudgetEnv } from '@agentloop/core';
 import { createStore, TenantBudgets, type Store } from '@agentloop/store';
+import { startTestTelemetry, type TestTelemetry } from '@agentloop/telemetry';
 import { buildAgentGraph, type RunContext } from './graph.js';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted.js';
 import { TokenAccounting } from './budgets/token-accounting.js';
@@ -17,12 +18,15 @@ const used = (n: number) => ({ usage: { input_tokens: n, output_tokens: 0 } });
 
 describe('token budgets in the agent graph', () => {
   let store: Store;
+  let telemetry: TestTelemetry;
   beforeAll(async () => {
     store = createStore({ sqlitePath: ':memory:' });
     await store.migrate();
+    telemetry = await startTestTelemetry('orchestrator');
   });
   afterAll(async () => {
     await store.close();
+    await telemetry[Symbol.asyncDispose]();
   });
 
   function harness(tenantId: string, budgetEnv: Record<string, string> = {}) {
@@ -86,5 +90,10 @@ describe('token budgets in the agent graph', () => {
     expect(out.messages.at(-1)!.content).toBe('Tenant t-day has used its daily token budget: 500 of 500 tokens. It resets at 2026-03-11T00:00:00.000Z.');
     expect(out.finalize_reason).toBe('token_budget');
     expect((await h.ledger()).map((r) => r.totalTokens)).toEqual([500]);
+    await telemetry.collect();
+    const remaining = telemetry.points('agentloop.tokens.budget_remaining').filter((p) => p.attributes['agentloop.tenant'] === 't-day');
+    expect(remaining.map((p) => [p.attributes.budget, p.value])).toEqual([['daily', 0]]);
+    const tokens = telemetry.points('agentloop.model.tokens').filter((p) => p.attributes['agentloop.tenant'] === 't-day' && p.attributes.kind === 'input');
+    expect(tokens.map((p) => [p.attributes['gen_ai.request.model'], p.value])).toEqual([['scripted', 500]]);
   });
 });

@@ -7,11 +7,17 @@
  */
 import { budgetExceededMessage } from '@agentloop/core';
 import type { TenantBudgets } from '@agentloop/store';
+import { instruments } from '@agentloop/telemetry';
 import { ApiError } from '../errors.js';
 
 export async function checkTokenBudget(budgets: TenantBudgets | undefined, tenantId: string): Promise<void> {
   if (!budgets) return;
-  const { exceeded } = await budgets.status(tenantId, { fresh: true });
+  const status = await budgets.status(tenantId, { fresh: true });
+  const gauge = instruments().tokenBudgetRemaining;
+  for (const [budget, s] of [['daily', status.daily] as const, ['monthly', status.monthly] as const]) {
+    if (s) gauge.record(Math.max(0, s.limit - s.used), { 'agentloop.tenant': tenantId, budget });
+  }
+  const { exceeded } = status;
   if (!exceeded) return;
   throw new ApiError('RESOURCE_EXHAUSTED', `${budgetExceededMessage(tenantId, exceeded)} New runs are refused until then.`, {
     retryAfterS: exceeded.retry_after_s,

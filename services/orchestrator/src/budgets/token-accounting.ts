@@ -3,7 +3,7 @@
  * (one upsert-increment), and before every model call the run's own budget
  * (`configurable.max_tokens_total`) and its tenant's daily and monthly budgets are checked.
  */
-import { budgetExceededMessage, errorMessage, usagePeriods, type BudgetPeriod, type Logger } from '@agentloop/core';
+import { budgetExceededMessage, errorMessage, usagePeriods, type BudgetPeriod, type Logger, type TenantBudgetStatus } from '@agentloop/core';
 import type { Store, TenantBudgets } from '@agentloop/store';
 import { instruments } from '@agentloop/telemetry';
 import type { TokenUsage } from '../usage.js';
@@ -45,6 +45,14 @@ export interface TokenAccountingDeps {
   now?: () => Date;
 }
 
+/** The `agentloop.tokens.budget_remaining` gauge, from a budget check's figures. */
+export function recordBudgetRemaining(tenantId: string, status: Pick<TenantBudgetStatus, 'daily' | 'monthly'>): void {
+  const gauge = instruments().tokenBudgetRemaining;
+  for (const [budget, s] of [['daily', status.daily] as const, ['monthly', status.monthly] as const]) {
+    if (s) gauge.record(Math.max(0, s.limit - s.used), { 'agentloop.tenant': tenantId, budget });
+  }
+}
+
 export class TokenAccounting {
   private readonly now: () => Date;
   constructor(private readonly deps: TokenAccountingDeps) {
@@ -69,7 +77,9 @@ export class TokenAccounting {
       };
     }
     if (!this.deps.budgets) return null;
-    const { exceeded } = await this.deps.budgets.status(tenantId);
+    const status = await this.deps.budgets.status(tenantId);
+    recordBudgetRemaining(tenantId, status);
+    const { exceeded } = status;
     if (!exceeded) return null;
     return {
       budget: exceeded.budget,
