@@ -49,6 +49,21 @@ const CorsOrigins = z
           .filter((s) => s !== ''),
   );
 
+/** `ops,audit` → the tenant names, each as AGENTLOOP_API_KEYS allows them. */
+const TenantList = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const names = (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const bad = names.find((n) => !/^[A-Za-z0-9_.-]{1,64}$/.test(n));
+    if (bad === undefined) return names;
+    ctx.addIssue({ code: 'custom', message: `tenant "${bad}" must be 1-64 characters of letters, digits, "_", "." or "-"` });
+    return z.NEVER;
+  });
+
 const optionalString = z
   .string()
   .optional()
@@ -123,7 +138,7 @@ export const GatewayConfig = TransportEnv.extend({
    * Tenants whose API keys are operators' (admin) keys: they may read every tenant's usage
    * (`GET /usage`). Comma-separated tenant names. With auth off, the one caller is the operator.
    */
-  AGENTLOOP_ADMIN_TENANTS: CorsOrigins,
+  AGENTLOOP_ADMIN_TENANTS: TenantList,
   /** The gRPC API (api.proto): port (0 = any free port) and switch. */
   GRPC_PORT: envInt(50051, 0, 65535),
   GRPC_ENABLED: envBool(true),
