@@ -15,3 +15,20 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions } from './l
 export { newId, newOrderedId, isUuid, sleep } from './ids.js';
 export { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, jsonDepthExceeds, jsonShapeExceeds, parseJsonWithin, JsonDepthError } from './json.js';
 export { PathRedactor, pathRootVariants, processPathRoots, type PathRoot } from './redact.js';
+// Token budgets (issue 17)
+export {
+  TokenBudgetEnv,
+  tenantBudgetLimits,
+  budgetsConfigured,
+  usagePeriods,
+  utcDay,
+  tenantBudgetStatus,
+  budgetExceededMessage,
+  type BudgetPeriod,
+  type TenantBudgetLimits,
+  type UsagePeriods,
+  type BudgetState,
+  type BudgetExceeded,
+  type TenantBudgetStatus,
+  type TenantUsageSoFar,
+} from './token-budgets.js';

@@ -42,6 +42,9 @@ export { MAX_NAMESPACE_LENGTH, MAX_ITEM_KEY_LENGTH, STORE_SEARCH_SCAN_LIMIT, NAM
 export { StoreItems, type StoreItemsOptions, type PutItemOptions } from './items/store-items.js';
 export { OpenAiEmbeddings, embeddingsFromEnv, type Embedder, type EmbeddingsConfig } from './items/embeddings.js';
 export { indexedText } from './items/indexed-text.js';
+// Usage ledger and token budgets (issue 17)
+export { type TokenUsageIncrement, type TokenUsageRow, type TokenUsageSoFar } from './types.js';
+export { TenantBudgets, type TenantBudgetsOptions } from './usage/tenant-budgets.js';
 // Crons (issue 12)
 export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';

@@ -203,6 +203,22 @@ export interface StoreItemsTable {
   /** Epoch ms after which the item is gone; NULL = never. */
   expires_at: number | null;
 }
+// Usage ledger (migration 0014, issue 17)
+
+/** Tokens and model calls of one tenant, UTC day and model. */
+export interface TokenUsageTable {
+  tenant_id: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  model_calls: number;
+  /** Runs whose first model call was counted in this row. */
+  runs: number;
+  updated_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -219,6 +235,8 @@ export interface Database {
   crons: CronsTable;
   // Store items (issue 12)
   store_items: StoreItemsTable;
+  // Usage ledger (issue 17)
+  token_usage: TokenUsageTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

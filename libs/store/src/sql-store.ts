@@ -28,6 +28,9 @@ import type { NamespaceListing, StoreItemHit, StoreItemRecord, StoreItemSearch, 
 // Crons (issue 12)
 import { CronRepository } from './repositories/crons.js';
 import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './types.js';
+// Usage ledger (issue 17)
+import { TokenUsageRepository } from './repositories/token-usage.js';
+import type { TokenUsageIncrement, TokenUsageRow, TokenUsageSoFar } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -82,6 +85,8 @@ export class SqlStore implements Store {
   readonly storeItems: StoreItemRepository;
   /** Crons (issue 12). */
   readonly crons: CronRepository;
+  /** Usage ledger (issue 17). */
+  readonly tokenUsage: TokenUsageRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -103,6 +108,7 @@ export class SqlStore implements Store {
     // Store items (issue 12)
     this.storeItems = new StoreItemRepository(ctx);
     this.crons = new CronRepository(ctx);
+    this.tokenUsage = new TokenUsageRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -326,6 +332,20 @@ export class SqlStore implements Store {
   }
   countCrons(tenantId: string, filter: CronFilter): Promise<number> {
     return this.crons.count(tenantId, filter);
+  }
+  // Usage ledger (issue 17)
+
+  recordTokenUsage(u: TokenUsageIncrement): Promise<void> {
+    return this.tokenUsage.record(u);
+  }
+  tokenUsageSoFar(tenantId: string, day: string, monthStart: string): Promise<TokenUsageSoFar> {
+    return this.tokenUsage.soFar(tenantId, day, monthStart);
+  }
+  tokenUsageRows(tenantId: string, from: string, to: string): Promise<TokenUsageRow[]> {
+    return this.tokenUsage.rows(tenantId, from, to);
+  }
+  tokenUsageRowsOfAllTenants(from: string, to: string): Promise<TokenUsageRow[]> {
+    return this.tokenUsage.rowsOfAllTenants(from, to);
   }
   // -------------------------------------------------------------------------
 

@@ -389,6 +389,39 @@ export interface NamespaceListing {
 }
 // ---------------------------------------------------------------------------
 
+// Usage ledger (issue 17)
+
+/** One model call's usage, added to the ledger row of (tenant, UTC day, model). */
+export interface TokenUsageIncrement {
+  tenantId: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  /** The run's first model call: the row counts one more run. */
+  firstCallOfRun: boolean;
+}
+
+/** One ledger row. */
+export interface TokenUsageRow {
+  tenantId: string;
+  day: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  modelCalls: number;
+  runs: number;
+}
+
+/** A tenant's total tokens today and this month. */
+export interface TokenUsageSoFar {
+  day: number;
+  month: number;
+}
+
 export interface Store {
   /** Runs pending migrations; idempotent and safe when several processes start at once. */
   migrate(): Promise<void>;
@@ -520,6 +553,16 @@ export interface Store {
   listItemNamespaces(tenantId: string, opts: NamespaceListing): Promise<string[][]>;
   /** Deletes up to `limit` expired items of every tenant; returns how many. */
   sweepExpiredItems(limit: number): Promise<number>;
+  // Usage ledger (issue 17)
+
+  /** Adds one model call to the ledger: one upsert-increment statement. */
+  recordTokenUsage(u: TokenUsageIncrement): Promise<void>;
+  /** The tenant's total tokens on `day` and from `monthStart` through `day` (YYYY-MM-DD). */
+  tokenUsageSoFar(tenantId: string, day: string, monthStart: string): Promise<TokenUsageSoFar>;
+  /** The tenant's ledger rows from `from` through `to` (inclusive, YYYY-MM-DD). */
+  tokenUsageRows(tenantId: string, from: string, to: string): Promise<TokenUsageRow[]>;
+  /** Every tenant's ledger rows in the range — for an operator's report, never a tenant's. */
+  tokenUsageRowsOfAllTenants(from: string, to: string): Promise<TokenUsageRow[]>;
   // -------------------------------------------------------------------------
 
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import {
   type Attributes,
   type Context,
   type Counter,
+  type Gauge,
   type Histogram,
   type Meter,
   type MeterProvider,
@@ -112,6 +113,8 @@ export interface AgentLoopInstruments {
   modelCalls: Counter;
   modelCallDuration: Histogram;
   tokens: Counter;
+  /** Tokens a tenant's budget has left, by tenant and budget (daily, monthly), as of its last check (issue 17). */
+  tokenBudgetRemaining: Gauge;
   busRequestDuration: Histogram;
   httpRequestDuration: Histogram;
   webhookDeliveries: Counter;
@@ -132,6 +135,10 @@ function build(meter: Meter): AgentLoopInstruments {
     modelCalls: meter.createCounter('agentloop.model.calls', { description: 'Model calls, by model and outcome' }),
     modelCallDuration: meter.createHistogram('agentloop.model.duration', { description: 'Model call latency', ...seconds }),
     tokens: meter.createCounter('agentloop.model.tokens', { description: 'Tokens, by model, tenant and type (input, output)', unit: '{token}' }),
+    tokenBudgetRemaining: meter.createGauge('agentloop.tokens.budget_remaining', {
+      description: "Tokens left in a tenant's budget, by tenant and budget (daily, monthly), as of its last check",
+      unit: '{token}',
+    }),
     busRequestDuration: meter.createHistogram('agentloop.bus.request.duration', { description: 'Bus request latency, by subject and outcome', ...seconds }),
     httpRequestDuration: meter.createHistogram('http.server.request.duration', { description: 'HTTP request latency', ...seconds }),
     webhookDeliveries: meter.createCounter('agentloop.webhook.deliveries', { description: 'Webhook delivery attempts, by outcome' }),

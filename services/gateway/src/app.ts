@@ -23,12 +23,13 @@ import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
 import type { CheckpointRewinder } from './run-service/rollback.js';
 // Store items (issue 12)
-import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Embedder } from '@agentloop/store';
+import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Embedder } from '@agentloop/store';
 import { registerStoreRoutes, startStoreSweeper } from './routes/store.js';
 import { StoreApi } from './store-api.js';
 // Crons (issue 12)
 import { CronService } from './cron-service.js';
 import { registerCronRoutes } from './routes/crons.js';
+import { registerUsageRoutes } from './routes/usage.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -184,6 +185,10 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     const body: Record<string, unknown> = { detail };
     if (err instanceof RequestValidationError) body.errors = err.issues.map((i) => ({ path: i.path, message: redact(i.message) }));
     if (status === 401) void reply.header('www-authenticate', 'Bearer');
+    if (err instanceof ApiError) {
+      if (err.extra) Object.assign(body, err.extra, { detail });
+      if (err.retryAfterS !== undefined) void reply.header('retry-after', String(err.retryAfterS));
+    }
     return reply.status(status).send(body);
   });
 
@@ -193,7 +198,10 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
 
   const skills = deps.skills ?? (await SkillsConfig.load(config.SKILLS_CONFIG));
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, logger: deps.logger.child({ component: 'workspaces' }) });
+  // Token budgets (issue 17): fresh ledger reads at admission and in GET /usage, hence no cache.
+  const budgets = new TenantBudgets(deps.store, config, { cacheMs: 0 });
   const runs = new RunService({
+    budgets,
     store: deps.store,
     runs: deps.runs,
     events: deps.events,
@@ -233,6 +241,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   app.addHook('onClose', async () => stopSweeper());
   // Crons (issue 12)
   registerCronRoutes(app, crons);
+  // Usage and budgets (issue 17)
+  registerUsageRoutes(app, { store: deps.store, budgets, config });
   app.addHook('onReady', async () => {
     await crons.start();
   });

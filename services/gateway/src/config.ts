@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TokenBudgetEnv, TransportEnv } from '@agentloop/core';
 import { envAllowList } from '@agentloop/net';
 import { embeddingsFromEnv } from '@agentloop/store';
 
@@ -48,6 +48,21 @@ const CorsOrigins = z
           .map((s) => s.trim())
           .filter((s) => s !== ''),
   );
+
+/** `ops,audit` → the tenant names, each as AGENTLOOP_API_KEYS allows them. */
+const TenantList = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const names = (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const bad = names.find((n) => !/^[A-Za-z0-9_.-]{1,64}$/.test(n));
+    if (bad === undefined) return names;
+    ctx.addIssue({ code: 'custom', message: `tenant "${bad}" must be 1-64 characters of letters, digits, "_", "." or "-"` });
+    return z.NEVER;
+  });
 
 const optionalString = z
   .string()
@@ -117,6 +132,13 @@ export const GatewayConfig = TransportEnv.extend({
   TENANT_RUN_QUOTAS: tenantNumbers('TENANT_RUN_QUOTAS'),
   /** Per-tenant overrides of RATE_LIMIT_MAX: `acme=5000,globex=100`. */
   TENANT_RATE_LIMITS: tenantNumbers('TENANT_RATE_LIMITS'),
+  /** Tenants' daily and monthly token budgets (issue 17): 429 at admission once used up. */
+  ...TokenBudgetEnv.shape,
+  /**
+   * Tenants whose API keys are operators' (admin) keys: they may read every tenant's usage
+   * (`GET /usage`). Comma-separated tenant names. With auth off, the one caller is the operator.
+   */
+  AGENTLOOP_ADMIN_TENANTS: TenantList,
   /** The gRPC API (api.proto): port (0 = any free port) and switch. */
   GRPC_PORT: envInt(50051, 0, 65535),
   GRPC_ENABLED: envBool(true),

@@ -15,8 +15,14 @@ export interface FieldIssue {
  */
 export class ApiError extends AgentLoopError {
   override name = 'ApiError';
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  /** Seconds a client should wait before retrying (the HTTP `Retry-After` header). */
+  readonly retryAfterS: number | undefined;
+  /** Fields added to the HTTP body beside `detail` (e.g. which budget refused and when it resets). */
+  readonly extra: Readonly<Record<string, unknown>> | undefined;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean; retryAfterS?: number; extra?: Record<string, unknown> }) {
     super(code, message, options);
+    this.retryAfterS = options?.retryAfterS;
+    this.extra = options?.extra;
   }
   /** The HTTP status of this error's code. */
   get statusCode(): number {

@@ -5,7 +5,7 @@
  */
 import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { RunLifecycle, type JsonObject, type RunRecord, type Store, type UploadRecord } from '@agentloop/store';
+import { RunLifecycle, type JsonObject, type RunRecord, type Store, type TenantBudgets, type UploadRecord } from '@agentloop/store';
 import { assertNever, errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
@@ -19,6 +19,7 @@ import type { ThreadCheckpoints } from './checkpoints.js';
 import { isTerminal, RunCancellation, type CancelSelection } from './run-service/cancellation.js';
 import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
 import { checkQuota, stampThread } from './run-service/admission.js';
+import { checkTokenBudget } from './run-service/budget-admission.js';
 import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
 import { SkillsConfig } from './skills-config.js';
@@ -40,6 +41,8 @@ export interface RunServiceDeps {
   rewinder?: CheckpointRewinder;
   /** The thread's latest checkpoint state (a rolled-back thread's record is restored from it). */
   checkpoints?: ThreadCheckpoints;
+  /** Tenants' token budgets (issue 17): a tenant over one gets 429 at admission. Absent: none. */
+  budgets?: TenantBudgets;
 }
 
 export type { CancelAction } from './run-service/cancel-actions.js';
@@ -143,8 +146,9 @@ export class RunService {
   }
 
   /** `POST /runs/batch`, before creating any: the tenant's quota leaves room for `n` more runs. */
-  checkBatchQuota(tenantId: string, n: number): Promise<void> {
-    return checkQuota(this.deps.store, this.deps.config, tenantId, n);
+  async checkBatchQuota(tenantId: string, n: number): Promise<void> {
+    await checkTokenBudget(this.deps.budgets, tenantId);
+    await checkQuota(this.deps.store, this.deps.config, tenantId, n);
   }
 
   /**
@@ -159,6 +163,7 @@ export class RunService {
     const assistantId = validated.assistant.assistant_id;
     const strategy = body.multitask_strategy ?? 'reject';
     const streamModes = normalizeStreamModes(body.stream_mode);
+    await checkTokenBudget(this.deps.budgets, tenantId);
     await checkQuota(this.deps.store, this.deps.config, tenantId);
     const stateless = threadId === undefined;
     const runId = newId();

@@ -21,6 +21,13 @@ export const AgentConfigurable = z.looseObject({
   model: ModelSelection.optional().describe('Model slot (base, reasoning, vision, code, chat), {slot}, or a scripted model spec where allowed.'),
   model_pref: z.enum(MODEL_SLOTS).optional().describe('Preferred model slot when the router chooses.'),
   max_loops: z.number().int().min(MAX_LOOPS_MIN).max(MAX_LOOPS_MAX).optional().describe('Agent ⇄ tools iterations before the run is finalized.'),
+  max_tokens_total: z
+    .number()
+    .int()
+    .positive()
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe("Token budget of the run (issue 17): no model call is made once the run's own calls have used this many tokens."),
   tools: names('Allow-list of tool names offered to the model (MCP tools are governed by mcp_servers). Absent: every tool.').optional(),
   skills: names('Allow-list of skill ids the agent may load or run. Absent: every skill.').optional(),
   mcp_servers: names('Allow-list of MCP server ids whose tools are offered. Absent: every server.').optional(),

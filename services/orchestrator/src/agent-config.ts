@@ -26,9 +26,11 @@ export interface AgentPolicy {
   skills: ReadonlySet<string> | null;
   mcpServers: ReadonlySet<string> | null;
   requireApproval: ReadonlySet<string>;
+  /** `max_tokens_total`: the run's own token budget (issue 17); null = none. */
+  maxTokensTotal: number | null;
 }
 
-export const OPEN_POLICY: AgentPolicy = { instructions: null, tools: null, skills: null, mcpServers: null, requireApproval: new Set() };
+export const OPEN_POLICY: AgentPolicy = { instructions: null, tools: null, skills: null, mcpServers: null, requireApproval: new Set(), maxTokensTotal: null };
 
 /**
  * The policy of a run config. A malformed key fails the run (RunInputError naming it) rather than
@@ -51,6 +53,7 @@ export function agentPolicyOf(runConfig: JsonObject | undefined): AgentPolicy {
     skills: set(c.skills),
     mcpServers: set(c.mcp_servers),
     requireApproval: new Set(c.require_approval ?? []),
+    maxTokensTotal: c.max_tokens_total ?? null,
   };
 }
 

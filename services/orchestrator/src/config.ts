@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { embeddingsFromEnv } from '@agentloop/store';
-import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TokenBudgetEnv } from '@agentloop/core';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
@@ -96,6 +96,10 @@ export const OrchestratorEnv = z.object({
   STORE_EMBEDDINGS_BASE_URL: z.string().optional(),
   STORE_EMBEDDINGS_API_KEY: z.string().optional(),
   STORE_EMBEDDINGS_DIMS: z.string().optional(),
+  /** Tenants' daily and monthly token budgets (issue 17), the same variables as the gateway's. */
+  ...TokenBudgetEnv.shape,
+  /** How long one read of a tenant's usage answers the budget checks of this process's model calls (ms). */
+  TOKEN_BUDGET_CACHE_MS: envInt(2_000, 0, 600_000),
 });
 export type OrchestratorConfig = z.infer<typeof OrchestratorEnv>;
 

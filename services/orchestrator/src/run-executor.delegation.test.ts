@@ -126,6 +126,18 @@ describe('RunExecutor with delegated agents', () => {
     expect((await store.getRun('t1', childRunId(PARENT, 'call_s1_1')))?.metadata).toMatchObject({ parent_run_id: PARENT });
   });
 
+  it("counts the delegated agent's model calls in its tenant's usage ledger, as a run of its own (issue 17)", async () => {
+    const { executor, job } = await setup();
+    await executor.execute(job, 0, new AbortController().signal);
+    worker = await runs.process(runJobHandler(executor), { concurrency: 1 });
+    await expect.poll(async () => (await store.getRun('t1', PARENT))?.status, { timeout: 10_000 }).toBe('success');
+    const today = new Date().toISOString().slice(0, 10);
+    const rows = await store.tokenUsageRows('t1', today, today);
+    // Parent: delegate_task, then its answer after the resume; child: one answer.
+    expect(rows.map((r) => [r.model, r.modelCalls, r.runs])).toEqual([['scripted', 3, 2]]);
+    expect(rows[0]!.totalTokens).toBeGreaterThan(0);
+  });
+
   it('a child whose job fails for good at queue level is dead-lettered by the sweeper; the suspended parent is told (an error result) and its model answers', async () => {
     const { executor, job } = await setup();
     await executor.execute(job, 0, new AbortController().signal);

@@ -11,7 +11,7 @@ import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { RunJob } from '@agentloop/proto';
 import type { RunEventStream } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
-import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type StoreItems } from '@agentloop/store';
+import { RunLifecycle, TERMINAL_RUN_STATUSES, type Store, type RunRecord, type StoreItems, type TenantBudgets } from '@agentloop/store';
 import { assertNever, errorMessage, sleep, type Logger } from '@agentloop/core';
 import { buildAgentGraph, type AgentGraph, type RunContext } from './graph.js';
 import type { ModelRegistry, ResolvedModel } from './models/registry.js';
@@ -44,6 +44,9 @@ import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
 import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
 import { runMemory } from './memory/run-memory.js';
+import { TokenAccounting } from './budgets/token-accounting.js';
+import { budgetOutcome } from './run/budget-outcome.js';
+import { agentPolicyOf } from './agent-config.js';
 
 // The import paths the rest of the repository (and the package index) uses.
 export { parseMaxLoops } from './run/input.js';
@@ -67,6 +70,8 @@ export interface RunExecutorDeps {
   checkpointer: BaseCheckpointSaver;
   /** Long-term memory (issue 12): bound to each run's tenant, as its graph store and the memory tools'. */
   memory?: StoreItems;
+  /** Tenants' token budgets (issue 17); absent: only the runs' own `max_tokens_total` is enforced. Every call is recorded in the ledger either way. */
+  budgets?: TenantBudgets;
   logger: Logger;
   config: {
     maxLoopsDefault: number;
@@ -127,6 +132,8 @@ export class RunExecutor {
   private readonly delegation: DelegationCoordinator | undefined;
   /** The run lifecycle (take, end; the thread handed to its next deferred run); its `run.ended` subscribers announce the end. */
   readonly lifecycle: RunLifecycle<EndContext>;
+  /** The usage ledger and token budgets (issue 17). */
+  private readonly tokens: TokenAccounting;
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
@@ -137,6 +144,11 @@ export class RunExecutor {
     this.lifecycle = new RunLifecycle<EndContext>(deps.store, {
       ...(deps.runs ? { jobs: deps.runs } : {}),
       logger: deps.logger.child({ component: 'lifecycle' }),
+    });
+    this.tokens = new TokenAccounting({
+      store: deps.store,
+      ...(deps.budgets ? { budgets: deps.budgets } : {}),
+      logger: deps.logger.child({ component: 'tokens' }),
     });
     this.delegation = deps.runs
       ? new DelegationCoordinator({
@@ -337,6 +349,7 @@ export class RunExecutor {
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
         ...(memory ? { memory } : {}),
+        tokens: this.tokens.forRun(job.tenantId, agentPolicyOf(setup.config).maxTokensTotal),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
@@ -363,7 +376,7 @@ export class RunExecutor {
         log,
       );
       seen.values = stopped.values;
-      outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : { kind: stopped.kind };
+      outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : (budgetOutcome(stopped.values) ?? { kind: stopped.kind });
     } catch (err) {
       // Throws (after logging) when the job goes back to the queue instead of ending here.
       outcome = failureOutcome(

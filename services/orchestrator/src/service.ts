@@ -1,8 +1,8 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
-import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Store } from '@agentloop/store';
-import { errorMessage, type Logger } from '@agentloop/core';
+import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Store } from '@agentloop/store';
+import { budgetsConfigured, errorMessage, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
@@ -56,9 +56,11 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   // Long-term memory (issue 12) on the same store, with semantic recall when embeddings are configured.
   const embeddings = embeddingsFromEnv(deps.config);
   const memory = new StoreItems({ store: deps.store, ...(embeddings ? { embedder: new OpenAiEmbeddings(embeddings) } : {}) });
+  const budgets = budgetsConfigured(deps.config) ? new TenantBudgets(deps.store, deps.config, { cacheMs: deps.config.TOKEN_BUDGET_CACHE_MS }) : undefined;
   const executor = new RunExecutor({
     store: deps.store,
     memory,
+    ...(budgets ? { budgets } : {}),
     events: deps.events,
     webhooks: deps.webhooks,
     runs: deps.runs,

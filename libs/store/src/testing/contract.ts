@@ -13,6 +13,8 @@ import { assistantsContract } from './assistants-contract.js';
 import { cronsContract } from './crons-contract.js';
 // Store items (issue 12)
 import { storeItemsContract } from './store-items-contract.js';
+// Usage ledger (issue 17)
+import { tokenUsageContract } from './token-usage-contract.js';
 import { uid } from './fixture.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
@@ -96,6 +98,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0012_crons',
             // Store items (issue 12)
             '0013_store_items',
+            // Usage ledger (issue 17)
+            '0014_token_usage',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
@@ -772,4 +776,5 @@ export function storeContract(harness: StoreTestHarness): void {
   cronsContract(harness);
   // Store items (issue 12)
   storeItemsContract(harness);
+  tokenUsageContract(harness);
 }

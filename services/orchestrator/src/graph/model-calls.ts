@@ -8,6 +8,7 @@ import { resolveModelSlot, type RouteDecision } from '../routing.js';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../usage.js';
 import type { PromptLanguage } from '../prompts.js';
 import type { AgentStateType, AgentUpdate, RunContext } from './state.js';
+import { ensureTokenBudget, recordModelCall } from './token-budget.js';
 
 /** Call options of one model call: the signal, and for the scripted provider the turn to play. */
 export function callOptions(model: BaseChatModel, turn: number): Record<string, unknown> {
@@ -18,9 +19,17 @@ export function callOptions(model: BaseChatModel, turn: number): Record<string, 
 export class CallMeter {
   calls = 0;
   usage: TokenUsage = { ...ZERO_USAGE };
-  constructor(readonly startTurn: number) {}
+  /** `runTokensBefore`: the run's own tokens before this node (its token budget counts them). */
+  constructor(
+    readonly startTurn: number,
+    readonly runTokensBefore = 0,
+  ) {}
   get turn(): number {
     return this.startTurn + this.calls;
+  }
+  /** The run's own tokens so far, this node's calls included. */
+  get runTokens(): number {
+    return this.runTokensBefore + this.usage.total_tokens;
   }
   record(usage: TokenUsage | null): void {
     this.calls++;
@@ -34,6 +43,10 @@ export class CallMeter {
 /** The scripted provider plays turns by index, so a resumed run continues from its own call count. */
 export const startTurn = (state: AgentStateType, ctx: RunContext) => (state.run_usage.run_id === ctx.runId ? state.run_usage.model_calls : 0);
 
+/** A meter for one node execution, starting from the run's own calls and tokens in state. */
+export const meterOf = (state: AgentStateType, ctx: RunContext) =>
+  state.run_usage.run_id === ctx.runId ? new CallMeter(state.run_usage.model_calls, state.run_usage.total_tokens) : new CallMeter(0, 0);
+
 export const pickModel = (ctx: RunContext, decision: RouteDecision): ResolvedModel => (ctx.router ? ctx.router.forSlot(decision.slot) : ctx.model);
 
 /** Summarizes `messages` before `plan.splitAt`; returns the new full message list. */
@@ -41,6 +54,7 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
   const decision = resolveModelSlot({ node: 'compact', preference: null, messages, configured: ctx.router?.configured ?? new Set() });
   const resolved = pickModel(ctx, decision);
   const older = messages.slice(0, plan.splitAt);
+  await ensureTokenBudget(ctx, meter);
   // `langsmith:nostream`: the summary is not an answer; its tokens are not streamed to clients.
   const summarize = () =>
     summarizeMessages(resolved.model, older, {
@@ -50,6 +64,7 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
     });
   // The worker's CPU slot is released while waiting on the provider.
   const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
+  await recordModelCall(ctx, meter, resolved.label, result.usage);
   meter.record(result.usage);
   ctx.logger.info({ summarized: result.summarized, model: resolved.label, kept: messages.length - plan.splitAt }, 'conversation compacted');
   return { list: compactedMessages(messages, plan, result.summary), summarized: result.summarized };

@@ -18,6 +18,7 @@ import type { HistoryOptions } from '../history.js';
 import { EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, ZERO_USAGE, type RunUsage, type TokenUsage } from '../usage.js';
 import { MAX_LOOPS_DEFAULT } from '../limits.js';
 import type { StepLease } from '../step-gate.js';
+import type { RunTokenAccounting } from '../budgets/token-accounting.js';
 
 /** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
 export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
@@ -40,7 +41,7 @@ export const TOOL_APPROVAL_INTERRUPT = 'tool_approval';
 export const USER_INPUT_INTERRUPT = 'user_input_request';
 
 /** Why the finalize node was forced; null when the model finished by itself. */
-export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | null;
+export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | 'token_budget' | null;
 
 const replace = <T>(def: () => T) => Annotation<T>({ reducer: (_a, b) => b, default: def });
 
@@ -108,6 +109,8 @@ export interface RunContext {
   stepLease?: Pick<StepLease, 'idle'>;
   /** Long-term memory (issue 12): the run's tenant-bound store and its user (memory tools); absent: no memory tools. */
   memory?: RunMemory;
+  /** Token budgets and the usage ledger (issue 17); absent: calls are neither checked nor recorded. */
+  tokens?: RunTokenAccounting;
 }
 
 /** What the memory tools need of a run. */

@@ -18,6 +18,11 @@ export const ScriptedTurn = z
       )
       .optional(),
     delay_ms: z.number().int().min(0).max(600_000).optional(),
+    /** The usage this turn reports (token budgets are tested with it); absent: about 4 characters a token. */
+    usage: z
+      .object({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0) })
+      .strict()
+      .optional(),
   })
   .strict();
 export type ScriptedTurn = z.infer<typeof ScriptedTurn>;
@@ -146,11 +151,9 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     }));
     const inputChars = messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content).length), 0);
     const outputChars = content.length + JSON.stringify(toolCalls).length;
-    const usage = {
-      input_tokens: Math.ceil(inputChars / 4),
-      output_tokens: Math.ceil(outputChars / 4),
-      total_tokens: Math.ceil(inputChars / 4) + Math.ceil(outputChars / 4),
-    };
+    const input = turn.usage?.input_tokens ?? Math.ceil(inputChars / 4);
+    const output = turn.usage?.output_tokens ?? Math.ceil(outputChars / 4);
+    const usage = { input_tokens: input, output_tokens: output, total_tokens: input + output };
     return new AIMessage({
       content,
       tool_calls: toolCalls,

@@ -18,7 +18,9 @@ import { estimateInputTokens, isSummaryMessage, planAutoCompaction } from '../..
 import { messageText, parseModelPref, resolveModelSlot, type RouteDecision } from '../../routing.js';
 import { usageOf } from '../../usage.js';
 import { withUniqueToolCallIds } from '../../tool-call-ids.js';
-import { CallMeter, callOptions, compactWith, pickModel, startTurn } from '../model-calls.js';
+import { CallMeter, callOptions, compactWith, meterOf, pickModel } from '../model-calls.js';
+import { budgetStopUpdate, ensureTokenBudget, recordModelCall } from '../token-budget.js';
+import { TokenBudgetExceededError } from '../../budgets/token-accounting.js';
 import { agentPolicyOf, allowedSkills, offeredTools } from '../../agent-config.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
@@ -171,6 +173,7 @@ export async function callModel(
   next: ModelInput,
   meter: CallMeter,
 ): Promise<AIMessage> {
+  await ensureTokenBudget(ctx, meter);
   const base = resolved.model;
   const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
   const modelStarted = performance.now();
@@ -207,12 +210,7 @@ export async function callModel(
   const attrs = { 'gen_ai.request.model': resolved.label };
   metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
   metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
-  const u = response.usage_metadata;
-  if (u) {
-    // By tenant too: the dashboard's tokens by tenant and model (what each tenant costs).
-    metrics.tokens.add(u.input_tokens, { ...attrs, 'agentloop.tenant': ctx.tenantId, 'gen_ai.token.type': 'input' });
-    metrics.tokens.add(u.output_tokens, { ...attrs, 'agentloop.tenant': ctx.tenantId, 'gen_ai.token.type': 'output' });
-  }
+  // Token counts are metered with the tenant when the call is recorded (budgets/token-accounting.ts).
   return response as AIMessage;
 }
 
@@ -255,16 +253,28 @@ export function postProcess(ctx: RunContext, r: AIMessage, resolved: ResolvedMod
 export function agentNode(deps: AgentDeps, shared: NodeShared) {
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
-    const meter = new CallMeter(startTurn(state, ctx));
-    const tools = await visibleTools(deps, shared, state, ctx);
-    const input = promptBuilder(deps, shared, state, tools);
-    const { messages, rewrite, next } = await fitToBudget(shared, ctx, state.messages, input, meter);
-    const { decision, resolved } = routeModel(state, ctx, messages);
-    const response = await callModel(ctx, resolved, decision, tools.visible, next, meter);
-    const ai = postProcess(ctx, response, resolved, decision);
-    meter.record(usageOf(ai));
-    ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: tools.visible.length, history: next.history.length }, 'model call');
-    const out: BaseMessage[] = rewrite ? [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...rewrite, ai] : [ai];
-    return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
+    const meter = meterOf(state, ctx);
+    try {
+      return await agentStep(deps, shared, state, ctx, meter);
+    } catch (err) {
+      // A token budget refused a call (issue 17): the run ends here, saying which budget.
+      if (err instanceof TokenBudgetExceededError) return { ...budgetStopUpdate(err.stop), loops: state.loops + 1, ...meter.update(ctx.runId) };
+      throw err;
+    }
   };
+}
+
+/** One agent step: tools, prompt, compaction when needed, routing, the model call, its record. */
+async function agentStep(deps: AgentDeps, shared: NodeShared, state: AgentStateType, ctx: RunContext, meter: CallMeter) {
+  const tools = await visibleTools(deps, shared, state, ctx);
+  const input = promptBuilder(deps, shared, state, tools);
+  const { messages, rewrite, next } = await fitToBudget(shared, ctx, state.messages, input, meter);
+  const { decision, resolved } = routeModel(state, ctx, messages);
+  const response = await callModel(ctx, resolved, decision, tools.visible, next, meter);
+  const ai = postProcess(ctx, response, resolved, decision);
+  await recordModelCall(ctx, meter, resolved.label, usageOf(ai));
+  meter.record(usageOf(ai));
+  ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: tools.visible.length, history: next.history.length }, 'model call');
+  const out: BaseMessage[] = rewrite ? [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...rewrite, ai] : [ai];
+  return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
 }

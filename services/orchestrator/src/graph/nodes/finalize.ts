@@ -9,7 +9,8 @@ export function finalizeNode(deps: RunContextDeps, shared: Pick<NodeShared, 'tex
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ai = lastAi(state.messages);
     const pending = ai?.tool_calls ?? [];
-    if (pending.length === 0) return { finalize_reason: null };
+    // A run a token budget stopped keeps saying so (the executor ends it as `error`).
+    if (pending.length === 0) return state.finalize_reason === 'token_budget' ? {} : { finalize_reason: null };
     const ctx = ctxOf(deps, config);
     const repeated = detectRepeatedToolCall(state.messages);
     const reason: FinalizeReason = state.loops >= state.max_loops ? 'loop_limit' : repeated ? 'repeated_tool_call' : 'loop_limit';
