@@ -93,7 +93,9 @@ describe('token budgets in the agent graph', () => {
     await telemetry.collect();
     const remaining = telemetry.points('agentloop.tokens.budget_remaining').filter((p) => p.attributes['agentloop.tenant'] === 't-day');
     expect(remaining.map((p) => [p.attributes.budget, p.value])).toEqual([['daily', 0]]);
-    const tokens = telemetry.points('agentloop.model.tokens').filter((p) => p.attributes['agentloop.tenant'] === 't-day' && p.attributes['gen_ai.token.type'] === 'input');
+    const tokens = telemetry
+      .points('agentloop.model.tokens')
+      .filter((p) => p.attributes['agentloop.tenant'] === 't-day' && p.attributes['gen_ai.token.type'] === 'input');
     expect(tokens.map((p) => [p.attributes['gen_ai.request.model'], p.value])).toEqual([['scripted', 500]]);
   });
 });
