@@ -11,6 +11,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -111,6 +112,19 @@ export class BullMqQueue implements JobQueue {
   async getState(jobId: string): Promise<JobState> {
     const s = await this.queue.getJobState(jobId);
     return STATE[s] ?? 'unknown';
+  }
+
+  /** BullMQ's job counts; the oldest waiting job is the first of the wait list in ascending order (its timestamp: when it was added). */
+  async stats(): Promise<QueueStats> {
+    const counts = await this.queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
+    const [oldest] = await this.queue.getJobs(['wait'], 0, 0, true);
+    return {
+      waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
+      delayed: counts.delayed ?? 0,
+      active: counts.active ?? 0,
+      failed: counts.failed ?? 0,
+      oldestWaitingMs: oldest ? Math.max(0, Date.now() - oldest.timestamp) : 0,
+    };
   }
 
   /** Closes the workers (default grace), the queue and its Redis connection. */

@@ -10,6 +10,7 @@ export {
   type QueueWorker,
   type JobState,
   type JobQueue,
+  type QueueStats,
 } from './types.js';
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 export { SqliteQueue, SqliteQueueDatabase, type SqliteQueueOptions, type SqliteQueueDatabaseOptions } from './sqlite-queue.js';

@@ -9,6 +9,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -25,6 +26,8 @@ interface MemJob {
   timer?: NodeJS.Timeout;
   /** Bumped each time the job is handed to a handler; a stale handler's outcome is ignored. */
   run: number;
+  /** When the job last became ready (epoch ms): the age `stats()` reports. */
+  readySince?: number;
 }
 
 export interface MemoryQueueOptions {
@@ -97,6 +100,21 @@ export class MemoryQueue implements JobQueue {
     return this.kept(jobId)?.state ?? 'unknown';
   }
 
+  async stats(): Promise<QueueStats> {
+    this.sweep();
+    const out: QueueStats = { waiting: 0, delayed: 0, active: 0, failed: 0, oldestWaitingMs: 0 };
+    const now = Date.now();
+    for (const j of this.jobs.values()) {
+      if (j.state === 'waiting') {
+        out.waiting++;
+        out.oldestWaitingMs = Math.max(out.oldestWaitingMs, now - (j.readySince ?? now));
+      } else if (j.state === 'delayed') out.delayed++;
+      else if (j.state === 'active') out.active++;
+      else if (j.state === 'failed') out.failed++;
+    }
+    return out;
+  }
+
   /** Closes the workers (default grace) and drops timers; jobs are lost with the process. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -165,6 +183,7 @@ export class MemoryQueue implements JobQueue {
 
   private makeReady(job: MemJob, front = false): void {
     job.state = 'waiting';
+    job.readySince = Date.now();
     if (front) this.ready.unshift(job);
     else this.ready.push(job);
     this.pumpAll();

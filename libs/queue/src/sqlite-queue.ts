@@ -24,6 +24,7 @@ import {
   type JobHandler,
   type JobQueue,
   type JobState,
+  type QueueStats,
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
@@ -134,6 +135,21 @@ export class SqliteQueue implements JobQueue {
   async getPayload(jobId: string): Promise<Uint8Array | undefined> {
     const p = this.row(jobId)?.payload;
     return p === undefined ? undefined : new Uint8Array(p);
+  }
+
+  /** Counts by state; a job handed back by a closing worker (ready at 0) counts as waiting but not in the age. */
+  async stats(): Promise<QueueStats> {
+    const now = Date.now();
+    const q = this.database.stmt('statsQueued').get(now, now, this.name) as { waiting: number; queued: number; oldest: number | null };
+    const active = this.database.stmt('statsActive').get(this.name) as { n: number };
+    const failed = this.database.stmt('statsFailed').get(this.name) as { n: number };
+    return {
+      waiting: q.waiting,
+      delayed: q.queued - q.waiting,
+      active: active.n,
+      failed: failed.n,
+      oldestWaitingMs: q.oldest === null ? 0 : Math.max(0, now - q.oldest),
+    };
   }
 
   /** Closes the workers (default grace) and, when it opened it, the file. Jobs stay in the file. */

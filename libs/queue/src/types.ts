@@ -48,6 +48,20 @@ export interface QueueWorker {
 
 export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'unknown';
 
+/** How full a queue is now (the ops console's queue panel, issue 16). */
+export interface QueueStats {
+  /** Jobs ready to run that no worker has taken yet. */
+  waiting: number;
+  /** Jobs whose first attempt or retry is scheduled later. */
+  delayed: number;
+  /** Jobs a worker is running. */
+  active: number;
+  /** Jobs that failed for good and are still kept. */
+  failed: number;
+  /** How long the oldest waiting job has been ready without a worker taking it (ms); 0 when none waits. */
+  oldestWaitingMs: number;
+}
+
 export interface JobQueue {
   readonly name: string;
   enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult>;
@@ -56,6 +70,8 @@ export interface JobQueue {
   getState(jobId: string): Promise<JobState>;
   /** The payload of a job the queue still keeps (waiting, active, or kept completed/failed); undefined otherwise. */
   getPayload(jobId: string): Promise<Uint8Array | undefined>;
+  /** Counts of the queue's jobs by state and the age of the oldest waiting one. */
+  stats(): Promise<QueueStats>;
   close(): Promise<void>;
 }
 

@@ -29,6 +29,8 @@ import type { NamespaceListing, StoreItemHit, StoreItemRecord, StoreItemSearch, 
 import { CronRepository } from './repositories/crons.js';
 import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './types.js';
 import { SqlWriter } from './write-transaction.js';
+// Ops console (issue 16)
+import { ConsoleRepository, type ConsoleRunFilter } from './repositories/console.js';
 import type {
   AuditEntry,
   AuditHead,
@@ -81,6 +83,8 @@ export class SqlStore implements Store {
   readonly storeItems: StoreItemRepository;
   /** Crons (issue 12). */
   readonly crons: CronRepository;
+  /** The ops console's reads (issue 16). */
+  readonly console: ConsoleRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -102,6 +106,7 @@ export class SqlStore implements Store {
     // Store items (issue 12)
     this.storeItems = new StoreItemRepository(ctx);
     this.crons = new CronRepository(ctx);
+    this.console = new ConsoleRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -322,6 +327,21 @@ export class SqlStore implements Store {
   }
   countCrons(tenantId: string, filter: CronFilter): Promise<number> {
     return this.crons.count(tenantId, filter);
+  }
+  // -------------------------------------------------------------------------
+  // Ops console (issue 16)
+
+  listConsoleRuns(filter: ConsoleRunFilter): Promise<RunRecord[]> {
+    return this.console.listRuns(filter);
+  }
+  listInterruptedThreads(tenantId: string | undefined, limit: number): Promise<ThreadRecord[]> {
+    return this.console.listInterruptedThreads(tenantId, limit);
+  }
+  listRunsChangedSince(since: number, limit: number): Promise<RunRecord[]> {
+    return this.console.listRunsChangedSince(since, limit);
+  }
+  findRunAnyTenant(runId: string): Promise<RunRecord | undefined> {
+    return this.console.findRun(runId);
   }
   // -------------------------------------------------------------------------
 
