@@ -11,7 +11,7 @@ export function duration(ms) {
 export function time(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
-  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 }
 
 export function ago(iso) {

@@ -11,7 +11,7 @@ function resumeFor(item, decision, comment) {
   return { decision, by: 'ops console', comment };
 }
 
-function ApprovalCard({ item, onAnswered, tenantShown }) {
+function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
   const [comment, setComment] = useState(item.kind === 'question' ? (item.default ?? '') : '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -30,6 +30,8 @@ function ApprovalCard({ item, onAnswered, tenantShown }) {
     }
   };
   const isQuestion = item.kind === 'question';
+  // A resume is a run on the tenant's thread: only a key of that tenant can send it.
+  const canAnswer = !ownTenant || item.tenant_id === ownTenant;
   return html`
     <article class="card approval ${isQuestion ? 'question' : `risk-${item.risk_level}`}" data-testid="approval" data-thread=${item.thread_id}>
       <header>
@@ -47,24 +49,31 @@ function ApprovalCard({ item, onAnswered, tenantShown }) {
           : html`<p>${item.reason}${item.rule && html` <span class="muted">(${item.rule})</span>`}</p>
               <pre class="args">${json(item.args)}</pre>`
       }
-      <label class="comment">
-        ${isQuestion ? 'Answer' : 'Comment (optional, recorded in the audit trail)'}
-        <textarea rows="2" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)} disabled=${busy}></textarea>
-      </label>
-      <div class="actions">
-        ${
-          isQuestion
-            ? html`<button class="primary" disabled=${busy} onClick=${() => answer('answer')}>Send answer</button>`
-            : html`<button class="primary" disabled=${busy} onClick=${() => answer('approve')}>Approve</button>
-                <button class="danger" disabled=${busy} onClick=${() => answer('reject')}>Reject</button>`
-        }
-        ${error && html`<span class="error">${error}</span>`}
-      </div>
+      ${!canAnswer && html`<p class="muted">Answer it with a key of tenant ${item.tenant_id}.</p>`}
+      ${
+        canAnswer &&
+        html`<label class="comment">
+          ${isQuestion ? 'Answer' : 'Comment (optional, recorded in the audit trail)'}
+          <textarea rows="2" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)} disabled=${busy}></textarea>
+        </label>`
+      }
+      ${
+        canAnswer &&
+        html`<div class="actions">
+          ${
+            isQuestion
+              ? html`<button class="primary" disabled=${busy} onClick=${() => answer('answer')}>Send answer</button>`
+              : html`<button class="primary" disabled=${busy} onClick=${() => answer('approve')}>Approve</button>
+                  <button class="danger" disabled=${busy} onClick=${() => answer('reject')}>Reject</button>`
+          }
+          ${error && html`<span class="error">${error}</span>`}
+        </div>`
+      }
     </article>
   `;
 }
 
-export function Inbox({ approvals, tenantShown, onAnswered }) {
+export function Inbox({ approvals, tenantShown, ownTenant, onAnswered }) {
   if (approvals.value === null) return html`<p class="muted">Loading…</p>`;
   const list = approvals.value;
   return html`
@@ -73,7 +82,7 @@ export function Inbox({ approvals, tenantShown, onAnswered }) {
       ${
         list.length === 0
           ? html`<p class="empty" data-testid="inbox-empty">Nothing waits for a human.</p>`
-          : list.map((item) => html`<${ApprovalCard} key=${item.id} item=${item} tenantShown=${tenantShown} onAnswered=${onAnswered} />`)
+          : list.map((item) => html`<${ApprovalCard} key=${item.id} item=${item} tenantShown=${tenantShown} ownTenant=${ownTenant} onAnswered=${onAnswered} />`)
       }
     </section>
   `;

@@ -21,6 +21,8 @@ const runFilter = signal({ status: '', tenant: '' });
 const version = signal(0);
 const feedState = signal('connecting');
 const loadError = signal('');
+/** The key's tenant and role (GET /console/session). */
+const session = signal({ tenant_id: '', admin: false });
 /** An operator key sees every tenant: the tenant column and filter show. */
 const seesAllTenants = signal(false);
 
@@ -47,10 +49,11 @@ async function refresh() {
   }
 }
 
-/** Whether the key is an operator's: its queue stats include the shared queue. */
-async function probeRole() {
-  const stats = await api('/queue/stats').catch(() => null);
-  seesAllTenants.value = Boolean(stats?.queue);
+async function loadSession() {
+  const s = await api('/console/session').catch(() => null);
+  if (!s) return;
+  session.value = s;
+  seesAllTenants.value = s.admin;
 }
 
 effect(() => {
@@ -74,7 +77,7 @@ function KeyForm() {
 let stopFeed = () => {};
 function start() {
   stopFeed();
-  void probeRole();
+  void loadSession();
   void refresh();
   stopFeed = followEvents(
     () => {
@@ -107,7 +110,7 @@ function Page() {
   if (r.startsWith('#/runs')) return html`<${Runs} runs=${runs} filter=${runFilter} tenantShown=${tenantShown} />`;
   if (r.startsWith('#/queue')) return html`<${Ops} version=${version.value} />`;
   if (r.startsWith('#/usage')) return html`<${Usage} version=${version.value} />`;
-  return html`<${Inbox} approvals=${approvals} tenantShown=${tenantShown} onAnswered=${() => void refresh()} />`;
+  return html`<${Inbox} approvals=${approvals} tenantShown=${tenantShown} ownTenant=${session.value.tenant_id} onAnswered=${() => void refresh()} />`;
 }
 
 function App() {
@@ -121,4 +124,6 @@ function App() {
     <main>${loadError.value && html`<p class="error">${loadError.value}</p>`}<${Page} /></main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the static "Loading…" line: render() adds to what is there
+render(html`<${App} />`, root);

@@ -69,7 +69,7 @@ afterAll(async () => {
 });
 
 describe('console API: authentication', () => {
-  it.each(['/runs', '/approvals/pending', '/queue/stats', '/console/events', '/runs/00000000-0000-4000-8000-000000000000/timeline'])(
+  it.each(['/console/session', '/runs', '/approvals/pending', '/queue/stats', '/console/events', '/runs/00000000-0000-4000-8000-000000000000/timeline'])(
     '%s answers 401 without a key',
     async (path) => {
       const res = await gw.app.inject({ method: 'GET', url: path });
@@ -91,6 +91,13 @@ describe('console API: authentication', () => {
     for (const url of ['/console/vendor/..%2F..%2Fpackage.json', '/console/vendor/react.js', '/console/app/..%2Fsrc%2Fapp.ts', '/console/app/index.html']) {
       expect((await gw.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
     }
+  });
+});
+
+describe('GET /console/session', () => {
+  it("names the key's tenant and whether it is an operator key", async () => {
+    expect((await get('/console/session', KEYS.acme)).body).toEqual({ tenant_id: 'acme', admin: false });
+    expect((await get('/console/session', KEYS.ops)).body).toEqual({ tenant_id: 'ops', admin: true });
   });
 });
 

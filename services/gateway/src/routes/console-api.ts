@@ -40,6 +40,9 @@ export interface ConsoleApiDeps {
 export function registerConsoleApiRoutes(app: FastifyInstance, ctx: RouteContext, deps: ConsoleApiDeps): void {
   const { store } = ctx;
 
+  // Who the key is: its tenant, and whether it is an operator key (the console hides what it cannot answer).
+  app.get('/console/session', async (request) => ({ tenant_id: request.tenantId, admin: request.isAdmin === true }));
+
   // Runs across threads, newest first, with status, tenant, assistant, duration, tokens and model calls.
   app.get('/runs', async (request) => {
     const q = parseRequest(RunsQuery, request.query, 'query');
