@@ -8,6 +8,8 @@ import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { lifecycleContract } from './lifecycle-contract.js';
+// Ops console (issue 16)
+import { consoleContract } from './console-contract.js';
 import { assistantsContract } from './assistants-contract.js';
 // Crons (issue 12)
 import { cronsContract } from './crons-contract.js';
@@ -96,6 +98,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0012_crons',
             // Store items (issue 12)
             '0013_store_items',
+            // Ops console (issue 16)
+            '0018_console_indexes',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
@@ -772,4 +776,6 @@ export function storeContract(harness: StoreTestHarness): void {
   cronsContract(harness);
   // Store items (issue 12)
   storeItemsContract(harness);
+  // Ops console (issue 16)
+  consoleContract(harness);
 }
