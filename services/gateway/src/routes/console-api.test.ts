@@ -83,6 +83,9 @@ describe('console API: authentication', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
     expect(page.body).toContain('"preact": "/console/vendor/preact.js"');
+    // The import map is the page's only inline script, allowed by its hash.
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'/);
+    expect(page.headers['content-security-policy']).not.toContain('unsafe-inline');
     const preact = await gw.app.inject({ method: 'GET', url: '/console/vendor/preact.js' });
     expect(preact.statusCode).toBe(200);
     expect(preact.body).toMatch(/export\s*\{/);

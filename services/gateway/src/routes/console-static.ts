@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -50,6 +51,17 @@ function loadAssets(): { app: Map<string, Asset>; vendor: Map<string, Asset> } {
   return { app, vendor };
 }
 
+/**
+ * The page runs only this origin's scripts and its one inline script, the import map (allowed by its
+ * hash: no 'unsafe-inline'), and talks only to this origin.
+ */
+function contentSecurityPolicy(page: string): string {
+  const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(page)?.[1];
+  if (importMap === undefined) throw new Error("The ops console's index.html has no import map");
+  const hash = createHash('sha256').update(importMap, 'utf8').digest('base64');
+  return `default-src 'self'; script-src 'self' 'sha256-${hash}'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+}
+
 /** Paths of the console that carry no data (its page and scripts): served without an API key; the page asks for one. */
 export function isConsoleAsset(urlPath: string): boolean {
   return urlPath === '/console' || urlPath === '/console/' || urlPath.startsWith('/console/app/') || urlPath.startsWith('/console/vendor/');
@@ -60,6 +72,7 @@ export function registerConsoleStaticRoutes(app: FastifyInstance): void {
   const assets = loadAssets();
   const page = assets.app.get('index.html');
   if (!page) throw new Error(`The ops console's index.html is missing from ${CONSOLE_DIR}`);
+  const csp = contentSecurityPolicy(page.body.toString('utf8'));
   const send = (asset: Asset | undefined, what: string) => {
     if (!asset) throw notFound(`Not found: ${what}`);
     return asset;
@@ -69,8 +82,7 @@ export function registerConsoleStaticRoutes(app: FastifyInstance): void {
       .header('content-type', asset.type)
       .header('cache-control', 'no-cache')
       .header('x-content-type-options', 'nosniff')
-      // The page runs only its own scripts, and talks only to this origin.
-      .header('content-security-policy', "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+      .header('content-security-policy', csp)
       .send(asset.body);
   app.get('/console', async (_request, reply) => serve(reply, page));
   app.get('/console/', async (_request, reply) => serve(reply, page));
