@@ -121,6 +121,10 @@ describe.skipIf(!BROWSER)('ops console in a browser (embedded)', () => {
     const timelineShot = path.join(ARTIFACTS, 'console-timeline.png');
     await page.screenshot({ path: timelineShot, fullPage: true });
 
+    // Usage: GET /usage (issue 17) per tenant, or the panel says the endpoint is missing on this gateway.
+    await page.click('nav a[href="#/usage"]');
+    await page.locator('[data-testid=usage-missing], [data-testid=usage-tenant]').first().waitFor();
+
     for (const shot of [inboxShot, timelineShot]) {
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       expect(pngSize(shot).width).toBe(1280);
