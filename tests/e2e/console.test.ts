@@ -69,8 +69,10 @@ describe.skipIf(!BROWSER)('ops console in a browser (embedded)', () => {
     const page: Page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(err.message));
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
-    page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
+    // GET /usage may be missing on this gateway (issue 17): its 404 is an answer the panel shows, not a problem.
+    const expected = (url: string) => new URL(url).pathname === '/usage';
+    page.on('console', (m) => m.type() === 'error' && !expected(m.location().url || 'http://x/') && problems.push(m.text()));
+    page.on('response', (r) => r.status() >= 400 && !expected(r.url()) && problems.push(`${r.status()} ${r.url()}`));
 
     await page.goto(`${server.url}/console`);
     await page.fill('input[name=key]', KEY);
