@@ -114,16 +114,16 @@ export class BullMqQueue implements JobQueue {
     return STATE[s] ?? 'unknown';
   }
 
+  /** BullMQ's job counts; the oldest waiting job is the first of the wait list in ascending order (its timestamp: when it was added). */
   async stats(): Promise<QueueStats> {
-    const counts = await this.queue.getJobCounts('wait', 'prioritized', 'delayed', 'active');
-    // The oldest job of the wait list (FIFO): it became ready when added, or when its delay ran out.
+    const counts = await this.queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
     const [oldest] = await this.queue.getJobs(['wait'], 0, 0, true);
-    const readyAt = oldest ? oldest.timestamp + (oldest.delay ?? 0) : undefined;
     return {
       waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
       delayed: counts.delayed ?? 0,
       active: counts.active ?? 0,
-      oldestWaitingMs: readyAt === undefined ? 0 : Math.max(0, Date.now() - readyAt),
+      failed: counts.failed ?? 0,
+      oldestWaitingMs: oldest ? Math.max(0, Date.now() - oldest.timestamp) : 0,
     };
   }
 

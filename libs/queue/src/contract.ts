@@ -175,6 +175,34 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       expect(await q.getState('later')).toBe('delayed');
     });
 
+    it('stats() counts waiting, delayed, active and failed jobs and ages the oldest waiting one', async () => {
+      const q = await queue();
+      expect(await q.stats()).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0, oldestWaitingMs: 0 });
+      await q.enqueue(enc('x'), { jobId: 'stats-later', delayMs: 60_000 });
+      await q.enqueue(enc('a'), { jobId: 'stats-a' });
+      await q.enqueue(enc('b'), { jobId: 'stats-b' });
+      const before = Date.now();
+      await until('the oldest waiting job has aged', async () => (await q.stats()).oldestWaitingMs > 0 && Date.now() > before);
+      expect(await q.stats()).toMatchObject({ waiting: 2, delayed: 1, active: 0, failed: 0 });
+      const started = deferred();
+      const gate = deferred();
+      workers.push(
+        await q.process(
+          async (job) => {
+            if (dec(job.payload) === 'b') throw new UnrecoverableJobError('poison');
+            started.resolve();
+            await gate.promise;
+          },
+          { concurrency: 2 },
+        ),
+      );
+      await started.promise;
+      await until('stats-b failed', stateIs(q, 'stats-b', 'failed'));
+      expect(await q.stats()).toEqual({ waiting: 0, delayed: 1, active: 1, failed: 1, oldestWaitingMs: 0 });
+      gate.resolve();
+      await until('stats-a completed', stateIs(q, 'stats-a', 'completed'));
+    });
+
     it('reports a running job as active', async () => {
       const q = await queue();
       const started = deferred();
@@ -193,33 +221,6 @@ export function queueContract(name: string, makeQueue: (queueName: string) => Pr
       expect(await q.getState('running')).toBe('active');
       gate.resolve();
       await until('running completed', stateIs(q, 'running', 'completed'));
-    });
-
-    it('stats() counts waiting, delayed and active jobs and ages the oldest waiting one', async () => {
-      const q = await queue();
-      expect(await q.stats()).toEqual({ waiting: 0, delayed: 0, active: 0, oldestWaitingMs: 0 });
-      await q.enqueue(enc('later'), { jobId: 'stats-later', delayMs: 60_000 });
-      await q.enqueue(enc('first'), { jobId: 'stats-1' });
-      await q.enqueue(enc('second'), { jobId: 'stats-2' });
-      expect(await q.stats()).toMatchObject({ waiting: 2, delayed: 1, active: 0 });
-      // The wait grows while nothing takes the jobs.
-      await until('the oldest waiting job ages', async () => (await q.stats()).oldestWaitingMs > 0);
-      const started = deferred();
-      const gate = deferred();
-      workers.push(
-        await q.process(
-          async () => {
-            started.resolve();
-            await gate.promise;
-          },
-          { concurrency: 1 },
-        ),
-      );
-      await started.promise;
-      expect(await q.stats()).toMatchObject({ waiting: 1, delayed: 1, active: 1 });
-      gate.resolve();
-      await until('both ran', async () => (await q.stats()).waiting === 0 && (await q.stats()).active === 0);
-      expect(await q.stats()).toEqual({ waiting: 0, delayed: 1, active: 0, oldestWaitingMs: 0 });
     });
 
     it('close(graceMs) waits for an active job that finishes within the grace period', async () => {

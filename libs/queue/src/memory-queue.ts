@@ -22,12 +22,12 @@ interface MemJob {
   backoffMs: number;
   attemptsMade: number;
   state: JobState;
-  /** When the job last became ready to take (its wait, for the queue-age gauge). */
-  readyAt?: number;
   finishedAt?: number;
   timer?: NodeJS.Timeout;
   /** Bumped each time the job is handed to a handler; a stale handler's outcome is ignored. */
   run: number;
+  /** When the job last became ready (epoch ms): the age `stats()` reports. */
+  readySince?: number;
 }
 
 export interface MemoryQueueOptions {
@@ -101,16 +101,18 @@ export class MemoryQueue implements JobQueue {
   }
 
   async stats(): Promise<QueueStats> {
+    this.sweep();
+    const out: QueueStats = { waiting: 0, delayed: 0, active: 0, failed: 0, oldestWaitingMs: 0 };
     const now = Date.now();
-    const counts = { waiting: 0, delayed: 0, active: 0, oldestWaitingMs: 0 };
-    for (const job of this.jobs.values()) {
-      if (job.state === 'waiting') {
-        counts.waiting++;
-        counts.oldestWaitingMs = Math.max(counts.oldestWaitingMs, now - (job.readyAt ?? now));
-      } else if (job.state === 'delayed') counts.delayed++;
-      else if (job.state === 'active') counts.active++;
+    for (const j of this.jobs.values()) {
+      if (j.state === 'waiting') {
+        out.waiting++;
+        out.oldestWaitingMs = Math.max(out.oldestWaitingMs, now - (j.readySince ?? now));
+      } else if (j.state === 'delayed') out.delayed++;
+      else if (j.state === 'active') out.active++;
+      else if (j.state === 'failed') out.failed++;
     }
-    return counts;
+    return out;
   }
 
   /** Closes the workers (default grace) and drops timers; jobs are lost with the process. */
@@ -181,7 +183,7 @@ export class MemoryQueue implements JobQueue {
 
   private makeReady(job: MemJob, front = false): void {
     job.state = 'waiting';
-    job.readyAt = Date.now();
+    job.readySince = Date.now();
     if (front) this.ready.unshift(job);
     else this.ready.push(job);
     this.pumpAll();

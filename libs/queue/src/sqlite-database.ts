@@ -63,11 +63,12 @@ export const SQL = {
   settle: `
     UPDATE queue_jobs SET state = ?, owner = NULL, attempts_made = ?, ready_at = ?, seq = ?, finished_at = ?, error = ?
     WHERE rowid = ? AND run = ? AND owner = ? AND state = ${ACTIVE}`,
-  // Jobs requeued after a stall have ready_at 0 (taken first): they do not count toward the age.
-  stats: `
-    SELECT COALESCE(SUM(state = ${QUEUED} AND ready_at <= @now), 0) AS waiting, COALESCE(SUM(state = ${QUEUED} AND ready_at > @now), 0) AS delayed,
-      COALESCE(SUM(state = ${ACTIVE}), 0) AS active, MIN(CASE WHEN state = ${QUEUED} AND ready_at <= @now AND ready_at > 0 THEN ready_at END) AS oldestReadyAt
-    FROM queue_jobs WHERE queue = @queue AND state IN (${QUEUED}, ${ACTIVE})`,
+  // Over the partial indexes of queued and active jobs; failed ones are few (kept for the retention only).
+  statsQueued: `
+    SELECT COALESCE(SUM(ready_at <= ?), 0) AS waiting, COUNT(*) AS queued, MIN(CASE WHEN ready_at <= ? AND ready_at > 0 THEN ready_at END) AS oldest
+    FROM queue_jobs WHERE queue = ? AND state = ${QUEUED}`,
+  statsActive: `SELECT COUNT(*) AS n FROM queue_jobs WHERE queue = ? AND state = ${ACTIVE}`,
+  statsFailed: `SELECT COUNT(*) AS n FROM queue_jobs WHERE queue = ? AND state = ${FAILED}`,
   get: `SELECT state, ready_at AS readyAt, finished_at AS finishedAt, payload FROM queue_jobs WHERE queue = ? AND id = ?`,
   sweep: `DELETE FROM queue_jobs WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND finished_at < ? LIMIT ${SWEEP_BATCH})`,
   requeueStalled: `

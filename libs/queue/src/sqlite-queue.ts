@@ -137,10 +137,19 @@ export class SqliteQueue implements JobQueue {
     return p === undefined ? undefined : new Uint8Array(p);
   }
 
+  /** Counts by state; a job handed back by a closing worker (ready at 0) counts as waiting but not in the age. */
   async stats(): Promise<QueueStats> {
     const now = Date.now();
-    const r = this.database.stmt('stats').get({ now, queue: this.name }) as { waiting: number; delayed: number; active: number; oldestReadyAt: number | null };
-    return { waiting: r.waiting, delayed: r.delayed, active: r.active, oldestWaitingMs: r.oldestReadyAt === null ? 0 : Math.max(0, now - r.oldestReadyAt) };
+    const q = this.database.stmt('statsQueued').get(now, now, this.name) as { waiting: number; queued: number; oldest: number | null };
+    const active = this.database.stmt('statsActive').get(this.name) as { n: number };
+    const failed = this.database.stmt('statsFailed').get(this.name) as { n: number };
+    return {
+      waiting: q.waiting,
+      delayed: q.queued - q.waiting,
+      active: active.n,
+      failed: failed.n,
+      oldestWaitingMs: q.oldest === null ? 0 : Math.max(0, now - q.oldest),
+    };
   }
 
   /** Closes the workers (default grace) and, when it opened it, the file. Jobs stay in the file. */

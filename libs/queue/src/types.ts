@@ -48,15 +48,17 @@ export interface QueueWorker {
 
 export type JobState = 'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'unknown';
 
-/** How many jobs a queue holds now, and how long the oldest ready one has waited (the queue-depth and queue-age gauges). */
+/** How full a queue is now (the ops console's queue panel, issue 16). */
 export interface QueueStats {
-  /** Ready to be taken. */
+  /** Jobs ready to run that no worker has taken yet. */
   waiting: number;
-  /** Scheduled for later (a delay, a retry's backoff, a deferral). */
+  /** Jobs whose first attempt or retry is scheduled later. */
   delayed: number;
-  /** Taken by a worker. */
+  /** Jobs a worker is running. */
   active: number;
-  /** Milliseconds since the oldest waiting job became ready; 0 when none waits. */
+  /** Jobs that failed for good and are still kept. */
+  failed: number;
+  /** How long the oldest waiting job has been ready without a worker taking it (ms); 0 when none waits. */
   oldestWaitingMs: number;
 }
 
@@ -68,7 +70,7 @@ export interface JobQueue {
   getState(jobId: string): Promise<JobState>;
   /** The payload of a job the queue still keeps (waiting, active, or kept completed/failed); undefined otherwise. */
   getPayload(jobId: string): Promise<Uint8Array | undefined>;
-  /** Counts by state and the age of the oldest waiting job, for operators' gauges. */
+  /** Counts of the queue's jobs by state and the age of the oldest waiting one. */
   stats(): Promise<QueueStats>;
   close(): Promise<void>;
 }

@@ -19,6 +19,8 @@ import { crons } from './migrations/0012_crons.js';
 import { storeItems } from './migrations/0013_store_items.js';
 // Usage ledger (issue 17)
 import { tokenUsage } from './migrations/0014_token_usage.js';
+// Ops console (issue 16)
+import { consoleIndexes } from './migrations/0018_console_indexes.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -322,6 +324,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     // Store items (issue 12)
     '0013_store_items': storeItems(dialect),
     '0014_token_usage': tokenUsage(dialect),
+    // Ops console (issue 16)
+    '0018_console_indexes': consoleIndexes(dialect),
   };
 }
 

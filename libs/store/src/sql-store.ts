@@ -32,6 +32,8 @@ import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './t
 import { TokenUsageRepository } from './repositories/token-usage.js';
 import type { TokenUsageIncrement, TokenUsageRow, TokenUsageSoFar } from './types.js';
 import { SqlWriter } from './write-transaction.js';
+// Ops console (issue 16)
+import { ConsoleRepository, type ConsoleRunFilter } from './repositories/console.js';
 import type {
   AuditEntry,
   AuditHead,
@@ -87,6 +89,8 @@ export class SqlStore implements Store {
   readonly crons: CronRepository;
   /** Usage ledger (issue 17). */
   readonly tokenUsage: TokenUsageRepository;
+  /** The ops console's reads (issue 16). */
+  readonly console: ConsoleRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -109,6 +113,7 @@ export class SqlStore implements Store {
     this.storeItems = new StoreItemRepository(ctx);
     this.crons = new CronRepository(ctx);
     this.tokenUsage = new TokenUsageRepository(ctx);
+    this.console = new ConsoleRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -346,6 +351,21 @@ export class SqlStore implements Store {
   }
   tokenUsageRowsOfAllTenants(from: string, to: string): Promise<TokenUsageRow[]> {
     return this.tokenUsage.rowsOfAllTenants(from, to);
+  }
+  // -------------------------------------------------------------------------
+  // Ops console (issue 16)
+
+  listConsoleRuns(filter: ConsoleRunFilter): Promise<RunRecord[]> {
+    return this.console.listRuns(filter);
+  }
+  listInterruptedThreads(tenantId: string | undefined, limit: number): Promise<ThreadRecord[]> {
+    return this.console.listInterruptedThreads(tenantId, limit);
+  }
+  listRunsChangedSince(since: number, limit: number): Promise<RunRecord[]> {
+    return this.console.listRunsChangedSince(since, limit);
+  }
+  findRunAnyTenant(runId: string): Promise<RunRecord | undefined> {
+    return this.console.findRun(runId);
   }
   // -------------------------------------------------------------------------
 

@@ -564,6 +564,18 @@ export interface Store {
   /** Every tenant's ledger rows in the range — for an operator's report, never a tenant's. */
   tokenUsageRowsOfAllTenants(from: string, to: string): Promise<TokenUsageRow[]>;
   // -------------------------------------------------------------------------
+  // Ops console (issue 16): reads across threads, and across tenants when `tenantId` is undefined
+  // (an admin key; the gateway decides who may). Reads only.
+
+  /** Runs across threads, newest first; one tenant's, or every tenant's when `tenantId` is undefined. */
+  listConsoleRuns(filter: { tenantId?: string; status?: RunStatusName; limit: number; offset: number }): Promise<RunRecord[]>;
+  /** Threads waiting for a human (interrupted), most recently stopped first; every tenant's when `tenantId` is undefined. */
+  listInterruptedThreads(tenantId: string | undefined, limit: number): Promise<ThreadRecord[]>;
+  /** Runs of every tenant changed at or after `since` (epoch ms), oldest change first (the console's live feed). */
+  listRunsChangedSince(since: number, limit: number): Promise<RunRecord[]>;
+  /** A run by id whatever its tenant (an admin's view of one run). */
+  findRunAnyTenant(runId: string): Promise<RunRecord | undefined>;
+  // -------------------------------------------------------------------------
 
   close(): Promise<void>;
 }

@@ -30,6 +30,10 @@ import { StoreApi } from './store-api.js';
 import { CronService } from './cron-service.js';
 import { registerCronRoutes } from './routes/crons.js';
 import { registerUsageRoutes } from './routes/usage.js';
+// Ops console (issue 16)
+import { ConsoleFeed } from './console/live-feed.js';
+import { registerConsoleApiRoutes } from './routes/console-api.js';
+import { isConsoleAsset, registerConsoleStaticRoutes } from './routes/console-static.js';
 
 /** What the HTTP API runs on. Every store call is scoped by the request's tenant. */
 export interface GatewayDeps {
@@ -62,6 +66,11 @@ export interface GatewayDeps {
 
 /** Paths served without an API key. */
 const PUBLIC_PATHS = new Set(['/ok']);
+/** `/ok`, and the ops console's page and scripts (no data: the page asks for a key). */
+const isPublicPath = (url: string): boolean => {
+  const p = url.split('?')[0] ?? '';
+  return PUBLIC_PATHS.has(p) || isConsoleAsset(p);
+};
 
 /**
  * Builds the LangGraph Platform-compatible HTTP API (not listening yet).
@@ -114,12 +123,13 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
 
   if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
 
-  const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS);
+  const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS, config.AGENTLOOP_ADMIN_KEYS);
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || PUBLIC_PATHS.has(request.url.split('?')[0] ?? '')) return;
+    if (request.method === 'OPTIONS' || isPublicPath(request.url)) return;
     const caller = auth.identify(request.headers);
     request.tenantId = caller.tenant;
     request.apiKeyId = caller.keyId;
+    request.isAdmin = caller.admin;
   });
 
   // Each request is a SERVER span (continuing the client's `traceparent`), active for the rest of its
@@ -143,7 +153,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
       max: (request) => config.TENANT_RATE_LIMITS.get(request.tenantId) ?? config.RATE_LIMIT_MAX,
       timeWindow: config.RATE_LIMIT_WINDOW_MS,
       keyGenerator: (request) => `tenant:${request.tenantId || request.ip}`,
-      allowList: (request) => PUBLIC_PATHS.has(request.url.split('?')[0] ?? ''),
+      allowList: (request) => isPublicPath(request.url),
       nameSpace: 'agentloop-ratelimit:',
       skipOnError: true,
       ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis } : {}),
@@ -243,6 +253,11 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerCronRoutes(app, crons);
   // Usage and budgets (issue 17)
   registerUsageRoutes(app, { store: deps.store, budgets, config });
+  // Ops console (issue 16)
+  const consoleFeed = new ConsoleFeed({ store: deps.store, logger: deps.logger });
+  registerConsoleApiRoutes(app, ctx, { events: deps.events, queue: deps.runs, feed: consoleFeed });
+  registerConsoleStaticRoutes(app);
+  app.addHook('onClose', async () => consoleFeed.stop());
   app.addHook('onReady', async () => {
     await crons.start();
   });

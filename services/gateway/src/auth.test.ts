@@ -40,3 +40,20 @@ describe('presentedKey', () => {
     expect(presentedKey({ authorization: 'Basic abc' })).toBeUndefined();
   });
 });
+
+describe('operator keys (AGENTLOOP_ADMIN_KEYS, issue 16)', () => {
+  it('marks an operator key as admin with its tenant, and tenant keys as not', () => {
+    const auth = new ApiKeyAuthenticator(keys, new Map([['key-ops', 'ops']]));
+    expect(auth.identify({ 'x-api-key': 'key-ops' })).toMatchObject({ tenant: 'ops', admin: true });
+    expect(auth.identify({ 'x-api-key': 'key-a' })).toMatchObject({ tenant: 'tenantA', admin: false });
+    expect(new ApiKeyAuthenticator(new Map()).identify({})).toMatchObject({ tenant: DEFAULT_TENANT, admin: false });
+  });
+
+  it('refuses a configuration listing one key as both a tenant key and an operator key', async () => {
+    const { loadGatewayConfig } = await import('./config.js');
+    expect(() => loadGatewayConfig({ AGENTLOOP_API_KEYS: 'k1:acme', AGENTLOOP_ADMIN_KEYS: 'k1:ops' })).toThrow(
+      /AGENTLOOP_ADMIN_KEYS: a key is also listed in AGENTLOOP_API_KEYS/,
+    );
+    expect(loadGatewayConfig({ AGENTLOOP_API_KEYS: 'k1:acme', AGENTLOOP_ADMIN_KEYS: 'k2:ops' }).AGENTLOOP_ADMIN_KEYS.get('k2')).toBe('ops');
+  });
+});

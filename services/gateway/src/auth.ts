@@ -11,10 +11,14 @@ export const DEFAULT_TENANT = 'default';
  * the response time says nothing about how much of a key was right.
  */
 export class ApiKeyAuthenticator {
-  private readonly entries: { digest: Buffer; tenant: string }[];
+  private readonly entries: { digest: Buffer; tenant: string; admin: boolean }[];
 
-  constructor(keys: ReadonlyMap<string, string>) {
-    this.entries = [...keys].map(([key, tenant]) => ({ digest: sha256(key), tenant }));
+  /** `adminKeys` (key → tenant): operator keys that also see every tenant on the ops console's reads. */
+  constructor(keys: ReadonlyMap<string, string>, adminKeys: ReadonlyMap<string, string> = new Map()) {
+    this.entries = [
+      ...[...keys].map(([key, tenant]) => ({ digest: sha256(key), tenant, admin: false })),
+      ...[...adminKeys].map(([key, tenant]) => ({ digest: sha256(key), tenant, admin: true })),
+    ];
   }
 
   /** True when keys are configured and requests must present one. */
@@ -33,22 +37,26 @@ export class ApiKeyAuthenticator {
    * Throws UnauthenticatedError when auth is on and the key is missing or unknown.
    */
   identify(headers: IncomingHttpHeaders): Caller {
-    if (!this.enabled) return { tenant: DEFAULT_TENANT, keyId: '' };
+    if (!this.enabled) return { tenant: DEFAULT_TENANT, keyId: '', admin: false };
     const key = presentedKey(headers);
     if (key === undefined) {
       throw new UnauthenticatedError('Missing API key: send it in the "x-api-key" header (or "Authorization: Bearer <key>").');
     }
-    const tenant = this.lookup(key);
-    if (tenant === undefined) throw new UnauthenticatedError('Invalid API key.');
-    return { tenant, keyId: apiKeyId(key) };
+    const entry = this.find(key);
+    if (entry === undefined) throw new UnauthenticatedError('Invalid API key.');
+    return { tenant: entry.tenant, keyId: apiKeyId(key), admin: entry.admin };
   }
 
   /** Constant-time lookup of a key among the configured ones. */
   lookup(key: string): string | undefined {
+    return this.find(key)?.tenant;
+  }
+
+  private find(key: string): { tenant: string; admin: boolean } | undefined {
     const digest = sha256(key);
-    let found: string | undefined;
+    let found: { tenant: string; admin: boolean } | undefined;
     for (const e of this.entries) {
-      if (timingSafeEqual(digest, e.digest) && found === undefined) found = e.tenant;
+      if (timingSafeEqual(digest, e.digest) && found === undefined) found = e;
     }
     return found;
   }
@@ -58,6 +66,8 @@ export class ApiKeyAuthenticator {
 export interface Caller {
   tenant: string;
   keyId: string;
+  /** An operator key (AGENTLOOP_ADMIN_KEYS): the ops console's reads cover every tenant. */
+  admin: boolean;
 }
 
 /**

@@ -96,6 +96,12 @@ export const GatewayConfig = TransportEnv.extend({
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENTLOOP_API_KEYS: ApiKeys,
+  /**
+   * Ops console (issue 16): operator keys, `key:tenant` pairs like AGENTLOOP_API_KEYS. Such a key
+   * acts as its tenant on every route, and on the console's reads (`GET /runs`, `/approvals/pending`,
+   * `/queue/stats`, `/console/events`, `/runs/{id}/timeline`) it sees every tenant.
+   */
+  AGENTLOOP_ADMIN_KEYS: ApiKeys,
   CORS_ORIGINS: CorsOrigins,
   /** SQLite file for the record store when MYSQL_URL is not set (single-process use). */
   SQLITE_PATH: z.string().min(1).default('agentloop.db'),
@@ -184,5 +190,10 @@ export type GatewayConfig = z.infer<typeof GatewayConfig>;
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const config = parseConfig(GatewayConfig, env);
   embeddingsFromEnv(config); // a bad STORE_EMBEDDINGS_* value stops the process at boot
+  for (const key of config.AGENTLOOP_ADMIN_KEYS.keys()) {
+    // One key, one role: a key listed twice would be an admin or not depending on which list wins.
+    if (config.AGENTLOOP_API_KEYS.has(key))
+      throw new Error('Invalid configuration: AGENTLOOP_ADMIN_KEYS: a key is also listed in AGENTLOOP_API_KEYS; list it once.');
+  }
   return config;
 }

@@ -31,5 +31,7 @@ declare module 'fastify' {
     tenantId: string;
     /** Id of the request's API key (`key_` + 12 hex digits of its SHA-256); "" when auth is off. */
     apiKeyId?: string;
+    /** An operator key (AGENTLOOP_ADMIN_KEYS): the ops console's reads cover every tenant (issue 16). */
+    isAdmin?: boolean;
   }
 }

@@ -8,6 +8,8 @@ import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { lifecycleContract } from './lifecycle-contract.js';
+// Ops console (issue 16)
+import { consoleContract } from './console-contract.js';
 import { assistantsContract } from './assistants-contract.js';
 // Crons (issue 12)
 import { cronsContract } from './crons-contract.js';
@@ -100,6 +102,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0013_store_items',
             // Usage ledger (issue 17)
             '0014_token_usage',
+            // Ops console (issue 16)
+            '0018_console_indexes',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
@@ -777,4 +781,6 @@ export function storeContract(harness: StoreTestHarness): void {
   // Store items (issue 12)
   storeItemsContract(harness);
   tokenUsageContract(harness);
+  // Ops console (issue 16)
+  consoleContract(harness);
 }

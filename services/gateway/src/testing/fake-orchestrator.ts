@@ -21,6 +21,12 @@ export interface FakeOrchestratorOptions {
   webhooks?: JobQueue;
   /** The assistant reply for a run (default `echo: <text>`). Throwing makes the run fail with that error. */
   reply?: (job: RunJob, lastHumanText: string) => string | Promise<string>;
+  /**
+   * The interrupt a run stops at instead of finishing (a tool approval or question, as the real
+   * orchestrator writes it under `__interrupt__`); undefined: the run finishes. The thread becomes
+   * `interrupted` until a resume (a run with `command.resume`) runs.
+   */
+  interrupt?: (job: RunJob) => JsonObject | undefined;
   /** Awaited once the run is `running`, before any event: lets a test hold runs open. */
   gate?: (job: RunJob) => Promise<void>;
   concurrency?: number;
@@ -115,8 +121,13 @@ export async function startFakeOrchestrator(opts: FakeOrchestratorOptions): Prom
       error = { error: err instanceof Error ? err.name : 'Error', message: err instanceof Error ? err.message : String(err) };
       await events.publish(job.runId, job.threadId, 'error', error);
     }
-    const values: JsonObject = { messages };
-    const ended = await lifecycle.end({ tenantId: job.tenantId, runId: job.runId, status, values, ...(error ? { error } : {}), cause: 'finished' }, job);
+    const stop = status === 'success' && !job.commandJson ? opts.interrupt?.(job) : undefined;
+    const values: JsonObject = stop ? { messages, __interrupt__: [{ id: randomUUID(), value: stop }] } : { messages };
+    if (stop) await events.publish(job.runId, job.threadId, 'values', { __interrupt__: values.__interrupt__ });
+    const ended = await lifecycle.end(
+      { tenantId: job.tenantId, runId: job.runId, status, values, ...(error ? { error } : {}), ...(stop ? { waitsForHuman: true } : {}), cause: 'finished' },
+      job,
+    );
     // Cancelled meanwhile: announce what the record says.
     if (ended.kind === 'already_ended') await lifecycle.replayEnd(ended.run, job, values);
   };
