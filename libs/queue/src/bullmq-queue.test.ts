@@ -2,7 +2,7 @@ import { startRedis, type DevServer } from '@agentloop/devservers';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullMqQueue } from './bullmq-queue.js';
-import { queueContract } from './testing/index.js';
+import { fairnessContract, queueContract } from './testing/index.js';
 
 let redis: DevServer;
 beforeAll(async () => {
@@ -13,6 +13,7 @@ afterAll(async () => {
 });
 
 queueContract('BullMqQueue', async (name) => createBullMqQueue({ name, redisUrl: redis.url }));
+fairnessContract('BullMqQueue', async (name, fairness) => createBullMqQueue({ name, redisUrl: redis.url, fairness }));
 
 describe('BullMqQueue', () => {
   it('stores the payload base64-encoded with retention-bounded removal options', async () => {
