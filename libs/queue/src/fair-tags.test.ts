@@ -72,21 +72,3 @@ describe('start-time fair queueing tags', () => {
     expect(weightOf({ weights, defaultWeight: 2 }, 'globex')).toBe(2);
   });
 });
-
-describe('parseTenantNumbers', () => {
-  it('parses tenant=integer pairs', () => {
-    expect(parseTenantNumbers('TENANT_WEIGHTS', ' acme=3, globex=1 ,', 1, 100)).toEqual(
-      new Map([
-        ['acme', 3],
-        ['globex', 1],
-      ]),
-    );
-    expect(parseTenantNumbers('TENANT_WEIGHTS', undefined, 1, 100).size).toBe(0);
-  });
-
-  it('names the variable and the item that is out of range or malformed', () => {
-    expect(() => parseTenantNumbers('TENANT_WEIGHTS', 'acme=0', 1, 100)).toThrow(/TENANT_WEIGHTS: "acme=0" is not tenant=integer with the integer in 1\.\.100/);
-    expect(() => parseTenantNumbers('TENANT_WEIGHTS', 'acme=101', 1, 100)).toThrow(/"acme=101"/);
-    expect(() => parseTenantNumbers('TENANT_WEIGHTS', 'acme:3', 1, 100)).toThrow(/"acme:3"/);
-  });
-});

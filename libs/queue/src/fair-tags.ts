@@ -60,24 +60,3 @@ export function priorityOf(tag: number, base: number): number {
 export function needsRebase(virtualTime: number, base: number): boolean {
   return virtualTime - base > REBASE_AFTER;
 }
-
-/**
- * `acme=3,globex=1` → Map(tenant → integer in [min, max]); unset or empty: an empty map. Throws a
- * RangeError naming the variable and the bad item. For TENANT_WEIGHTS and TENANT_CONCURRENT_RUNS
- * (the syntax of the gateway's TENANT_RUN_QUOTAS); the services' zod configs wrap it.
- */
-export function parseTenantNumbers(variable: string, raw: string | undefined, min: number, max: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const item of (raw ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')) {
-    const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
-    const n = m ? Number(m[2]) : NaN;
-    if (!m || n < min || n > max) {
-      throw new RangeError(`${variable}: "${item}" is not tenant=integer with the integer in ${min}..${max} (e.g. acme=${Math.max(min, 2)})`);
-    }
-    out.set(m[1]!, n);
-  }
-  return out;
-}
