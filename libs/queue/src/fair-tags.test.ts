@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  advance,
-  finishTag,
-  MAX_PRIORITY,
-  needsRebase,
-  parseTenantNumbers,
-  priorityOf,
-  PRIORITY_SCALE,
-  REBASE_AFTER,
-  startTag,
-  weightOf,
-} from './fair-tags.js';
+import { advance, finishTag, MAX_PRIORITY, needsRebase, priorityOf, PRIORITY_SCALE, REBASE_AFTER, startTag, weightOf } from './fair-tags.js';
 
 /** Tags `n` jobs of each group in `order` as the queues do, from virtual time `v`. */
 function tagAll(order: string[], weights: Record<string, number>, v = 0): Array<[string, number]> {
