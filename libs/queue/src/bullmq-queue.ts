@@ -168,14 +168,23 @@ class BullMqWorker implements QueueWorker {
           attempts: job.opts.attempts ?? 1,
         };
         // V moves on when a job starts (deferred or not: it was offered, its turn came).
-        if (fairness && job.data.s !== undefined) await fairness.started(job.data.s);
+        // Best effort: a lost update leaves V behind, so later tags are a little early — never a failed job.
+        if (fairness && job.data.s !== undefined)
+          await fairness
+            .started(job.data.s)
+            .catch((err: unknown) => logger.warn({ job_id: job.id, err: errorMessage(err) }, 'fair-queue virtual time not advanced'));
         try {
           await handler(view, signal ?? neverAborted);
         } catch (err) {
           if (err instanceof DeferJobError) {
             // Not now: delayed without counting an attempt; the worker goes on with other jobs.
             await job.moveToDelayed(Date.now() + Math.max(0, err.delayMs), token);
-            if (err.group !== undefined && fairness) await fairness.park(err.group, job.data.s ?? 0, job.id ?? '');
+            if (err.group !== undefined && fairness) {
+              // Unrecorded, the parked job is not woken early: it comes back after its delay.
+              await fairness
+                .park(err.group, job.data.s ?? 0, job.id ?? '')
+                .catch((e: unknown) => logger.warn({ job_id: job.id, err: errorMessage(e) }, 'parked job not recorded; it comes back after its delay'));
+            }
             throw new DelayedError();
           }
           if (err instanceof ReleaseJobError || (this.aborting && signal?.aborted)) {
