@@ -57,4 +57,21 @@ describe('BullMqQueue fairness state in Redis', () => {
       await q.close();
     }
   });
+
+  it('rewrites the priority of a job added just after a rebase it was tagged before', async () => {
+    const q = createBullMqQueue({ name: 'fair-late', redisUrl: redis.url, prefix: 'fl', fairness: { weights: new Map() } });
+    const r = new Redis(redis.url);
+    try {
+      await r.set('fl:fair-late:fair:v', '30');
+      await q.enqueue(new Uint8Array([1]), { jobId: 'late-1', group: 'acme' });
+      expect((await q['queue'].getJob('late-1'))?.priority).toBe(priorityOf(30, 0));
+      // A rebase to 25 lands between this job's tag (base 0) and its add: its own check fixes it.
+      await r.set('fl:fair-late:fair:base', '25');
+      await q['fairness']!.afterAdd('late-1', 30, 0);
+      expect((await q['queue'].getJob('late-1'))?.priority).toBe(priorityOf(30, 25));
+    } finally {
+      r.disconnect();
+      await q.close();
+    }
+  });
 });
