@@ -48,7 +48,7 @@ const REBASE_PAGE = 500;
 
 export class BullMqFairness {
   private readonly redis: Redis & FairCommands;
-  private readonly keys: { v: string; finish: string; base: string; parked: (g: string) => string };
+  private readonly keys: { v: string; finish: string; base: string };
   private rebasing: Promise<void> | undefined;
 
   constructor(
@@ -63,8 +63,7 @@ export class BullMqFairness {
     connection.defineCommand('fairRebase', { numberOfKeys: 2, lua: REBASE_SCRIPT });
     this.redis = connection as Redis & FairCommands;
     const k = `${keyPrefix}:${queue.name}:fair`;
-    // Group names are tenant ids ([A-Za-z0-9_.-]); the key keeps them apart from the other fair keys.
-    this.keys = { v: `${k}:v`, finish: `${k}:finish`, base: `${k}:base`, parked: (g) => `${k}:parked:${g}` };
+    this.keys = { v: `${k}:v`, finish: `${k}:finish`, base: `${k}:base` };
   }
 
   /** Tags a job of `group` about to be added: its tag, its priority and the base the priority is relative to. */
@@ -96,30 +95,6 @@ export class BullMqFairness {
         .catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'fair-queue priority rebase failed; the next start retries'))
         .finally(() => (this.rebasing = undefined));
     }
-  }
-
-  /** Records a job deferred under its group, for `wake`. */
-  async park(group: string, tag: number, jobId: string): Promise<void> {
-    await this.redis.zadd(this.keys.parked(group), String(tag), jobId);
-  }
-
-  /** Promotes up to `count` parked jobs of `group`, lowest tag first; entries of jobs no longer delayed are dropped. */
-  async wake(group: string, count: number): Promise<number> {
-    let woken = 0;
-    while (woken < count) {
-      const popped = await this.redis.zpopmin(this.keys.parked(group), 1);
-      const jobId = popped[0];
-      if (jobId === undefined) break;
-      const job = await BullJob.fromId(this.queue, jobId);
-      if (!job) continue;
-      try {
-        await job.promote();
-        woken++;
-      } catch {
-        // Not delayed any more (its safety delay ran out, or it ended): nothing to wake.
-      }
-    }
-    return woken;
   }
 
   /**

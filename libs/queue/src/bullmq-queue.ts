@@ -15,6 +15,7 @@ import {
   type WorkerOptions,
 } from './types.js';
 import { BullMqFairness, type FairData } from './bullmq-fairness.js';
+import { BullMqParking } from './bullmq-parking.js';
 import type { FairnessOptions } from './fair-tags.js';
 import { assertQueueName, assertWorkerOptions, DEFAULT_CLOSE_GRACE_MS, DEFAULT_RETENTION_MS, resolveEnqueue, settledWithin } from './validate.js';
 
@@ -61,6 +62,7 @@ export class BullMqQueue implements JobQueue {
   private readonly logger: Logger;
   private readonly workers = new Set<BullMqWorker>();
   private readonly fairness: BullMqFairness | undefined;
+  private readonly parking: BullMqParking;
   private closed = false;
 
   constructor(opts: BullMqQueueOptions) {
@@ -73,6 +75,7 @@ export class BullMqQueue implements JobQueue {
     this.queue = new Queue(opts.name, { connection: this.connection, ...(opts.prefix ? { prefix: opts.prefix } : {}) });
     this.queue.on('error', (err) => this.logger.warn({ err }, 'queue error'));
     this.fairness = opts.fairness ? new BullMqFairness(this.queue, this.connection, opts.prefix ?? 'bull', opts.fairness, this.logger) : undefined;
+    this.parking = new BullMqParking(this.queue, this.connection, opts.prefix ?? 'bull');
   }
 
   async enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult> {
@@ -107,7 +110,7 @@ export class BullMqQueue implements JobQueue {
   async process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker> {
     if (this.closed) throw new UnavailableError(`Queue ${this.name} is closed`);
     assertWorkerOptions(opts);
-    const w = new BullMqWorker(this.name, this.opts, handler, opts, this.logger, this.fairness, () => this.workers.delete(w));
+    const w = new BullMqWorker(this.name, this.opts, handler, opts, this.logger, this.fairness, this.parking, () => this.workers.delete(w));
     this.workers.add(w);
     await w.ready();
     return w;
@@ -120,7 +123,7 @@ export class BullMqQueue implements JobQueue {
   }
 
   async wakeParked(group: string, count: number): Promise<number> {
-    return this.fairness ? this.fairness.wake(group, count) : 0;
+    return this.parking.wake(group, count);
   }
 
   async getState(jobId: string): Promise<JobState> {
@@ -152,6 +155,7 @@ class BullMqWorker implements QueueWorker {
     opts: WorkerOptions,
     private readonly logger: Logger,
     fairness: BullMqFairness | undefined,
+    parking: BullMqParking,
     private readonly onClosed: () => void,
   ) {
     // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null for them.
@@ -179,9 +183,9 @@ class BullMqWorker implements QueueWorker {
           if (err instanceof DeferJobError) {
             // Not now: delayed without counting an attempt; the worker goes on with other jobs.
             await job.moveToDelayed(Date.now() + Math.max(0, err.delayMs), token);
-            if (err.group !== undefined && fairness) {
+            if (err.group !== undefined) {
               // Unrecorded, the parked job is not woken early: it comes back after its delay.
-              await fairness
+              await parking
                 .park(err.group, job.data.s ?? 0, job.id ?? '')
                 .catch((e: unknown) => logger.warn({ job_id: job.id, err: errorMessage(e) }, 'parked job not recorded; it comes back after its delay'));
             }
