@@ -80,7 +80,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   // Durable queues: a job a killed process had taken goes back to waiting when the workers below
   // start (as a stalled BullMQ job does), so its run resumes from its last checkpoint.
   const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite') });
-  const runs = queues.queue('runs', { logger: loggerFor('orchestrator') });
+  // Tenants share the workers by weight (docs/adr/0008-fair-scheduling.md).
+  const runs = queues.queue('runs', { logger: loggerFor('orchestrator'), fairness: { weights: gatewayConfig.TENANT_WEIGHTS } });
   const webhooks = queues.queue('webhooks', { logger: loggerFor('gateway') });
   // Crons (issue 12): the durable SQLite scheduler in the queues' file (ticks survive a restart).
   const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('gateway') });

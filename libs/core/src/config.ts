@@ -41,6 +41,34 @@ export const envBool = (def: boolean) =>
 
 /** Env integer with bounds. */
 export const envInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+/**
+ * Per-tenant integers, `acme=3,globex=1` → Map(tenant → integer in [min, max]); unset or empty: an
+ * empty map. The syntax of TENANT_RUN_QUOTAS; TENANT_WEIGHTS and TENANT_CONCURRENT_RUNS use it.
+ */
+export const envTenantNumbers = (variable: string, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const out = new Map<string, number>();
+      for (const item of (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')) {
+        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
+        const n = m ? Number(m[2]) : NaN;
+        if (!m || n < min || n > max) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${variable}: "${item}" is not tenant=integer with the integer in ${min}..${max} (e.g. acme=${Math.max(min, 2)})`,
+          });
+          return z.NEVER;
+        }
+        out.set(m[1]!, n);
+      }
+      return out;
+    });
+
 /** An optional integer env var within bounds (unset: undefined, the consumer's own default). */
 export const envOptionalInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max).optional();
 

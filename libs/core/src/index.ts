@@ -9,7 +9,7 @@ export {
   errorMessage,
   type ErrorCode,
 } from './errors.js';
-export { parseConfig, runMain, envBool, envInt, envOptionalInt, envBaseUrl, TransportEnv } from './config.js';
+export { parseConfig, runMain, envBool, envInt, envOptionalInt, envBaseUrl, envTenantNumbers, TransportEnv } from './config.js';
 export { exitOnSignals, type SignalTarget } from './signals.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';
 export { newId, newOrderedId, isUuid, sleep } from './ids.js';

@@ -2,7 +2,8 @@ import { startRedis, type DevServer } from '@agentloop/devservers';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullMqQueue } from './bullmq-queue.js';
-import { queueContract } from './testing/index.js';
+import { DeferJobError } from './types.js';
+import { fairnessContract, queueContract } from './testing/index.js';
 
 let redis: DevServer;
 beforeAll(async () => {
@@ -13,6 +14,7 @@ afterAll(async () => {
 });
 
 queueContract('BullMqQueue', async (name) => createBullMqQueue({ name, redisUrl: redis.url }));
+fairnessContract('BullMqQueue', async (name, fairness) => createBullMqQueue({ name, redisUrl: redis.url, fairness }));
 
 describe('BullMqQueue', () => {
   it('stores the payload base64-encoded with retention-bounded removal options', async () => {
@@ -30,6 +32,33 @@ describe('BullMqQueue', () => {
       });
     } finally {
       r.disconnect();
+      await q.close();
+    }
+  });
+
+  it('parks and wakes a deferred job on a queue without fairness too', async () => {
+    const q = createBullMqQueue({ name: 'park-fifo', redisUrl: redis.url });
+    let offers = 0;
+    const w = await q.process(
+      async () => {
+        if (++offers === 1) throw new DeferJobError('at its cap', 60_000, 'acme');
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await q.enqueue(new Uint8Array([1]), { jobId: 'park-1', group: 'acme' });
+      for (const stop = Date.now() + 20_000; (await q.getState('park-1')) !== 'delayed';) {
+        if (Date.now() > stop) throw new Error('not parked');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await q.wakeParked('acme', 1)).toBe(1);
+      for (const stop = Date.now() + 20_000; (await q.getState('park-1')) !== 'completed';) {
+        if (Date.now() > stop) throw new Error('not completed after the wake');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(offers).toBe(2);
+    } finally {
+      await w.close(1_000);
       await q.close();
     }
   });

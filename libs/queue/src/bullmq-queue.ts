@@ -15,10 +15,13 @@ import {
   type QueueWorker,
   type WorkerOptions,
 } from './types.js';
+import { BullMqFairness, type FairData } from './bullmq-fairness.js';
+import { BullMqParking } from './bullmq-parking.js';
+import type { FairnessOptions } from './fair-tags.js';
 import { assertQueueName, assertWorkerOptions, DEFAULT_CLOSE_GRACE_MS, DEFAULT_RETENTION_MS, resolveEnqueue, settledWithin } from './validate.js';
 
-/** Job data as stored in Redis: the payload in base64, and a nonce that tells our add from an existing job's. */
-interface StoredData {
+/** Job data as stored in Redis: the payload in base64, a nonce that tells our add from an existing job's, and the fairness tag and group. */
+interface StoredData extends FairData {
   p: string;
   n: string;
 }
@@ -30,6 +33,8 @@ export interface BullMqQueueOptions {
   prefix?: string;
   /** How long completed/failed jobs are kept, so their ids stay deduplicated (default 24 h). */
   retentionMs?: number;
+  /** Share the workers among job groups (tenants) by weight, through job priorities (bullmq-fairness.ts); unset: FIFO. */
+  fairness?: FairnessOptions;
   logger?: Logger;
 }
 
@@ -57,6 +62,8 @@ export class BullMqQueue implements JobQueue {
   private readonly opts: BullMqQueueOptions;
   private readonly logger: Logger;
   private readonly workers = new Set<BullMqWorker>();
+  private readonly fairness: BullMqFairness | undefined;
+  private readonly parking: BullMqParking;
   private closed = false;
 
   constructor(opts: BullMqQueueOptions) {
@@ -68,6 +75,8 @@ export class BullMqQueue implements JobQueue {
     this.connection.on('error', (err) => this.logger.warn({ err }, 'redis connection error'));
     this.queue = new Queue(opts.name, { connection: this.connection, ...(opts.prefix ? { prefix: opts.prefix } : {}) });
     this.queue.on('error', (err) => this.logger.warn({ err }, 'queue error'));
+    this.fairness = opts.fairness ? new BullMqFairness(this.queue, this.connection, opts.prefix ?? 'bull', opts.fairness, this.logger) : undefined;
+    this.parking = new BullMqParking(this.queue, this.connection, opts.prefix ?? 'bull');
   }
 
   async enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult> {
@@ -75,10 +84,13 @@ export class BullMqQueue implements JobQueue {
     const r = resolveEnqueue(opts);
     const keepSec = Math.ceil((this.opts.retentionMs ?? DEFAULT_RETENTION_MS) / 1000);
     const nonce = randomUUID();
-    const data: StoredData = { p: Buffer.from(payload).toString('base64'), n: nonce };
     try {
+      const group = opts.group ?? '';
+      const fair = this.fairness ? await this.fairness.tag(group) : undefined;
+      const data: StoredData = { p: Buffer.from(payload).toString('base64'), n: nonce, ...(fair ? { s: fair.tag, g: group } : {}) };
       await this.queue.add(this.name, data, {
         jobId: opts.jobId,
+        ...(fair ? { priority: fair.priority } : {}),
         attempts: r.attempts,
         backoff: { type: 'exponential', delay: r.backoffMs },
         ...(r.delayMs > 0 ? { delay: r.delayMs } : {}),
@@ -88,6 +100,8 @@ export class BullMqQueue implements JobQueue {
       // On a duplicate id BullMQ returns without writing: the stored job then carries another nonce.
       const stored = await this.queue.getJob(opts.jobId);
       const added = stored === undefined || (stored.data as Partial<StoredData> | undefined)?.n === nonce;
+      // A duplicate's tag is lost: the group's finish tag moved on by one job, a harmless gap.
+      if (added && fair) await this.fairness?.afterAdd(opts.jobId, fair.tag, fair.base);
       return { jobId: opts.jobId, added };
     } catch (err) {
       throw new UnavailableError(`Could not enqueue job ${opts.jobId} on ${this.name}: ${errorMessage(err)}`, { cause: err });
@@ -97,7 +111,7 @@ export class BullMqQueue implements JobQueue {
   async process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker> {
     if (this.closed) throw new UnavailableError(`Queue ${this.name} is closed`);
     assertWorkerOptions(opts);
-    const w = new BullMqWorker(this.name, this.opts, handler, opts, this.logger, () => this.workers.delete(w));
+    const w = new BullMqWorker(this.name, this.opts, handler, opts, this.logger, this.fairness, this.parking, () => this.workers.delete(w));
     this.workers.add(w);
     await w.ready();
     return w;
@@ -107,6 +121,10 @@ export class BullMqQueue implements JobQueue {
     const job = await this.queue.getJob(jobId);
     const data = job?.data as StoredData | undefined;
     return data?.p === undefined ? undefined : new Uint8Array(Buffer.from(data.p, 'base64'));
+  }
+
+  async wakeParked(group: string, count: number): Promise<number> {
+    return this.parking.wake(group, count);
   }
 
   async getState(jobId: string): Promise<JobState> {
@@ -150,6 +168,8 @@ class BullMqWorker implements QueueWorker {
     handler: JobHandler,
     opts: WorkerOptions,
     private readonly logger: Logger,
+    fairness: BullMqFairness | undefined,
+    parking: BullMqParking,
     private readonly onClosed: () => void,
   ) {
     // Workers block on Redis; BullMQ requires maxRetriesPerRequest: null for them.
@@ -165,12 +185,24 @@ class BullMqWorker implements QueueWorker {
           attemptsMade: job.attemptsMade,
           attempts: job.opts.attempts ?? 1,
         };
+        // V moves on when a job starts (deferred or not: it was offered, its turn came).
+        // Best effort: a lost update leaves V behind, so later tags are a little early — never a failed job.
+        if (fairness && job.data.s !== undefined)
+          await fairness
+            .started(job.data.s)
+            .catch((err: unknown) => logger.warn({ job_id: job.id, err: errorMessage(err) }, 'fair-queue virtual time not advanced'));
         try {
           await handler(view, signal ?? neverAborted);
         } catch (err) {
           if (err instanceof DeferJobError) {
             // Not now: delayed without counting an attempt; the worker goes on with other jobs.
             await job.moveToDelayed(Date.now() + Math.max(0, err.delayMs), token);
+            if (err.group !== undefined) {
+              // Unrecorded, the parked job is not woken early: it comes back after its delay.
+              await parking
+                .park(err.group, job.data.s ?? 0, job.id ?? '')
+                .catch((e: unknown) => logger.warn({ job_id: job.id, err: errorMessage(e) }, 'parked job not recorded; it comes back after its delay'));
+            }
             throw new DelayedError();
           }
           if (err instanceof ReleaseJobError || (this.aborting && signal?.aborted)) {

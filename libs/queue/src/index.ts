@@ -15,6 +15,8 @@ export {
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 export { SqliteQueue, SqliteQueueDatabase, type SqliteQueueOptions, type SqliteQueueDatabaseOptions } from './sqlite-queue.js';
 export { BullMqQueue, createBullMqQueue, type BullMqQueueOptions } from './bullmq-queue.js';
+// Fair scheduling across tenants (issue 17, docs/adr/0008-fair-scheduling.md)
+export { MAX_WEIGHT, type FairnessOptions } from './fair-tags.js';
 // Cron schedulers (issue 12)
 export { type CronScheduler, type ScheduleSpec, type Firing, type FiringHandler } from './scheduler-types.js';
 export {

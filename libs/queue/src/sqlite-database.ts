@@ -41,27 +41,43 @@ export const SQL = {
       owner TEXT,
       finished_at INTEGER,
       error TEXT,
+      tag REAL NOT NULL DEFAULT 0,
+      grp TEXT NOT NULL DEFAULT '',
+      parked INTEGER NOT NULL DEFAULT 0,
       UNIQUE (queue, id)
     );
     CREATE INDEX IF NOT EXISTS queue_jobs_ready ON queue_jobs (queue, ready_at, seq) WHERE state = ${QUEUED};
+    CREATE INDEX IF NOT EXISTS queue_jobs_fair ON queue_jobs (queue, tag, ready_at, seq) WHERE state = ${QUEUED};
+    CREATE INDEX IF NOT EXISTS queue_jobs_parked ON queue_jobs (queue, grp, tag, seq) WHERE parked = 1;
+    CREATE TABLE IF NOT EXISTS queue_fair_finish (queue TEXT NOT NULL, grp TEXT NOT NULL, finish REAL NOT NULL, PRIMARY KEY (queue, grp));
+    CREATE TABLE IF NOT EXISTS queue_fair_vtime (queue TEXT PRIMARY KEY, v REAL NOT NULL);
     CREATE INDEX IF NOT EXISTS queue_jobs_active ON queue_jobs (owner, queue) WHERE state = ${ACTIVE};
     CREATE INDEX IF NOT EXISTS queue_jobs_finished ON queue_jobs (queue, finished_at) WHERE finished_at IS NOT NULL;
     CREATE TABLE IF NOT EXISTS queue_owners (owner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL);`,
   // A finished job past the retention is replaced; any other existing job makes the add a no-op.
   enqueue: `
-    INSERT INTO queue_jobs (queue, id, payload, state, attempts, backoff_ms, attempts_made, stalled, ready_at, seq, run, owner, finished_at, error)
-    VALUES (?, ?, ?, ${QUEUED}, ?, ?, 0, 0, ?, ?, 0, NULL, NULL, NULL)
+    INSERT INTO queue_jobs (queue, id, payload, state, attempts, backoff_ms, attempts_made, stalled, ready_at, seq, run, owner, finished_at, error, tag, grp)
+    VALUES (?, ?, ?, ${QUEUED}, ?, ?, 0, 0, ?, ?, 0, NULL, NULL, NULL, ?, ?)
     ON CONFLICT (queue, id) DO UPDATE SET payload = excluded.payload, state = ${QUEUED}, attempts = excluded.attempts,
       backoff_ms = excluded.backoff_ms, attempts_made = 0, stalled = 0, ready_at = excluded.ready_at, seq = excluded.seq,
-      owner = NULL, finished_at = NULL, error = NULL
+      owner = NULL, finished_at = NULL, error = NULL, tag = excluded.tag, grp = excluded.grp, parked = 0
     WHERE queue_jobs.finished_at < ?`,
+  // Fairness tag first (all 0 on a queue without fairness: FIFO by readiness).
   take: `
-    UPDATE queue_jobs SET state = ${ACTIVE}, owner = ?, run = run + 1
-    WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND state = ${QUEUED} AND ready_at <= ? ORDER BY ready_at, seq LIMIT ?)
-    RETURNING rowid AS rowid, id, payload, attempts, attempts_made AS attemptsMade, backoff_ms AS backoffMs, run, ready_at AS readyAt, seq`,
+    UPDATE queue_jobs SET state = ${ACTIVE}, owner = ?, run = run + 1, parked = 0
+    WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND state = ${QUEUED} AND ready_at <= ? ORDER BY tag, ready_at, seq LIMIT ?)
+    RETURNING rowid AS rowid, id, payload, attempts, attempts_made AS attemptsMade, backoff_ms AS backoffMs, run, ready_at AS readyAt, seq, tag, grp AS "group"`,
+  fairState: `
+    SELECT coalesce((SELECT v FROM queue_fair_vtime WHERE queue = ?), 0) AS v,
+      (SELECT finish FROM queue_fair_finish WHERE queue = ? AND grp = ?) AS finish`,
+  fairFinish: `INSERT INTO queue_fair_finish (queue, grp, finish) VALUES (?, ?, ?) ON CONFLICT (queue, grp) DO UPDATE SET finish = excluded.finish`,
+  fairAdvance: `INSERT INTO queue_fair_vtime (queue, v) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET v = max(v, excluded.v)`,
+  wakeParked: `
+    UPDATE queue_jobs SET ready_at = ?, parked = 0
+    WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND grp = ? AND parked = 1 ORDER BY tag, seq LIMIT ?) RETURNING id`,
   nextReadyAt: `SELECT ready_at AS t FROM queue_jobs WHERE queue = ? AND state = ${QUEUED} ORDER BY ready_at, seq LIMIT 1`,
   settle: `
-    UPDATE queue_jobs SET state = ?, owner = NULL, attempts_made = ?, ready_at = ?, seq = ?, finished_at = ?, error = ?
+    UPDATE queue_jobs SET state = ?, owner = NULL, attempts_made = ?, ready_at = ?, seq = ?, finished_at = ?, error = ?, parked = ?
     WHERE rowid = ? AND run = ? AND owner = ? AND state = ${ACTIVE}`,
   // Over the partial indexes of queued and active jobs; failed ones are few (kept for the retention only).
   statsQueued: `
@@ -120,6 +136,7 @@ export class SqliteQueueDatabase {
     this.db.pragma('journal_mode = WAL');
     // Safe with WAL: a process crash loses nothing, a power loss at most the last commits.
     this.db.pragma('synchronous = NORMAL');
+    addFairnessColumns(this.db);
     this.db.exec(SQL.schema);
     const { schema: _, ...statements } = SQL;
     this.stmts = Object.fromEntries(Object.entries(statements).map(([k, sql]) => [k, this.db.prepare(sql)])) as SqliteQueueDatabase['stmts'];
@@ -203,6 +220,16 @@ export class SqliteQueueDatabase {
       // Busy (another process holds the write lock): the next beat comes well within the lease.
     }
   }
+}
+
+/** A file made before fair scheduling (docs/adr/0008) gets its columns; their defaults make old jobs untagged (FIFO). */
+function addFairnessColumns(db: BetterSqlite3.Database): void {
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('queue_jobs')`).all() as Array<{ name: string }>;
+  if (columns.length === 0 || columns.some((c) => c.name === 'tag')) return;
+  db.exec(`
+    ALTER TABLE queue_jobs ADD COLUMN tag REAL NOT NULL DEFAULT 0;
+    ALTER TABLE queue_jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
+    ALTER TABLE queue_jobs ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;`);
 }
 
 /** True when an owner that ran on this host with this pid is certainly gone. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SQL, SqliteQueue, SqliteQueueDatabase } from './sqlite-queue.js';
-import { queueContract } from './testing/index.js';
+import { fairnessContract, queueContract } from './testing/index.js';
 import type { Job } from './types.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'agentloop-sqlite-queue-'));
@@ -27,6 +27,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 
 const shared = new SqliteQueueDatabase({ path: file('contract-shared') });
 afterAll(() => shared.close());
 queueContract('SqliteQueue (one file shared by the queues)', async (name) => shared.queue(name));
+fairnessContract('SqliteQueue', async (name, fairness) => shared.queue(name, { fairness }));
 // ... and each queue opening and closing its own file.
 queueContract('SqliteQueue (own file)', async (name) => new SqliteQueue(name, { path: file(name) }));
 
@@ -224,6 +225,25 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
     await q.close();
   });
 
+  it('upgrades a file made before fair scheduling: its queued jobs keep their place and run', async () => {
+    const path0 = file('pre-fairness');
+    const old = new BetterSqlite3(path0);
+    old.exec(`CREATE TABLE queue_jobs (queue TEXT NOT NULL, id TEXT NOT NULL, payload BLOB NOT NULL, state INTEGER NOT NULL,
+      attempts INTEGER NOT NULL, backoff_ms INTEGER NOT NULL, attempts_made INTEGER NOT NULL, stalled INTEGER NOT NULL,
+      ready_at INTEGER NOT NULL, seq INTEGER NOT NULL, run INTEGER NOT NULL, owner TEXT, finished_at INTEGER, error TEXT, UNIQUE (queue, id));
+      INSERT INTO queue_jobs VALUES ('runs', 'old-job', x'6f6c64', 0, 1, 1000, 0, 0, 0, 1, 0, NULL, NULL, NULL);`);
+    old.close();
+    const database = new SqliteQueueDatabase({ path: path0 });
+    const q = database.queue('runs', { fairness: { weights: new Map() } });
+    await q.enqueue(new TextEncoder().encode('new'), { jobId: 'new-job', group: 'acme' });
+    const seen: string[] = [];
+    const w = await q.process(async (job) => void seen.push(new TextDecoder().decode(job.payload)), { concurrency: 1 });
+    await until('both jobs ran', () => seen.length === 2);
+    expect(seen).toEqual(['old', 'new']);
+    await w.close();
+    await database.close();
+  });
+
   it('takes the next job through the index of ready jobs, and settles it by rowid (no table scan)', () => {
     const db = new BetterSqlite3(':memory:');
     db.exec(SQL.schema);
@@ -231,11 +251,23 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<null>((sql.match(/\?/g) ?? []).length).fill(null)) as Array<{ detail: string }>)
         .map((r) => r.detail)
         .join('; ');
-    for (const k of ['enqueue', 'take', 'nextReadyAt', 'settle', 'get', 'sweep', 'requeueStalled', 'failStalled', 'ownerBusy'] as const) {
+    for (const k of [
+      'enqueue',
+      'take',
+      'nextReadyAt',
+      'settle',
+      'get',
+      'sweep',
+      'requeueStalled',
+      'failStalled',
+      'ownerBusy',
+      'wakeParked',
+      'fairState',
+    ] as const) {
       const p = plan(SQL[k]);
       expect(p, k).not.toMatch(/SCAN queue_jobs|TEMP B-TREE/);
     }
-    expect(plan(SQL.take)).toMatch(/USING COVERING INDEX queue_jobs_ready/);
+    expect(plan(SQL.take)).toMatch(/USING COVERING INDEX queue_jobs_fair/);
     db.close();
   });
 

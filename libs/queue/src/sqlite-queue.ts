@@ -14,6 +14,11 @@
  * Cost per job: one INSERT (enqueue), one UPDATE…RETURNING (take, through the partial index of
  * ready jobs: O(log n)), one UPDATE (settle); statements are prepared once. Workers are woken in
  * process on enqueue, by a timer only for the next delayed job, and by the stalled-job check.
+ *
+ * Fairness (`fairness`, docs/adr/0008-fair-scheduling.md): each job gets its start tag at enqueue
+ * (fair-tags.ts) from the virtual time and its group's finish tag, kept in the file and updated in
+ * the enqueue's transaction; workers take ready jobs by (tag, ready_at, seq), and a take moves the
+ * virtual time on. Without it every tag is 0: FIFO by readiness.
  */
 
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
@@ -31,6 +36,7 @@ import {
 import { assertQueueName, assertWorkerOptions, backoffDelay, DEFAULT_RETENTION_MS, resolveEnqueue } from './validate.js';
 import { ACTIVE, COMPLETED, FAILED, QUEUED, SqliteQueueDatabase, TAKE_BATCH } from './sqlite-database.js';
 import { SqliteWorker } from './sqlite-worker.js';
+import { advance, finishTag, startTag, weightOf, type FairnessOptions } from './fair-tags.js';
 
 export { SqliteQueueDatabase, SQL, type SqliteQueueDatabaseOptions } from './sqlite-database.js';
 
@@ -40,6 +46,8 @@ export interface SqliteQueueOptions {
   path?: string;
   /** How long completed/failed jobs are kept, so their ids stay deduplicated (default 24 h). */
   retentionMs?: number;
+  /** Share the workers among job groups (tenants) by weight (start-time fair queueing); unset: FIFO. */
+  fairness?: FairnessOptions;
   logger?: Logger;
 }
 
@@ -54,15 +62,18 @@ export interface Taken {
   run: number;
   readyAt: number;
   seq: number;
+  tag: number;
+  group: string;
 }
 
 /** What became of one attempt. */
-export type Outcome = { ok: true } | { ok: false; err: unknown } | { requeue: true } | { deferMs: number };
+export type Outcome = { ok: true } | { ok: false; err: unknown } | { requeue: true } | { deferMs: number; parked: boolean };
 
 export class SqliteQueue implements JobQueue {
   private readonly database: SqliteQueueDatabase;
   private readonly ownsDatabase: boolean;
   private readonly retentionMs: number;
+  private readonly fairness: FairnessOptions | undefined;
   private readonly logger: Logger;
   private readonly workers = new Set<SqliteWorker>();
   private timer: NodeJS.Timeout | undefined;
@@ -86,6 +97,7 @@ export class SqliteQueue implements JobQueue {
     this.database = opts.database ?? new SqliteQueueDatabase({ path: opts.path! });
     this.database.attach(this);
     this.retentionMs = opts.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.fairness = opts.fairness;
   }
 
   async enqueue(payload: Uint8Array, opts: EnqueueOptions): Promise<EnqueueResult> {
@@ -95,9 +107,18 @@ export class SqliteQueue implements JobQueue {
     this.sweep(now);
     const readyAt = now + r.delayMs;
     const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-    const { changes } = this.database
-      .stmt('enqueue')
-      .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), now - this.retentionMs);
+    const group = opts.group ?? '';
+    const changes = this.database.transaction(() => {
+      const fair = this.fairness;
+      const state = fair ? (this.database.stmt('fairState').get(this.name, this.name, group) as { v: number; finish: number | null }) : undefined;
+      const tag = state ? startTag(state.v, state.finish ?? undefined) : 0;
+      const added = this.database
+        .stmt('enqueue')
+        .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), tag, group, now - this.retentionMs).changes;
+      // A duplicate id adds nothing: the group's finish tag stays.
+      if (fair && added > 0) this.database.stmt('fairFinish').run(this.name, group, finishTag(tag, weightOf(fair, group)));
+      return added;
+    });
     if (changes === 0) return { jobId: opts.jobId, added: false };
     if (r.delayMs > 0) this.wakeAt(readyAt);
     else this.wakeAll();
@@ -113,6 +134,13 @@ export class SqliteQueue implements JobQueue {
     this.recoverStalled(opts.maxStalledCount ?? 1, true);
     this.wakeAll();
     return w;
+  }
+
+  async wakeParked(group: string, count: number): Promise<number> {
+    if (this.closed) return 0;
+    const woken = this.database.stmt('wakeParked').all(Date.now(), this.name, group, count).length;
+    if (woken > 0) this.wakeAll();
+    return woken;
   }
 
   async getState(jobId: string): Promise<JobState> {
@@ -171,14 +199,23 @@ export class SqliteQueue implements JobQueue {
   take(max: number): Taken[] {
     if (!this.mayHaveReady) return [];
     const limit = Math.min(max, TAKE_BATCH);
-    const rows = this.database.stmt('take').all(this.database.owner, this.name, Date.now(), limit) as Array<Omit<Taken, 'payload'> & { payload: Buffer }>;
+    const rows = this.database.transaction(() => {
+      const taken = this.database.stmt('take').all(this.database.owner, this.name, Date.now(), limit) as Array<Omit<Taken, 'payload'> & { payload: Buffer }>;
+      // The virtual time moves on to the largest tag taken: a group idle until now is tagged from there.
+      if (this.fairness && taken.length > 0)
+        this.database.stmt('fairAdvance').run(
+          this.name,
+          taken.reduce((v, t) => advance(v, t.tag), 0),
+        );
+      return taken;
+    });
     if (rows.length < limit) {
       // Nothing more is ready: wake up when the next delayed job is due.
       this.mayHaveReady = false;
       const next = this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined;
       if (next) this.wakeAt(next.t);
     }
-    if (rows.length > 1) rows.sort((a, b) => a.readyAt - b.readyAt || a.seq - b.seq);
+    if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
     return rows.map((r) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
   }
 
@@ -190,12 +227,14 @@ export class SqliteQueue implements JobQueue {
     let readyAt = now;
     let finishedAt: number | null = null;
     let error: string | null = null;
+    let parked = 0;
     if ('requeue' in outcome) {
       // Handed back by a closing worker: first in line again, not a failed attempt.
       readyAt = 0;
     } else if ('deferMs' in outcome) {
-      // Deferred by its handler: behind the others, not a failed attempt.
+      // Deferred by its handler: behind the others, not a failed attempt; parked, wakeParked makes it ready sooner.
       readyAt = now + outcome.deferMs;
+      parked = outcome.parked ? 1 : 0;
     } else if (outcome.ok) {
       state = COMPLETED;
       finishedAt = now;
@@ -211,7 +250,7 @@ export class SqliteQueue implements JobQueue {
         readyAt = now + backoffDelay(job.backoffMs, attemptsMade);
       }
     }
-    this.database.stmt('settle').run(state, attemptsMade, readyAt, this.database.nextSeq(), finishedAt, error, job.rowid, job.run, this.database.owner);
+    this.database.stmt('settle').run(state, attemptsMade, readyAt, this.database.nextSeq(), finishedAt, error, parked, job.rowid, job.run, this.database.owner);
     if (state === QUEUED) this.wakeAt(readyAt);
   }
 

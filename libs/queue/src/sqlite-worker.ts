@@ -75,7 +75,7 @@ export class SqliteWorker implements QueueWorker {
         await this.handler(view, ac.signal);
         outcome = { ok: true };
       } catch (err) {
-        if (err instanceof DeferJobError) outcome = { deferMs: Math.max(0, err.delayMs) };
+        if (err instanceof DeferJobError) outcome = { deferMs: Math.max(0, err.delayMs), parked: err.group !== undefined };
         else outcome = err instanceof ReleaseJobError || (ac.signal.aborted && this.closing) ? { requeue: true } : { ok: false, err };
       }
       // Not active any more: handed back by close() after the grace period; this late outcome is void.

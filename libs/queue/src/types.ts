@@ -12,6 +12,12 @@ export interface EnqueueOptions {
   backoffMs?: number;
   /** Delay before the first attempt. */
   delayMs?: number;
+  /**
+   * The job's fairness group (its tenant). On a queue made with `fairness`, groups share the
+   * workers by weight (start-time fair queueing, fair-tags.ts); jobs without one share group "".
+   * Ignored by a queue without `fairness` (FIFO).
+   */
+  group?: string;
 }
 
 export interface EnqueueResult {
@@ -72,6 +78,13 @@ export interface JobQueue {
   getPayload(jobId: string): Promise<Uint8Array | undefined>;
   /** Counts of the queue's jobs by state and the age of the oldest waiting one. */
   stats(): Promise<QueueStats>;
+  /**
+   * Makes up to `count` jobs that were deferred *parked* under `group` (DeferJobError with a
+   * group) ready now, lowest fairness tag first; resolves to how many. A worker calls it when the
+   * group may run one more job (a tenant's run ended), so parked jobs need not wait out their
+   * delay — the delay is only a safety net. Absent on MemoryQueue (no fairness there).
+   */
+  wakeParked?(group: string, count: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -92,13 +105,15 @@ export class ReleaseJobError extends Error {
 /**
  * Thrown by a handler that will not run its job now (e.g. the job's tenant is at its concurrency
  * cap): the job goes back to the queue as delayed for `delayMs`, without counting an attempt, and
- * the worker takes other jobs meanwhile — so jobs queued behind it are not held up.
+ * the worker takes other jobs meanwhile — so jobs queued behind it are not held up. With a `group`
+ * the job is *parked* under it: `wakeParked(group)` makes it ready before its delay is over.
  */
 export class DeferJobError extends Error {
   override name = 'DeferJobError';
   constructor(
     message: string,
     readonly delayMs: number,
+    readonly group?: string,
   ) {
     super(message);
   }

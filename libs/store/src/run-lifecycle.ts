@@ -60,9 +60,9 @@ export interface RunJobSpec {
   delayMs?: number;
 }
 
-/** Where run jobs go (the `runs` JobQueue fits). */
+/** Where run jobs go (the `runs` JobQueue fits). `group`: the run's tenant, for fair scheduling (docs/adr/0008). */
 export interface RunJobSink {
-  enqueue(payload: Uint8Array, opts: { jobId: string; attempts?: number; backoffMs?: number; delayMs?: number }): Promise<{ added: boolean }>;
+  enqueue(payload: Uint8Array, opts: { jobId: string; attempts?: number; backoffMs?: number; delayMs?: number; group?: string }): Promise<{ added: boolean }>;
   /** The state of a job (the sweeper: was a pending run's job ever enqueued?). */
   getState?(jobId: string): Promise<string>;
 }
@@ -398,7 +398,7 @@ export class RunLifecycle<C = unknown> {
   private async enqueueAdmitted(run: RunRecord, job: RunJobSpec): Promise<void> {
     if (!this.opts.jobs) return;
     try {
-      await this.enqueue(run.runId, job);
+      await this.enqueue(run.runId, run.tenantId, job);
     } catch (err) {
       const message = `Could not enqueue run ${run.runId}: ${errorMessage(err)}`;
       this.opts.logger?.error({ run_id: run.runId, tenant: run.tenantId, err: errorMessage(err) }, 'enqueue failed');
@@ -409,10 +409,11 @@ export class RunLifecycle<C = unknown> {
     }
   }
 
-  private async enqueue(runId: string, job: RunJobSpec): Promise<boolean> {
+  private async enqueue(runId: string, tenantId: string, job: RunJobSpec): Promise<boolean> {
     if (!this.opts.jobs) return false;
     const { added } = await this.opts.jobs.enqueue(job.payload, {
       jobId: runId,
+      group: tenantId,
       ...(job.attempts !== undefined ? { attempts: job.attempts } : {}),
       ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}),
       ...(job.delayMs ? { delayMs: job.delayMs } : {}),
@@ -476,7 +477,7 @@ export class RunLifecycle<C = unknown> {
     if (result.promoted) {
       this.opts.logger?.info({ run_id: result.promoted.runId, thread_id: result.promoted.threadId, after: result.run.runId }, 'deferred run promoted');
       if (job) {
-        await this.enqueue(result.promoted.runId, job).catch((err: unknown) =>
+        await this.enqueue(result.promoted.runId, result.promoted.tenantId, job).catch((err: unknown) =>
           this.opts.logger?.warn({ run_id: result.promoted?.runId, err: errorMessage(err) }, 'promoted run not enqueued; the sweeper enqueues it later'),
         );
       }
@@ -613,6 +614,7 @@ export class RunLifecycle<C = unknown> {
       try {
         await this.opts.jobs.enqueue(job.payload, {
           jobId: result.jobId,
+          group: tenantId,
           ...(job.attempts !== undefined ? { attempts: job.attempts } : {}),
           ...(job.backoffMs !== undefined ? { backoffMs: job.backoffMs } : {}),
         });
@@ -812,7 +814,7 @@ export class RunLifecycle<C = unknown> {
               throw err;
             });
           if (job === undefined) continue;
-          if (job && (await this.enqueue(run.runId, job))) enqueued.push(run.runId);
+          if (job && (await this.enqueue(run.runId, run.tenantId, job))) enqueued.push(run.runId);
           await this.emit({ type: 'run.promoted', run: { ...run, deferred: false }, after: '' });
           continue;
         }
@@ -824,7 +826,7 @@ export class RunLifecycle<C = unknown> {
           db.selectFrom('runs').select('job').where('tenant_id', '=', run.tenantId).where('run_id', '=', run.runId).executeTakeFirst(),
         );
         const job = decodeJob(row?.job ?? null);
-        if (job && (await this.enqueue(jobId, job))) enqueued.push(run.runId);
+        if (job && (await this.enqueue(jobId, run.tenantId, job))) enqueued.push(run.runId);
       } catch (err) {
         this.opts.logger?.warn({ run_id: run.runId, err: errorMessage(err) }, 'pending run not recovered');
       }

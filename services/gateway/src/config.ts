@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TokenBudgetEnv, TransportEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, envTenantNumbers, parseConfig, TokenBudgetEnv, TransportEnv } from '@agentloop/core';
+import { MAX_WEIGHT } from '@agentloop/queue';
 import { envAllowList } from '@agentloop/net';
 import { embeddingsFromEnv } from '@agentloop/store';
 
@@ -136,6 +137,12 @@ export const GatewayConfig = TransportEnv.extend({
   TENANT_MAX_ACTIVE_RUNS: envInt(0, 0, 1_000_000),
   /** Per-tenant overrides of TENANT_MAX_ACTIVE_RUNS: `acme=200,globex=10`. */
   TENANT_RUN_QUOTAS: tenantNumbers('TENANT_RUN_QUOTAS'),
+  /**
+   * Fair scheduling (docs/adr/0008-fair-scheduling.md): each tenant's share of the orchestrators
+   * while several have runs queued, `acme=3,globex=1` (1..100, default 1). The orchestrators must
+   * be given the same.
+   */
+  TENANT_WEIGHTS: envTenantNumbers('TENANT_WEIGHTS', 1, MAX_WEIGHT),
   /** Per-tenant overrides of RATE_LIMIT_MAX: `acme=5000,globex=100`. */
   TENANT_RATE_LIMITS: tenantNumbers('TENANT_RATE_LIMITS'),
   /** Tenants' daily and monthly token budgets (issue 17): 429 at admission once used up. */

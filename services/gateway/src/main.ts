@@ -31,7 +31,8 @@ await runMain('gateway', async () => {
   // Deleting a thread also deletes its checkpoints and workspace, which the orchestrator owns.
   const store = withThreadResourceDeletion(createMysqlStore({ url: config.MYSQL_URL }), bus);
   await store.migrate();
-  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
+  // Tenants share the orchestrators by weight (docs/adr/0008-fair-scheduling.md).
+  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger, fairness: { weights: config.TENANT_WEIGHTS } });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
   // Crons (issue 12): BullMQ job schedulers, so each tick fires once across every replica.
   const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });

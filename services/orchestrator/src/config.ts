@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { embeddingsFromEnv } from '@agentloop/store';
-import { envBaseUrl, envBool, envInt, envOptionalInt, parseConfig, TokenBudgetEnv } from '@agentloop/core';
+import { envBaseUrl, envBool, envInt, envOptionalInt, envTenantNumbers, parseConfig, TokenBudgetEnv } from '@agentloop/core';
+import { MAX_WEIGHT } from '@agentloop/queue';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
@@ -29,6 +30,14 @@ export const OrchestratorEnv = z.object({
    * configured (several tenants share the workers); see tenant-slots.ts.
    */
   TENANT_MAX_CONCURRENT_RUNS: envInt(0, 0, 100_000),
+  /** Per-tenant overrides of TENANT_MAX_CONCURRENT_RUNS: `acme=8,globex=2` (0: no cap for that tenant). */
+  TENANT_CONCURRENT_RUNS: envTenantNumbers('TENANT_CONCURRENT_RUNS', 0, 100_000),
+  /**
+   * Fair scheduling (docs/adr/0008-fair-scheduling.md): each tenant's share of the workers while
+   * several have runs queued, `acme=3,globex=1` (1..100, default 1). Used where this service
+   * enqueues runs (delegated agents, resumes); the gateway must be given the same.
+   */
+  TENANT_WEIGHTS: envTenantNumbers('TENANT_WEIGHTS', 1, MAX_WEIGHT),
   /**
    * Bytes of run events kept for re-joining streams, all runs together (oldest dropped first).
    * Unset: 64 MiB in memory (embedded), 1 GiB in the JetStream stream. The gateway and the

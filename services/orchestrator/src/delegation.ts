@@ -300,7 +300,12 @@ export class DelegationCoordinator {
         toolName: 'delegate_task',
       });
       if (effect.state === 'completed') continue; // finished before a crash of the parent's job
-      const { added } = await runs.enqueue(payload, { jobId: child.run_id, attempts: this.deps.attempts, backoffMs: this.deps.backoffMs });
+      const { added } = await runs.enqueue(payload, {
+        jobId: child.run_id,
+        attempts: this.deps.attempts,
+        backoffMs: this.deps.backoffMs,
+        group: parent.tenantId,
+      });
       log.info({ child_run_id: child.run_id, child_thread_id: child.thread_id, tool_call_id: child.tool_call_id, added }, 'delegated agent started');
     }
     // Every child may already be done (the parent's job crashed after they finished): resume now.
@@ -356,6 +361,7 @@ export class DelegationCoordinator {
         jobId: resumeJobId(d.parentRunId, d.delegationId),
         attempts: this.deps.attempts,
         backoffMs: this.deps.backoffMs,
+        group: job.tenantId,
       });
       this.deps.logger.info({ run_id: d.parentRunId, delegation_id: d.delegationId, added }, 'parent run resume enqueued');
     } catch (err) {

@@ -27,7 +27,8 @@ await runMain('orchestrator', async () => {
   await store.migrate();
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL);
   await checkpointer.setup();
-  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger });
+  // Tenants share the orchestrators by weight (docs/adr/0008-fair-scheduling.md).
+  const runs = createBullMqQueue({ name: 'runs', redisUrl: config.REDIS_URL, logger, fairness: { weights: config.TENANT_WEIGHTS } });
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
   // The scheduled-task tools write crons; the gateways' worker fires them (this process runs no scheduler worker).
   const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });

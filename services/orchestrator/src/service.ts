@@ -110,7 +110,10 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
           log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
         }
       });
-      worker = await deps.runs.process(runJobHandler(executor, log, new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS), gate), {
+      const slots = new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS, deps.config.TENANT_CONCURRENT_RUNS);
+      // A job over its tenant's cap is parked on a queue that can wake it (SQLite, BullMQ), else deferred briefly.
+      const parking = deps.runs.wakeParked ? { wakeParked: deps.runs.wakeParked.bind(deps.runs) } : undefined;
+      worker = await deps.runs.process(runJobHandler(executor, log, slots, gate, parking), {
         concurrency: deps.config.RUN_CONCURRENCY,
         lockDurationMs: deps.config.RUN_LOCK_MS,
         stalledIntervalMs: deps.config.RUN_STALLED_INTERVAL_MS,

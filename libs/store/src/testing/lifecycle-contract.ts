@@ -14,11 +14,14 @@ const uid = (p: string) => `${p}-${Date.now().toString(36)}-${(counter++).toStri
 function recordingSink(opts: { fail?: boolean } = {}) {
   const jobs = new Map<string, Uint8Array>();
   const order: string[] = [];
+  /** The fairness group of each job (its run's tenant, docs/adr/0008-fair-scheduling.md). */
+  const groups = new Map<string, string | undefined>();
   const sink: RunJobSink = {
     async enqueue(payload, o) {
       if (opts.fail) throw new Error('queue down');
       if (jobs.has(o.jobId)) return { added: false };
       jobs.set(o.jobId, payload);
+      groups.set(o.jobId, o.group);
       order.push(o.jobId);
       return { added: true };
     },
@@ -26,7 +29,7 @@ function recordingSink(opts: { fail?: boolean } = {}) {
       return jobs.has(jobId) ? 'waiting' : 'unknown';
     },
   };
-  return { sink, jobs, order };
+  return { sink, jobs, order, groups };
 }
 
 const payloadOf = (s: string) => new TextEncoder().encode(s);
@@ -72,7 +75,7 @@ export function lifecycleContract(harness: StoreTestHarness): void {
     });
 
     it('ending the holder hands the thread to the oldest deferred run and enqueues its stored job, once', async () => {
-      const { sink, order } = recordingSink();
+      const { sink, order, groups } = recordingSink();
       const la = new RunLifecycle(a, { jobs: sink });
       const lb = new RunLifecycle(b, { jobs: sink });
       const events: LifecycleEvent<unknown>[] = [];
@@ -94,6 +97,8 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const end0 = await la.end({ tenantId, runId: ids[0]!, status: 'success', values: { n: 0 }, cause: 'finished' }, { note: 'ctx' });
       expect(end0).toMatchObject({ kind: 'ended', threadStatus: 'busy', promoted: { runId: ids[1], deferred: false } });
       expect(order).toEqual([ids[0], ids[1]]);
+      // Admitted and promoted jobs are enqueued with their tenant as fairness group.
+      expect([groups.get(ids[0]!), groups.get(ids[1]!)]).toEqual([tenantId, tenantId]);
       expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'busy', activeRunId: ids[1], values: { n: 0 } });
       expect(events.map((e) => e.type)).toEqual(['run.ended', 'run.promoted']);
       expect(events[0]).toMatchObject({ cause: 'finished', ctx: { note: 'ctx' }, values: { n: 0 } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { create, RunJobSchema, toBinary } from '@agentloop/proto';
-import { MemoryQueue } from '@agentloop/queue';
+import { MemoryQueue, SqliteQueueDatabase } from '@agentloop/queue';
 import type { RunExecutor } from '../run-executor.js';
 import { TenantSlots } from '../tenant-slots.js';
 import { runJobHandler } from './run-job.js';
@@ -55,6 +55,26 @@ describe('runJobHandler with a per-tenant cap', () => {
     await q.close();
   });
 
+  it("parks a capped tenant's jobs and wakes the next one when one of its runs ends, not after the park delay", async () => {
+    const database = new SqliteQueueDatabase({ path: ':memory:' });
+    const q = database.queue('runs-park', { fairness: { weights: new Map() } });
+    const h = holdingExecutor();
+    const worker = await q.process(runJobHandler(h.executor, undefined, new TenantSlots(1), undefined, q), { concurrency: 8 });
+    for (let i = 1; i <= 4; i++) await q.enqueue(job(`a${i}`, 'A'), { jobId: `a${i}`, attempts: 1, group: 'A' });
+    await q.enqueue(job('b1', 'B'), { jobId: 'b1', attempts: 1, group: 'B' });
+    await until(() => h.started.includes('b1'));
+    expect(h.started.filter((id) => id.startsWith('a'))).toEqual(['a1']);
+    // A's other jobs are parked (delayed for PARK_MS, 30 s or more), not offered again and again.
+    for (const id of ['a2', 'a3', 'a4']) expect(await q.getState(id)).toBe('delayed');
+    h.release('a1');
+    // Woken by a1's end: a2 (the lowest tag) starts well before its park delay is over.
+    await until(() => h.started.includes('a2'));
+    expect(await q.getState('a3')).toBe('delayed');
+    for (const id of h.started) h.release(id);
+    await worker.close(1000);
+    await database.close();
+  });
+
   it('without a cap, takes jobs in queue order up to the worker concurrency', async () => {
     const q = new MemoryQueue('runs-nocap');
     const h = holdingExecutor();
@@ -80,6 +100,19 @@ describe('TenantSlots', () => {
     s.release('A');
     expect(s.tryTake('A')).toBe(true);
     expect(s.count('A')).toBe(1);
+  });
+
+  it('applies a per-tenant cap over the default one (0: no cap for that tenant)', () => {
+    const s = new TenantSlots(
+      1,
+      new Map([
+        ['big', 3],
+        ['free', 0],
+      ]),
+    );
+    expect([s.tryTake('big'), s.tryTake('big'), s.tryTake('big'), s.tryTake('big')]).toEqual([true, true, true, false]);
+    for (let i = 0; i < 10; i++) expect(s.tryTake('free')).toBe(true);
+    expect([s.tryTake('other'), s.tryTake('other')]).toEqual([true, false]);
   });
 
   it('with cap 0 never refuses', () => {
