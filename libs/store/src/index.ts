@@ -42,6 +42,8 @@ export { MAX_NAMESPACE_LENGTH, MAX_ITEM_KEY_LENGTH, STORE_SEARCH_SCAN_LIMIT, NAM
 export { StoreItems, type StoreItemsOptions, type PutItemOptions } from './items/store-items.js';
 export { OpenAiEmbeddings, embeddingsFromEnv, type Embedder, type EmbeddingsConfig } from './items/embeddings.js';
 export { indexedText } from './items/indexed-text.js';
+// Record and replay (issue 17)
+export { type NewRecordingEvent, type RecordingEvent, type RecordingEventKind } from './types.js';
 // Crons (issue 12)
 export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';

@@ -17,6 +17,8 @@ import { assistants } from './migrations/0011_assistants.js';
 import { crons } from './migrations/0012_crons.js';
 // Store items (issue 12)
 import { storeItems } from './migrations/0013_store_items.js';
+// Record and replay (issue 17)
+import { runRecordings } from './migrations/0015_run_recordings.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -319,6 +321,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0012_crons': crons(dialect),
     // Store items (issue 12)
     '0013_store_items': storeItems(dialect),
+    // Record and replay (issue 17)
+    '0015_run_recordings': runRecordings(dialect),
   };
 }
 

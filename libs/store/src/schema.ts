@@ -203,6 +203,22 @@ export interface StoreItemsTable {
   /** Epoch ms after which the item is gone; NULL = never. */
   expires_at: number | null;
 }
+// Record and replay (migration 0015, issue 17)
+
+/** One recorded event of a run: a model call, a tool call, or a replay's outcome. */
+export interface RunRecordingsTable {
+  tenant_id: string;
+  run_id: string;
+  /** `model:<turn>`, `tool:<tool call id>` or `replay`: the same event written twice keeps the first row. */
+  event_key: string;
+  /** Orders a run's events as they happened. */
+  seq: number;
+  kind: string;
+  step: number;
+  /** JSON object. */
+  payload: string;
+  created_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -219,6 +235,8 @@ export interface Database {
   crons: CronsTable;
   // Store items (issue 12)
   store_items: StoreItemsTable;
+  // Record and replay (issue 17)
+  run_recordings: RunRecordingsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

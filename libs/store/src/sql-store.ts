@@ -28,6 +28,9 @@ import type { NamespaceListing, StoreItemHit, StoreItemRecord, StoreItemSearch, 
 // Crons (issue 12)
 import { CronRepository } from './repositories/crons.js';
 import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './types.js';
+// Record and replay (issue 17)
+import { RecordingRepository } from './repositories/recordings.js';
+import type { NewRecordingEvent, RecordingEvent } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 import type {
   AuditEntry,
@@ -81,6 +84,8 @@ export class SqlStore implements Store {
   readonly storeItems: StoreItemRepository;
   /** Crons (issue 12). */
   readonly crons: CronRepository;
+  /** Run recordings (issue 17). */
+  readonly recordings: RecordingRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -102,6 +107,7 @@ export class SqlStore implements Store {
     // Store items (issue 12)
     this.storeItems = new StoreItemRepository(ctx);
     this.crons = new CronRepository(ctx);
+    this.recordings = new RecordingRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -322,6 +328,14 @@ export class SqlStore implements Store {
   }
   countCrons(tenantId: string, filter: CronFilter): Promise<number> {
     return this.crons.count(tenantId, filter);
+  }
+  // Record and replay (issue 17)
+
+  appendRecordingEvent(e: NewRecordingEvent): Promise<void> {
+    return this.recordings.append(e);
+  }
+  listRecordingEvents(tenantId: string, runId: string): Promise<RecordingEvent[]> {
+    return this.recordings.list(tenantId, runId);
   }
   // -------------------------------------------------------------------------
 

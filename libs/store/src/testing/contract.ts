@@ -13,6 +13,8 @@ import { assistantsContract } from './assistants-contract.js';
 import { cronsContract } from './crons-contract.js';
 // Store items (issue 12)
 import { storeItemsContract } from './store-items-contract.js';
+// Record and replay (issue 17)
+import { recordingsContract } from './recordings-contract.js';
 import { uid } from './fixture.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
@@ -772,4 +774,6 @@ export function storeContract(harness: StoreTestHarness): void {
   cronsContract(harness);
   // Store items (issue 12)
   storeItemsContract(harness);
+  // Record and replay (issue 17)
+  recordingsContract(harness);
 }
