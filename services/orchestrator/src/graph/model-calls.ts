@@ -3,15 +3,16 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { ResolvedModel } from '../models/registry.js';
 import { ScriptedChatModel } from '../models/scripted.js';
+import { ReplayChatModel } from '../recording/replay-model.js';
 import { compactedMessages, summarizeMessages, type CompactionPlan } from '../compaction.js';
 import { resolveModelSlot, type RouteDecision } from '../routing.js';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../usage.js';
 import type { PromptLanguage } from '../prompts.js';
 import type { AgentStateType, AgentUpdate, RunContext } from './state.js';
 
-/** Call options of one model call: the signal, and for the scripted provider the turn to play. */
+/** Call options of one model call: the signal, and for the scripted and replay providers the turn to play. */
 export function callOptions(model: BaseChatModel, turn: number): Record<string, unknown> {
-  return model instanceof ScriptedChatModel ? { scripted_turn: turn } : {};
+  return model instanceof ScriptedChatModel || model instanceof ReplayChatModel ? { scripted_turn: turn } : {};
 }
 
 /** Usage accumulated across the model calls of one node execution. */

@@ -18,6 +18,7 @@ import type { HistoryOptions } from '../history.js';
 import { EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, ZERO_USAGE, type RunUsage, type TokenUsage } from '../usage.js';
 import { MAX_LOOPS_DEFAULT } from '../limits.js';
 import type { StepLease } from '../step-gate.js';
+import type { RunTape } from '../recording/tape.js';
 
 /** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
 export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
@@ -108,6 +109,8 @@ export interface RunContext {
   stepLease?: Pick<StepLease, 'idle'>;
   /** Long-term memory (issue 12): the run's tenant-bound store and its user (memory tools); absent: no memory tools. */
   memory?: RunMemory;
+  /** Record and replay (issue 17): the run's model calls and bus tool calls go through it; absent: neither. */
+  tape?: RunTape;
 }
 
 /** What the memory tools need of a run. */
