@@ -78,7 +78,10 @@ export const RunCreateBody = z.object({
   strict_resume: z.boolean().nullish(),
   langsmith_tracer: z.unknown().optional(),
   // Record and replay (issue 17): replay a recorded run of the tenant, or an exported recording.
-  replay_of: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'replay_of must be a run id (UUID)').nullish(),
+  replay_of: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'replay_of must be a run id (UUID)')
+    .nullish(),
   replay_tools: z.enum(['recorded', 'execute']).nullish(),
   replay_recording: JsonObjectSchema.nullish(),
 });

@@ -35,7 +35,10 @@ export const InlineRecording = z.looseObject({
   run_id: z.string(),
   input: z.record(z.string(), z.unknown()).nullable(),
   config: z.record(z.string(), z.unknown()).nullable(),
-  events: z.array(z.discriminatedUnion('kind', [z.looseObject(ModelCallEvent.shape), z.looseObject(ToolCallEvent.shape)])).min(1).max(100_000),
+  events: z
+    .array(z.discriminatedUnion('kind', [z.looseObject(ModelCallEvent.shape), z.looseObject(ToolCallEvent.shape)]))
+    .min(1)
+    .max(100_000),
 });
 export type InlineRecording = z.infer<typeof InlineRecording>;
 
