@@ -122,7 +122,7 @@ describe('record and replay (embedded)', () => {
       ['tool_call', 0],
       ['model_call', 1],
     ]);
-    const [first, tool, second] = body.events as [Record<string, any>, Record<string, any>, Record<string, any>];
+    const [first, tool, second] = body.events as unknown as [Record<string, any>, Record<string, any>, Record<string, any>];
     expect(first.request.model).toMatchObject({ provider: 'openai-compatible', model_id: 'fake-model' });
     expect(first.request.messages[0].type).toBe('system');
     expect(first.request.messages.at(-1)).toMatchObject({ type: 'human', content: 'what does my note say?' });
