@@ -8,7 +8,10 @@
  * orchestrator process and replayed offline; one that does not is not recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
@@ -17,6 +20,18 @@ import { startCluster, type ClusterHarness } from './helpers.js';
 
 type Msg = { type: string; content: unknown; tool_calls?: Array<{ name: string; args: unknown; id: string }>; tool_call_id?: string };
 type Values = { messages: Msg[] };
+
+/** The `agentloop` command (built by `tsc -b`, as tests/e2e/cli.test.ts uses it). */
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../apps/cli/bin/agentloop.js');
+async function cli(...args: string[]): Promise<{ code: number; stdout: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+    return { code: 0, stdout };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? '' };
+  }
+}
 
 const modelEnv = (fake: FakeOpenAi) => ({ MODEL_BASE_API_KEY: 'sk-fake', MODEL_BASE_BASE_URL: fake.baseUrl, MODEL_BASE_ID: 'fake-model' });
 
@@ -172,6 +187,23 @@ describe('record and replay (embedded)', () => {
     const replay = await runToEnd(env, thread, { replay_recording: exported });
     expect(replay.run.metadata.replay).toMatchObject({ diverged: false, tools: 'recorded' });
     expect(essence(replay.values)).toEqual(essence(recorded.values));
+  });
+
+  it('CLI: `replay --execute-tools` prints the divergence and exits 3; `record-test` writes a fixture', async () => {
+    const thread = await newThreadWithNote(env, 'release on monday');
+    const diverged = await cli('replay', recorded.run.run_id, '--execute-tools', '--thread', thread, '--url', env.url);
+    expect(diverged.code).toBe(3);
+    expect(diverged.stdout).toContain(`DIVERGED from run ${recorded.run.run_id} at step 0: tool_result`);
+    expect(diverged.stdout).toContain('release on monday');
+    const same = await cli('replay', recorded.run.run_id, '--url', env.url);
+    expect(same.code).toBe(0);
+    expect(same.stdout).toContain('no divergence');
+    const out = path.join(dataDir, 'fixtures', 'read-note.json');
+    const saved = await cli('record-test', recorded.run.run_id, '--out', out, '--url', env.url);
+    expect(saved.code).toBe(0);
+    const fixture = JSON.parse(readFileSync(out, 'utf8')) as Recording;
+    expect(fixture).toMatchObject({ format: 'agentloop.run-recording', version: 1, run_id: recorded.run.run_id });
+    expect(fixture.events).toHaveLength(3);
   });
 
   it('refuses bad replay requests naming the field; an unknown run is not found', async () => {
