@@ -50,7 +50,10 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
       callOptions: { ...callOptions(resolved.model, meter.turn), tags: ['langsmith:nostream'] },
     });
   // The worker's CPU slot is released while waiting on the provider.
+  const startedAt = new Date();
   const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
+  // Record and replay (issue 17): a summary call takes a model call index like any other.
+  await ctx.tape?.modelCall({ turn: meter.turn, model: resolved, tools: [], messages: result.call.request, response: result.call.response, startedAt });
   meter.record(result.usage);
   ctx.logger.info({ summarized: result.summarized, model: resolved.label, kept: messages.length - plan.splitAt }, 'conversation compacted');
   return { list: compactedMessages(messages, plan, result.summary), summarized: result.summarized };

@@ -3,7 +3,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/
 import { silentLogger } from '@agentloop/core';
 import type { RecordingEvent } from '@agentloop/store';
 import type { ToolSpec } from '@agentloop/proto';
-import { ReplayExhaustedError, ReplaySession } from './replay-session.js';
+import { REPORT_STRING_MAX, ReplayExhaustedError, ReplaySession } from './replay-session.js';
 import { ReplayChatModel } from './replay-model.js';
 import { RunRecorder } from './recorder.js';
 import { shouldRecord } from './run-tape.js';
@@ -110,6 +110,13 @@ describe('ReplaySession', () => {
     missing.answer(0);
     await missing.toolCall(0, call, () => Promise.reject(new Error('not called')));
     expect(missing.report()).toMatchObject({ diverged: true, at: { step: 1, kind: 'missing_call', expected: { model_call: 1 }, actual: null } });
+  });
+
+  it('cuts long values in the report, saying how much', async () => {
+    const session = new ReplaySession('r1', 'execute', await recordRun(), silentLogger());
+    await session.toolCall(0, call, () => Promise.resolve({ content: 'y'.repeat(REPORT_STRING_MAX + 500), isError: false }));
+    const report = session.report() as { at: { actual: { content: string } } };
+    expect(report.at.actual.content).toBe(`${'y'.repeat(REPORT_STRING_MAX)}… [500 more characters]`);
   });
 
   it('answers a tool call the recording does not have with an error, without executing it in recorded mode', async () => {

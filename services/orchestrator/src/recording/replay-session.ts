@@ -24,6 +24,17 @@ import {
 } from './format.js';
 import type { ModelCallRecord, RunTape, TapeToolCall } from './tape.js';
 
+/** Longest string a divergence report keeps of a value (a whole transcript would bloat the run's metadata). */
+export const REPORT_STRING_MAX = 2_000;
+
+/** `v` with every string past REPORT_STRING_MAX cut, saying how much was cut. */
+function clip(v: unknown): unknown {
+  if (typeof v === 'string') return v.length > REPORT_STRING_MAX ? `${v.slice(0, REPORT_STRING_MAX)}… [${v.length - REPORT_STRING_MAX} more characters]` : v;
+  if (Array.isArray(v)) return v.map(clip);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clip(x)]));
+  return v;
+}
+
 export class ReplayExhaustedError extends Error {
   override name = 'ReplayExhaustedError';
   readonly code = 'REPLAY_EXHAUSTED';
@@ -122,7 +133,7 @@ export class ReplaySession implements RunTape {
 
   private diverge(d: Divergence): void {
     if (this.first) return;
-    this.first = d;
+    this.first = { ...d, expected: clip(d.expected), actual: clip(d.actual) };
     this.log.warn({ replay_of: this.of, divergence: d }, 'replay diverged from its recording');
   }
 }
