@@ -90,4 +90,5 @@ export { AgentConfig, AgentConfigurable, agentConfigJsonSchema, SYSTEM_PROMPT_MA
 export { agentPolicyOf, offeredTools, allowedSkills, tightenVerdict, OPEN_POLICY, ASSISTANT_RULE, type AgentPolicy } from './agent-config.js';
 export { agentGraphDrawing } from './graph-drawing.js';
 // Record and replay (issue 17)
+export { IMPORTED_RECORDING_PREFIX } from './recording/run-tape.js';
 export { REPLAY_CONFIG_KEY, type Divergence, type ReplayReport, type ReplayTools } from './recording/format.js';

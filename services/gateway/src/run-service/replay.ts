@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { newId } from '@agentloop/core';
-import { REPLAY_CONFIG_KEY } from '@agentloop/orchestrator';
+import { IMPORTED_RECORDING_PREFIX, REPLAY_CONFIG_KEY } from '@agentloop/orchestrator';
 import type { JsonObject, RunRecord, Store } from '@agentloop/store';
 import { invalid, notFound } from '../errors.js';
 import type { RunCreateBody } from '../run-schema.js';
@@ -54,7 +54,7 @@ function replayConfig(recorded: JsonObject | null | undefined, of: string, tools
 
 /** Stores an inline recording's events under a new id; returns that id. */
 async function importRecording(store: Pick<Store, 'appendRecordingEvent'>, tenantId: string, rec: InlineRecording): Promise<string> {
-  const id = `import-${newId()}`;
+  const id = `${IMPORTED_RECORDING_PREFIX}${newId()}`;
   for (const e of rec.events) {
     const { kind, step, ...payload } = e;
     const key = kind === 'model_call' ? `model:${step}` : `tool:${(e as z.infer<typeof ToolCallEvent>).call.id}`;

@@ -6,7 +6,7 @@ import type { ToolSpec } from '@agentloop/proto';
 import { REPORT_STRING_MAX, ReplayExhaustedError, ReplaySession } from './replay-session.js';
 import { ReplayChatModel } from './replay-model.js';
 import { RunRecorder } from './recorder.js';
-import { shouldRecord } from './run-tape.js';
+import { openRunTape, shouldRecord } from './run-tape.js';
 import type { ModelCallRecord } from './tape.js';
 
 const TOOLS = [{ name: 'read_file', description: 'Read a file', parametersJsonSchema: '{"type":"object"}' }] as unknown as ToolSpec[];
@@ -124,6 +124,38 @@ describe('ReplaySession', () => {
     const r = await session.toolCall(0, { id: 'c9', name: 'write_file', args: {} }, () => Promise.reject(new Error('must not run')));
     expect(r).toMatchObject({ isError: true });
     expect(session.report()).toMatchObject({ diverged: true, at: { kind: 'extra_call', actual: { tool: 'write_file', tool_call_id: 'c9' } } });
+  });
+});
+
+describe('openRunTape', () => {
+  const store = (events: RecordingEvent[]) => ({ appendRecordingEvent: () => Promise.resolve(), listRecordingEvents: () => Promise.resolve(events) });
+  const job = { tenantId: 't', runId: 'r2' };
+  const replayOf = (of: string, tools: string) => ({ agentloop_replay: { of, tools } });
+
+  it('refuses to execute the tool calls of an imported recording unless the scripted provider is allowed', async () => {
+    const events = await recordRun();
+    const policy = { mode: 'off' as const, tenants: new Set<string>() };
+    await expect(openRunTape({ store: store(events), policy }, job, replayOf('import-x', 'execute'), silentLogger())).rejects.toThrow(/ALLOW_SCRIPTED_MODEL/);
+    const recorded = await openRunTape({ store: store(events), policy }, job, replayOf('import-x', 'recorded'), silentLogger());
+    expect(recorded.replay?.toolMode).toBe('recorded');
+    const allowed = await openRunTape(
+      { store: store(events), policy: { ...policy, executeImported: true } },
+      job,
+      replayOf('import-x', 'execute'),
+      silentLogger(),
+    );
+    expect(allowed.replay?.toolMode).toBe('execute');
+    const ownRun = await openRunTape({ store: store(events), policy }, job, replayOf('r1', 'execute'), silentLogger());
+    expect(ownRun.replay?.toolMode).toBe('execute');
+  });
+
+  it('refuses a replay of a run without recorded model calls, and a malformed marker', async () => {
+    const policy = { mode: 'all' as const, tenants: new Set<string>() };
+    await expect(openRunTape({ store: store([]), policy }, job, replayOf('r1', 'recorded'), silentLogger())).rejects.toThrow(/no recorded model call/);
+    await expect(openRunTape({ store: store([]), policy }, job, replayOf('r1', 'sometimes'), silentLogger())).rejects.toThrow(/agentloop_replay/);
+    const plain = await openRunTape({ store: store([]), policy }, job, {}, silentLogger());
+    expect(plain.replay).toBeUndefined();
+    expect(plain.tape).toBeInstanceOf(RunRecorder);
   });
 });
 

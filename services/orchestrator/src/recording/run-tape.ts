@@ -21,7 +21,16 @@ export interface RecordingPolicy {
   mode: RecordMode;
   /** Tenants whose runs are recorded in `opt-in` mode without asking. */
   tenants: ReadonlySet<string>;
+  /**
+   * Whether a replay of an imported recording (`replay_recording`, ids `import-…`) may execute its
+   * tool calls: the client wrote those calls, not a model, so this is what the scripted provider
+   * allows (ALLOW_SCRIPTED_MODEL, issue 18) and follows that switch.
+   */
+  executeImported?: boolean;
 }
+
+/** Ids the gateway gives recordings a client imported (`replay_recording`). */
+export const IMPORTED_RECORDING_PREFIX = 'import-';
 
 /**
  * `off` records nothing, whatever a run asks (the operator's word wins: recordings hold prompts and
@@ -77,6 +86,12 @@ export async function openRunTape(
   const wanted = replayRequest(configurable);
   let replay: ReplaySession | undefined;
   if (wanted) {
+    if (wanted.tools === 'execute' && wanted.of.startsWith(IMPORTED_RECORDING_PREFIX) && !deps.policy.executeImported) {
+      throw new RunInputError(
+        'Executing the tool calls of an imported recording is disabled on this deployment (ALLOW_SCRIPTED_MODEL=false): ' +
+          'its calls were written by the client, not by a model. Replay it with replay_tools "recorded", or replay a run recorded here.',
+      );
+    }
     const events = await deps.store.listRecordingEvents(job.tenantId, wanted.of);
     if (!events.some((e) => e.kind === 'model_call')) throw new RunInputError(`Run ${wanted.of} has no recorded model call to replay.`);
     replay = new ReplaySession(wanted.of, wanted.tools, events, log);
