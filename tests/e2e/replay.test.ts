@@ -166,6 +166,31 @@ describe('record and replay (embedded)', () => {
     expect(replay.run.metadata.replay).toEqual({ of: recorded.run.run_id, tools: 'recorded', diverged: false });
   });
 
+  it('replays through /runs/stream too: the recorded answer arrives as events', async () => {
+    const thread = (await api<{ thread_id: string }>(env, 'POST', '/threads', {})).body.thread_id;
+    const res = await fetch(`${env.url}/threads/${thread}/runs/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ assistant_id: 'agent', replay_of: recorded.run.run_id, stream_mode: ['values', 'messages-tuple'] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const values = text
+      .split('\n\n')
+      .filter((block) => block.includes('event: values'))
+      .map(
+        (block) =>
+          JSON.parse(
+            block
+              .split('\n')
+              .find((l) => l.startsWith('data: '))!
+              .slice(6),
+          ) as Values,
+      );
+    expect(essence(values.at(-1)!)).toEqual(essence(recorded.values));
+    expect(text).not.toContain('event: error');
+  });
+
   it('replays with executed tools after the file changed: the divergence is at the tool result', async () => {
     const thread = await newThreadWithNote(env, 'release on monday');
     const replay = await runToEnd(env, thread, { replay_of: recorded.run.run_id, replay_tools: 'execute' });
