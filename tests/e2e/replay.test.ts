@@ -231,6 +231,31 @@ describe('record and replay (embedded)', () => {
     expect(fixture.events).toHaveLength(3);
   });
 
+  it('records a delegated agent as its own run, linked to its parent run', async () => {
+    const thread = (await api<{ thread_id: string }>(env, 'POST', '/threads', {})).body.thread_id;
+    const parent = await runToEnd(env, thread, {
+      input: { messages: [{ role: 'user', content: '@general say hi' }] },
+      config: {
+        configurable: {
+          model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate_task', args: { task: 'say hi' } }] }, { content: 'the child said hi' }] },
+          delegates: { '*': [{ content: 'hi from the child' }] },
+        },
+      },
+    });
+    expect(parent.run.status).toBe('success');
+    const children = (await api<Array<{ run_id: string }>>(env, 'GET', `/runs/${parent.run.run_id}/children`)).body;
+    expect(children).toHaveLength(1);
+    const child = (await api<Recording & { parent_run_id: string }>(env, 'GET', `/runs/${children[0]!.run_id}/recording`)).body;
+    expect(child.parent_run_id).toBe(parent.run.run_id);
+    expect(child.events.map((e) => e.kind)).toEqual(['model_call']);
+    expect((child.events[0] as { response?: { content?: string } }).response?.content).toBe('hi from the child');
+    const parentRec = (await api<Recording>(env, 'GET', `/runs/${parent.run.run_id}/recording`)).body;
+    expect(parentRec.events.map((e) => [e.kind, e.step])).toEqual([
+      ['model_call', 0],
+      ['model_call', 1],
+    ]);
+  });
+
   it('refuses bad replay requests naming the field; an unknown run is not found', async () => {
     const thread = (await api<{ thread_id: string }>(env, 'POST', '/threads', {})).body.thread_id;
     const withInput = await api<{ message?: string; detail?: unknown }>(env, 'POST', `/threads/${thread}/runs`, {
