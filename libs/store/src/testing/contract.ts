@@ -98,6 +98,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0012_crons',
             // Store items (issue 12)
             '0013_store_items',
+            // Record and replay (issue 17)
+            '0015_run_recordings',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
