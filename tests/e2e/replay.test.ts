@@ -166,6 +166,18 @@ describe('record and replay (embedded)', () => {
     expect(replay.run.metadata.replay).toEqual({ of: recorded.run.run_id, tools: 'recorded', diverged: false });
   });
 
+  it('replays on the recorded run’s own thread: the history is kept and the longer request is reported', async () => {
+    const original = (await api<{ thread_id: string }>(env, 'GET', `/runs/${recorded.run.run_id}/recording`)).body.thread_id;
+    const replay = await runToEnd(env, original, { replay_of: recorded.run.run_id });
+    // The recorded run's messages are still there, the replay's follow them.
+    expect(essence(replay.values).slice(0, recorded.values.messages.length)).toEqual(essence(recorded.values));
+    expect(replay.values.messages).toHaveLength(2 * recorded.values.messages.length);
+    expect(replay.run.metadata.replay).toMatchObject({
+      diverged: true,
+      at: { step: 0, kind: 'model_request', path: 'messages', expected: '2 messages', actual: '6 messages' },
+    });
+  });
+
   it('replays through /runs/stream too: the recorded answer arrives as events', async () => {
     const thread = (await api<{ thread_id: string }>(env, 'POST', '/threads', {})).body.thread_id;
     const res = await fetch(`${env.url}/threads/${thread}/runs/stream`, {

@@ -68,13 +68,16 @@ export const recordMessages = (messages: readonly BaseMessage[]): RecordedMessag
 export const recordTools = (tools: readonly ToolSpec[]): RecordedTool[] =>
   tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parametersJsonSchema }));
 
-/** The recorded answer as the AI message a replayed model returns. */
+/**
+ * The recorded answer as the AI message a replayed model returns. Without the recorded message id:
+ * a replay on the recorded run's own thread would otherwise replace that message in the history
+ * (messages with the same id are merged) instead of adding its own.
+ */
 export function recordedAiMessage(m: RecordedMessage): AIMessage {
   const toolCalls = Array.isArray(m.tool_calls) ? (m.tool_calls as Array<{ id?: string; name: string; args?: Record<string, unknown> }>) : [];
   return new AIMessage({
     content: (m.content as AIMessage['content'] | undefined) ?? '',
     tool_calls: toolCalls.map((tc) => ({ id: tc.id ?? '', name: tc.name, args: tc.args ?? {}, type: 'tool_call' as const })),
-    ...(typeof m.id === 'string' ? { id: m.id } : {}),
     ...(m.usage_metadata && typeof m.usage_metadata === 'object' ? { usage_metadata: m.usage_metadata as AIMessage['usage_metadata'] } : {}),
     response_metadata: { ...((m.response_metadata as Record<string, unknown> | undefined) ?? {}), replayed: true },
   });

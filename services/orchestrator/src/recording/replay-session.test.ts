@@ -13,6 +13,7 @@ const TOOLS = [{ name: 'read_file', description: 'Read a file', parametersJsonSc
 const model = { label: 'base', provider: 'openai-compatible' as const, modelId: 'gpt' };
 const call = { id: 'c1', name: 'read_file', args: { file_path: 'notes.txt' } };
 const firstAnswer = new AIMessage({
+  id: 'run-1-answer-1',
   content: '',
   tool_calls: [{ ...call, type: 'tool_call' }],
   usage_metadata: { input_tokens: 5, output_tokens: 2, total_tokens: 7 },
@@ -54,6 +55,8 @@ describe('ReplaySession', () => {
     const first = (await replayModel.invoke(asked, { scripted_turn: 0 })) as AIMessage;
     expect(first.tool_calls).toEqual([expect.objectContaining({ id: 'c1', name: 'read_file', args: { file_path: 'notes.txt' } })]);
     expect(first.usage_metadata?.total_tokens).toBe(7);
+    // Not the recorded id: on the recorded thread it would replace the recorded message.
+    expect(first.id).not.toBe('run-1-answer-1');
     await session.modelCall(record(0, asked, first));
     const executed: string[] = [];
     const result = await session.toolCall(0, call, () => {
