@@ -52,6 +52,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     ...launcherDefaults(baseEnv, { loopbackWebhooks: true }),
     // The project's skills; the tool-runner and indexer read skills/<id> links into it.
     SKILLS_ROOT: DEFAULT_SKILLS_ROOT,
+    // Record and replay (issue 17): a laptop records every run, so any run can be replayed.
+    RECORD_RUNS: 'all',
     ...baseEnv,
     ...(opts.port !== undefined ? { PORT: String(opts.port), GRPC_PORT: baseEnv.GRPC_PORT ?? '0' } : {}),
   };

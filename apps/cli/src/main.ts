@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Config } from '@langchain/langgraph-sdk';
 import { chat } from './chat.js';
+import { formatOutcome, replayRun, saveRecordingFixture } from './replay.js';
 
 /** One run config, or (testing) a list used by successive runs, the last one repeating. */
 function parseConfig(text: string): Config | Config[] {
@@ -38,6 +39,30 @@ program
     const home = process.env.AGENTLOOP_CLI_HOME ?? path.join(os.homedir(), '.agentloop');
     await chat({ ...opts, stateFile: path.join(home, 'cli.json') });
     process.exit(0);
+  });
+
+const serverOptions = (c: Command) =>
+  c
+    .option('--url <url>', 'server URL (env AGENTLOOP_URL)', process.env.AGENTLOOP_URL ?? 'http://localhost:2024')
+    .option('--api-key <key>', 'API key (env AGENTLOOP_API_KEY)', process.env.AGENTLOOP_API_KEY);
+
+// Record and replay (issue 17).
+serverOptions(program.command('replay <run_id>'))
+  .description('Replay a recorded run (model answers from its recording) and print where it diverged; exit code 3 when it did')
+  .option('--execute-tools', 'run the tools again instead of answering them from the recording')
+  .option('--thread <thread_id>', 'replay on this thread (default: a new one)')
+  .action(async (runId: string, opts: { url: string; apiKey?: string; executeTools?: boolean; thread?: string }) => {
+    const outcome = await replayRun(opts, runId, { executeTools: !!opts.executeTools, threadId: opts.thread });
+    process.stdout.write(`${formatOutcome(outcome)}\n`);
+    process.exit(outcome.replay && !outcome.replay.diverged && outcome.status === 'success' ? 0 : 3);
+  });
+
+serverOptions(program.command('record-test <run_id>'))
+  .description("Save a run's recording as a regression test fixture; tests/replays/replays.test.ts replays every fixture in its folder")
+  .requiredOption('--out <file>', 'fixture file to write, e.g. tests/replays/my-bug.json')
+  .action(async (runId: string, opts: { url: string; apiKey?: string; out: string }) => {
+    const saved = await saveRecordingFixture(opts, runId, opts.out);
+    process.stdout.write(`wrote ${saved.path} (${saved.events} recorded events); run it with: npx vitest run tests/replays\n`);
   });
 
 program.parseAsync().catch((err: unknown) => {

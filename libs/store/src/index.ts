@@ -45,6 +45,8 @@ export { indexedText } from './items/indexed-text.js';
 // Usage ledger and token budgets (issue 17)
 export { type TokenUsageIncrement, type TokenUsageRow, type TokenUsageSoFar } from './types.js';
 export { TenantBudgets, type TenantBudgetsOptions } from './usage/tenant-budgets.js';
+// Record and replay (issue 17)
+export { type NewRecordingEvent, type RecordingEvent, type RecordingEventKind } from './types.js';
 // Crons (issue 12)
 export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';

@@ -21,6 +21,8 @@ import { storeItems } from './migrations/0013_store_items.js';
 import { tokenUsage } from './migrations/0014_token_usage.js';
 // Ops console (issue 16)
 import { consoleIndexes } from './migrations/0018_console_indexes.js';
+// Record and replay (issue 17)
+import { runRecordings } from './migrations/0015_run_recordings.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -324,6 +326,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     // Store items (issue 12)
     '0013_store_items': storeItems(dialect),
     '0014_token_usage': tokenUsage(dialect),
+    // Record and replay (issue 17)
+    '0015_run_recordings': runRecordings(dialect),
     // Ops console (issue 16)
     '0018_console_indexes': consoleIndexes(dialect),
   };

@@ -219,6 +219,23 @@ export interface TokenUsageTable {
   runs: number;
   updated_at: number;
 }
+
+// Record and replay (migration 0015, issue 17)
+
+/** One recorded event of a run: a model call, a tool call, or a replay's outcome. */
+export interface RunRecordingsTable {
+  tenant_id: string;
+  run_id: string;
+  /** `model:<turn>`, `tool:<tool call id>` or `replay`: the same event written twice keeps the first row. */
+  event_key: string;
+  /** Orders a run's events as they happened. */
+  seq: number;
+  kind: string;
+  step: number;
+  /** JSON object. */
+  payload: string;
+  created_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -237,6 +254,8 @@ export interface Database {
   store_items: StoreItemsTable;
   // Usage ledger (issue 17)
   token_usage: TokenUsageTable;
+  // Record and replay (issue 17)
+  run_recordings: RunRecordingsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

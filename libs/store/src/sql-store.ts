@@ -31,6 +31,9 @@ import type { CronFilter, CronPatch, CronRecord, CronSearch, NewCron } from './t
 // Usage ledger (issue 17)
 import { TokenUsageRepository } from './repositories/token-usage.js';
 import type { TokenUsageIncrement, TokenUsageRow, TokenUsageSoFar } from './types.js';
+// Record and replay (issue 17)
+import { RecordingRepository } from './repositories/recordings.js';
+import type { NewRecordingEvent, RecordingEvent } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 // Ops console (issue 16)
 import { ConsoleRepository, type ConsoleRunFilter } from './repositories/console.js';
@@ -91,6 +94,8 @@ export class SqlStore implements Store {
   readonly tokenUsage: TokenUsageRepository;
   /** The ops console's reads (issue 16). */
   readonly console: ConsoleRepository;
+  /** Run recordings (issue 17). */
+  readonly recordings: RecordingRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -114,6 +119,7 @@ export class SqlStore implements Store {
     this.crons = new CronRepository(ctx);
     this.tokenUsage = new TokenUsageRepository(ctx);
     this.console = new ConsoleRepository(ctx);
+    this.recordings = new RecordingRepository(ctx);
   }
 
   // -------------------------------------------------------------------------
@@ -366,6 +372,15 @@ export class SqlStore implements Store {
   }
   findRunAnyTenant(runId: string): Promise<RunRecord | undefined> {
     return this.console.findRun(runId);
+  }
+  // -------------------------------------------------------------------------
+  // Record and replay (issue 17)
+
+  appendRecordingEvent(e: NewRecordingEvent): Promise<void> {
+    return this.recordings.append(e);
+  }
+  listRecordingEvents(tenantId: string, runId: string): Promise<RecordingEvent[]> {
+    return this.recordings.list(tenantId, runId);
   }
   // -------------------------------------------------------------------------
 

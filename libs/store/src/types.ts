@@ -387,6 +387,25 @@ export interface NamespaceListing {
   limit: number;
   offset: number;
 }
+// Record and replay (issue 17)
+
+/** What a recording event is: a model call (request and answer), a tool call (call and result), a replay's outcome. */
+export type RecordingEventKind = 'model_call' | 'tool_call' | 'replay';
+
+export interface NewRecordingEvent {
+  tenantId: string;
+  runId: string;
+  /** Names the event within its run (`model:<turn>`, `tool:<tool call id>`, `replay`); a second write under it is ignored. */
+  key: string;
+  kind: RecordingEventKind;
+  /** The model call (turn) the event belongs to. */
+  step: number;
+  payload: JsonObject;
+}
+
+export interface RecordingEvent extends Omit<NewRecordingEvent, 'tenantId'> {
+  createdAt: Date;
+}
 // ---------------------------------------------------------------------------
 
 // Usage ledger (issue 17)
@@ -575,6 +594,12 @@ export interface Store {
   listRunsChangedSince(since: number, limit: number): Promise<RunRecord[]>;
   /** A run by id whatever its tenant (an admin's view of one run). */
   findRunAnyTenant(runId: string): Promise<RunRecord | undefined>;
+  // Record and replay (issue 17)
+
+  /** Records one event of a run; an event already recorded under the same key is kept unchanged. */
+  appendRecordingEvent(e: NewRecordingEvent): Promise<void>;
+  /** A run's recorded events, in the order they were written; empty for a run not recorded or of another tenant. */
+  listRecordingEvents(tenantId: string, runId: string): Promise<RecordingEvent[]>;
   // -------------------------------------------------------------------------
 
   close(): Promise<void>;

@@ -77,6 +77,13 @@ export const RunCreateBody = z.object({
   durability: z.enum(['exit', 'async', 'sync']).nullish(),
   strict_resume: z.boolean().nullish(),
   langsmith_tracer: z.unknown().optional(),
+  // Record and replay (issue 17): replay a recorded run of the tenant, or an exported recording.
+  replay_of: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'replay_of must be a run id (UUID)')
+    .nullish(),
+  replay_tools: z.enum(['recorded', 'execute']).nullish(),
+  replay_recording: JsonObjectSchema.nullish(),
 });
 export type RunCreateBody = z.infer<typeof RunCreateBody>;
 
@@ -104,7 +111,7 @@ export function wantsEvent(event: string, modes: readonly string[]): boolean {
 
 /** The request as stored on the run record (`kwargs`): what the client sent, minus ids and metadata, unset fields dropped. */
 export function runKwargs(body: RunCreateBody, streamModes: string[]): Record<string, unknown> {
-  const { assistant_id: _a, metadata: _m, langsmith_tracer: _l, ...rest } = body;
+  const { assistant_id: _a, metadata: _m, langsmith_tracer: _l, replay_recording: _r, ...rest } = body;
   const kwargs: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) kwargs[k] = v;
   kwargs.stream_mode = streamModes;

@@ -25,6 +25,7 @@ import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from
 import { SkillsConfig } from './skills-config.js';
 import { hasUserMessage, isCompactRequest } from './uploads.js';
 import { buildRunJob } from './run-service/run-job.js';
+import { resolveReplay } from './run-service/replay.js';
 
 export interface RunServiceDeps {
   store: Store;
@@ -158,7 +159,8 @@ export class RunService {
    */
   async create(tenantId: string, threadId: string | undefined, request: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
     const { store } = this.deps;
-    const validated = await this.validate(tenantId, request);
+    // Record and replay (issue 17): a replay request becomes the recorded run's request.
+    const validated = await this.validate(tenantId, await resolveReplay(store, tenantId, request));
     const body = validated.body;
     const assistantId = validated.assistant.assistant_id;
     const strategy = body.multitask_strategy ?? 'reject';

@@ -123,6 +123,8 @@ export interface SummaryResult {
   usage: TokenUsage | null;
   /** Conversation messages the summary replaces. */
   summarized: number;
+  /** The summary call as sent and answered (recorded for replay, issue 17). */
+  call: { request: BaseMessage[]; response: AIMessage };
 }
 
 /**
@@ -135,7 +137,8 @@ export async function summarizeMessages(
   opts: { language: PromptLanguage; signal?: AbortSignal; callOptions?: Record<string, unknown> },
 ): Promise<SummaryResult> {
   const t = promptTexts(opts.language);
-  const response = await model.invoke([new SystemMessage(t.summarizerSystem), new HumanMessage(t.summarizerRequest(renderTranscript(older)))], {
+  const request = [new SystemMessage(t.summarizerSystem), new HumanMessage(t.summarizerRequest(renderTranscript(older)))];
+  const response = await model.invoke(request, {
     ...(opts.callOptions ?? {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
@@ -147,7 +150,7 @@ export async function summarizeMessages(
     name: 'conversation_summary',
     additional_kwargs: { [SUMMARY_FLAG]: true, summarized_messages: summarized },
   });
-  return { summary, usage: usageOf(response as AIMessage), summarized };
+  return { summary, usage: usageOf(response as AIMessage), summarized, call: { request, response: response as AIMessage } };
 }
 
 /**

@@ -5,6 +5,7 @@ import { MAX_WEIGHT } from '@agentloop/queue';
 import { PROMPT_LANGUAGES } from './prompts.js';
 import { HISTORY_STRATEGIES, MAX_MESSAGE_HISTORY_DEFAULT, MAX_MESSAGE_HISTORY_MAX, MAX_MESSAGE_HISTORY_MIN } from './history.js';
 import { DEFAULT_AGENT_NAMES } from './mentions.js';
+import { RECORD_MODES } from './recording/run-tape.js';
 
 /** Default of RUN_CONCURRENCY (the launchers derive the per-tenant cap from it, apps/agentloop/src/defaults.ts). */
 export const RUN_CONCURRENCY_DEFAULT = 10_000;
@@ -99,6 +100,25 @@ export const OrchestratorEnv = z.object({
         .split(',')
         .map((s) => s.trim())
         .filter((s) => s.length > 0),
+    ),
+  /**
+   * Record and replay (issue 17): which runs are recorded. `all` (the embedded launcher's default)
+   * records every run but those with `config.configurable.record: false`; `opt-in` (default) the runs
+   * with `record: true` and those of RECORD_RUNS_TENANTS; `off` none.
+   */
+  RECORD_RUNS: z.enum(RECORD_MODES).default('opt-in'),
+  /** Tenants (comma-separated) whose runs are recorded in opt-in mode without asking. */
+  RECORD_RUNS_TENANTS: z
+    .string()
+    .default('')
+    .transform(
+      (v) =>
+        new Set(
+          v
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s.length > 0),
+        ),
     ),
   // Store items (issue 12): the embeddings of the memory tools' semantic recall (libs/store embeddings.ts); unset model: text match.
   STORE_EMBEDDINGS_MODEL: z.string().optional(),

@@ -132,7 +132,8 @@ const isObject = (v: unknown): v is JsonObject => !!v && typeof v === 'object' &
  */
 export function childConfig(parentConfig: JsonObject, child: { task: string; index: number; maxLoops: number }): ChildConfig {
   const configurable = isObject(parentConfig.configurable) ? parentConfig.configurable : {};
-  const { delegates, model: parentModel, max_loops: _ignored, ...inherited } = configurable;
+  // A replay's marker (issue 17) stays with the replayed run: its children are not replays of it.
+  const { delegates, model: parentModel, max_loops: _ignored, agentloop_replay: _replay, ...inherited } = configurable;
   const table = isObject(delegates) ? delegates : {};
   const entry = table[child.task] ?? table[String(child.index)] ?? table['*'];
   let model: unknown;

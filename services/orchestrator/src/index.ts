@@ -89,3 +89,6 @@ export {
 export { AgentConfig, AgentConfigurable, agentConfigJsonSchema, SYSTEM_PROMPT_MAX_CHARS } from './agent-config-schema.js';
 export { agentPolicyOf, offeredTools, allowedSkills, tightenVerdict, OPEN_POLICY, ASSISTANT_RULE, type AgentPolicy } from './agent-config.js';
 export { agentGraphDrawing } from './graph-drawing.js';
+// Record and replay (issue 17)
+export { IMPORTED_RECORDING_PREFIX } from './recording/run-tape.js';
+export { REPLAY_CONFIG_KEY, type Divergence, type ReplayReport, type ReplayTools } from './recording/format.js';

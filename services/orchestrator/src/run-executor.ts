@@ -47,6 +47,8 @@ import { runMemory } from './memory/run-memory.js';
 import { TokenAccounting } from './budgets/token-accounting.js';
 import { budgetOutcome } from './run/budget-outcome.js';
 import { agentPolicyOf } from './agent-config.js';
+import { configurableOf, openRunTape, replayResolver, saveReplayReport, type RecordingPolicy } from './recording/run-tape.js';
+import type { ReplaySession } from './recording/replay-session.js';
 
 // The import paths the rest of the repository (and the package index) uses.
 export { parseMaxLoops } from './run/input.js';
@@ -92,6 +94,8 @@ export interface RunExecutorDeps {
     agentNames?: readonly string[];
     /** DELEGATION_MAX_DEPTH / _MAX_PARALLEL, and the attempts of child and resume jobs (default 1 level, 8, 3 × 1000 ms). */
     delegation?: Partial<DelegationLimits> & { attempts?: number; backoffMs?: number };
+    /** RECORD_RUNS / RECORD_RUNS_TENANTS (issue 17); absent: nothing is recorded. */
+    recording?: RecordingPolicy;
   };
 }
 
@@ -319,9 +323,14 @@ export class RunExecutor {
     const seen: SeenValues = { values: null };
     let resolved: ResolvedModel | undefined;
     const depth = job.delegation?.depth ?? 0;
+    let replay: ReplaySession | undefined;
 
     try {
-      const setup = resolveRunModel(job, this.deps.models);
+      // Record and replay (issue 17): a replay answers every model call from its recording.
+      const policy = this.deps.config.recording ?? { mode: 'off', tenants: new Set<string>() };
+      const opened = await openRunTape({ store: this.deps.store, policy }, job, configurableOf(job), log);
+      replay = opened.replay;
+      const setup = resolveRunModel(job, replay ? replayResolver(replay) : this.deps.models);
       resolved = setup.resolved;
       log.info(
         { model: resolved.label, provider: resolved.provider, attempt },
@@ -349,7 +358,9 @@ export class RunExecutor {
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
         ...(memory ? { memory } : {}),
-        tokens: this.tokens.forRun(job.tenantId, agentPolicyOf(setup.config).maxTokensTotal),
+        // A replay calls no model: its calls are neither checked against a budget nor put in the ledger.
+        ...(replay ? {} : { tokens: this.tokens.forRun(job.tenantId, agentPolicyOf(setup.config).maxTokensTotal) }),
+        ...(opened.tape ? { tape: opened.tape } : {}),
       });
       // A run that already started once (crash, stalled job, retry) resumes from its checkpoint.
       // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
@@ -391,6 +402,12 @@ export class RunExecutor {
     }
 
     if (resolved) span.setAttribute('agentloop.model', resolved.label);
+    if (replay && outcome.kind !== 'suspended') {
+      await saveReplayReport(this.deps.store, job, replay).then(
+        (report) => log.info({ replay: report }, report.diverged ? 'replay diverged from its recording' : 'replay matched its recording'),
+        (err: unknown) => log.warn({ err: errorMessage(err) }, 'replay outcome not saved'),
+      );
+    }
     if (outcome.kind === 'suspended') {
       await suspendRun(this.delegation, events, job, outcome.waiting, depth, log);
       return 'suspended';

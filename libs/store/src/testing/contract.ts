@@ -17,6 +17,8 @@ import { cronsContract } from './crons-contract.js';
 import { storeItemsContract } from './store-items-contract.js';
 // Usage ledger (issue 17)
 import { tokenUsageContract } from './token-usage-contract.js';
+// Record and replay (issue 17)
+import { recordingsContract } from './recordings-contract.js';
 import { uid } from './fixture.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, storeMigrations } from '../migrations.js';
 import type { AuditEntry, NewAuditEntry, Store } from '../types.js';
@@ -102,6 +104,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0013_store_items',
             // Usage ledger (issue 17)
             '0014_token_usage',
+            // Record and replay (issue 17)
+            '0015_run_recordings',
             // Ops console (issue 16)
             '0018_console_indexes',
           ]);
@@ -783,4 +787,6 @@ export function storeContract(harness: StoreTestHarness): void {
   tokenUsageContract(harness);
   // Ops console (issue 16)
   consoleContract(harness);
+  // Record and replay (issue 17)
+  recordingsContract(harness);
 }

@@ -13,6 +13,8 @@ import { requireThread } from './threads.js';
 import { registerRunBatchRoutes } from './run-batch.js';
 import { registerRunCancelRoutes } from './run-cancel.js';
 import { requireRun as requireThreadRun, runPath } from './run-lookup.js';
+import { registerRecordingRoutes } from './recordings.js';
+import { withReplayOutcome } from '../recording-export.js';
 
 const ListQuery = z.object({
   limit: queryInt(10, 1, 1000),
@@ -53,6 +55,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   const { store, runs } = ctx;
   registerRunCancelRoutes(app, ctx);
   registerRunBatchRoutes(app, ctx);
+  registerRecordingRoutes(app, ctx);
 
   const requireRun = (tenantId: string, threadId: string, runId: string): Promise<RunRecord> => requireThreadRun(store, tenantId, threadId, runId);
 
@@ -187,7 +190,9 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
 
   app.get('/threads/:thread_id/runs/:run_id', async (request) => {
     const { thread_id, run_id } = parseRequest(RunParams, request.params, 'params');
-    return toApiRun(await requireRun(request.tenantId, thread_id, run_id));
+    const run = await requireRun(request.tenantId, thread_id, run_id);
+    // A replay's outcome (issue 17) is shown as metadata.replay.
+    return withReplayOutcome((t, r) => store.listRecordingEvents(t, r), run, toApiRun(run));
   });
 
   app.get('/threads/:thread_id/runs/:run_id/join', async (request, reply) => {

@@ -3,6 +3,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { ResolvedModel } from '../models/registry.js';
 import { ScriptedChatModel } from '../models/scripted.js';
+import { ReplayChatModel } from '../recording/replay-model.js';
 import { compactedMessages, summarizeMessages, type CompactionPlan } from '../compaction.js';
 import { resolveModelSlot, type RouteDecision } from '../routing.js';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../usage.js';
@@ -10,9 +11,9 @@ import type { PromptLanguage } from '../prompts.js';
 import type { AgentStateType, AgentUpdate, RunContext } from './state.js';
 import { ensureTokenBudget, recordModelCall } from './token-budget.js';
 
-/** Call options of one model call: the signal, and for the scripted provider the turn to play. */
+/** Call options of one model call: the signal, and for the scripted and replay providers the turn to play. */
 export function callOptions(model: BaseChatModel, turn: number): Record<string, unknown> {
-  return model instanceof ScriptedChatModel ? { scripted_turn: turn } : {};
+  return model instanceof ScriptedChatModel || model instanceof ReplayChatModel ? { scripted_turn: turn } : {};
 }
 
 /** Usage accumulated across the model calls of one node execution. */
@@ -63,8 +64,11 @@ export async function compactWith(ctx: RunContext, language: PromptLanguage, mes
       callOptions: { ...callOptions(resolved.model, meter.turn), tags: ['langsmith:nostream'] },
     });
   // The worker's CPU slot is released while waiting on the provider.
+  const startedAt = new Date();
   const result = await (ctx.stepLease ? ctx.stepLease.idle(summarize) : summarize());
   await recordModelCall(ctx, meter, resolved.label, result.usage);
+  // Record and replay (issue 17): a summary call takes a model call index like any other.
+  await ctx.tape?.modelCall({ turn: meter.turn, model: resolved, tools: [], messages: result.call.request, response: result.call.response, startedAt });
   meter.record(result.usage);
   ctx.logger.info({ summarized: result.summarized, model: resolved.label, kept: messages.length - plan.splitAt }, 'conversation compacted');
   return { list: compactedMessages(messages, plan, result.summary), summarized: result.summarized };

@@ -19,6 +19,7 @@ import { EMPTY_RUN_USAGE, runUsageReducer, threadUsageReducer, ZERO_USAGE, type 
 import { MAX_LOOPS_DEFAULT } from '../limits.js';
 import type { StepLease } from '../step-gate.js';
 import type { RunTokenAccounting } from '../budgets/token-accounting.js';
+import type { RunTape } from '../recording/tape.js';
 
 /** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
 export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
@@ -111,6 +112,8 @@ export interface RunContext {
   memory?: RunMemory;
   /** Token budgets and the usage ledger (issue 17); absent: calls are neither checked nor recorded. */
   tokens?: RunTokenAccounting;
+  /** Record and replay (issue 17): the run's model calls and bus tool calls go through it; absent: neither. */
+  tape?: RunTape;
 }
 
 /** What the memory tools need of a run. */

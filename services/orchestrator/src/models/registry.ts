@@ -54,7 +54,8 @@ export interface ResolvedModel {
   model: BaseChatModel;
   /** "scripted" or the slot name; written to run metadata and logs. */
   label: string;
-  provider: 'scripted' | 'openai-compatible';
+  /** `replay`: answers from a run recording (recording/replay-model.ts). */
+  provider: 'scripted' | 'openai-compatible' | 'replay';
   modelId: string;
 }
 

@@ -270,8 +270,18 @@ async function agentStep(deps: AgentDeps, shared: NodeShared, state: AgentStateT
   const input = promptBuilder(deps, shared, state, tools);
   const { messages, rewrite, next } = await fitToBudget(shared, ctx, state.messages, input, meter);
   const { decision, resolved } = routeModel(state, ctx, messages);
+  const startedAt = new Date();
   const response = await callModel(ctx, resolved, decision, tools.visible, next, meter);
   const ai = postProcess(ctx, response, resolved, decision);
+  // Record and replay (issue 17): the request as sent and the answer as stored.
+  await ctx.tape?.modelCall({
+    turn: meter.turn,
+    model: resolved,
+    tools: tools.visible,
+    messages: [new SystemMessage(next.system), ...next.history],
+    response: ai,
+    startedAt,
+  });
   await recordModelCall(ctx, meter, resolved.label, usageOf(ai));
   meter.record(usageOf(ai));
   ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: tools.visible.length, history: next.history.length }, 'model call');

@@ -7,6 +7,7 @@ import { withToolEvents } from '../tool-events.js';
 import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
+import { startTurn } from '../model-calls.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType } from '../state.js';
 
@@ -94,32 +95,37 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
           // side-effecting one needs).
           const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
-          const res = await withSpan(
-            `tool ${tc.name}`,
-            {
-              attributes: {
-                'gen_ai.operation.name': 'execute_tool',
-                'gen_ai.tool.name': tc.name,
-                'gen_ai.tool.call.id': id,
-                'agentloop.tool': tc.name,
-                'agentloop.tool_call_id': id,
+          const execute = () =>
+            withSpan(
+              `tool ${tc.name}`,
+              {
+                attributes: {
+                  'gen_ai.operation.name': 'execute_tool',
+                  'gen_ai.tool.name': tc.name,
+                  'gen_ai.tool.call.id': id,
+                  'agentloop.tool': tc.name,
+                  'agentloop.tool_call_id': id,
+                },
               },
-            },
-            async (span) => {
-              const r =
-                deps.ledger && !idempotent
-                  ? await executeWithLedger(
-                      deps.ledger,
-                      { ...call, idempotent },
-                      (c) => deps.tools.execute(c),
-                      deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
-                      deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
-                    )
-                  : await deps.tools.execute(call);
-              if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
-              return r;
-            },
-          );
+              async (span) => {
+                const r =
+                  deps.ledger && !idempotent
+                    ? await executeWithLedger(
+                        deps.ledger,
+                        { ...call, idempotent },
+                        (c) => deps.tools.execute(c),
+                        deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
+                        deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
+                      )
+                    : await deps.tools.execute(call);
+                if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
+                return r;
+              },
+            );
+          // Record and replay (issue 17): the step is the model call that asked for this tool call.
+          const res = ctx.tape
+            ? await ctx.tape.toolCall(Math.max(0, startTurn(state, ctx) - 1), { id, name: tc.name, args: call.args }, execute)
+            : await execute();
           const metrics = instruments();
           const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
           metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
