@@ -7,11 +7,13 @@ import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { CronScheduler, JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import { WorkspaceManager } from '@agentloop/workspace';
+import { AdminAuthenticator, ADMIN_PATH_PREFIX } from './admin-auth.js';
 import { ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
 import { ApiError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
+import { registerAdminRoutes } from './routes/admin.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
 import { registerFileRoutes } from './routes/files.js';
@@ -114,8 +116,12 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
 
   const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS);
+  const adminAuth = new AdminAuthenticator(config.AGENTLOOP_ADMIN_API_KEYS, auth);
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || PUBLIC_PATHS.has(request.url.split('?')[0] ?? '')) return;
+    const path = request.url.split('?')[0] ?? '';
+    if (request.method === 'OPTIONS' || PUBLIC_PATHS.has(path)) return;
+    // The operator API belongs to no tenant: admin keys only (admin-auth.ts).
+    if (path.startsWith(ADMIN_PATH_PREFIX)) return adminAuth.authorize(request.headers);
     const caller = auth.identify(request.headers);
     request.tenantId = caller.tenant;
     request.apiKeyId = caller.keyId;
@@ -227,6 +233,7 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
+  registerAdminRoutes(app, deps.bus);
   // Store items (issue 12)
   registerStoreRoutes(app, storeApi);
   const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));

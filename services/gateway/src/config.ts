@@ -81,6 +81,19 @@ export const GatewayConfig = TransportEnv.extend({
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   AGENTLOOP_API_KEYS: ApiKeys,
+  /**
+   * Keys of the operator API (`/admin/*`, e.g. the cluster reload), comma-separated; they belong to
+   * no tenant and open no tenant's data. A tenant key there gets 403.
+   */
+  AGENTLOOP_ADMIN_API_KEYS: z
+    .string()
+    .optional()
+    .transform((raw) =>
+      (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
   CORS_ORIGINS: CorsOrigins,
   /** SQLite file for the record store when MYSQL_URL is not set (single-process use). */
   SQLITE_PATH: z.string().min(1).default('agentloop.db'),

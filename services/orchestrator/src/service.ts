@@ -1,8 +1,9 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
+import { hostname } from 'node:os';
+import { ORCHESTRATOR_SUBJECTS, serveClusterReload, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, type Store } from '@agentloop/store';
-import { errorMessage, type Logger } from '@agentloop/core';
+import { errorMessage, newId, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
@@ -56,6 +57,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   // Long-term memory (issue 12) on the same store, with semantic recall when embeddings are configured.
   const embeddings = embeddingsFromEnv(deps.config);
   const memory = new StoreItems({ store: deps.store, ...(embeddings ? { embedder: new OpenAiEmbeddings(embeddings) } : {}) });
+  const skills = new SkillsClient(deps.bus);
   const executor = new RunExecutor({
     store: deps.store,
     memory,
@@ -63,7 +65,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
     webhooks: deps.webhooks,
     runs: deps.runs,
     tools,
-    skills: new SkillsClient(deps.bus),
+    skills,
     ...(deps.config.APPROVAL_MODE === 'required' ? { approvals: new ApprovalClient(deps.bus, { timeoutMs: deps.config.APPROVAL_TIMEOUT_MS }) } : {}),
     models,
     checkpointer: deps.checkpointer,
@@ -91,6 +93,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
+  let reloads: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   return {
     async start() {
@@ -107,6 +110,14 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
         }
+      });
+      // POST /admin/reload: the tools and skills just reloaded by their services are listed afresh on the
+      // next model call (prompts are built per call from code and the thread, so there is nothing else to read).
+      reloads = await serveClusterReload(deps.bus, {
+        service: 'orchestrator',
+        instance: `${hostname()}:${process.pid}:${newId().slice(0, 8)}`,
+        logger: log,
+        reload: async () => ({ tool_listings_dropped: tools.forgetListings(), skill_listings_dropped: skills.forgetListings() }),
       });
       worker = await deps.runs.process(runJobHandler(executor, log, new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS), gate), {
         concurrency: deps.config.RUN_CONCURRENCY,
@@ -140,6 +151,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);
       await cancels?.unsubscribe().catch(() => undefined);
+      await reloads?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');
     },
   };
