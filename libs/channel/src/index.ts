@@ -3,7 +3,8 @@ export type { ApprovalAnswer, ApprovalPrompt, Channel, IncomingFile, IncomingMes
 export { ChatEngine, type ChatEngineOptions } from './chat-engine.js';
 export { COMMANDS, parseCommand, runCommand, type CommandResult, type ParsedCommand } from './commands.js';
 export { CHANNEL_STREAM_MODES, RunDriver, textOf, type RunSettings, type TurnOutcome } from './run-driver.js';
-export { approvalPromptOf, approvalResume, interruptsOf, questionOf, type PendingInterrupt } from './interrupts.js';
+export { approvalPromptOf, approvalResume, interruptsOf, questionOf, threadInterrupts, type PendingInterrupt } from './interrupts.js';
+export { ClusterReloadError, describeReload, reloadCluster, type ServiceReload } from './cluster-reload.js';
 export { CLEAN_AFTER_DAYS, Sessions, type SessionInfo } from './sessions.js';
 export { JsonFileSessionState, MemorySessionState, type ChatState, type SessionStateStore } from './session-state.js';
 export { displayNameOf, readableToolName } from './tool-names.js';

@@ -70,6 +70,13 @@ export class RunDriver {
     }
   }
 
+  /** Asks the person about an interrupt the thread already waits on, then resumes with the answer (when given now). */
+  async answer(threadId: string, interrupt: PendingInterrupt): Promise<TurnOutcome> {
+    const resume = await answerInterrupt(this.channel, interrupt);
+    if (resume === undefined) return { status: 'interrupted' };
+    return this.run(threadId, { command: { resume } });
+  }
+
   /** Cancels the run in progress (Ctrl-C); a turn waiting for a person just stops. */
   async cancel(): Promise<void> {
     this.cancelled = true;
