@@ -29,6 +29,8 @@ export interface ToolActivity {
 
 /** A tool call that waits for a person's approval (`__interrupt__` of type tool_approval). */
 export interface ApprovalPrompt {
+  /** The thread (session) whose run waits, so a chat app's button can name it. */
+  threadId?: string;
   tool: string;
   displayName: string;
   args: unknown;

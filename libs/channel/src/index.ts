@@ -10,3 +10,8 @@ export { JsonFileSessionState, MemorySessionState, type ChatState, type SessionS
 export { displayNameOf, readableToolName } from './tool-names.js';
 export { formatTokens, sessionTokens, tenantTokens, threadTokens, type TokenCount } from './usage.js';
 export { WorkspaceFiles, WorkspaceFilesError, type ServerAccess, type UploadedFile, type WorkspaceFile } from './workspace-files.js';
+export { TELEGRAM_CLIENT_NAME, TelegramBot, type TelegramBotOptions } from './telegram/telegram-bot.js';
+export { TelegramChannel, TELEGRAM_MAX_UPLOAD_BYTES, type ChannelLogger } from './telegram/telegram-channel.js';
+export { ThreadMetadataSessionState } from './telegram/thread-session-state.js';
+export { markdownToTelegram, splitText, escapeHtml, TELEGRAM_MAX_MESSAGE } from './telegram/format.js';
+export { approvalButtons, parseApprovalPress, type ApprovalPress } from './telegram/callbacks.js';

@@ -51,10 +51,10 @@ export function approvalResume(answer: ApprovalAnswer): { decisions: Obj[] } {
  * interrupt is of a kind a channel cannot answer, or the channel answers later (a chat app's
  * buttons): then the run stays interrupted until `ChatEngine.resume`.
  */
-export async function answerInterrupt(channel: Channel, interrupt: PendingInterrupt): Promise<unknown> {
+export async function answerInterrupt(channel: Channel, interrupt: PendingInterrupt, threadId?: string): Promise<unknown> {
   const approval = approvalPromptOf(interrupt.value);
   if (approval) {
-    const answer = await channel.askApproval(approval);
+    const answer = await channel.askApproval(threadId ? { ...approval, threadId } : approval);
     return answer === undefined ? undefined : approvalResume(answer);
   }
   const question = questionOf(interrupt.value);

@@ -21,6 +21,7 @@ import { SkillsConfig } from './skills-config.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
+import { registerTelegram, TELEGRAM_WEBHOOK_PATH } from './telegram.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
 import type { CheckpointRewinder } from './run-service/rollback.js';
@@ -61,8 +62,8 @@ export interface GatewayDeps {
   scheduler?: CronScheduler;
 }
 
-/** Paths served without an API key. */
-const PUBLIC_PATHS = new Set(['/ok']);
+/** Paths served without an API key (the Telegram webhook checks its own secret token). */
+const PUBLIC_PATHS = new Set(['/ok', TELEGRAM_WEBHOOK_PATH]);
 
 /**
  * Builds the LangGraph Platform-compatible HTTP API (not listening yet).
@@ -234,6 +235,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
   registerAdminRoutes(app, deps.bus);
+  // The Telegram channel (issue 13), when TELEGRAM_BOT_TOKEN is set.
+  registerTelegram(app, config, auth, deps.logger);
   // Store items (issue 12)
   registerStoreRoutes(app, storeApi);
   const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));
