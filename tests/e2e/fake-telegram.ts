@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Busboy from '@fastify/busboy';
+import { Busboy } from '@fastify/busboy';
 
 /** A made-up token: the fake accepts only it (a real one never appears in the repo). */
 export const FAKE_BOT_TOKEN = '123456789:TEST-not-a-real-token_fake';
