@@ -9,7 +9,7 @@ import type { Bus, Subscription } from './types.js';
  * subject. The gateway collects results for a bounded time, since it cannot know how many replicas run.
  *
  * The payloads are JSON, not protobuf: a scatter-gather across services with an open-ended
- * `reloaded` summary per service, added while the proto contract was frozen (see docs/adr/0009).
+ * `reloaded` summary per service, added while the proto contract was frozen (see docs/adr/0008).
  */
 export const CLUSTER_RELOAD_SUBJECT = 'agentloop.admin.reload';
 
