@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
 import { FAKE_BOT_TOKEN, startFakeTelegram, type BotCall, type FakeTelegram } from './fake-telegram.js';
-import { poll, scripted, useEmbeddedServer } from './helpers.js';
+import { poll, scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 const SECRET = 'webhook-secret_for-tests';
 const CHAT = 5550001;
@@ -246,4 +246,51 @@ describe('Telegram channel (long polling, embedded)', () => {
     const refusal = await poll(async () => fake.callsOf('sendMessage').find((c) => c.params.chat_id === 999), 30_000, 50);
     expect(sentText(refusal)).toBe('This bot does not serve this chat.');
   });
+});
+
+describe('Telegram channel (webhook mode, cluster)', () => {
+  const env: NodeJS.ProcessEnv = {};
+  let fake: FakeTelegram;
+  beforeAll(async () => {
+    fake = await startFakeTelegram();
+    Object.assign(env, {
+      AGENTLOOP_API_KEYS: `${API_KEY}:acme`,
+      TELEGRAM_BOT_TOKEN: FAKE_BOT_TOKEN,
+      TELEGRAM_MODE: 'webhook',
+      TELEGRAM_WEBHOOK_SECRET: SECRET,
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      TELEGRAM_API_KEY: API_KEY,
+      TELEGRAM_RUN_CONFIG: JSON.stringify([RUNS[2], RUNS[3]]),
+    });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  const cluster = useCluster({ env });
+
+  it('an approval asked in a chat is resumed by its button through the gateway, queue and orchestrator', async () => {
+    const { url } = cluster();
+    await poll(async () => fake.callsOf('setMyCommands')[0], 60_000, 100);
+    const post = (update: Record<string, unknown>) =>
+      fetch(`${url}/channels/telegram/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
+        body: JSON.stringify({ update_id: updateId++, ...update }),
+      });
+    expect((await post(textMessage('save the key'))).status).toBe(200);
+    const prompt = await poll(async () => fake.callsOf('sendMessage').find((c) => /Approval needed/.test(sentText(c))), 60_000, 100);
+    const approve = (prompt.params.reply_markup as { inline_keyboard: Array<Array<{ callback_data: string }>> }).inline_keyboard[0]![0]!.callback_data;
+    await post({
+      callback_query: {
+        id: 'cb-cluster',
+        from: from(USER),
+        chat_instance: 'ci-2',
+        message: { message_id: 1, date: 0, chat: { id: CHAT, type: 'private' }, text: 'Approval needed' },
+        data: approve,
+      },
+    });
+    await poll(async () => fake.callsOf('sendMessage').find((c) => sentText(c) === 'Saved the key.'), 60_000, 100);
+    const doc = await poll(async () => fake.callsOf('sendDocument')[0], 30_000, 100);
+    expect(doc.document?.data.toString('utf8')).toBe('API_KEY=abc123');
+  }, 180_000);
 });
