@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '@langchain/langgraph-sdk';
 import { TelegramBot } from '@agentloop/channel';
-import { ConfigError, errorMessage, UnavailableError, type Logger } from '@agentloop/core';
+import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import { DEFAULT_TENANT, type ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import { ApiError, UnauthenticatedError } from './errors.js';
@@ -65,14 +65,20 @@ export function registerTelegram(app: FastifyInstance, config: GatewayConfig, au
 
   if (config.TELEGRAM_MODE === 'webhook') {
     const secret = config.TELEGRAM_WEBHOOK_SECRET!;
-    app.post(TELEGRAM_WEBHOOK_PATH, async (request, reply) => {
-      if (!secretMatches(request.headers['x-telegram-bot-api-secret-token'], secret)) {
-        log.warn({ ip: request.ip }, 'telegram webhook: wrong or missing secret token');
-        throw new UnauthenticatedError('Wrong or missing X-Telegram-Bot-Api-Secret-Token.');
-      }
+    // The secret is checked on arrival, before the body is even parsed: a wrong one learns nothing else.
+    const onRequest = async (request: FastifyRequest): Promise<void> => {
+      if (secretMatches(request.headers['x-telegram-bot-api-secret-token'], secret)) return;
+      log.warn({ ip: request.ip }, 'telegram webhook: wrong or missing secret token');
+      throw new UnauthenticatedError('Wrong or missing X-Telegram-Bot-Api-Secret-Token.');
+    };
+    app.post(TELEGRAM_WEBHOOK_PATH, { onRequest }, async (request, reply) => {
       const update = request.body as { update_id?: unknown } | undefined;
       if (!update || typeof update.update_id !== 'number') throw new ApiError('MALFORMED_REQUEST', 'Expected a Telegram Update with a numeric update_id.');
-      if (!bot) throw new UnavailableError('The Telegram channel is starting; Telegram will deliver the update again.');
+      if (!bot)
+        throw new ApiError(
+          'UNAVAILABLE',
+          'The Telegram channel is not running (starting, or it failed to start: see the log); Telegram will deliver the update again.',
+        );
       await bot.handleUpdate(update as Parameters<TelegramBot['handleUpdate']>[0]);
       return reply.code(200).send({ ok: true });
     });
