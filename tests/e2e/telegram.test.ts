@@ -228,21 +228,31 @@ describe('Telegram channel (long polling, embedded)', () => {
       TELEGRAM_MODE: 'polling',
       TELEGRAM_API_ROOT: fake.apiRoot,
       TELEGRAM_ALLOWED_CHATS: String(CHAT),
-      TELEGRAM_RUN_CONFIG: JSON.stringify(scripted([{ content: 'Polled and answered.' }])),
+      TELEGRAM_RUN_CONFIG: JSON.stringify([scripted([{ content: 'Polled and answered.', delay_ms: 4000 }]), scripted([{ content: 'Second answer.' }])]),
     });
   });
   afterAll(async () => {
     await fake?.close();
   });
-  useEmbeddedServer('agentloop-telegram-poll-', env);
+  const server = useEmbeddedServer('agentloop-telegram-poll-', env);
 
-  it('fetches updates with getUpdates and answers; a chat not allowed is turned away', async () => {
+  it('fetches updates with getUpdates and answers; a message during a run is queued; a chat not allowed is turned away', async () => {
     await poll(async () => fake.callsOf('setMyCommands')[0], 30_000, 50);
     fake.push({ update_id: 1, ...textMessage('hi') });
-    const answer = await poll(async () => fake.callsOf('sendMessage').find((c) => sentText(c) === 'Polled and answered.'), 30_000, 50);
-    expect(answer.params.chat_id).toBe(CHAT);
+    const client = new Client({ apiUrl: server.url });
+    const thread = await poll(async () => (await client.threads.search({ metadata: { client: 'agentloop-telegram', chat_id: String(CHAT) } }))[0], 30_000, 50);
+    await poll(async () => ((await client.runs.list(thread.thread_id)).some((r) => r.status === 'running') ? true : undefined), 30_000, 50);
+    fake.push({ update_id: 2, ...textMessage('and another thing') });
+    await poll(async () => fake.callsOf('sendMessage').find((c) => /⏳ Queued/.test(sentText(c))), 30_000, 50);
+    const second = await poll(async () => fake.callsOf('sendMessage').find((c) => sentText(c) === 'Second answer.'), 30_000, 50);
+    const answers = fake
+      .callsOf('sendMessage')
+      .filter((c) => c.params.parse_mode === 'HTML')
+      .map(sentText);
+    expect(answers).toEqual(['Polled and answered.', 'Second answer.']);
+    expect(second.params.chat_id).toBe(CHAT);
     const outsider = textMessage('let me in');
-    fake.push({ update_id: 2, message: { ...outsider.message, chat: { id: 999, type: 'private' }, from: from(999) } });
+    fake.push({ update_id: 3, message: { ...outsider.message, chat: { id: 999, type: 'private' }, from: from(999) } });
     const refusal = await poll(async () => fake.callsOf('sendMessage').find((c) => c.params.chat_id === 999), 30_000, 50);
     expect(sentText(refusal)).toBe('This bot does not serve this chat.');
   });

@@ -158,6 +158,9 @@ export class TelegramBot {
       : msg.photo?.length
         ? { id: msg.photo[msg.photo.length - 1]!.file_id, name: `photo-${msg.photo[msg.photo.length - 1]!.file_unique_id}.jpg`, mime: 'image/jpeg' }
         : undefined;
+    const busy = this.chats.get(chatId)?.engine.busy;
+    // As in the terminal: a message during a run waits for it, and the person is told so.
+    if (busy) await this.slot(msg.chat.id).channel.notice('⏳ Queued: sent when the current run ends.');
     this.enqueue(msg.chat.id, msg.from?.id, async ({ engine, channel }) => {
       if (/^\/start\b/.test(text)) {
         await channel.notice('Hello! Send a message to talk to the agent, or a file to add it to the session. /help lists the commands.');
