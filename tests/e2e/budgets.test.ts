@@ -10,8 +10,8 @@ import { poll, useCluster, useEmbeddedServer } from './helpers.js';
 
 const KEYS = { acme: 'key-of-acme', globex: 'key-of-globex', ops: 'key-of-ops' } as const;
 const ENV = {
-  AGENTLOOP_API_KEYS: `${KEYS.acme}:acme,${KEYS.globex}:globex,${KEYS.ops}:ops`,
-  AGENTLOOP_ADMIN_TENANTS: 'ops',
+  AGENTLOOP_API_KEYS: `${KEYS.acme}:acme,${KEYS.globex}:globex`,
+  AGENTLOOP_ADMIN_KEYS: `${KEYS.ops}:ops`,
   ALLOW_SCRIPTED_MODEL: 'true',
   TENANT_TOKEN_BUDGETS_DAILY: 'acme=1000',
   TOOL_CALL_TIMEOUT_MS: '10000',

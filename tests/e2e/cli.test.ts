@@ -195,7 +195,7 @@ describe('agentloop chat in a pseudo-terminal', () => {
     expect((await mine(client)).map((t) => t.thread_id)).toEqual([fresh]);
 
     await second.type('/reload');
-    await second.waitFor(/no reload endpoint/);
+    await second.waitFor(/Reloaded:[\s\S]*tool-runner \(.*\) ✓ \d+ tools/);
     await second.type('/bogus');
     await second.waitFor(/Unknown command: \/bogus\. Valid commands: \/help .*\/quit/);
     await second.type('/help');
@@ -218,5 +218,35 @@ describe('agentloop chat in a pseudo-terminal', () => {
     await poll(async () => ((await client.runs.get(fresh, running.run_id)).status === 'interrupted' ? true : undefined));
     third.keys('C-c');
     await third.exited();
+  });
+
+  it('queues lines typed while a run streams and sends them after it, in order', async () => {
+    const client = new Client({ apiUrl: server.url });
+    const ownHome = mkdtempSync(path.join(tmpdir(), 'agentloop-cli-queue-'));
+    const cli = startCli(`${tag}-queue`, {
+      url: server.url,
+      home: ownHome,
+      config: [scripted([{ content: 'first answer', delay_ms: 8000 }]), scripted([{ content: 'second answer' }])],
+    });
+    clis.push(cli);
+    try {
+      await cli.type('/new Queue');
+      await cli.waitFor(/New session/);
+      const thread = (JSON.parse(readFileSync(path.join(ownHome, 'cli.json'), 'utf8')) as { chats: { terminal: { current: string } } }).chats.terminal.current;
+      await cli.type('one');
+      await poll(async () => ((await client.runs.list(thread)).some((r) => r.status === 'running') ? true : undefined));
+      // Typed while the run streams: no prompt is waiting for it.
+      cli.keys('-l', 'two');
+      cli.keys('Enter');
+      await cli.waitFor(/Queued \(1\): two/);
+      await cli.waitFor(/Agent> first answer[\s\S]*You> two \(queued\)[\s\S]*Agent> second answer/);
+      const values = (await client.threads.getState(thread)).values as { messages: Array<{ type: string; content: unknown }> };
+      expect(values.messages.filter((m) => m.type === 'human').map((m) => m.content)).toEqual(['one', 'two']);
+      await cli.idle();
+      await cli.type('/quit');
+      await cli.exited();
+    } finally {
+      rmSync(ownHome, { recursive: true, force: true });
+    }
   });
 });

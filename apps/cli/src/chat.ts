@@ -22,7 +22,10 @@ function configPerRun(config: Config | Config[]): () => Config | undefined {
   return () => config[Math.min(run++, config.length - 1)];
 }
 
-/** `agentloop chat`: reads lines until /exit, Ctrl-D or a second Ctrl-C; Ctrl-C during a run cancels it. */
+/**
+ * `agentloop chat`: reads lines until /exit, Ctrl-D or a second Ctrl-C; Ctrl-C during a run cancels it.
+ * Lines typed during a run are queued and sent after it, in order.
+ */
 export async function chat(opts: ChatOptions): Promise<void> {
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY, historySize: 200 });
   const channel = new TerminalChannel(rl);
@@ -39,6 +42,14 @@ export async function chat(opts: ChatOptions): Promise<void> {
   let interrupted = false;
   let closed = false;
   rl.on('close', () => (closed = true));
+  // Lines typed while a run streams are not lost: readline emits them here (an active prompt takes
+  // its own answer instead), and the loop sends them, in order, once the run is over.
+  const queued: string[] = [];
+  rl.on('line', (line) => {
+    if (!line.trim()) return;
+    queued.push(line);
+    if (engine.busy) process.stdout.write(pc.dim(`\n⏳ Queued (${queued.length}): ${line} — sent when this run ends\n`));
+  });
   rl.on('SIGINT', () => {
     // First Ctrl-C stops what runs (a run, a prompt); a second one, or one at an idle prompt, exits.
     if (!interrupted && engine.busy) {
@@ -60,10 +71,16 @@ export async function chat(opts: ChatOptions): Promise<void> {
 
   while (!closed) {
     let line: string;
-    try {
-      line = await rl.question(pc.green('You> '));
-    } catch {
-      break; // closed (Ctrl-D, Ctrl-C at the prompt)
+    const next = queued.shift();
+    if (next !== undefined) {
+      line = next;
+      process.stdout.write(`${pc.green('You>')} ${line} ${pc.dim('(queued)')}\n`);
+    } else {
+      try {
+        line = await rl.question(pc.green('You> '));
+      } catch {
+        break; // closed (Ctrl-D, Ctrl-C at the prompt)
+      }
     }
     interrupted = false;
     try {

@@ -55,3 +55,10 @@ export {
 } from './service-rpc.js';
 export { TOOL_RUNNER_RPC, SKILL_TOOLS_RPC, MCP_TOOLS_RPC, APPROVAL_RPC, SKILL_SANDBOX_RPC, INDEXER_RPC } from './services.js';
 export { reloadBroadcast, type ReloadBroadcastOptions } from './reload-broadcast.js';
+export {
+  CLUSTER_RELOAD_SUBJECT,
+  requestClusterReload,
+  serveClusterReload,
+  type ServeClusterReloadOptions,
+  type ServiceReloadResult,
+} from './cluster-reload.js';

@@ -29,6 +29,8 @@ export interface ToolActivity {
 
 /** A tool call that waits for a person's approval (`__interrupt__` of type tool_approval). */
 export interface ApprovalPrompt {
+  /** The thread (session) whose run waits, so a chat app's button can name it. */
+  threadId?: string;
   tool: string;
   displayName: string;
   args: unknown;
@@ -73,9 +75,14 @@ export interface Channel {
   answerDone(text: string): Promise<void>;
   toolStarted(tool: ToolActivity): void;
   toolFinished(tool: ToolActivity, outcome: ToolOutcome): void;
-  askApproval(prompt: ApprovalPrompt): Promise<ApprovalAnswer>;
-  /** An `ask_human` question; resolves with the person's answer. */
-  askQuestion(question: string): Promise<string>;
+  /**
+   * Asks for a decision. A channel that can wait (the terminal) resolves with it; a chat app that
+   * shows buttons resolves with undefined at once: the run stays interrupted and the button press
+   * later resumes it (`ChatEngine.resume`), so nothing waits in memory across restarts.
+   */
+  askApproval(prompt: ApprovalPrompt): Promise<ApprovalAnswer | undefined>;
+  /** An `ask_human` question: resolves with the person's answer, or undefined when the next message answers it. */
+  askQuestion(question: string): Promise<string | undefined>;
   /** Output of a slash command, a status line or an error. */
   notice(text: string, kind?: NoticeKind): Promise<void>;
   sendFile(file: OutgoingFile): Promise<void>;

@@ -1,5 +1,6 @@
 import type { Client } from '@langchain/langgraph-sdk';
-import type { Channel, IncomingFile, IncomingMessage } from './channel.js';
+import type { ApprovalAnswer, Channel, IncomingFile, IncomingMessage } from './channel.js';
+import { approvalPromptOf, approvalResume, questionOf, type PendingInterrupt } from './interrupts.js';
 import { COMMANDS, parseCommand, runCommand, type CommandResult } from './commands.js';
 import { RunDriver, type RunSettings, type TurnOutcome } from './run-driver.js';
 import { Sessions } from './sessions.js';
@@ -52,6 +53,12 @@ export class ChatEngine {
     if (!text) return {};
     const command = parseCommand(text);
     if (command) return runCommand(this, command);
+    const session = await this.sessions.current();
+    const pending = session?.pending[0];
+    if (session && pending) {
+      await this.answerPending(session.threadId, pending, text);
+      return {};
+    }
     await this.send(text);
     return {};
   }
@@ -69,18 +76,48 @@ export class ChatEngine {
   /** A turn: the text as a user message of the current session, streamed to the channel. */
   async send(text: string): Promise<TurnOutcome> {
     const session = await this.sessions.ensureCurrent();
-    const before = await this.outputs(session.threadId);
+    return this.drive(session.threadId, (driver) => driver.run(session.threadId, { input: { messages: [{ role: 'user', content: text }] } }));
+  }
+
+  /**
+   * A person's decision on an approval the chat showed earlier (a chat app's button): resumes the
+   * thread when it is one of this chat's sessions and still waits on an approval.
+   */
+  async answerApproval(threadId: string, answer: ApprovalAnswer): Promise<TurnOutcome | undefined> {
+    const session = (await this.sessions.list()).find((s) => s.threadId === threadId);
+    if (!session?.pending.some((p) => approvalPromptOf(p.value))) {
+      await this.channel.notice('This approval was already answered (or its session is gone).');
+      return undefined;
+    }
+    return this.drive(threadId, (driver) => driver.run(threadId, { command: { resume: approvalResume(answer) } }));
+  }
+
+  /**
+   * A message while the session waits on a person: it answers an `ask_human` question; for an
+   * approval, the prompt is shown again (a terminal asks inline; a chat app shows its buttons).
+   */
+  private async answerPending(threadId: string, pending: PendingInterrupt, text: string): Promise<TurnOutcome> {
+    if (questionOf(pending.value) !== undefined) {
+      return this.drive(threadId, (driver) => driver.run(threadId, { command: { resume: text } }));
+    }
+    await this.channel.notice('The agent is waiting for your decision on a tool call; your message was not sent. Decide first:');
+    return this.drive(threadId, (driver) => driver.answer(threadId, pending));
+  }
+
+  /** Follows one turn on a thread, then reports how it ended and sends the new `outputs/` files. */
+  private async drive(threadId: string, turn: (driver: RunDriver) => Promise<TurnOutcome>): Promise<TurnOutcome> {
+    const before = await this.outputs(threadId);
     const driver = new RunDriver(this.client, this.channel, this.options.run);
     this.driver = driver;
     let outcome: TurnOutcome;
     try {
-      outcome = await driver.run(session.threadId, { input: { messages: [{ role: 'user', content: text }] } });
+      outcome = await turn(driver);
     } finally {
       this.driver = undefined;
     }
     if (outcome.status === 'error') await this.channel.notice(`The run failed: ${outcome.error ?? 'unknown error'}`, 'error');
     if (outcome.status === 'cancelled') await this.channel.notice('Run cancelled.');
-    await this.sendNewOutputs(session.threadId, before);
+    await this.sendNewOutputs(threadId, before);
     return outcome;
   }
 

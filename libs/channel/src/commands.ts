@@ -1,4 +1,5 @@
 import type { ChatEngine } from './chat-engine.js';
+import { ClusterReloadError, describeReload, reloadCluster } from './cluster-reload.js';
 import { CLEAN_AFTER_DAYS, type SessionInfo } from './sessions.js';
 import { formatTokens, sessionTokens, tenantTokens } from './usage.js';
 
@@ -157,12 +158,14 @@ export const COMMANDS: Command[] = [
     usage: '/reload',
     summary: 'Reload tools, skills, MCP servers and prompts',
     async run(engine) {
-      // No AgentLoop endpoint reloads the cluster yet: say so rather than pretend.
-      await engine.channel.notice(
-        'This server has no reload endpoint: tools, skills, MCP servers and prompts are read when its services start. ' +
-          'Restart them (or roll the deployment) to reload.',
-        'error',
-      );
+      try {
+        const results = await reloadCluster(engine.options.access);
+        await engine.channel.notice(describeReload(results), results.length > 0 && results.every((r) => r.ok) ? 'success' : 'error');
+      } catch (err) {
+        if (!(err instanceof ClusterReloadError)) throw err;
+        const hint = err.status === 403 ? ' (an operator with an admin key can run it)' : '';
+        await engine.channel.notice(`✗ Reload refused: ${err.message}${hint}`, 'error');
+      }
     },
   },
   {

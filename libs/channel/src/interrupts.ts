@@ -48,12 +48,26 @@ export function approvalResume(answer: ApprovalAnswer): { decisions: Obj[] } {
 
 /**
  * Asks the person through the channel and returns the resume value, or undefined when the
- * interrupt is of a kind a channel cannot answer (then the run stays interrupted).
+ * interrupt is of a kind a channel cannot answer, or the channel answers later (a chat app's
+ * buttons): then the run stays interrupted until `ChatEngine.resume`.
  */
-export async function answerInterrupt(channel: Channel, interrupt: PendingInterrupt): Promise<unknown> {
+export async function answerInterrupt(channel: Channel, interrupt: PendingInterrupt, threadId?: string): Promise<unknown> {
   const approval = approvalPromptOf(interrupt.value);
-  if (approval) return approvalResume(await channel.askApproval(approval));
+  if (approval) {
+    const answer = await channel.askApproval(threadId ? { ...approval, threadId } : approval);
+    return answer === undefined ? undefined : approvalResume(answer);
+  }
   const question = questionOf(interrupt.value);
   if (question !== undefined) return channel.askQuestion(question);
   return undefined;
+}
+
+/** The interrupts a thread waits on (the LangGraph thread's `interrupts` by task, else `values.__interrupt__`). */
+export function threadInterrupts(thread: { status?: string; interrupts?: unknown; values?: unknown }): PendingInterrupt[] {
+  if (thread.status !== 'interrupted') return [];
+  if (isObj(thread.interrupts)) {
+    const all = Object.values(thread.interrupts).flatMap((list) => (Array.isArray(list) ? list.filter(isObj) : []));
+    if (all.length) return all.map((i) => ({ ...(typeof i.id === 'string' ? { id: i.id } : {}), value: i.value }));
+  }
+  return interruptsOf(thread.values);
 }

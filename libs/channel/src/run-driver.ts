@@ -63,11 +63,18 @@ export class RunDriver {
       const outcome = await this.streamOnce(threadId, payload);
       if (this.cancelled) return { ...outcome, status: 'cancelled' };
       if (outcome.status !== 'interrupted' || !outcome.interrupt) return outcome;
-      const resume = await answerInterrupt(this.channel, outcome.interrupt);
+      const resume = await answerInterrupt(this.channel, outcome.interrupt, threadId);
       if (this.cancelled) return { ...outcome, status: 'cancelled' };
       if (resume === undefined) return outcome;
       payload = { command: { resume } };
     }
+  }
+
+  /** Asks the person about an interrupt the thread already waits on, then resumes with the answer (when given now). */
+  async answer(threadId: string, interrupt: PendingInterrupt): Promise<TurnOutcome> {
+    const resume = await answerInterrupt(this.channel, interrupt, threadId);
+    if (resume === undefined) return { status: 'interrupted' };
+    return this.run(threadId, { command: { resume } });
   }
 
   /** Cancels the run in progress (Ctrl-C); a turn waiting for a person just stops. */

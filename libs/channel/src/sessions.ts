@@ -1,4 +1,5 @@
 import type { Client, Thread } from '@langchain/langgraph-sdk';
+import { threadInterrupts, type PendingInterrupt } from './interrupts.js';
 import type { SessionStateStore } from './session-state.js';
 
 /** A session as channels list it: one thread of the server. */
@@ -8,6 +9,8 @@ export interface SessionInfo {
   createdAt: string;
   updatedAt: string;
   status: string;
+  /** What the thread waits on when it is `interrupted` (an approval, an `ask_human` question). */
+  pending: PendingInterrupt[];
 }
 
 /** Days after which `/clean` deletes a session (seed 001 §1.4). */
@@ -26,6 +29,7 @@ function toSession(t: Thread): SessionInfo {
     createdAt: t.created_at,
     updatedAt: t.updated_at,
     status: t.status,
+    pending: threadInterrupts(t),
   };
 }
 

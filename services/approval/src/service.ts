@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { APPROVAL_RPC, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
-import type { Logger } from '@agentloop/core';
+import { hostname } from 'node:os';
+import { APPROVAL_RPC, serveClusterReload, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
+import { newId, type Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
 import { DEFAULT_RULES_PATH, type ApprovalConfig } from './config.js';
 import { ApprovalRules, type Checker } from './rules.js';
@@ -74,6 +75,13 @@ export async function createApprovalService(deps: ApprovalDeps): Promise<Approva
       subs.push(
         await serveService(deps.bus, APPROVAL_RPC, impl, { logger, version: APPROVAL_VERSION, description: 'AgentLoop tool approval rules and audit trail' }),
       );
+      // POST /admin/reload: every replica reads its rules file again (libs/bus cluster-reload.ts).
+      // Rules given by the caller (tests, embedding) have no file to re-read.
+      if (!deps.rules) {
+        const instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+        const reload = async () => ({ hitl_rules: rulesPath, enabled: (await service.reloadRules()).enabled });
+        subs.push(await serveClusterReload(deps.bus, { service: APPROVAL_SERVICE, instance, logger, reload }));
+      }
       logger.info(
         {
           version: APPROVAL_VERSION,

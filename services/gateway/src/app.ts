@@ -7,11 +7,13 @@ import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { CronScheduler, JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
 import { WorkspaceManager } from '@agentloop/workspace';
+import { AdminAuthenticator, ADMIN_PATH_PREFIX } from './admin-auth.js';
 import { ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
 import { ApiError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
+import { registerAdminRoutes } from './routes/admin.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
 import { registerFileRoutes } from './routes/files.js';
@@ -19,6 +21,7 @@ import { SkillsConfig } from './skills-config.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { registerThreadRoutes } from './routes/threads.js';
+import { registerTelegram, TELEGRAM_WEBHOOK_PATH } from './telegram.js';
 import { gatewayPathRedactor } from './redaction.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
 import type { CheckpointRewinder } from './run-service/rollback.js';
@@ -64,13 +67,10 @@ export interface GatewayDeps {
   scheduler?: CronScheduler;
 }
 
-/** Paths served without an API key. */
-const PUBLIC_PATHS = new Set(['/ok']);
-/** `/ok`, and the ops console's page and scripts (no data: the page asks for a key). */
-const isPublicPath = (url: string): boolean => {
-  const p = url.split('?')[0] ?? '';
-  return PUBLIC_PATHS.has(p) || isConsoleAsset(p);
-};
+/** Paths served without an API key (the Telegram webhook checks its own secret token). */
+const PUBLIC_PATHS = new Set(['/ok', TELEGRAM_WEBHOOK_PATH]);
+/** `/ok`, the Telegram webhook, and the ops console's page and scripts (no data: the page asks for a key). */
+const isPublicPath = (path: string): boolean => PUBLIC_PATHS.has(path) || isConsoleAsset(path);
 
 /**
  * Builds the LangGraph Platform-compatible HTTP API (not listening yet).
@@ -124,8 +124,12 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
 
   const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS, config.AGENTLOOP_ADMIN_KEYS);
+  const adminAuth = new AdminAuthenticator(auth);
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || isPublicPath(request.url)) return;
+    const path = request.url.split('?')[0] ?? '';
+    if (request.method === 'OPTIONS' || isPublicPath(path)) return;
+    // The operator API: operator keys only (AGENTLOOP_ADMIN_KEYS, admin-auth.ts).
+    if (path.startsWith(ADMIN_PATH_PREFIX)) adminAuth.authorize(request.headers);
     const caller = auth.identify(request.headers);
     request.tenantId = caller.tenant;
     request.apiKeyId = caller.keyId;
@@ -245,6 +249,9 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   registerRunRoutes(app, ctx);
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
+  registerAdminRoutes(app, deps.bus);
+  // The Telegram channel (issue 13), when TELEGRAM_BOT_TOKEN is set.
+  registerTelegram(app, config, auth, deps.logger);
   // Store items (issue 12)
   registerStoreRoutes(app, storeApi);
   const stopSweeper = startStoreSweeper(deps.store, config.STORE_SWEEP_INTERVAL_MS, logger.child({ component: 'store-sweeper' }));

@@ -50,21 +50,6 @@ const CorsOrigins = z
           .filter((s) => s !== ''),
   );
 
-/** `ops,audit` → the tenant names, each as AGENTLOOP_API_KEYS allows them. */
-const TenantList = z
-  .string()
-  .optional()
-  .transform((raw, ctx) => {
-    const names = (raw ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-    const bad = names.find((n) => !/^[A-Za-z0-9_.-]{1,64}$/.test(n));
-    if (bad === undefined) return names;
-    ctx.addIssue({ code: 'custom', message: `tenant "${bad}" must be 1-64 characters of letters, digits, "_", "." or "-"` });
-    return z.NEVER;
-  });
-
 const optionalString = z
   .string()
   .optional()
@@ -99,8 +84,9 @@ export const GatewayConfig = TransportEnv.extend({
   AGENTLOOP_API_KEYS: ApiKeys,
   /**
    * Ops console (issue 16): operator keys, `key:tenant` pairs like AGENTLOOP_API_KEYS. Such a key
-   * acts as its tenant on every route, and on the console's reads (`GET /runs`, `/approvals/pending`,
-   * `/queue/stats`, `/console/events`, `/runs/{id}/timeline`) it sees every tenant.
+   * acts as its tenant on every route; on the console's reads (`GET /runs`, `/approvals/pending`,
+   * `/queue/stats`, `/console/events`, `/runs/{id}/timeline`) and `GET /usage` it sees every tenant,
+   * and it alone opens the operator API (`/admin/*`, e.g. the cluster reload).
    */
   AGENTLOOP_ADMIN_KEYS: ApiKeys,
   CORS_ORIGINS: CorsOrigins,
@@ -147,11 +133,6 @@ export const GatewayConfig = TransportEnv.extend({
   TENANT_RATE_LIMITS: tenantNumbers('TENANT_RATE_LIMITS'),
   /** Tenants' daily and monthly token budgets (issue 17): 429 at admission once used up. */
   ...TokenBudgetEnv.shape,
-  /**
-   * Tenants whose API keys are operators' (admin) keys: they may read every tenant's usage
-   * (`GET /usage`). Comma-separated tenant names. With auth off, the one caller is the operator.
-   */
-  AGENTLOOP_ADMIN_TENANTS: TenantList,
   /** The gRPC API (api.proto): port (0 = any free port) and switch. */
   GRPC_PORT: envInt(50051, 0, 65535),
   GRPC_ENABLED: envBool(true),
@@ -190,6 +171,38 @@ export const GatewayConfig = TransportEnv.extend({
   STORE_SWEEP_INTERVAL_MS: envInt(60_000, 0, 24 * 60 * 60 * 1000),
   /** Crons (issue 12): accept a 6-field schedule with leading seconds. For tests only; the API is 5-field. */
   CRON_ALLOW_SECONDS: envBool(false),
+  // Telegram channel (issue 13): run by the gateway when a bot token is set (telegram.ts).
+  TELEGRAM_BOT_TOKEN: optionalString,
+  /** `polling` (getUpdates; one gateway replica only) or `webhook` (POST /channels/telegram/webhook, any replica). */
+  TELEGRAM_MODE: z.enum(['polling', 'webhook']).default('polling'),
+  /** Webhook mode: the secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (1-256 of A-Z a-z 0-9 _ -). */
+  TELEGRAM_WEBHOOK_SECRET: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,256}$/, 'expected 1-256 characters of A-Z, a-z, 0-9, _ and -')
+      .optional(),
+  ),
+  /** Webhook mode: the public URL of the webhook route; when set, the gateway registers it with Telegram at boot. */
+  TELEGRAM_WEBHOOK_URL: envBaseUrl(),
+  /** Bot API root (tests point it at a fake). */
+  TELEGRAM_API_ROOT: z.string().url().default('https://api.telegram.org'),
+  /** The API key the bot uses on this gateway: its tenant owns the chats' threads. Unset: only when auth is off. */
+  TELEGRAM_API_KEY: optionalString,
+  /** The tenant the chats belong to; checked against TELEGRAM_API_KEY at boot. */
+  TELEGRAM_TENANT: optionalString,
+  TELEGRAM_ASSISTANT: z.string().min(1).default('agent'),
+  /** Chat ids the bot serves, comma-separated; unset: every chat that finds the bot. */
+  TELEGRAM_ALLOWED_CHATS: z
+    .string()
+    .optional()
+    .transform((raw) =>
+      (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  /** Advanced/testing: JSON run config of every Telegram run, or an array used by successive runs (scripted models). */
+  TELEGRAM_RUN_CONFIG: optionalString,
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -413,3 +413,17 @@ servers:
     expect((await call('legacy_echo', { text: 'over sse' })).content).toBe('over sse');
   });
 });
+
+describe('MCP broker: reload', () => {
+  it('re-reads mcp_servers.yaml: a server added to the file is offered without a restart', async () => {
+    const file = path.join(dir, 'mcp_servers.yaml');
+    await writeFile(file, `servers:\n  ondemand:${stdio()}\n`);
+    bus = new MemoryBus();
+    broker = await createMcpBroker({ bus, logger: silentLogger(), config: loadMcpBrokerConfig({ MCP_CONFIG: file }), env: { PATH: process.env.PATH } });
+    await broker.start();
+    expect(await names()).toEqual([]);
+    await writeFile(file, standard());
+    expect(await broker.reload()).toEqual({ servers: ['echo', 'ondemand'] });
+    expect(await names()).toEqual(['echo_add', 'echo_fail', 'mcp_echo']);
+  });
+});

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { MCP_TOOLS_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
-import { errorMessage, type Logger } from '@agentloop/core';
+import { hostname } from 'node:os';
+import { MCP_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import { errorMessage, newId, type Logger } from '@agentloop/core';
 import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
 import { executeTool } from './handlers/execute.js';
 import { listTools } from './handlers/list.js';
 import { McpPool, type McpServerStatus } from './pool.js';
-import { McpToolProvider } from './provider.js';
+import { McpToolProvider, type ExecuteInput, type ListInput } from './provider.js';
 import { mcpPathRedactor } from './redaction.js';
 
 /**
@@ -26,6 +27,8 @@ export interface McpBroker {
   stop(): Promise<void>;
   /** What each configured (enabled) server is doing: stopped, starting, running, backoff. */
   status(): McpServerStatus[];
+  /** Re-reads mcp_servers.yaml on this replica (what `POST /admin/reload` does on every replica). */
+  reload(): Promise<Record<string, unknown>>;
   readonly pool: McpPool;
   readonly provider: McpToolProvider;
 }
@@ -49,7 +52,71 @@ export interface McpBrokerDeps {
  */
 export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
   const logger = deps.logger.child({ component: 'mcp-broker' });
-  const file = deps.file ?? (await loadMcpFile(deps.config.MCP_CONFIG));
+  const instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+  // An injected file (tests) is what a reload reads again; otherwise MCP_CONFIG is re-read.
+  const readFile = async () => deps.file ?? (await loadMcpFile(deps.config.MCP_CONFIG));
+  let current = generation(deps, logger, await readFile());
+  let subs: Subscription[] = [];
+
+  /** Re-reads mcp_servers.yaml: new servers are offered, removed ones stop (their calls in flight fail). */
+  const reload = async (): Promise<Record<string, unknown>> => {
+    const next = generation(deps, logger, await readFile());
+    const previous = current;
+    current = next;
+    await previous.pool.closeAll();
+    logger.info({ servers: Object.keys(next.servers) }, 'mcp_servers.yaml reloaded');
+    if (!next.file.global.lazy_startup) startAll(next, logger);
+    return { servers: Object.keys(next.servers) };
+  };
+
+  return {
+    get pool() {
+      return current.pool;
+    },
+    get provider() {
+      return current.provider;
+    },
+    status: () => current.pool.status(),
+    reload,
+    async start() {
+      if (subs.length > 0) return;
+      // The handlers read the current generation on every call, so a reload applies to the next one.
+      const provider = { list: (i: ListInput) => current.provider.list(i), execute: (i: ExecuteInput) => current.provider.execute(i) };
+      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger) };
+      subs = [
+        await serveService(deps.bus, MCP_TOOLS_RPC, impl, {
+          logger,
+          version: MCP_BROKER_VERSION,
+          description: 'AgentLoop MCP client pool: MCP servers as tools',
+          redact: (text) => current.redactor.redact(text),
+        }),
+        // POST /admin/reload (libs/bus cluster-reload.ts).
+        await serveClusterReload(deps.bus, { service: MCP_TOOLS_RPC.queue, instance, logger, reload }),
+      ];
+      logger.info(
+        { servers: Object.keys(current.servers), configured: Object.keys(current.file.servers).length, lazy_startup: current.file.global.lazy_startup },
+        'mcp-broker serving',
+      );
+      if (!current.file.global.lazy_startup) startAll(current, logger);
+    },
+    async stop() {
+      await Promise.allSettled(subs.map((s) => s.unsubscribe()));
+      subs = [];
+      await current.pool.closeAll();
+    },
+  };
+}
+
+/** What one reading of mcp_servers.yaml builds: the enabled servers, their pool and the tool provider over it. */
+interface Generation {
+  file: McpFile;
+  servers: Record<string, McpServerEntry>;
+  pool: McpPool;
+  provider: McpToolProvider;
+  redactor: ReturnType<typeof mcpPathRedactor>;
+}
+
+function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile): Generation {
   const servers: Record<string, McpServerEntry> = Object.fromEntries(Object.entries(file.servers).filter(([, s]) => s.enabled));
   const pool = new McpPool(servers, {
     logger,
@@ -68,37 +135,11 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
     maxResultBytes: deps.config.MCP_MAX_RESULT_BYTES,
     redact: (text) => redactor.redact(text),
   });
-  let subs: Subscription[] = [];
+  return { file, servers, pool, provider, redactor };
+}
 
-  return {
-    pool,
-    provider,
-    status: () => pool.status(),
-    async start() {
-      if (subs.length > 0) return;
-      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger) };
-      subs = [
-        await serveService(deps.bus, MCP_TOOLS_RPC, impl, {
-          logger,
-          version: MCP_BROKER_VERSION,
-          description: 'AgentLoop MCP client pool: MCP servers as tools',
-          redact: (text) => redactor.redact(text),
-        }),
-      ];
-      logger.info(
-        { servers: Object.keys(servers), configured: Object.keys(file.servers).length, lazy_startup: file.global.lazy_startup },
-        'mcp-broker serving',
-      );
-      if (!file.global.lazy_startup) {
-        for (const id of Object.keys(servers)) {
-          pool.connect(id).catch((err: unknown) => logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server did not start at boot'));
-        }
-      }
-    },
-    async stop() {
-      await Promise.allSettled(subs.map((s) => s.unsubscribe()));
-      subs = [];
-      await pool.closeAll();
-    },
-  };
+function startAll(g: Generation, logger: Logger): void {
+  for (const id of Object.keys(g.servers)) {
+    g.pool.connect(id).catch((err: unknown) => logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server did not start at boot'));
+  }
 }

@@ -1,8 +1,9 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { ORCHESTRATOR_SUBJECTS, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
+import { hostname } from 'node:os';
+import { ORCHESTRATOR_SUBJECTS, serveClusterReload, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Store } from '@agentloop/store';
-import { budgetsConfigured, errorMessage, type Logger } from '@agentloop/core';
+import { budgetsConfigured, errorMessage, newId, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
@@ -57,6 +58,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const embeddings = embeddingsFromEnv(deps.config);
   const memory = new StoreItems({ store: deps.store, ...(embeddings ? { embedder: new OpenAiEmbeddings(embeddings) } : {}) });
   const budgets = budgetsConfigured(deps.config) ? new TenantBudgets(deps.store, deps.config, { cacheMs: deps.config.TOKEN_BUDGET_CACHE_MS }) : undefined;
+  const skills = new SkillsClient(deps.bus);
   const executor = new RunExecutor({
     store: deps.store,
     memory,
@@ -65,7 +67,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
     webhooks: deps.webhooks,
     runs: deps.runs,
     tools,
-    skills: new SkillsClient(deps.bus),
+    skills,
     ...(deps.config.APPROVAL_MODE === 'required' ? { approvals: new ApprovalClient(deps.bus, { timeoutMs: deps.config.APPROVAL_TIMEOUT_MS }) } : {}),
     models,
     checkpointer: deps.checkpointer,
@@ -94,6 +96,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
+  let reloads: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   return {
     async start() {
@@ -110,6 +113,14 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         } catch (err) {
           log.warn({ err: errorMessage(err) }, 'ignoring a malformed cancel message');
         }
+      });
+      // POST /admin/reload: the tools and skills just reloaded by their services are listed afresh on the
+      // next model call (prompts are built per call from code and the thread, so there is nothing else to read).
+      reloads = await serveClusterReload(deps.bus, {
+        service: 'orchestrator',
+        instance: `${hostname()}:${process.pid}:${newId().slice(0, 8)}`,
+        logger: log,
+        reload: async () => ({ tool_listings_dropped: tools.forgetListings(), skill_listings_dropped: skills.forgetListings() }),
       });
       const slots = new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS, deps.config.TENANT_CONCURRENT_RUNS);
       // A job over its tenant's cap is parked on a queue that can wake it (SQLite, BullMQ), else deferred briefly.
@@ -146,6 +157,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);
       await cancels?.unsubscribe().catch(() => undefined);
+      await reloads?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');
     },
   };

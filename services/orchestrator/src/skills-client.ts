@@ -32,6 +32,13 @@ export class SkillsClient {
     return names;
   }
 
+  /** Drops the cached skill ids (a cluster reload: skills were added or removed); returns how many tenants' were dropped. */
+  forgetListings(): number {
+    const n = this.cache.size;
+    this.cache.clear();
+    return n;
+  }
+
   /** Links a skill into a workspace; returns its document path, or throws with the sandbox's reason. */
   async load(tenantId: string, threadId: string, skillId: string): Promise<string> {
     const res = await this.skills.loadSkill({ tenantId, threadId, skillId }, { timeoutMs: this.opts.timeoutMs, tenantId });

@@ -143,6 +143,13 @@ export class ToolClient {
     return tools;
   }
 
+  /** Drops the cached listings (a cluster reload: the providers' tools changed); returns how many were dropped. */
+  forgetListings(): number {
+    const n = this.cache.size;
+    this.cache.clear();
+    return n;
+  }
+
   /** Creates the workspace; with `runId`, the tool-runner also records what outputs/ holds at the run's first start. */
   async ensureWorkspace(tenantId: string, threadId: string, timeoutMs = 10_000, runId = ''): Promise<void> {
     const res = await this.runner.workspace({ tenantId, threadId, action: WorkspaceRequest_Action.ENSURE, runId }, { timeoutMs, tenantId });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import type { Skill } from '@agentloop/skills';
 import { WorkspaceManager } from '@agentloop/workspace';
@@ -155,6 +155,19 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
         subs.push(await serveService(bus, SKILL_SANDBOX_RPC, skills, opts));
         subs.push(await serveService(bus, SKILL_TOOLS_RPC, { listTools: listTools(tools, logger), executeTool: executeTool(tools) }, opts));
         subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloads.broadcastHandler));
+        // POST /admin/reload: every replica re-scans its skills and answers (libs/bus cluster-reload.ts).
+        subs.push(
+          await serveClusterReload(bus, {
+            service: SKILL_SANDBOX_SERVICE,
+            instance: replica,
+            logger,
+            reload: async (reason) => {
+              const res = await reload(reason);
+              if (res.configError) throw new Error(`skills.yaml not reloaded, the previous configuration stays in force: ${res.configError}`);
+              return { skills: res.skills, skipped: res.skipped };
+            },
+          }),
+        );
       } catch (err) {
         await this.stop();
         throw err;

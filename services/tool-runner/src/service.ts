@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { TOOL_RUNNER_RPC, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import { TOOL_RUNNER_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { newId, type Logger } from '@agentloop/core';
 import type { ToolRunnerConfig } from './config.js';
 import { ToolExecutor } from './executor.js';
@@ -141,6 +141,19 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
           ),
         );
         subs.push(await bus.subscribe(TOOL_SUBJECTS.reloadBroadcast, reloads.broadcastHandler));
+        // POST /admin/reload: every replica reloads and answers (libs/bus cluster-reload.ts).
+        subs.push(
+          await serveClusterReload(bus, {
+            service: TOOL_RUNNER_SERVICE,
+            instance: replica,
+            logger,
+            reload: async (reason) => {
+              const res = await loader.reload(reason);
+              if (res.configError) throw new Error(`tools.yaml not reloaded, the previous configuration stays in force: ${res.configError}`);
+              return { tools: res.registered, loaded: res.loaded, skipped: res.skipped, unknown_configured: res.unknownConfigured };
+            },
+          }),
+        );
       } catch (err) {
         await this.stop();
         throw err;

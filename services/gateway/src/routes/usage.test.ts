@@ -14,8 +14,8 @@ const say = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 beforeAll(async () => {
   t = await startTwoTenantGrpc({
     env: {
-      AGENTLOOP_API_KEYS: 'acme-key:acme,globex-key:globex,ops-key:ops',
-      AGENTLOOP_ADMIN_TENANTS: 'ops',
+      AGENTLOOP_API_KEYS: 'acme-key:acme,globex-key:globex',
+      AGENTLOOP_ADMIN_KEYS: 'ops-key:ops',
       TENANT_TOKEN_BUDGETS_DAILY: 'acme=1000',
       TOKEN_BUDGET_MONTHLY: '50000',
     },

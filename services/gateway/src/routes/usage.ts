@@ -1,7 +1,7 @@
 /**
  * `GET /usage` (issue 17): token usage per tenant and model from the usage ledger, with the
  * tenant's budgets. A tenant's key reads its own usage; an operator's (a tenant listed in
- * AGENTLOOP_ADMIN_TENANTS, or anyone when auth is off) reads every tenant's, or one with `tenant_id`.
+ * AGENTLOOP_ADMIN_KEYS, or anyone when auth is off) reads every tenant's, or one with `tenant_id`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -33,13 +33,13 @@ export const UsageQuery = z
 export interface UsageRouteDeps {
   store: Pick<Store, 'tokenUsageRows' | 'tokenUsageRowsOfAllTenants'>;
   budgets: TenantBudgets;
-  config: Pick<GatewayConfig, 'AGENTLOOP_ADMIN_TENANTS' | 'AGENTLOOP_API_KEYS'>;
+  config: Pick<GatewayConfig, 'AGENTLOOP_ADMIN_KEYS' | 'AGENTLOOP_API_KEYS'>;
   now?: () => Date;
 }
 
-/** Whether the caller is an operator: a key of an admin tenant, or auth off (the one local user). */
-export function isAdminCaller(request: Pick<FastifyRequest, 'tenantId'>, config: UsageRouteDeps['config']): boolean {
-  return config.AGENTLOOP_API_KEYS.size === 0 || config.AGENTLOOP_ADMIN_TENANTS.includes(request.tenantId);
+/** Whether the caller is an operator: an operator key (AGENTLOOP_ADMIN_KEYS), or auth off (the one local user). */
+export function isAdminCaller(request: Pick<FastifyRequest, 'isAdmin'>, config: UsageRouteDeps['config']): boolean {
+  return request.isAdmin === true || (config.AGENTLOOP_API_KEYS.size === 0 && config.AGENTLOOP_ADMIN_KEYS.size === 0);
 }
 
 export function registerUsageRoutes(app: FastifyInstance, deps: UsageRouteDeps): void {

@@ -8,7 +8,7 @@ import type { McpToolProvider } from '../provider.js';
  * tool, server down, timeout, crash, isError result, malformed request, another tenant) is "Error: ..."
  * content plus `error` (MCP_TOOLS_RPC in @agentloop/bus).
  */
-export function executeTool(provider: McpToolProvider, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'executeTool'> {
+export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'executeTool'> {
   return async (req, call) => {
     const log = logger.child({ tenant: call.tenantId, run_id: req.runId || undefined, tool: req.toolName });
     const input = {

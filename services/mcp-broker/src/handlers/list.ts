@@ -8,7 +8,7 @@ import type { McpToolProvider } from '../provider.js';
  * and servers named in `mentioned` / `allowed` — for the request's tenant. Servers with nothing to
  * show are not started; servers still starting at the request deadline join the next listing.
  */
-export function listTools(provider: McpToolProvider, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'listTools'> {
+export function listTools(provider: Pick<McpToolProvider, 'list'>, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'listTools'> {
   return async (req, call) => {
     try {
       const input = {
