@@ -1,4 +1,4 @@
-export { SkillsConfig, SkillsFile, SkillEntry, TenantSkills, DEFAULT_SKILLS_CONFIG_PATH, type SkillRefusal } from './config.js';
+export { SkillsConfig, SkillsFile, SkillEntry, TenantSkills, EnvironmentEntry, DEFAULT_SKILLS_CONFIG_PATH, type SkillRefusal } from './config.js';
 export {
   SkillRegistry,
   scanSkills,
@@ -26,3 +26,4 @@ export {
 export { SkillFileIndex, resolveSkillLinks } from './links.js';
 export { formatSkillCatalog, type CatalogSkill } from './catalog.js';
 export { SkillDocError } from './errors.js';
+export { SKILL_CATALOG_SUBJECT, SkillCatalogRequest, SkillCatalogEntry, SkillCatalogResponse } from './catalog-wire.js';

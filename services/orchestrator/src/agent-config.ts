@@ -26,9 +26,11 @@ export interface AgentPolicy {
   skills: ReadonlySet<string> | null;
   mcpServers: ReadonlySet<string> | null;
   requireApproval: ReadonlySet<string>;
+  /** `environment` (seed 002): the skills.yaml environment whose skills the run sees; null: none. */
+  environment: string | null;
 }
 
-export const OPEN_POLICY: AgentPolicy = { instructions: null, tools: null, skills: null, mcpServers: null, requireApproval: new Set() };
+export const OPEN_POLICY: AgentPolicy = { instructions: null, tools: null, skills: null, mcpServers: null, requireApproval: new Set(), environment: null };
 
 /**
  * The policy of a run config. A malformed key fails the run (RunInputError naming it) rather than
@@ -51,6 +53,7 @@ export function agentPolicyOf(runConfig: JsonObject | undefined): AgentPolicy {
     skills: set(c.skills),
     mcpServers: set(c.mcp_servers),
     requireApproval: new Set(c.require_approval ?? []),
+    environment: c.environment ?? null,
   };
 }
 

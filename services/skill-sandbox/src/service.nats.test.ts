@@ -82,7 +82,7 @@ describe('skill sandbox on NATS', () => {
       ).data,
     );
     expect(list.tools.map((t) => t.name)).toEqual(['skill', 'run_skill_script']);
-    expect((await execute('skill', { skill: 'csv-stats' })).content).toMatch(/^# Skill CSV statistics \(skills\/csv-stats\/SKILL\.md\)/);
+    expect((await execute('skill', { skill: 'csv-stats' })).content).toMatch(/^# Skill csv-stats \(skills\/csv-stats\/SKILL\.md\)/);
     // Whichever replica answers, the script sees the same workspace.
     for (let i = 0; i < 4; i++) {
       const res = await execute('run_skill_script', {

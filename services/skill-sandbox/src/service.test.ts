@@ -94,7 +94,7 @@ describe('skill sandbox over the bus', () => {
       const res = await h.listSkills('acme');
       expect(res.error).toBeUndefined();
       expect(res.skills.map((s) => s.id)).toEqual(['csv-stats', 'docx', 'pdf', 'pptx', 'testing', 'xlsx']);
-      expect(res.skills.find((s) => s.id === 'pdf')).toMatchObject({ enabled: false, name: 'PDF documents', availableToSubagent: false });
+      expect(res.skills.find((s) => s.id === 'pdf')).toMatchObject({ enabled: false, name: 'pdf', availableToSubagent: false });
       expect(res.skills.find((s) => s.id === 'csv-stats')).toMatchObject({
         enabled: true,
         availableToSubagent: true,
@@ -174,11 +174,10 @@ describe('skill sandbox over the bus', () => {
       const { tools } = await h.listTools('acme');
       expect(tools.map((t) => t.name)).toEqual(['skill', 'run_skill_script']);
       const skill = tools[0]!;
-      expect(skill.description).toContain('- Word documents: Read and search DOCX files');
-      expect(skill.description).toContain('(id: docx)');
-      expect(skill.description).toContain('- CSV statistics: Compute per-column statistics');
+      expect(skill.description).toContain('- docx: Read and search DOCX files');
+      expect(skill.description).toContain('- csv-stats: Compute per-column statistics');
       // pdf is enabled: false in skills.yaml, so it is not in the catalog.
-      expect(skill.description).not.toContain('PDF documents');
+      expect(skill.description).not.toContain('- pdf:');
       expect(skill.metadata).toMatchObject({ category: 'skills', idempotent: false, availableToSubagent: true, enabled: true });
       expect(JSON.parse(skill.parametersJsonSchema)).toMatchObject({ required: ['skill'] });
       expect(JSON.parse(tools[1]!.parametersJsonSchema)).toMatchObject({ required: ['skill_id'] });
@@ -192,11 +191,11 @@ describe('skill sandbox over the bus', () => {
 
     it("lists only the tenant's skills, only sub-agent skills for a sub-agent, and no tools without skills", async () => {
       const globex = (await h.listTools('globex')).tools[0]!.description;
-      expect(globex).toContain('CSV statistics');
-      expect(globex).not.toContain('Word documents');
+      expect(globex).toContain('csv-stats: Compute');
+      expect(globex).not.toContain('docx: Read');
       const sub = (await h.listTools('acme', true)).tools[0]!.description;
-      expect(sub).toContain('CSV statistics');
-      expect(sub).not.toContain('Word documents');
+      expect(sub).toContain('csv-stats: Compute');
+      expect(sub).not.toContain('docx: Read');
       expect((await h.listTools('nobody')).tools).toEqual([]);
     });
   });
@@ -210,7 +209,7 @@ describe('skill sandbox over the bus', () => {
     });
 
     it('loads a skill hidden from the catalog when asked by id (an @mention)', async () => {
-      expect((await h.execute('skill', { skill: 'pdf' })).content).toMatch(/^# Skill PDF documents \(skills\/pdf\/SKILL\.md\)/);
+      expect((await h.execute('skill', { skill: 'pdf' })).content).toMatch(/^# Skill pdf \(skills\/pdf\/SKILL\.md\)/);
     });
 
     it('answers an unknown skill with an Error listing the available ones', async () => {
