@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Headers, connectNatsBus, type NatsBus } from '@agentloop/bus';
+import { Headers, RemoteError, connectNatsBus, type NatsBus } from '@agentloop/bus';
+import { SkillCatalogResponse } from '@agentloop/skills';
 import { startNats, type DevServer } from '@agentloop/devservers';
 import {
   ExecuteToolRequestSchema,
@@ -93,6 +94,16 @@ describe('skill sandbox on NATS', () => {
       expect(res.error, res.content).toBeUndefined();
       expect((JSON.parse(res.content) as { columns: { sales: { mean: number } } }).columns.sales.mean).toBe(100);
     }
+  });
+
+  it('answers the JSON catalog over NATS, and refuses an unknown environment as INVALID_ARGUMENT', async () => {
+    const ask = (body: unknown) =>
+      client.request(SKILL_SUBJECTS.catalog, new TextEncoder().encode(JSON.stringify(body)), { timeoutMs: 10_000, headers: { [Headers.tenant]: 'tenant-a' } });
+    const catalog = SkillCatalogResponse.parse(JSON.parse(new TextDecoder().decode((await ask({})).data)));
+    expect(catalog.skills.find((s) => s.id === 'csv-stats')).toMatchObject({ version: '1.1', warnings: [], allowed_tools: null });
+    const refused = await ask({ environment: 'nope' }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(RemoteError);
+    expect(refused).toMatchObject({ remoteCode: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Unknown environment: nope\./) });
   });
 
   it('reloads every replica through the broadcast subject', async () => {
