@@ -70,6 +70,20 @@ function streamTail(name: string, text: string, truncated: boolean): string {
 
 /** Seed 000 §3.5: what is missing and what to do about it. */
 function missingModuleMessage(skill: Skill, module: string, depsWarning: string | undefined): string {
+  const top = module.split('.')[0] ?? module;
+  // A module the skill ships (scripts/office/ for `from office import x`): the script expects its own folder on sys.path.
+  const own = skill.files.find((f) => f.endsWith(`/${top}.py`) || f.includes(`/${top}/`) || f.startsWith(`${top}/`) || f === `${top}.py`);
+  if (own) {
+    const segments = own.split('/');
+    const at = segments.findIndex((seg) => seg === top || seg === `${top}.py`);
+    const where = segments.slice(0, at + 1).join('/');
+    return [
+      'Script execution failed: missing module',
+      `The module '${module}' is part of skill ${skill.id} (${where}), but it is not importable this way.`,
+      'Run the script by its path (script_name, e.g. "scripts/x.py") so its own folder is importable, as its SKILL.md shows; ' +
+        'use `module` only for modules written as part of a package (python -m scripts.x).',
+    ].join('\n');
+  }
   const declared = skill.hasRequirements
     ? `skills/${skill.id}/requirements.txt does not provide it (or could not be installed)`
     : `skill ${skill.id} has no requirements.txt, so nothing was installed for it`;
