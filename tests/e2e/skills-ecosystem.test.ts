@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
-import { scripted, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 import { fillablePdf, pdfFieldValues, writeFixtureSkills } from './skill-fixtures.js';
 
 type Msg = { type: string; content: string; name?: string; status?: string; response_metadata?: { seen?: { tools?: string[] } } };
@@ -35,9 +35,11 @@ const skillsRoot = mkdtempSync(path.join(tmpdir(), 'agentloop-ecosystem-skills-'
 writeFixtureSkills(skillsRoot);
 const skillsConfig = path.join(skillsRoot, '..', `${path.basename(skillsRoot)}.yaml`);
 writeFileSync(skillsConfig, 'optional:\n  pdf-forms:\n    version: "1.2"   # pinned on metadata.version\n');
+const skillsCache = mkdtempSync(path.join(tmpdir(), 'agentloop-ecosystem-deps-'));
 afterAll(() => {
   rmSync(skillsRoot, { recursive: true, force: true });
   rmSync(skillsConfig, { force: true });
+  rmSync(skillsCache, { recursive: true, force: true });
 });
 
 /** A small ZIP (an Office document is one), made with Python's zipfile. */
@@ -139,5 +141,41 @@ describe.skipIf(skipReason !== undefined)(`skills from the ecosystem (embedded)$
     expect(outside!.content).toBe(
       'Error: Script not found: ../pdf-forms/scripts/fields.py is not a script of skill office-tools. Its scripts (under scripts/): office/helpers.py, office/unpack.py',
     );
+  });
+});
+
+// Cluster mode: the orchestrator reads the catalog (allowed-tools) from the skill sandbox over NATS,
+// and the skill's dependencies are installed by the sandbox process into the shared cache.
+describe.skipIf(skipReason !== undefined)('skills from the ecosystem (cluster)', () => {
+  const cluster = useCluster({ env: { SKILLS_ROOT: skillsRoot, SKILLS_CONFIG: skillsConfig, SKILLS_CACHE: skillsCache, SKILL_DEPS_TIMEOUT_MS: '300000' } });
+
+  it('an argv script of a loaded skill runs through the skill sandbox service, and allowed-tools holds across services', { timeout: 300_000 }, async () => {
+    const h = cluster();
+    const from = h.logs.length;
+    h.start('skill-sandbox', 1);
+    await h.waitLog(/skill-sandbox serving/, from, 90_000);
+    const client = new Client({ apiUrl: h.url });
+    const thread = await client.threads.create();
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(fillablePdf(['full_name']))]), 'form.pdf');
+    expect((await fetch(`${h.url}/threads/${thread.thread_id}/files`, { method: 'POST', body: form })).status).toBe(201);
+    const result = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'check the form' }] },
+      config: scripted([
+        { tool_calls: [{ name: 'skill', args: { skill: 'pdf-forms' } }] },
+        {
+          tool_calls: [
+            { name: 'run_skill_script', args: { skill_id: 'pdf-forms', script_name: 'scripts/check_fillable_fields.py', args: ['uploads/form.pdf'] } },
+          ],
+        },
+        { tool_calls: [{ name: 'now', args: {} }] },
+        { content: 'checked' },
+      ]),
+    })) as { messages: Msg[] };
+    const [loaded, check, refused] = result.messages.filter((m) => m.type === 'tool');
+    expect(loaded!.content).toMatch(/^# Skill pdf-forms \(skills\/pdf-forms\/SKILL\.md\)/);
+    expect(check!.content).toBe('This PDF has fillable form fields');
+    expect(refused!.content).toMatch(/^Error: Tool now is not allowed while skill pdf-forms is active/);
+    expect(readdirSync(skillsCache).filter((d) => d.startsWith('pdf-forms@1.2-'))).toHaveLength(1);
   });
 });
