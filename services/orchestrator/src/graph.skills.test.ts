@@ -20,9 +20,12 @@ const spec = (name: string) =>
 
 class RecordingModel extends ScriptedChatModel {
   bound: string[][] = [];
+  descriptions: Array<Record<string, string>> = [];
   systems: string[] = [];
   override bindTools(tools?: unknown[]): this {
-    this.bound.push((tools ?? []).map((t) => (t as { function: { name: string } }).function.name));
+    const fns = (tools ?? []).map((t) => (t as { function: { name: string; description: string } }).function);
+    this.bound.push(fns.map((f) => f.name));
+    this.descriptions.push(Object.fromEntries(fns.map((f) => [f.name, f.description])));
     return this;
   }
   override async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']) {
@@ -50,7 +53,15 @@ function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { fail
   const loaded: string[] = [];
   const queries: CatalogQuery[] = [];
   const tools = {
-    listTools: async () => ['read_file', 'write_file', 'http_fetch', 'skill', 'run_skill_script'].map(spec),
+    listTools: async () => [
+      ...['read_file', 'write_file', 'http_fetch', 'run_skill_script'].map(spec),
+      create(ToolSpecSchema, {
+        name: 'skill',
+        description: 'Execute a skill. Available skills:\n- docx: docx skill\n- pdf: pdf skill',
+        parametersJsonSchema: '{"type":"object"}',
+        metadata: create(ToolMetadataSchema, {}),
+      }),
+    ],
     execute: async (call: ToolCallInput) => {
       calls.push(call);
       if (opts.failSkill && call.name === 'skill') return { content: 'Error: Skill not found: pdf', isError: true, errorCode: 'NOT_FOUND' };
@@ -139,6 +150,8 @@ describe('skills in the agent loop', () => {
     expect(h.queries[0]).toEqual({ environment: 'legal', subagent: false });
     expect(model.systems[0]).toContain('- docx: docx skill');
     expect(model.systems[0]).not.toContain('- pdf');
+    // The skill tool lists the environment's skills only.
+    expect(model.descriptions[0]!.skill).toBe('Execute a skill. Available skills:\n- docx: docx skill');
     expect(toolMessages[0]!.content).toBe('Error: Skill not found: pdf. Available skills in environment legal: docx');
     expect(h.calls).toEqual([]);
   });

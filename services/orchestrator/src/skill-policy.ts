@@ -4,7 +4,8 @@
  * (Agent Skills spec) leave to the run while they are.
  */
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import type { SkillCatalogEntry } from '@agentloop/skills';
+import { create, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
+import { formatSkillCatalog, type SkillCatalogEntry } from '@agentloop/skills';
 import { isLocalTool } from './local-tools.js';
 import type { PromptLanguage } from './prompts.js';
 
@@ -95,4 +96,21 @@ export function skillsCatalogSection(catalog: readonly SkillCatalogEntry[], lang
         ];
   const lines = listed.map((s) => `- ${s.id}${s.name !== s.id ? ` (${oneLine(s.name)})` : ''}: ${oneLine(s.description)} — skills/${s.id}/SKILL.md`);
   return [...head, ...lines].join('\n');
+}
+
+/** Where the skill sandbox's `skill` tool description starts its listing. */
+const LISTING_MARK = 'Available skills:\n';
+
+/**
+ * The `skill` tool as an environment's run sees it: the sandbox lists the tenant's whole catalog in
+ * its description; the listing is replaced by the environment's skills, so the model is not told
+ * about skills it may not load. Other specs are returned as they are.
+ */
+export function scopeSkillTool(specs: readonly ToolSpec[], catalog: readonly SkillCatalogEntry[]): ToolSpec[] {
+  return specs.map((s) => {
+    const at = s.name === 'skill' ? s.description.indexOf(LISTING_MARK) : -1;
+    if (at < 0) return s;
+    const listing = formatSkillCatalog(catalog.filter((c) => c.in_catalog).map((c) => ({ id: c.id, name: c.name, description: c.description })));
+    return create(ToolSpecSchema, { ...s, description: `${s.description.slice(0, at + LISTING_MARK.length)}${listing || '(none)'}` });
+  });
 }

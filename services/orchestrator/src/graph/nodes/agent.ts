@@ -20,7 +20,7 @@ import { usageOf } from '../../usage.js';
 import { withUniqueToolCallIds } from '../../tool-call-ids.js';
 import { CallMeter, callOptions, compactWith, pickModel, startTurn } from '../model-calls.js';
 import { agentPolicyOf, allowedSkills, offeredTools } from '../../agent-config.js';
-import { activeSkills, skillsCatalogSection, toolAllowed, toolRestriction } from '../../skill-policy.js';
+import { activeSkills, scopeSkillTool, skillsCatalogSection, toolAllowed, toolRestriction } from '../../skill-policy.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
 
@@ -94,7 +94,13 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
   // While a skill with `allowed-tools` is active, the tools it does not list are not offered.
   const restriction = toolRestriction(activeSkills(state.messages, { core, mentioned: mentions.skills }), catalog);
   const visible: ToolSpec[] = [];
-  for (const s of [...local, ...listed, ...delegate]) {
+  const scoped = policy.environment
+    ? scopeSkillTool(
+        listed,
+        catalog.filter((s) => skillNames.has(s.id)),
+      )
+    : listed;
+  for (const s of [...local, ...scoped, ...delegate]) {
     if (!visible.some((v) => v.name === s.name) && toolAllowed(s.name, restriction)) visible.push(s);
   }
   const skillsSection = skillsCatalogSection(
