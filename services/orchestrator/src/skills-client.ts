@@ -56,11 +56,6 @@ export class SkillsClient {
     return catalog;
   }
 
-  /** The ids of the skills a tenant may use (in its environment). */
-  async names(tenantId: string, query: CatalogQuery = {}): Promise<ReadonlySet<string>> {
-    return new Set((await this.catalog(tenantId, query)).skills.map((s) => s.id));
-  }
-
   /** Links a skill into a workspace; returns its document path, or throws with the sandbox's reason. */
   async load(tenantId: string, threadId: string, skillId: string): Promise<string> {
     const res = await this.skills.loadSkill({ tenantId, threadId, skillId }, { timeoutMs: this.opts.timeoutMs, tenantId });

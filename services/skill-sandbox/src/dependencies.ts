@@ -121,7 +121,14 @@ export class DependencyInstaller {
     let release: (() => Promise<void>) | undefined;
     while (!release) {
       try {
-        release = await lockfile.lock(entry, { realpath: false, lockfilePath: lockPath, stale: LOCK_STALE_MS });
+        release = await lockfile.lock(entry, {
+          realpath: false,
+          lockfilePath: lockPath,
+          stale: LOCK_STALE_MS,
+          // The default throws from a timer (the process would crash): another replica may take over; say so.
+          onCompromised: (err) =>
+            this.opts.logger.warn({ skill: skill.id, err: errorMessage(err) }, 'dependency install lock lost; another replica may install too'),
+        });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
         // Another replica installs this very entry: its result is ours once it is complete.
