@@ -34,7 +34,7 @@ const skipReason = pypdfInstallable();
 const skillsRoot = mkdtempSync(path.join(tmpdir(), 'agentloop-ecosystem-skills-'));
 writeFixtureSkills(skillsRoot);
 const skillsConfig = path.join(skillsRoot, '..', `${path.basename(skillsRoot)}.yaml`);
-writeFileSync(skillsConfig, 'optional:\n  pdf-forms:\n    version: "1.2"   # pinned on metadata.version\n');
+writeFileSync(skillsConfig, 'optional:\n  pdf-forms:\n    version: "1.2"   # pinned on metadata.version\nenvironments:\n  forms: { skills: [pdf-forms] }\n');
 const skillsCache = mkdtempSync(path.join(tmpdir(), 'agentloop-ecosystem-deps-'));
 afterAll(() => {
   rmSync(skillsRoot, { recursive: true, force: true });
@@ -141,6 +141,28 @@ describe.skipIf(skipReason !== undefined)(`skills from the ecosystem (embedded)$
     expect(outside!.content).toBe(
       'Error: Script not found: ../pdf-forms/scripts/fields.py is not a script of skill office-tools. Its scripts (under scripts/): office/helpers.py, office/unpack.py',
     );
+  });
+
+  it("an environment's run sees only its skills; an unknown environment fails the run", { timeout: 120_000 }, async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = await client.threads.create();
+    const result = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'unpack it' }] },
+      config: {
+        configurable: {
+          ...scripted([{ tool_calls: [{ name: 'skill', args: { skill: 'office-tools' } }] }, { content: 'ok' }]).configurable,
+          environment: 'forms',
+        },
+      },
+    })) as { messages: Msg[] };
+    const [refused] = result.messages.filter((m) => m.type === 'tool');
+    expect(refused!.content).toBe('Error: Skill not found: office-tools. Available skills in environment forms: pdf-forms');
+    const bad = await client.runs.create(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'x' }] },
+      config: { configurable: { ...scripted([{ content: 'no' }]).configurable, environment: 'nope' } },
+    });
+    await client.runs.join(thread.thread_id, bad.run_id);
+    expect((await client.runs.get(thread.thread_id, bad.run_id)).status).toBe('error');
   });
 });
 
