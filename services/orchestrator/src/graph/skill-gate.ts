@@ -1,4 +1,4 @@
-import { agentPolicyOf } from '../agent-config.js';
+import { agentPolicyOf, allowedSkills } from '../agent-config.js';
 import { mentionsOf } from '../mentions.js';
 import { activeSkills, skillRefusal, toolAllowed, toolRestriction } from '../skill-policy.js';
 import type { RunContext } from './state.js';
@@ -25,8 +25,9 @@ export async function skillGate(deps: Pick<AgentGraphDeps, 'skills'>, ctx: RunCo
   const policy = agentPolicyOf(ctx.runConfig);
   const subagent = state.parent_context !== null;
   const { skills: catalog } = await deps.skills.catalog(ctx.tenantId, { ...(policy.environment ? { environment: policy.environment } : {}), subagent });
-  const usable = new Set(catalog.map((s) => s.id));
-  const core = catalog.filter((s) => s.core).map((s) => s.id);
+  // The same skills the agent step offered: the environment's, narrowed by the assistant's `skills`.
+  const usable = allowedSkills(new Set(catalog.map((s) => s.id)), policy);
+  const core = catalog.filter((s) => s.core && usable.has(s.id)).map((s) => s.id);
   const mentioned = mentionsOf(state.messages).filter((m) => usable.has(m));
   const restriction = toolRestriction(activeSkills(state.messages, { core, mentioned }), catalog);
   return {
