@@ -35,7 +35,7 @@ describe('skills (embedded)', () => {
     const stats = JSON.parse(tools[1]!.content) as { rows: number; columns: { sales: { mean: number; max: number } } };
     expect(stats.rows).toBe(3);
     expect(stats.columns.sales).toMatchObject({ mean: 100, max: 120 });
-    expect(tools[2]!.content).toMatch(/^# Skill Spreadsheets \(skills\/xlsx\/SKILL\.md\)/);
+    expect(tools[2]!.content).toMatch(/^# Skill xlsx \(skills\/xlsx\/SKILL\.md\)/);
     // The model was offered the sandbox's tools next to the tool-runner's.
     const seen = values.messages.find((m) => m.type === 'ai')?.response_metadata?.seen?.tools ?? [];
     expect(seen).toEqual(expect.arrayContaining(['read_file', 'skill', 'run_skill_script']));

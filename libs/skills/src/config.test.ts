@@ -96,3 +96,16 @@ optional:
     expect(shipped.skillsForExtension('pdf')).toEqual(['pdf']);
   });
 });
+
+describe('SkillsConfig environments (seed 002)', () => {
+  it('reads named environments with their skills and core skills', () => {
+    const c = SkillsConfig.parse('core: [pdf, csv]\nenvironments:\n  legal: { skills: [pdf, docx] }\n  data: { skills: [csv], core: [] }\n  empty:\n');
+    expect(c.environmentNames()).toEqual(['data', 'empty', 'legal']);
+    expect(c.environment('legal')?.skills).toEqual(['pdf', 'docx']);
+    expect(c.coreFor(c.environment('legal'))).toEqual(['pdf']);
+    expect(c.coreFor(c.environment('data'))).toEqual([]);
+    expect(c.coreFor(undefined)).toEqual(['pdf', 'csv']);
+    expect(c.environment('nope')).toBeUndefined();
+    expect(() => SkillsConfig.parse('environments:\n  legal: { skills: [pdf], models: [x] }')).toThrow(/environments\.legal/);
+  });
+});

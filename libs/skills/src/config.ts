@@ -34,6 +34,20 @@ export type SkillEntry = z.infer<typeof SkillEntry>;
 export const TenantSkills = z.object({ allow: z.union([z.literal('*'), z.array(SkillId)]).default('*') }).strict();
 export type TenantSkills = z.infer<typeof TenantSkills>;
 
+/**
+ * `environments.<name>` (seed 002: a named set of skills a run selects with
+ * `config.configurable.environment`): its skills are the catalog of runs in it.
+ */
+export const EnvironmentEntry = z
+  .object({
+    /** The skills runs in this environment may use (and see in the catalog). */
+    skills: z.array(SkillId).default([]),
+    /** Skills preloaded into every run of the environment; default: the global `core` ones it has. */
+    core: z.array(SkillId).optional(),
+  })
+  .strict();
+export type EnvironmentEntry = z.infer<typeof EnvironmentEntry>;
+
 const GlobalSettings = z.object({ enabled: z.boolean().default(true), auto_load_on_file_upload: z.boolean().default(true) }).strict();
 
 /** skills.yaml (seed 000 §3.3): global switches, core skills, optional skills, tenant allowlists. */
@@ -55,6 +69,13 @@ export const SkillsFile = z
       .record(
         z.string().min(1),
         TenantSkills.nullish().transform((v) => v ?? TenantSkills.parse({})),
+      )
+      .nullish()
+      .transform((v) => v ?? {}),
+    environments: z
+      .record(
+        SkillId,
+        EnvironmentEntry.nullish().transform((v) => v ?? EnvironmentEntry.parse({})),
       )
       .nullish()
       .transform((v) => v ?? {}),
@@ -90,6 +111,22 @@ export class SkillsConfig {
   /** Skills loaded at startup / always in the catalog (`core`). */
   get core(): readonly string[] {
     return this.file.core;
+  }
+
+  /** Names of the configured environments, sorted. */
+  environmentNames(): string[] {
+    return Object.keys(this.file.environments).sort();
+  }
+
+  /** An environment's entry, or undefined when it is not configured. */
+  environment(name: string): EnvironmentEntry | undefined {
+    return this.file.environments[name];
+  }
+
+  /** Core skills of a run: the environment's `core` (default: the global ones it has), or the global list. */
+  coreFor(environment: EnvironmentEntry | undefined): readonly string[] {
+    if (!environment) return this.file.core;
+    return environment.core ?? this.file.core.filter((id) => environment.skills.includes(id));
   }
 
   /** Whether a tenant may use a skill (tenants.<tenant>.allow; a tenant not listed: every skill). */

@@ -46,8 +46,10 @@ describe('SkillRegistry.scan', () => {
       name: 'PDF',
       description: 'PDF files',
       version: '3',
-      scripts: ['extract.py', 'fill.mjs', 'helper.js'],
+      scripts: ['extract.py', 'fill.mjs', 'helper.js', 'nested/deep.py'],
       hasRequirements: true,
+      hasPackageJson: false,
+      files: ['SKILL.md', 'requirements.txt', 'scripts/README.md', 'scripts/extract.py', 'scripts/fill.mjs', 'scripts/helper.js', 'scripts/nested/deep.py'],
     });
     expect(pdf.docPath).toBe(path.join(pdf.dir, 'SKILL.md'));
     expect(reg.get('notes')).toMatchObject({ name: 'Notes', description: 'Take notes.', scripts: [], hasRequirements: false });
@@ -78,10 +80,13 @@ describe('SkillRegistry.scan', () => {
     expect(reasons['doc-link']).toMatch(/SKILL\.md is a symbolic link/);
   });
 
-  it('does not list a symlinked script, even one pointing inside the skill', async () => {
+  it('does not list a symlinked script or anything under a symlinked folder, even one pointing inside the skill', async () => {
     await skill('s', '---\nname: S\ndescription: s\n---\n', { 'scripts/real.py': '' });
     await symlink(path.join(root, 's', 'scripts', 'real.py'), path.join(root, 's', 'scripts', 'alias.py'));
     await symlink('/etc/passwd', path.join(root, 's', 'scripts', 'passwd.py'));
+    await mkdir(path.join(outside, 'lib'), { recursive: true });
+    await writeFile(path.join(outside, 'lib', 'evil.py'), '');
+    await symlink(path.join(outside, 'lib'), path.join(root, 's', 'scripts', 'linked'));
     expect((await SkillRegistry.scan(root)).get('s')!.scripts).toEqual(['real.py']);
   });
 
@@ -93,8 +98,10 @@ describe('SkillRegistry.scan', () => {
 });
 
 describe('isScriptName', () => {
-  it('accepts bare file names with a runnable extension only', () => {
-    expect(['stats.py', 'a-b_c.1.mjs', 'x.js'].map(isScriptName)).toEqual([true, true, true]);
-    expect(['../x.py', 'dir/x.py', '.hidden.py', 'x.sh', 'x..py', 'x.py/', '/abs.py', ''].map(isScriptName)).toEqual(Array(8).fill(false));
+  it('accepts paths under scripts/ of plain folder names ending in a runnable file name only', () => {
+    expect(['stats.py', 'a-b_c.1.mjs', 'x.js', 'dir/x.py', 'office/helpers/merge_runs.py'].map(isScriptName)).toEqual(Array(5).fill(true));
+    expect(['../x.py', 'a/../x.py', '.hidden.py', '.git/x.py', 'x.sh', 'x..py', 'x.py/', '/abs.py', 'a//x.py', 'a/b/c/d/e/x.py', ''].map(isScriptName)).toEqual(
+      Array(11).fill(false),
+    );
   });
 });

@@ -9,16 +9,30 @@ export interface Skill {
   id: string;
   name: string;
   description: string;
-  /** From the frontmatter `version`; '' when absent. */
+  /** From the frontmatter `metadata.version` (or the deprecated top-level `version`); '' when absent. */
   version: string;
+  license: string;
+  compatibility: string;
+  /** `allowed-tools`: what the run may use while the skill is active; null: no restriction. */
+  allowedTools: string[] | null;
+  metadata: Record<string, string>;
+  /** Deviations from the Agent Skills spec: logged and listed, the skill still loads. */
+  warnings: string[];
   /** Real (symlink-free) absolute path of the skill folder. */
   dir: string;
   /** Real absolute path of SKILL.md (or skill.md). */
   docPath: string;
-  /** Names of the regular files directly under scripts/ ending .py, .mjs or .js, sorted. */
+  /**
+   * Paths relative to scripts/ of the regular files ending .py, .mjs or .js, sub-folders included
+   * (`office/unpack.py`), sorted.
+   */
   scripts: string[];
   /** The folder has a requirements.txt (Python dependencies, seed 000 §3.5). */
   hasRequirements: boolean;
+  /** The folder has a package.json (Node dependencies). */
+  hasPackageJson: boolean;
+  /** Every regular file of the skill, relative to its folder (for case-insensitive links; capped at MAX_SKILL_FILES). */
+  files: string[];
 }
 
 /** A folder that is not a usable skill, and why. */
@@ -35,15 +49,26 @@ export interface ScanResult {
 /** Skill ids are folder names of this shape: they become paths and @mentions. */
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** A script file name: no separators, no leading dot, one of the runnable extensions. */
+/** A script's file name: no separators, no leading dot, one of the runnable extensions. */
 export const SCRIPT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(py|mjs|js)$/;
+/** A folder name on a script's path under scripts/ (no dot folders, no `..`). */
+const SCRIPT_DIR_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+/** Deepest sub-folder of scripts/ searched, and most files listed per skill: a skill is a small package. */
+export const MAX_SCRIPT_DEPTH = 4;
+export const MAX_SKILL_FILES = 2000;
 
 /** The documents a skill folder may hold, in order of preference. */
 export const SKILL_DOC_NAMES = ['SKILL.md', 'skill.md'] as const;
 
-/** Whether `name` could be a script of a skill (a bare file name with a runnable extension). */
+/**
+ * Whether `name` could be a script of a skill: a path relative to scripts/ (`fill.py`,
+ * `office/unpack.py`) of plain folder names and a file name with a runnable extension.
+ */
 export function isScriptName(name: string): boolean {
-  return SCRIPT_NAME_PATTERN.test(name) && !name.includes('..');
+  const parts = name.split('/');
+  const file = parts.pop() ?? '';
+  if (parts.length > MAX_SCRIPT_DEPTH || name.includes('..')) return false;
+  return SCRIPT_NAME_PATTERN.test(file) && parts.every((p) => SCRIPT_DIR_PATTERN.test(p));
 }
 
 /**
@@ -144,20 +169,44 @@ async function readSkill(dir: string, id: string): Promise<Skill | SkippedSkill>
   if (!doc.description) {
     return { id, reason: `${path.basename(docPath)} has no description (frontmatter \`description\`, or a first paragraph)` };
   }
-  const scripts: string[] = [];
-  // Regular files only: a symlink could point anywhere, a sub-folder is not a script.
-  for (const s of await fs.readdir(path.join(dir, 'scripts'), { withFileTypes: true }).catch(() => [])) {
-    if (s.isFile() && isScriptName(s.name)) scripts.push(s.name);
-  }
-  const req = await fs.lstat(path.join(dir, 'requirements.txt')).catch(() => undefined);
+  const files = await listFiles(dir);
+  // Regular files only (listFiles never follows a symlink: it could point anywhere).
+  const scripts = files.filter((f) => f.startsWith('scripts/') && isScriptName(f.slice('scripts/'.length))).map((f) => f.slice('scripts/'.length));
   return {
     id,
     name: doc.name,
     description: doc.description,
     version: doc.version,
+    license: doc.license,
+    compatibility: doc.compatibility,
+    allowedTools: doc.allowedTools,
+    metadata: doc.metadata,
+    warnings: doc.warnings,
     dir,
     docPath,
     scripts: scripts.sort(),
-    hasRequirements: req?.isFile() === true,
+    hasRequirements: files.includes('requirements.txt'),
+    hasPackageJson: files.includes('package.json'),
+    files,
   };
+}
+
+/**
+ * The regular files under `dir`, relative and `/`-separated, sorted, breadth-first up to
+ * MAX_SKILL_FILES. Symbolic links, dot entries, node_modules and __pycache__ are not listed.
+ */
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const queue: Array<{ abs: string; rel: string; depth: number }> = [{ abs: dir, rel: '', depth: 0 }];
+  while (queue.length > 0 && out.length < MAX_SKILL_FILES) {
+    const { abs, rel, depth } = queue.shift()!;
+    const entries = await fs.readdir(abs, { withFileTypes: true }).catch(() => [] as Dirent[]);
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (e.name.startsWith('.') || e.name === 'node_modules' || e.name === '__pycache__') continue;
+      const childRel = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isFile() && out.length < MAX_SKILL_FILES) out.push(childRel);
+      else if (e.isDirectory() && depth < MAX_SCRIPT_DEPTH + 1) queue.push({ abs: path.join(abs, e.name), rel: childRel, depth: depth + 1 });
+    }
+  }
+  return out.sort();
 }

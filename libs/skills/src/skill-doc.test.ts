@@ -5,7 +5,7 @@ import { MAX_DESCRIPTION_CHARS, parseSkillDoc } from './skill-doc.js';
 describe('parseSkillDoc', () => {
   it('reads name, description and version from the YAML frontmatter and returns the body without it', () => {
     const doc = parseSkillDoc('---\nname: PDF Tools\ndescription: Work with PDFs\nversion: "2.1"\nlicense: MIT\n---\n# PDF Tools\n\nBody text.\n', 'pdf');
-    expect(doc).toEqual({ name: 'PDF Tools', description: 'Work with PDFs', version: '2.1', body: '# PDF Tools\n\nBody text.' });
+    expect(doc).toMatchObject({ name: 'PDF Tools', description: 'Work with PDFs', version: '2.1', license: 'MIT', body: '# PDF Tools\n\nBody text.' });
   });
 
   it('keeps an unquoted version as written (1.10 stays "1.10")', () => {
@@ -24,11 +24,16 @@ describe('parseSkillDoc', () => {
     expect(doc).toMatchObject({ name: 'my-skill', description: 'First paragraph here.', version: '1' });
   });
 
-  it('rejects a frontmatter that is not YAML, not a mapping, or has a field of the wrong type', () => {
+  it('rejects a frontmatter that is not YAML or not a mapping (the skill is unusable)', () => {
     expect(() => parseSkillDoc('---\nname: [unclosed\n---\nx', 'a')).toThrow(SkillDocError);
     expect(() => parseSkillDoc('---\nname: [unclosed\n---\nx', 'a')).toThrow(/frontmatter is not valid YAML/);
     expect(() => parseSkillDoc('---\n- a\n- b\n---\nx', 'a')).toThrow(/not a mapping/);
-    expect(() => parseSkillDoc('---\nname: A\ndescription: [x, y]\n---\nx', 'a')).toThrow(/frontmatter is invalid: description/);
+  });
+
+  it('a field of the wrong type is a warning and falls back, not a failure', () => {
+    const doc = parseSkillDoc('---\nname: a\ndescription: [x, y]\n---\nFrom the body.', 'a');
+    expect(doc.description).toBe('From the body.');
+    expect(doc.warnings).toContain('`description` should be a string; it is ignored');
   });
 
   it('ignores code fences when looking for the description and cuts very long descriptions', () => {

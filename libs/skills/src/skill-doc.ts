@@ -1,28 +1,23 @@
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { errorMessage } from '@agentloop/core';
 import { SkillDocError } from './errors.js';
-
-/**
- * SKILL.md frontmatter (seed 002 §3.2). Other keys (license, metadata, ...) are ignored: skills are
- * knowledge packages and declare no tool lists (seed 000 §3.1).
- */
-export const SkillFrontmatter = z.object({
-  name: z.string().trim().optional(),
-  description: z.string().trim().optional(),
-  /** Free-form; compared as a string with the version pinned in skills.yaml. */
-  version: z.string().trim().optional(),
-});
-export type SkillFrontmatter = z.infer<typeof SkillFrontmatter>;
+import { RawFrontmatter, readSpecFields, type SpecFields } from './frontmatter.js';
 
 /** What a skill document says about itself, plus its body without the frontmatter. */
 export interface SkillDoc {
   name: string;
   description: string;
-  /** '' when the document declares none. */
+  /** `metadata.version` (or the deprecated top-level `version`); '' when the document declares none. */
   version: string;
   /** The Markdown after the frontmatter (the whole document without one), trimmed. */
   body: string;
+  license: string;
+  compatibility: string;
+  /** `allowed-tools`: the tools the run may use while the skill is active; null: no restriction. */
+  allowedTools: string[] | null;
+  metadata: Record<string, string>;
+  /** Deviations from the Agent Skills spec (frontmatter.ts); the skill still loads. */
+  warnings: string[];
 }
 
 /** Longest description kept (longer ones are cut with "…"): it goes into every model prompt. */
@@ -31,15 +26,16 @@ export const MAX_DESCRIPTION_CHARS = 1024;
 const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
 
 /**
- * Parses a SKILL.md: YAML frontmatter `name`, `description`, `version` (seed 002); a missing name or
+ * Parses a SKILL.md: YAML frontmatter per the Agent Skills spec (frontmatter.ts: name, description,
+ * license, compatibility, allowed-tools, metadata; deviations become `warnings`); a missing name or
  * description falls back to the first `# ` heading and the first paragraph (seed 000 §3.2), and a
- * missing name to `fallbackName` (the folder). Throws a SkillDocError when the frontmatter is not
- * YAML, not a mapping, or has a field of the wrong type. The frontmatter is read with YAML's
+ * missing name to `fallbackName` (the folder). Throws a SkillDocError only when the frontmatter is
+ * not YAML or not a mapping (the skill is unusable). The frontmatter is read with YAML's
  * failsafe schema so `version: 1.10` stays "1.10" (not the number 1.1).
  */
 export function parseSkillDoc(text: string, fallbackName: string): SkillDoc {
   const m = FRONTMATTER.exec(text);
-  let meta: SkillFrontmatter = {};
+  let fields: SpecFields | undefined;
   let body = text.replace(/^\uFEFF/, '');
   if (m) {
     body = m[2] ?? '';
@@ -50,20 +46,21 @@ export function parseSkillDoc(text: string, fallbackName: string): SkillDoc {
       throw new SkillDocError(`frontmatter is not valid YAML: ${errorMessage(err).split('\n')[0]}`);
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new SkillDocError('frontmatter is not a mapping of keys to values');
-    const parsed = SkillFrontmatter.safeParse(raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      throw new SkillDocError(`frontmatter is invalid: ${issues}`);
-    }
-    meta = parsed.data;
+    fields = readSpecFields(RawFrontmatter.parse(raw), fallbackName);
   }
   body = body.trim();
   const fallback = headingAndParagraph(body);
+  const warnings = fields ? fields.warnings : ['no YAML frontmatter (the spec requires `name` and `description` in one)'];
   return {
-    name: meta.name || fallback.name || fallbackName,
-    description: clip(meta.description || fallback.description),
-    version: meta.version ?? '',
+    name: fields?.name || fallback.name || fallbackName,
+    description: clip(fields?.description || fallback.description),
+    version: fields?.version ?? '',
     body,
+    license: fields?.license ?? '',
+    compatibility: fields?.compatibility ?? '',
+    allowedTools: fields?.allowedTools ?? null,
+    metadata: fields?.metadata ?? {},
+    warnings,
   };
 }
 

@@ -30,6 +30,12 @@ export const AgentConfigurable = z.looseObject({
     .describe("Token budget of the run (issue 17): no model call is made once the run's own calls have used this many tokens."),
   tools: names('Allow-list of tool names offered to the model (MCP tools are governed by mcp_servers). Absent: every tool.').optional(),
   skills: names('Allow-list of skill ids the agent may load or run. Absent: every skill.').optional(),
+  environment: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('Environment (seed 002): a named set of skills in skills.yaml `environments`; the skills catalog and the skills the run may use are its.'),
   mcp_servers: names('Allow-list of MCP server ids whose tools are offered. Absent: every server.').optional(),
   require_approval: names('Tool names that always need a human decision. Only tightens the approval rules: a call they deny stays denied.').optional(),
   delegates: z

@@ -28,9 +28,19 @@ export interface AgentPolicy {
   requireApproval: ReadonlySet<string>;
   /** `max_tokens_total`: the run's own token budget (issue 17); null = none. */
   maxTokensTotal: number | null;
+  /** `environment` (seed 002): the skills.yaml environment whose skills the run sees; null: none. */
+  environment: string | null;
 }
 
-export const OPEN_POLICY: AgentPolicy = { instructions: null, tools: null, skills: null, mcpServers: null, requireApproval: new Set(), maxTokensTotal: null };
+export const OPEN_POLICY: AgentPolicy = {
+  instructions: null,
+  tools: null,
+  skills: null,
+  mcpServers: null,
+  requireApproval: new Set(),
+  maxTokensTotal: null,
+  environment: null,
+};
 
 /**
  * The policy of a run config. A malformed key fails the run (RunInputError naming it) rather than
@@ -54,6 +64,7 @@ export function agentPolicyOf(runConfig: JsonObject | undefined): AgentPolicy {
     mcpServers: set(c.mcp_servers),
     requireApproval: new Set(c.require_approval ?? []),
     maxTokensTotal: c.max_tokens_total ?? null,
+    environment: c.environment ?? null,
   };
 }
 

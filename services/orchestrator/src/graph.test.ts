@@ -320,7 +320,23 @@ describe('@mentions', () => {
     const loaded: string[] = [];
     const h = harness({
       skills: {
-        names: async () => new Set(['pdf']),
+        catalog: async () => ({
+          environment: null,
+          skills: [
+            {
+              id: 'pdf',
+              name: 'pdf',
+              description: 'PDFs',
+              version: '',
+              in_catalog: true,
+              core: false,
+              allowed_tools: null,
+              license: '',
+              compatibility: '',
+              warnings: [],
+            },
+          ],
+        }),
         load: async (tenant: string, thread: string, id: string) => {
           loaded.push(`${tenant}/${thread}/${id}`);
           return `skills/${id}/SKILL.md`;

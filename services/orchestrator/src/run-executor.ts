@@ -65,7 +65,7 @@ export interface RunExecutorDeps {
   runs?: JobQueue;
   tools: ToolClient;
   /** Skills for @mentions (the skill sandbox). */
-  skills?: Pick<SkillsClient, 'names' | 'load'>;
+  skills?: Pick<SkillsClient, 'catalog' | 'load'>;
   /** Tool approval (APPROVAL_MODE=required); absent: tool calls are not checked. */
   approvals?: Pick<ApprovalClient, 'check' | 'record'>;
   models: ModelRegistry;

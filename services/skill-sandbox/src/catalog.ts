@@ -59,6 +59,9 @@ export class SkillCatalog {
       }
       this.registry = await SkillRegistry.scan(this.opts.root);
       for (const s of this.registry.skipped) this.opts.logger.warn({ skill: s.id, reason: s.reason }, 'skill skipped');
+      for (const s of this.registry.skills) {
+        if (s.warnings.length > 0) this.opts.logger.warn({ skill: s.id, warnings: s.warnings }, 'skill does not follow the Agent Skills spec (loaded anyway)');
+      }
       this.warnAboutConfig();
       this.opts.logger.info({ reason, skills: this.registry.ids(), skipped: this.registry.skipped.length }, 'skills loaded');
       return { skills: this.registry.ids(), skipped: [...this.registry.skipped], ...(configError ? { configError } : {}) };

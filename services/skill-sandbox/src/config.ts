@@ -23,12 +23,12 @@ export const SkillSandboxEnv = z
     SKILLS_ROOT: z.string().min(1).optional(),
     /** skills.yaml. Default: config/skills.yaml of this package. */
     SKILLS_CONFIG: z.string().min(1).optional(),
-    /** Where requirements.txt are installed (`<cache>/<sha256>`). Default: <WORKSPACE_ROOT>/../.skill-deps. */
+    /** Where skill dependencies are installed (`<cache>/<skill>@<version>-<hash>/{python,node}`). Default: <WORKSPACE_ROOT>/../.skill-deps. */
     SKILLS_CACHE: z.string().min(1).optional(),
     /** Re-scan SKILLS_ROOT and skills.yaml when they change (fs.watch, debounced). */
     SKILLS_WATCH: envBool(false),
     SKILLS_WATCH_DEBOUNCE_MS: envInt(300, 10, 60_000),
-    /** Python used for .py scripts and pip (the real interpreter is resolved once at start). */
+    /** Python of .py scripts and of per-skill pip installs (the real interpreter is resolved once at start; the image sets the toolbox venv). */
     SKILL_PYTHON: z.string().min(1).default('python3'),
     /** A script still running after this long is killed with its process group. */
     SKILL_SCRIPT_TIMEOUT_MS: envInt(30_000, 100, 3_600_000),

@@ -61,7 +61,7 @@ const run = (script_name: string, args: unknown = {}, skill_id = 'leaky', thread
 describe('skill script output and errors', () => {
   it('a Python traceback names the script as skills/<id>/scripts/<name>', async () => {
     const text = noHostPath(await run('raise.py'));
-    expect(text).toMatch(/^Error: script failed \(exit 1\): Traceback/);
+    expect(text).toMatch(/^Error: Script scripts\/raise\.py of skill [a-z-]+ failed \(exit 1\)\n\[stderr\]\nTraceback/);
     expect(text).toContain('File "skills/leaky/scripts/raise.py", line 4, in <module>');
     expect(text).toContain('ValueError: boom');
   });

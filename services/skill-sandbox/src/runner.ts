@@ -212,16 +212,22 @@ export interface ScriptRun {
   kind: 'python' | 'node';
   /** Absolute path of the interpreter. */
   interpreter: string;
-  /** Real path of the script. */
-  script: string;
+  /** What runs: a script file (real path), or a Python module of the skill (`python -m scripts.fill`). */
+  target: { script: string } | { module: string };
+  /** Command-line arguments after the script or module (`sys.argv[1:]`, `process.argv.slice(2)`). */
+  argv: readonly string[];
+  /** Real path of the skill's folder: importable (PYTHONPATH), so `from scripts import x` works. */
+  skillDir: string;
   /** Real path of the thread's workspace: the cwd and AGENT_WORKSPACE_PATH. */
   workspace: string;
-  /** JSON text for stdin. */
+  /** Text for stdin (JSON of object arguments, else empty). */
   input: string;
   limits: ScriptLimits;
   capabilities: SandboxCapabilities;
-  /** Python: the skill's installed dependencies (PYTHONPATH). */
+  /** Python: the skill's installed dependencies (after the skill folder on PYTHONPATH). */
   pythonPath?: string;
+  /** Node: the skill's installed node_modules (NODE_PATH, for require()). */
+  nodeModules?: string;
   /**
    * Node: run under the permission model, reading only the workspace and these folders, writing only
    * the workspace, without child processes or workers.
@@ -232,10 +238,12 @@ export interface ScriptRun {
 export type ScriptResult = ProcessResult;
 
 /**
- * Runs one skill script (seed 000 §3.7): JSON arguments on stdin, the workspace as cwd, and an
- * environment of PATH, LANG, HOME and TMPDIR (a fresh temp folder, removed afterwards),
- * AGENT_WORKSPACE_PATH, plus PYTHONPATH (the skill's dependencies) and Python's no-bytecode /
- * unbuffered switches. Nothing of this service's environment, secrets included, reaches the script.
+ * Runs one skill script (seed 000 §3.7) as its author wrote it: `argv` on the command line, JSON
+ * object arguments on stdin, the workspace as cwd (so `uploads/form.pdf` resolves), the skill's
+ * folder and then its installed dependencies on PYTHONPATH (so `python -m scripts.x` and
+ * `from scripts import y` work; a script run by path also imports its own folder, as Python does),
+ * and an environment of PATH, LANG, HOME and TMPDIR (a fresh temp folder, removed afterwards),
+ * AGENT_WORKSPACE_PATH, AGENT_SKILL_DIR and Python's no-bytecode / unbuffered switches. Nothing of this service's environment, secrets included, reaches the script.
  * See runIsolated for the process group, timeout and output cap.
  */
 export async function runScript(r: ScriptRun): Promise<ScriptResult> {
@@ -246,20 +254,26 @@ export async function runScript(r: ScriptRun): Promise<ScriptResult> {
     HOME: home,
     TMPDIR: home,
     AGENT_WORKSPACE_PATH: r.workspace,
+    AGENT_SKILL_DIR: r.skillDir,
   };
   const args: string[] = [];
   if (r.kind === 'python') {
     Object.assign(env, { PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' });
-    if (r.pythonPath) env.PYTHONPATH = r.pythonPath;
-    args.push(r.script);
+    env.PYTHONPATH = [r.skillDir, ...(r.pythonPath ? [r.pythonPath] : [])].join(':');
+    if ('module' in r.target) args.push('-m', r.target.module);
+    else args.push(r.target.script);
   } else {
+    if (r.nodeModules) env.NODE_PATH = r.nodeModules;
     if (r.limits.maxMemoryBytes > 0) args.push(`--max-old-space-size=${Math.max(32, Math.floor(r.limits.maxMemoryBytes / 2 / 1024 / 1024))}`);
     if (r.nodePermissions && r.capabilities.nodePermissions) {
       args.push('--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-write=${r.workspace}`);
-      for (const root of [r.workspace, ...r.nodePermissions.readRoots]) args.push(`--allow-fs-read=${root}`);
+      const readRoots = [r.workspace, ...r.nodePermissions.readRoots, ...(r.nodeModules ? [r.nodeModules] : [])];
+      for (const root of readRoots) args.push(`--allow-fs-read=${root}`);
     }
-    args.push(r.script);
+    // Node has no module form (script-call.ts only makes one for Python).
+    if ('script' in r.target) args.push(r.target.script);
   }
+  args.push(...r.argv);
   try {
     return await runIsolated({
       command: r.interpreter,

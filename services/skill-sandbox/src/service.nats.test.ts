@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Headers, connectNatsBus, type NatsBus } from '@agentloop/bus';
+import { Headers, RemoteError, connectNatsBus, type NatsBus } from '@agentloop/bus';
+import { SkillCatalogResponse } from '@agentloop/skills';
 import { startNats, type DevServer } from '@agentloop/devservers';
 import {
   ExecuteToolRequestSchema,
@@ -82,7 +83,7 @@ describe('skill sandbox on NATS', () => {
       ).data,
     );
     expect(list.tools.map((t) => t.name)).toEqual(['skill', 'run_skill_script']);
-    expect((await execute('skill', { skill: 'csv-stats' })).content).toMatch(/^# Skill CSV statistics \(skills\/csv-stats\/SKILL\.md\)/);
+    expect((await execute('skill', { skill: 'csv-stats' })).content).toMatch(/^# Skill csv-stats \(skills\/csv-stats\/SKILL\.md\)/);
     // Whichever replica answers, the script sees the same workspace.
     for (let i = 0; i < 4; i++) {
       const res = await execute('run_skill_script', {
@@ -93,6 +94,16 @@ describe('skill sandbox on NATS', () => {
       expect(res.error, res.content).toBeUndefined();
       expect((JSON.parse(res.content) as { columns: { sales: { mean: number } } }).columns.sales.mean).toBe(100);
     }
+  });
+
+  it('answers the JSON catalog over NATS, and refuses an unknown environment as INVALID_ARGUMENT', async () => {
+    const ask = (body: unknown) =>
+      client.request(SKILL_SUBJECTS.catalog, new TextEncoder().encode(JSON.stringify(body)), { timeoutMs: 10_000, headers: { [Headers.tenant]: 'tenant-a' } });
+    const catalog = SkillCatalogResponse.parse(JSON.parse(new TextDecoder().decode((await ask({})).data)));
+    expect(catalog.skills.find((s) => s.id === 'csv-stats')).toMatchObject({ version: '1.1', warnings: [], allowed_tools: null });
+    const refused = await ask({ environment: 'nope' }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(RemoteError);
+    expect(refused).toMatchObject({ remoteCode: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Unknown environment: nope\./) });
   });
 
   it('reloads every replica through the broadcast subject', async () => {

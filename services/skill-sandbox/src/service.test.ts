@@ -94,7 +94,7 @@ describe('skill sandbox over the bus', () => {
       const res = await h.listSkills('acme');
       expect(res.error).toBeUndefined();
       expect(res.skills.map((s) => s.id)).toEqual(['csv-stats', 'docx', 'pdf', 'pptx', 'testing', 'xlsx']);
-      expect(res.skills.find((s) => s.id === 'pdf')).toMatchObject({ enabled: false, name: 'PDF documents', availableToSubagent: false });
+      expect(res.skills.find((s) => s.id === 'pdf')).toMatchObject({ enabled: false, name: 'pdf', availableToSubagent: false });
       expect(res.skills.find((s) => s.id === 'csv-stats')).toMatchObject({
         enabled: true,
         availableToSubagent: true,
@@ -174,23 +174,28 @@ describe('skill sandbox over the bus', () => {
       const { tools } = await h.listTools('acme');
       expect(tools.map((t) => t.name)).toEqual(['skill', 'run_skill_script']);
       const skill = tools[0]!;
-      expect(skill.description).toContain('- Word documents: Read and search DOCX files');
-      expect(skill.description).toContain('(id: docx)');
-      expect(skill.description).toContain('- CSV statistics: Compute per-column statistics');
+      expect(skill.description).toContain('- docx: Read and search DOCX files');
+      expect(skill.description).toContain('- csv-stats: Compute per-column statistics');
       // pdf is enabled: false in skills.yaml, so it is not in the catalog.
-      expect(skill.description).not.toContain('PDF documents');
+      expect(skill.description).not.toContain('- pdf:');
       expect(skill.metadata).toMatchObject({ category: 'skills', idempotent: false, availableToSubagent: true, enabled: true });
       expect(JSON.parse(skill.parametersJsonSchema)).toMatchObject({ required: ['skill'] });
-      expect(JSON.parse(tools[1]!.parametersJsonSchema)).toMatchObject({ required: ['skill_id', 'script_name'] });
+      expect(JSON.parse(tools[1]!.parametersJsonSchema)).toMatchObject({ required: ['skill_id'] });
+      expect(Object.keys((JSON.parse(tools[1]!.parametersJsonSchema) as { properties: object }).properties)).toEqual([
+        'skill_id',
+        'script_name',
+        'module',
+        'args',
+      ]);
     });
 
     it("lists only the tenant's skills, only sub-agent skills for a sub-agent, and no tools without skills", async () => {
       const globex = (await h.listTools('globex')).tools[0]!.description;
-      expect(globex).toContain('CSV statistics');
-      expect(globex).not.toContain('Word documents');
+      expect(globex).toContain('csv-stats: Compute');
+      expect(globex).not.toContain('docx: Read');
       const sub = (await h.listTools('acme', true)).tools[0]!.description;
-      expect(sub).toContain('CSV statistics');
-      expect(sub).not.toContain('Word documents');
+      expect(sub).toContain('csv-stats: Compute');
+      expect(sub).not.toContain('docx: Read');
       expect((await h.listTools('nobody')).tools).toEqual([]);
     });
   });
@@ -204,7 +209,7 @@ describe('skill sandbox over the bus', () => {
     });
 
     it('loads a skill hidden from the catalog when asked by id (an @mention)', async () => {
-      expect((await h.execute('skill', { skill: 'pdf' })).content).toMatch(/^# Skill PDF documents \(skills\/pdf\/SKILL\.md\)/);
+      expect((await h.execute('skill', { skill: 'pdf' })).content).toMatch(/^# Skill pdf \(skills\/pdf\/SKILL\.md\)/);
     });
 
     it('answers an unknown skill with an Error listing the available ones', async () => {
@@ -230,7 +235,9 @@ describe('skill sandbox over the bus', () => {
       );
       expect(deepArgs.error?.code).toBe('INVALID_ARGUMENT');
       const deepString = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'echo.py', args: deep });
-      expect(deepString.content).toMatch(/^Error: Invalid arguments for run_skill_script: "args" is not valid JSON: JSON is nested deeper than 64 levels/);
+      expect(deepString.content).toMatch(
+        /^Error: Invalid arguments for run_skill_script: "args" is a string but not JSON \(JSON is nested deeper than 64 levels/,
+      );
       const mismatch = await h.execute('skill', { skill: 'docx' }, { headers: { [Headers.tenant]: 'globex' } });
       expect(mismatch.content).toBe('Error: Permission denied: the request names another tenant than its caller');
     });
@@ -266,7 +273,7 @@ describe('skill sandbox over the bus', () => {
         expect(res.content).not.toContain(ws);
       }
       expect((await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'echo.py', args: '{bad' })).content).toMatch(
-        /^Error: Invalid arguments for run_skill_script: "args" is not valid JSON/,
+        /^Error: Invalid arguments for run_skill_script: "args" is a string but not JSON .*pass command-line arguments as an array of strings/,
       );
     });
 
@@ -283,6 +290,7 @@ describe('skill sandbox over the bus', () => {
           'HOME',
           'TMPDIR',
           'AGENT_WORKSPACE_PATH',
+          'AGENT_SKILL_DIR',
           'PYTHONDONTWRITEBYTECODE',
           'PYTHONUNBUFFERED',
           'PYTHONIOENCODING',
@@ -303,20 +311,22 @@ describe('skill sandbox over the bus', () => {
 
     it('reports a non-zero exit with the tail of stderr', async () => {
       const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'fail.py' });
-      expect(res.content).toBe('Error: script failed (exit 3): something went wrong');
+      expect(res.content).toBe('Error: Script scripts/fail.py of skill testing failed (exit 3)\n[stderr]\nsomething went wrong');
       expect(res.error).toMatchObject({ code: 'TOOL_FAILED' });
     });
 
     it('explains a missing Python module (seed 000 §3.5)', async () => {
       const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'missing.py' });
-      expect(res.content).toMatch(/^Error: Script execution failed: missing dependency\nThe Python module 'nonexistent_module_xyz' is not installed\./);
+      expect(res.content).toMatch(
+        /^Error: Script execution failed: missing dependency\nThe Python module 'nonexistent_module_xyz' is not installed: skill testing has no requirements\.txt/,
+      );
       expect(res.content).toContain('skills/testing/requirements.txt');
     });
 
     it('refuses traversal and anything that is not a script of the skill', async () => {
       const run = async (script_name: string, skill_id = 'csv-stats') => (await h.execute('run_skill_script', { skill_id, script_name })).content;
       const notFound = (name: string) =>
-        `Error: Script not found: ${name} is not a script of skill csv-stats. Its scripts: stats.mjs, stats.py (give the file name alone, without a path)`;
+        `Error: Script not found: ${name} is not a script of skill csv-stats. Its scripts (under scripts/): stats.mjs, stats.py`;
       expect(await run('../../testing/scripts/env.mjs')).toBe(notFound('../../testing/scripts/env.mjs'));
       expect(await run('/etc/passwd')).toBe(notFound('/etc/passwd'));
       expect(await run('..')).toBe(notFound('..'));
@@ -347,7 +357,7 @@ describe('skill sandbox over the bus', () => {
       await symlink(path.join(h.skillsRoot, 'testing', 'scripts', 'env.py'), script);
       try {
         const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'loud.py' });
-        expect(res.content).toMatch(/^Error: Script not found: loud\.py of skill testing is no longer a regular file in its scripts\/ folder/);
+        expect(res.content).toMatch(/^Error: Script not found: scripts\/loud\.py of skill testing is no longer a regular file in the skill/);
       } finally {
         await rm(script);
         await writeFile(script, saved);
@@ -358,13 +368,13 @@ describe('skill sandbox over the bus', () => {
       'keeps Node scripts to the workspace and the skills (permission model)',
       async () => {
         const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'read-outside.mjs' });
-        expect(res.content).toMatch(/^Error: script failed \(exit 1\): [\s\S]*ERR_ACCESS_DENIED/);
+        expect(res.content).toMatch(/^Error: Script scripts\/read-outside\.mjs of skill testing failed \(exit 1\)[\s\S]*ERR_ACCESS_DENIED/);
       },
     );
 
     it.skipIf(!['/usr/bin/prlimit', '/bin/prlimit'].some((p) => existsSync(p)))('limits the address space of a script (prlimit)', async () => {
       const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'hog.py' });
-      expect(res.content).toMatch(/^Error: script failed \(exit 1\): [\s\S]*MemoryError/);
+      expect(res.content).toMatch(/^Error: Script scripts\/hog\.py of skill testing failed \(exit 1\)[\s\S]*MemoryError/);
     });
   });
 
@@ -391,7 +401,7 @@ describe('skill sandbox: timeouts', () => {
 
   it('kills a script that runs past the timeout, and the processes it started', async () => {
     const res = await h.execute('run_skill_script', { skill_id: 'testing', script_name: 'sleep.py' });
-    expect(res.content).toBe('Error: Script sleep.py of skill testing did not finish within 1500 ms and was stopped (with every process it started)');
+    expect(res.content).toBe('Error: Script scripts/sleep.py of skill testing did not finish within 1500 ms and was stopped (with every process it started)');
     expect(res.error).toMatchObject({ code: 'TIMEOUT' });
     expect(await readFile(path.join(h.workspace(), 'outputs', 'child.started'), 'utf8')).toBe('yes');
     // SIGKILL went to the whole process group; wait for the kernel to finish the grandchild off.
@@ -442,9 +452,9 @@ with zipfile.ZipFile(sys.argv[1] + f"/{name}-{ver}-py3-none-any.whl", "w") as z:
     expect(res.docPath).toBe('skills/needs/SKILL.md');
     expect(res.dependenciesInstalled).toBe(false);
     expect(res.warning).toMatch(
-      /^Dependencies of skill needs \(skills\/needs\/requirements\.txt\) could not be installed \(pip exited 1\): .*agentloop-no-such-package/,
+      /^Dependencies of skill needs \(skills\/needs\/requirements\.txt\) could not be installed: a package is not available from the configured index; configure the index .*agentloop-no-such-package/,
     );
-    expect(res.warning).toContain('its Python scripts may fail with a missing module');
+    expect(res.warning).toContain('its scripts may fail with a missing module');
     expect((await lstat(path.join(h.workspace(), 'skills', 'needs'))).isSymbolicLink()).toBe(true);
     // The skill tool still returns the document, with the warning as a note.
     expect((await h.execute('skill', { skill: 'needs' })).content).toMatch(/> Note: Dependencies of skill needs/);

@@ -4,7 +4,7 @@ import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
-import type { Skill } from '@agentloop/skills';
+import { SKILL_CATALOG_SUBJECT, type Skill } from '@agentloop/skills';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { SkillCatalog, type ReloadResult } from './catalog.js';
 import { DEFAULT_SKILLS_CONFIG, DEFAULT_SKILLS_ROOT, type SkillSandboxConfig } from './config.js';
@@ -14,6 +14,7 @@ import { listSkills } from './handlers/list-skills.js';
 import { listTools } from './handlers/list-tools.js';
 import { loadSkillMethod } from './handlers/load-skill.js';
 import { skillReloads } from './handlers/reload.js';
+import { skillCatalogHandler } from './handlers/skill-catalog.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
 import { SkillTools } from './tools.js';
@@ -35,6 +36,8 @@ export const SKILL_SUBJECTS = {
   toolsList: SKILL_TOOLS_RPC.methods.listTools.subject,
   /** Tool protocol: ExecuteToolRequest → ExecuteToolResponse. */
   toolsExecute: SKILL_TOOLS_RPC.methods.executeTool.subject,
+  /** JSON: SkillCatalogRequest → SkillCatalogResponse (handlers/skill-catalog.ts), for the orchestrator. */
+  catalog: SKILL_CATALOG_SUBJECT,
 } as const;
 
 /** Queue group and NATS micro-service name. */
@@ -155,6 +158,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
         subs.push(await serveService(bus, SKILL_SANDBOX_RPC, skills, opts));
         subs.push(await serveService(bus, SKILL_TOOLS_RPC, { listTools: listTools(tools, logger), executeTool: executeTool(tools) }, opts));
         subs.push(await bus.subscribe(SKILL_SUBJECTS.reloadBroadcast, reloads.broadcastHandler));
+        subs.push(await bus.serve(SKILL_SUBJECTS.catalog, { queue: SKILL_SANDBOX_SERVICE, version: SKILL_SANDBOX_VERSION }, skillCatalogHandler(catalog)));
         // POST /admin/reload: every replica re-scans its skills and answers (libs/bus cluster-reload.ts).
         subs.push(
           await serveClusterReload(bus, {

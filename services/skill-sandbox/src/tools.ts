@@ -1,16 +1,17 @@
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { AgentLoopError, errorMessage, MAX_JSON_DEPTH, parseJsonWithin, type Logger, type PathRedactor } from '@agentloop/core';
 import { create, ToolMetadataSchema, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
-import { formatSkillCatalog, isScriptName, parseSkillDoc, type Skill } from '@agentloop/skills';
-import { displayPath, type WorkspaceManager } from '@agentloop/workspace';
+import { formatSkillCatalog, parseSkillDoc, resolveSkillLinks, SkillFileIndex } from '@agentloop/skills';
+import type { WorkspaceManager } from '@agentloop/workspace';
 import type { SkillCatalog } from './catalog.js';
 import type { SkillSandboxConfig } from './config.js';
 import type { DependencyInstaller } from './dependencies.js';
 import { SkillSandboxError } from './errors.js';
 import { loadSkill } from './loader.js';
 import type { SandboxRedaction } from './redaction.js';
-import { runScript, type PythonInfo, type SandboxCapabilities, type ScriptResult } from './runner.js';
+import { runScript, type PythonInfo, type SandboxCapabilities } from './runner.js';
+import { scriptCall } from './script-call.js';
+import { scriptOutcome } from './script-outcome.js';
 
 export const SKILL_TOOL = 'skill';
 export const RUN_SKILL_SCRIPT_TOOL = 'run_skill_script';
@@ -74,17 +75,28 @@ export class SkillTools {
       ),
       spec(
         RUN_SKILL_SCRIPT_TOOL,
-        "Run a script of a skill in an isolated process. The script gets `args` as JSON on stdin, runs in the thread's workspace " +
-          '(workspace-relative paths such as uploads/data.csv work) and prints its result. Read the skill (the `skill` tool) first to ' +
-          `learn its scripts and their arguments. Scripts stop after ${Math.round(this.d.config.SKILL_SCRIPT_TIMEOUT_MS / 1000)} s.`,
+        'Run a script of a skill in an isolated process, as its SKILL.md says to (`python scripts/fill.py in.pdf out.pdf` → ' +
+          'script_name "scripts/fill.py", args ["in.pdf", "out.pdf"]; `python -m scripts.fill` → module "scripts.fill"). It runs in the ' +
+          "thread's workspace (workspace-relative paths such as uploads/form.pdf work; write results to outputs/) with the skill's " +
+          'folder importable and its declared dependencies installed. Read the skill (the `skill` tool) first to learn its scripts. ' +
+          `Scripts stop after ${Math.round(this.d.config.SKILL_SCRIPT_TIMEOUT_MS / 1000)} s.`,
         {
           type: 'object',
           properties: {
-            skill_id: { type: 'string', description: 'The skill id, e.g. "csv-stats"' },
-            script_name: { type: 'string', description: 'File name of a script in the skill\'s scripts/ folder, e.g. "stats.py"' },
-            args: { type: 'object', description: 'Arguments for the script (a JSON object; a JSON string is accepted too)' },
+            skill_id: { type: 'string', description: 'The skill id, e.g. "pdf"' },
+            script_name: {
+              type: 'string',
+              description: 'Path of the script under the skill\'s scripts/ folder, e.g. "fill_fillable_fields.py" or "scripts/office/unpack.py"',
+            },
+            module: { type: 'string', description: 'Instead of script_name: a Python module of the skill to run with python -m, e.g. "scripts.fill"' },
+            args: {
+              description:
+                'Command-line arguments as an array of strings (sys.argv[1:]), e.g. ["uploads/form.pdf", "outputs/filled.pdf"]; ' +
+                'or an object, passed as JSON on stdin',
+              anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }],
+            },
           },
-          required: ['skill_id', 'script_name'],
+          required: ['skill_id'],
         },
         'Run skill script',
         forSubagents,
@@ -127,39 +139,49 @@ export class SkillTools {
     const skill = this.d.catalog.resolve(call.tenantId, id, { subagent: call.subagent });
     const ws = await this.d.workspaces.ensure(call.tenantId, call.threadId);
     const loaded = await loadSkill(ws, skill, this.d.dependencies);
-    const body = parseSkillDoc(await fs.readFile(skill.docPath, 'utf8'), skill.id).body;
+    // Files named in another case (REFERENCE.md for reference.md) are rewritten to the real names.
+    const body = resolveSkillLinks(parseSkillDoc(await fs.readFile(skill.docPath, 'utf8'), skill.id).body, new SkillFileIndex(skill.files)).text;
     const note = loaded.dependencies.warning ? `\n\n> Note: ${loaded.dependencies.warning}` : '';
-    return `# Skill ${skill.name} (${loaded.docPath})\n\n${body}${note}`;
+    const tools = skill.allowedTools ? `\n\n> While this skill is active, the run may use only these tools: ${skill.allowedTools.join(', ')}` : '';
+    return `# Skill ${skill.name} (${loaded.docPath})\n\n${body}${note}${tools}`;
   }
 
-  /** `run_skill_script {skill_id, script_name, args}`. */
+  /** `run_skill_script {skill_id, script_name | module, args}` (script-call.ts). */
   private async runSkillScript(call: ToolCall, args: Record<string, unknown>, redactor: PathRedactor): Promise<string> {
     const id = typeof args.skill_id === 'string' ? args.skill_id.trim() : '';
-    const name = typeof args.script_name === 'string' ? args.script_name.trim() : '';
-    if (!id || !name) throw new SkillSandboxError('INVALID_ARGUMENT', 'Invalid arguments for run_skill_script: "skill_id" and "script_name" are required');
-    const input = scriptInput(args.args);
+    if (!id) throw new SkillSandboxError('INVALID_ARGUMENT', 'Invalid arguments for run_skill_script: "skill_id" is required');
     const skill = this.d.catalog.resolve(call.tenantId, id, { subagent: call.subagent });
-    const script = await this.scriptPath(skill, name);
-    const kind = name.endsWith('.py') ? 'python' : 'node';
+    const run = await scriptCall(skill, args);
     const ws = await this.d.workspaces.ensure(call.tenantId, call.threadId);
     // A script may rely on the skill being in the workspace and on its dependencies.
     const loaded = await loadSkill(ws, skill, this.d.dependencies);
     let interpreter = process.execPath;
-    if (kind === 'python') {
+    if (run.kind === 'python') {
       const python = await this.d.python();
-      if (!python)
-        throw new SkillSandboxError('UNAVAILABLE', 'Python 3 is not installed on the skill sandbox; Python skill scripts cannot run', { retryable: false });
+      if (!python) {
+        throw new SkillSandboxError(
+          'UNAVAILABLE',
+          `Python 3 (SKILL_PYTHON=${this.d.config.SKILL_PYTHON}) is not installed on the skill sandbox; Python skill scripts cannot run`,
+          {
+            retryable: false,
+          },
+        );
+      }
       interpreter = python.executable;
     }
     const { config } = this.d;
+    const deps = loaded.dependencies;
     const res = await runScript({
-      kind,
+      kind: run.kind,
       interpreter,
-      script,
+      target: run.target,
+      argv: run.argv,
+      skillDir: skill.dir,
       workspace: ws.root,
-      input,
+      input: run.input,
       capabilities: this.d.capabilities,
-      ...(loaded.dependencies.dir ? { pythonPath: loaded.dependencies.dir } : {}),
+      ...(deps.pythonDir ? { pythonPath: deps.pythonDir } : {}),
+      ...(deps.nodeModules ? { nodeModules: deps.nodeModules } : {}),
       ...(config.SKILL_SCRIPT_NODE_PERMISSIONS ? { nodePermissions: { readRoots: [await this.d.skillsRoot()] } } : {}),
       limits: {
         timeoutMs: config.SKILL_SCRIPT_TIMEOUT_MS,
@@ -170,71 +192,10 @@ export class SkillTools {
       },
     });
     this.d.logger.info(
-      { tenant: call.tenantId, thread_id: call.threadId, skill: skill.id, script: name, exit: res.exitCode, signal: res.signal, timed_out: res.timedOut },
+      { tenant: call.tenantId, thread_id: call.threadId, skill: skill.id, script: run.label, exit: res.exitCode, signal: res.signal, timed_out: res.timedOut },
       'skill script ran',
     );
-    return this.scriptOutcome(redactor, skill, name, res, loaded.dependencies.warning);
-  }
-
-  /**
-   * The real path of a script: a bare file name listed in the skill's scripts/, still a regular file
-   * there (not a symlink) and resolving to exactly that place. No paths, no traversal, no links out.
-   * Every name that is not one of the skill's scripts gets the same answer, whatever its shape and
-   * whether or not something of that name exists on the host.
-   */
-  private async scriptPath(skill: Skill, name: string): Promise<string> {
-    if (!isScriptName(name) || !skill.scripts.includes(name)) {
-      const listing = skill.scripts.join(', ') || '(none)';
-      throw new SkillSandboxError(
-        'NOT_FOUND',
-        `Script not found: ${displayPath(name.slice(0, 200))} is not a script of skill ${skill.id}. Its scripts: ${listing} (give the file name alone, without a path)`,
-      );
-    }
-    const dir = path.join(skill.dir, 'scripts');
-    const file = path.join(dir, name);
-    const [dirStat, fileStat] = await Promise.all([fs.lstat(dir).catch(() => undefined), fs.lstat(file).catch(() => undefined)]);
-    const real = fileStat?.isFile() ? await fs.realpath(file).catch(() => undefined) : undefined;
-    if (!dirStat?.isDirectory() || !fileStat?.isFile() || real !== file) {
-      throw new SkillSandboxError(
-        'NOT_FOUND',
-        `Script not found: ${name} of skill ${skill.id} is no longer a regular file in its scripts/ folder; ask an operator to reload the skills`,
-      );
-    }
-    return file;
-  }
-
-  /** The script's result for the model, every host path in it redacted (`redactor`: this thread's). */
-  private scriptOutcome(redactor: PathRedactor, skill: Skill, name: string, res: ScriptResult, depsWarning: string | undefined): string {
-    const { config } = this.d;
-    const redact = (t: string) => redactor.redact(t);
-    if (res.spawnError) {
-      throw new SkillSandboxError('UNAVAILABLE', `Script ${name} of skill ${skill.id} could not be started: ${redact(res.spawnError)}`, { retryable: false });
-    }
-    if (res.timedOut) {
-      throw new SkillSandboxError(
-        'TIMEOUT',
-        `Script ${name} of skill ${skill.id} did not finish within ${config.SKILL_SCRIPT_TIMEOUT_MS} ms and was stopped (with every process it started)`,
-        { retryable: false },
-      );
-    }
-    if (res.exitCode !== 0) {
-      const missingPython = /ModuleNotFoundError: No module named '([^']+)'/.exec(res.stderr)?.[1];
-      if (missingPython) throw new SkillSandboxError('TOOL_FAILED', redact(missingModuleMessage(skill.id, missingPython, depsWarning)));
-      const missingNode = /Cannot find (?:package|module) '([^']+)'/.exec(res.stderr)?.[1];
-      if (missingNode && !missingNode.startsWith('/') && !missingNode.startsWith('.')) {
-        throw new SkillSandboxError(
-          'TOOL_FAILED',
-          `Script execution failed: missing dependency: the Node package '${missingNode}' is not available to skill scripts. ` +
-            'Node skills cannot declare dependencies: the skill must bundle what it needs in its scripts/ folder.',
-        );
-      }
-      const how = res.exitCode !== null ? `exit ${res.exitCode}` : `signal ${res.signal ?? 'unknown'}${limitHint(res.signal)}`;
-      const stderr = redact(res.stderr.trim());
-      const tailLines = stderr.split('\n').slice(-20).join('\n').slice(-4000);
-      throw new SkillSandboxError('TOOL_FAILED', `script failed (${how}): ${tailLines || '(no error output)'}`);
-    }
-    const text = redact(res.stdout.trim()) || '(the script printed nothing)';
-    return res.stdoutTruncated ? `${text}\n[output truncated at ${config.SKILL_SCRIPT_MAX_OUTPUT_BYTES} bytes]` : text;
+    return scriptOutcome({ redact: (t) => redactor.redact(t), skill, label: run.label, res, depsWarning: deps.warning, config });
   }
 
   /** Any failure as the tool protocol's error, its message redacted (the log keeps the original). */
@@ -243,37 +204,6 @@ export class SkillTools {
     this.d.logger.error({ err: errorMessage(err) }, 'skill tool failed unexpectedly');
     return { code: 'INTERNAL', message: `The skill sandbox failed: ${redactor.redact(errorMessage(err))}`, retryable: false };
   }
-}
-
-/** `args` as JSON text for stdin: an object as is, a string parsed (it must be JSON), absent as {}. */
-function scriptInput(raw: unknown): string {
-  if (raw === undefined || raw === null) return '{}';
-  if (typeof raw !== 'string') return JSON.stringify(raw);
-  if (raw.trim() === '') return '{}';
-  try {
-    return JSON.stringify(parseJsonWithin(raw, MAX_JSON_DEPTH));
-  } catch (err) {
-    throw new SkillSandboxError('INVALID_ARGUMENT', `Invalid arguments for run_skill_script: "args" is not valid JSON: ${errorMessage(err)}`);
-  }
-}
-
-/** Seed 000 §3.5: what is missing and what to do about it. */
-function missingModuleMessage(skillId: string, module: string, depsWarning: string | undefined): string {
-  return [
-    'Script execution failed: missing dependency',
-    `The Python module '${module}' is not installed.`,
-    'Suggested actions:',
-    `1. Check that skills/${skillId}/requirements.txt lists the package that provides '${module}' (it is installed when the skill loads)`,
-    `2. Or ask an operator to install it for the skill sandbox: pip install ${module}`,
-    '3. Or contact the skill maintainer to add the dependency',
-    ...(depsWarning ? [`Note: ${depsWarning}`] : []),
-  ].join('\n');
-}
-
-function limitHint(signal: NodeJS.Signals | null): string {
-  if (signal === 'SIGXCPU') return ', the CPU time limit';
-  if (signal === 'SIGXFSZ') return ', the file size limit';
-  return '';
 }
 
 function spec(name: string, description: string, schema: object, displayName: string, availableToSubagent: boolean): ToolSpec {

@@ -140,7 +140,7 @@ export interface AgentGraphDeps {
   /** Agent names an @mention may address (`AGENT_NAMES`). Default ["general"]. */
   agentNames?: readonly string[];
   /** Skills an @mention may address (from the skill sandbox), and loading one into the workspace. */
-  skills?: Pick<SkillsClient, 'names' | 'load'>;
+  skills?: Pick<SkillsClient, 'catalog' | 'load'>;
   /**
    * Delegated agents (seed 001 Part 5): when given, delegate_task calls go to the `delegate` node, which
    * suspends the graph with an interrupt until the children answer. Absent: delegate_task answers "not available".

@@ -22,6 +22,7 @@ import { CallMeter, callOptions, compactWith, meterOf, pickModel } from '../mode
 import { budgetStopUpdate, ensureTokenBudget, recordModelCall } from '../token-budget.js';
 import { TokenBudgetExceededError } from '../../budgets/token-accounting.js';
 import { agentPolicyOf, allowedSkills, offeredTools } from '../../agent-config.js';
+import { activeSkills, scopeSkillTool, skillsCatalogSection, toolAllowed, toolRestriction } from '../../skill-policy.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
 
@@ -52,9 +53,10 @@ function safeJson(s: string): Record<string, unknown> {
 /**
  * The tool-runner's list (with @mentioned tools loaded on demand) plus the local tools, and how the
  * @mentions of the conversation classify against them. The run's agent configuration (an
- * assistant's `tools`, `skills`, `mcp_servers`) narrows both.
+ * assistant's `tools`, `skills`, `mcp_servers`, `environment`) narrows both, and so does the
+ * `allowed-tools` of an active skill (skill-policy.ts). Also the skills catalog of the prompt.
  */
-export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'agentNames'>, state: AgentStateType, ctx: RunContext) {
+export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'agentNames' | 'language'>, state: AgentStateType, ctx: RunContext) {
   const mentioned = mentionsOf(state.messages);
   const policy = agentPolicyOf(ctx.runConfig);
   const all = await deps.tools
@@ -70,25 +72,44 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
     [TODO_WRITE_SPEC, TODO_READ_SPEC, ...(state.parent_context === null && !ctx.ephemeral ? [ASK_HUMAN_SPEC] : []), ...(ctx.memory ? MEMORY_TOOL_SPECS : [])],
     policy,
   );
+  const subagent = state.parent_context !== null;
+  const catalog = deps.skills
+    ? (await deps.skills.catalog(ctx.tenantId, { ...(policy.environment ? { environment: policy.environment } : {}), subagent })).skills
+    : [];
   const known = new Set([...listed, ...local].map((s) => s.name));
-  const skillNames = mentioned.length > 0 && deps.skills ? allowedSkills(await deps.skills.names(ctx.tenantId), policy) : new Set<string>();
+  const skillNames = allowedSkills(new Set(catalog.map((s) => s.id)), policy);
   const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });
-  // A mentioned skill is linked into the workspace so the reminder's skills/<id>/SKILL.md is there to read.
-  for (const id of mentions.skills) {
+  // Core skills are preloaded into the workspace at the start of a run (seed 000 §3.4), and a
+  // mentioned skill is linked so the reminder's skills/<id>/SKILL.md is there to read.
+  const core = catalog.filter((s) => s.core && skillNames.has(s.id)).map((s) => s.id);
+  const toLoad = [...new Set([...(state.loops === 0 ? core : []), ...mentions.skills])];
+  for (const id of toLoad) {
     await deps.skills
       ?.load(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, id)
-      .catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, '@mentioned skill not loaded'));
+      .catch((err: unknown) => ctx.logger.warn({ skill: id, err: errorMessage(err) }, 'skill not preloaded'));
   }
   const missing = mentions.tools.filter((n) => !known.has(n));
   if (missing.length > 0) ctx.logger.warn({ tools: missing }, '@mentioned tool not found');
   // delegate_task is offered when an agent is @mentioned (seed 001 §2.5) and this run may still delegate.
   const mayDelegate = !deps.delegation || (ctx.depth ?? 0) < deps.delegation.maxDepth;
   const delegate = mentions.agents.length > 0 && mayDelegate ? offeredTools([DELEGATE_TASK_SPEC], policy) : [];
+  // While a skill with `allowed-tools` is active, the tools it does not list are not offered.
+  const restriction = toolRestriction(activeSkills(state.messages, { core, mentioned: mentions.skills }), catalog);
   const visible: ToolSpec[] = [];
-  for (const s of [...local, ...listed, ...delegate]) {
-    if (!visible.some((v) => v.name === s.name)) visible.push(s);
+  const scoped = policy.environment
+    ? scopeSkillTool(
+        listed,
+        catalog.filter((s) => skillNames.has(s.id)),
+      )
+    : listed;
+  for (const s of [...local, ...scoped, ...delegate]) {
+    if (!visible.some((v) => v.name === s.name) && toolAllowed(s.name, restriction)) visible.push(s);
   }
-  return { visible, known, mentions, instructions: policy.instructions };
+  const skillsSection = skillsCatalogSection(
+    catalog.filter((s) => skillNames.has(s.id)),
+    shared.language,
+  );
+  return { visible, known, mentions, instructions: policy.instructions, skillsSection };
 }
 
 /** System messages in state (client instructions, compaction summaries) become system prompt sections. */
@@ -105,11 +126,12 @@ export function promptBuilder(
   deps: Pick<AgentDeps, 'systemPrompt'>,
   shared: Pick<NodeShared, 'language' | 'texts' | 'history'>,
   state: AgentStateType,
-  tools: Pick<Awaited<ReturnType<typeof visibleTools>>, 'known' | 'mentions'> & { instructions?: string | null },
+  tools: Pick<Awaited<ReturnType<typeof visibleTools>>, 'known' | 'mentions'> & { instructions?: string | null; skillsSection?: string },
 ): (messages: BaseMessage[]) => ModelInput {
   const { language, texts, history } = shared;
   const { known, mentions } = tools;
   const instructions = tools.instructions ? [tools.instructions] : [];
+  const skills = tools.skillsSection ? [tools.skillsSection] : [];
   // A delegated agent executes a task and cannot talk to the user (seed 001 §5.4).
   const delegated = state.parent_context !== null;
   const reminders = [
@@ -120,7 +142,7 @@ export function promptBuilder(
     system: buildSystemPrompt({
       base: delegated ? basePrompt(language, true) : (deps.systemPrompt ?? basePrompt(language)),
       language,
-      extra: [...instructions, ...systemSections(texts, messages), ...reminders],
+      extra: [...instructions, ...skills, ...systemSections(texts, messages), ...reminders],
     }),
     history: selectHistory(messages, history),
   });

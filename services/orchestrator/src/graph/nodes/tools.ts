@@ -6,12 +6,13 @@ import { isLocalTool, runLocalTool } from '../../local-tools.js';
 import { withToolEvents } from '../tool-events.js';
 import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
+import { skillGate } from '../skill-gate.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { startTurn } from '../model-calls.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType } from '../state.js';
 
-export type ToolsDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'ledger' | 'approvals' | 'delegation'>;
+export type ToolsDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'ledger' | 'approvals' | 'delegation' | 'skills'>;
 
 /** The ToolMessage standing for a call that the approval step stopped, or null to run it. */
 export function approvalBlock(
@@ -55,6 +56,7 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
     const mentioned = new Set(mentionsOf(state.messages));
     const subagent = state.parent_context !== null;
     const shared = sharedToolCallIds(calls);
+    const gate = await skillGate(deps, ctx, state);
     const results: Array<ToolMessage | null> = await Promise.all(
       calls.map(async (tc) => {
         if (shared.has(tc.id ?? '')) {
@@ -63,6 +65,11 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           return new ToolMessage({ content: texts.approval.sharedId(tc.name, tc.id ?? ''), tool_call_id: tc.id ?? '', name: tc.name, status: 'error' });
         }
         if (isLocalTool(tc.name)) return null; // run below, in order, against the todo list (delegate_task: the delegate node)
+        const refused = gate.refusal(tc);
+        if (refused) {
+          ctx.logger.info({ tool: tc.name, tool_call_id: tc.id }, 'tool call refused by the skills policy');
+          return new ToolMessage({ content: refused, tool_call_id: tc.id ?? '', name: tc.name, status: 'error' });
+        }
         const blocked = approvalBlock(deps, texts, state, tc);
         if (blocked) {
           ctx.logger.info({ tool: tc.name, tool_call_id: tc.id, decision: state.approvals[tc.id ?? '']?.decision ?? 'unchecked' }, 'tool call not run');
