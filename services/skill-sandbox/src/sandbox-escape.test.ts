@@ -109,3 +109,42 @@ describe('a skill script in the bubblewrap sandbox', () => {
     expect(await readFile(path.join(ws, 'own.txt'), 'utf8')).toBe('escaped');
   });
 });
+
+describe('a skill script with SKILL_NETWORK_ALLOW', () => {
+  let allowed: SandboxHarness;
+  let web: Server;
+  let webPort: number;
+  beforeAll(async () => {
+    web = createServer((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 7\r\nconnection: close\r\n\r\nallowed'));
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    webPort = (web.address() as AddressInfo).port;
+    allowed = await startSandboxHarness({
+      copyProjectSkills: false,
+      env: { SKILL_NETWORK_ALLOW: `127.0.0.1:${webPort}` },
+      files: {
+        'fetch/SKILL.md': '---\nname: fetch\ndescription: fetches a URL through the sandbox proxy\n---\n# Fetch\n',
+        'fetch/scripts/fetch.py': [
+          'import sys, urllib.request',
+          'for url in sys.argv[1:]:',
+          '    try:',
+          '        print(url, urllib.request.urlopen(url, timeout=10).read().decode())',
+          '    except Exception as e:',
+          '        print(url, "refused", getattr(e, "code", type(e).__name__))',
+        ].join('\n'),
+      },
+    });
+  });
+  afterAll(async () => {
+    web?.close();
+    await allowed?.[Symbol.asyncDispose]();
+  });
+
+  it('reaches an allowed destination over HTTP through the proxy, and nothing else', async (ctx) => {
+    if (allowed.sandbox.isolation.mode !== 'bubblewrap') ctx.skip();
+    const ok = `http://127.0.0.1:${webPort}/`;
+    const other = `http://127.0.0.1:${port}/`;
+    const res = await allowed.execute('run_skill_script', { skill_id: 'fetch', script_name: 'fetch.py', args: [ok, other] });
+    expect(res.error, res.content).toBeUndefined();
+    expect(res.content.split('\n')).toEqual([`${ok} allowed`, `${other} refused 403`]);
+  });
+});

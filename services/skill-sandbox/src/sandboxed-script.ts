@@ -58,7 +58,8 @@ export async function runScriptInSandbox(sandbox: Sandbox, r: SandboxedScriptRun
     if (r.limits.maxMemoryBytes > 0) args.push(`--max-old-space-size=${Math.max(32, Math.floor(r.limits.maxMemoryBytes / 2 / 1024 / 1024))}`);
     if (r.nodePermissions) {
       args.push('--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-write=${SANDBOX_WORKSPACE}`);
-      for (const root of [SANDBOX_WORKSPACE, SKILL_IN_SANDBOX, r.skillDir, ...(r.nodeModules ? [NODE_MODULES_IN_SANDBOX] : [])]) args.push(`--allow-fs-read=${root}`);
+      for (const root of [SANDBOX_WORKSPACE, SKILL_IN_SANDBOX, r.skillDir, ...(r.nodeModules ? [NODE_MODULES_IN_SANDBOX] : [])])
+        args.push(`--allow-fs-read=${root}`);
     }
     if ('script' in r.target) args.push(inSkill(r.target.script));
   }

@@ -51,18 +51,21 @@ export function skillSandboxConfig(config: SkillSandboxConfig, pythonExecutable:
 /**
  * Why bubblewrap cannot run scripts here, or undefined when it can: the binaries checked, then one
  * real run of `true` in a throw-away workspace (a container without user namespaces fails there).
+ * Probed without the network proxy: its forwarder needs the interpreter mounts a script run brings.
  */
-export async function bubblewrapUnavailable(sandbox: Sandbox): Promise<string | undefined> {
-  const missing = await sandbox.unavailableReason();
+export async function bubblewrapUnavailable(config: SandboxConfig): Promise<string | undefined> {
+  const probe = new Sandbox({ ...config, networkAllow: [] });
+  const missing = await probe.unavailableReason();
   if (missing) return missing;
   const workspace = await mkdtemp(path.join(tmpdir(), 'agentloop-bwrap-probe-'));
   try {
-    const res = await sandbox.run({ workspaceDir: workspace, argv: ['true'], limits: { wallTimeMs: 10_000 } });
+    const res = await probe.run({ workspaceDir: workspace, argv: ['true'], limits: { wallTimeMs: 10_000 } });
     if (res.exitCode === 0) return undefined;
     return `bwrap cannot create its namespaces here: ${res.stderr.trim() || `exit ${res.exitCode ?? res.signal ?? 'unknown'}`}`;
   } catch (err) {
     return `bwrap cannot run: ${(err as Error).message}`;
   } finally {
+    await probe.close();
     await rm(workspace, { recursive: true, force: true });
   }
 }

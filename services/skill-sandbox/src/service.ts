@@ -212,13 +212,12 @@ async function chooseIsolation(
     logger.warn('SKILL_SCRIPT_ISOLATION=none: skill scripts run without namespaces, with network access and sight of this service');
     return;
   }
-  const sandbox = new Sandbox(skillSandboxConfig(config, python?.executable));
-  const reason = await bubblewrapUnavailable(sandbox);
+  const sandboxConfig = skillSandboxConfig(config, python?.executable);
+  const reason = await bubblewrapUnavailable(sandboxConfig);
   if (reason === undefined) {
-    Object.assign(isolation, { mode: 'bubblewrap', sandbox, reason: undefined });
+    Object.assign(isolation, { mode: 'bubblewrap', sandbox: new Sandbox(sandboxConfig), reason: undefined });
     return;
   }
-  await sandbox.close();
   if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse(`SKILL_SANDBOX_REQUIRE_BWRAP: skill scripts must run in bubblewrap, but ${reason}`);
   if (config.SKILL_SCRIPT_ISOLATION === 'namespaces' && !capabilities.unshare) {
     refuse(`SKILL_SCRIPT_ISOLATION: namespaces are required but neither bubblewrap (${reason}) nor unshare(1) can create them here`);

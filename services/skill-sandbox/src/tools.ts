@@ -170,10 +170,10 @@ export class SkillTools {
     // A script may rely on the skill being in the workspace and on its dependencies.
     const loaded = await loadSkill(ws, skill, this.d.dependencies);
     let interpreter = process.execPath;
-    // Node's install folder (mounted by the bubblewrap sandbox when outside /usr).
-    let interpreterRoots = [path.dirname(path.dirname(process.execPath))];
+    const python = await this.d.python();
+    // Node's and Python's install folders, mounted by the bubblewrap sandbox when outside /usr (the network forwarder is a Python program).
+    const interpreterRoots = [path.dirname(path.dirname(process.execPath)), ...(python?.roots ?? [])];
     if (run.kind === 'python') {
-      const python = await this.d.python();
       if (!python) {
         throw new SkillSandboxError(
           'UNAVAILABLE',
@@ -184,7 +184,6 @@ export class SkillTools {
         );
       }
       interpreter = python.executable;
-      interpreterRoots = python.roots;
     }
     const { config } = this.d;
     const deps = loaded.dependencies;
