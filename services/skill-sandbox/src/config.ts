@@ -67,6 +67,11 @@ export const SkillSandboxEnv = z
           ctx.addIssue({ code: 'custom', message: (err as Error).message });
         }
       }),
+    /** Shared with the code tools (libs/sandbox, README "Code sandbox"): the bwrap binary and where per-script cgroups go. */
+    SANDBOX_BWRAP: z.string().optional(),
+    SANDBOX_CGROUP_ROOT: z.string().optional(),
+    SANDBOX_CGROUP_PARENT: z.string().optional(),
+    SANDBOX_REQUIRE_CGROUP: z.string().optional(),
     /** CPU quota of a script's cgroup in cores; unset: no quota. */
     SKILL_SCRIPT_CPUS: z.coerce.number().min(0.01).max(1024).optional(),
     /** Node scripts run under Node's permission model: read the workspace and SKILLS_ROOT, write the workspace, no child processes. */

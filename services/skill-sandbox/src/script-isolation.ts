@@ -19,13 +19,13 @@ const MIB = 1024 * 1024;
  * SANDBOX_REQUIRE_CGROUP), the limits from SKILL_SCRIPT_*, the network from SKILL_NETWORK_ALLOW,
  * and the skill interpreter for the network forwarder.
  */
-export function skillSandboxConfig(config: SkillSandboxConfig, pythonExecutable: string | undefined, env: NodeJS.ProcessEnv = process.env): SandboxConfig {
-  // The code tools' own variables (network, limits) must not leak into the skills' configuration.
+export function skillSandboxConfig(config: SkillSandboxConfig, pythonExecutable: string | undefined): SandboxConfig {
+  // Only these of the code tools' variables apply: their network and limits are not the skills'.
   const shared = sandboxConfigFromEnv({
-    SANDBOX_BWRAP: env.SANDBOX_BWRAP,
-    SANDBOX_CGROUP_ROOT: env.SANDBOX_CGROUP_ROOT,
-    SANDBOX_CGROUP_PARENT: env.SANDBOX_CGROUP_PARENT,
-    SANDBOX_REQUIRE_CGROUP: env.SANDBOX_REQUIRE_CGROUP,
+    SANDBOX_BWRAP: config.SANDBOX_BWRAP,
+    SANDBOX_CGROUP_ROOT: config.SANDBOX_CGROUP_ROOT,
+    SANDBOX_CGROUP_PARENT: config.SANDBOX_CGROUP_PARENT,
+    SANDBOX_REQUIRE_CGROUP: config.SANDBOX_REQUIRE_CGROUP,
   });
   const bytes = (mb: number) => (mb > 0 ? mb * MIB : UNLIMITED_BYTES);
   return {

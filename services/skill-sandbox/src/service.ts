@@ -5,7 +5,7 @@ import path from 'node:path';
 import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import { SKILL_CATALOG_SUBJECT, type Skill } from '@agentloop/skills';
-import { Sandbox } from '@agentloop/sandbox';
+import { Sandbox, type SandboxConfig } from '@agentloop/sandbox';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { SkillCatalog, type ReloadResult } from './catalog.js';
 import { DEFAULT_SKILLS_CONFIG, DEFAULT_SKILLS_ROOT, type SkillSandboxConfig } from './config.js';
@@ -203,7 +203,7 @@ async function chooseIsolation(
   isolation: ScriptIsolation,
   logger: Logger,
 ): Promise<void> {
-  const refuse = (why: string) => {
+  const refuse = (why: string): never => {
     throw new ConfigError(`Invalid configuration:\n  ${why}`);
   };
   if (config.SKILL_SCRIPT_ISOLATION === 'none') {
@@ -212,7 +212,12 @@ async function chooseIsolation(
     logger.warn('SKILL_SCRIPT_ISOLATION=none: skill scripts run without namespaces, with network access and sight of this service');
     return;
   }
-  const sandboxConfig = skillSandboxConfig(config, python?.executable);
+  let sandboxConfig: SandboxConfig;
+  try {
+    sandboxConfig = skillSandboxConfig(config, python?.executable);
+  } catch (err) {
+    return refuse(errorMessage(err));
+  }
   const reason = await bubblewrapUnavailable(sandboxConfig);
   if (reason === undefined) {
     Object.assign(isolation, { mode: 'bubblewrap', sandbox: new Sandbox(sandboxConfig), reason: undefined });
