@@ -135,7 +135,8 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
           python: py?.executable ?? null,
           isolation: isolation.mode,
           prlimit: capabilities.prlimit ?? null,
-          process_limit_enforced: isolation.mode === 'bubblewrap' || capabilities.processLimitEnforced,
+          // In bubblewrap the sandbox's own status says it: `limits` (cgroup or prlimit only) and `network`.
+          ...(isolation.sandbox ? {} : { process_limit_enforced: capabilities.processLimitEnforced }),
           node_permissions: capabilities.nodePermissions && config.SKILL_SCRIPT_NODE_PERMISSIONS,
           ...(isolation.sandbox ? await isolation.sandbox.status() : {}),
         },
