@@ -136,10 +136,22 @@ describe('agentloop chat in a pseudo-terminal', () => {
     await second.waitFor(new RegExp(`Current session: ${alpha}`));
 
     await second.type('/usage');
-    const usage = await second.waitFor(/Tenant: +\d+ tokens/);
+    const usage = await second.waitFor(/Budget: .+/);
     const tokens = ((await client.threads.getState(alpha)).values as { token_usage: { thread: { total_tokens: number } } }).token_usage.thread.total_tokens;
     expect(tokens).toBeGreaterThan(0);
     expect(usage).toContain(`Session: ${tokens} tokens`);
+    // The tenant's figures come from GET /usage (the ledger), today and this month.
+    const ledger = (await (await fetch(`${server.url}/usage?group_by=day&tenant_id=default`)).json()) as {
+      from: string;
+      to: string;
+      totals: { total_tokens: number };
+      by_day: Array<{ day: string; total_tokens: number }>;
+    };
+    expect(ledger.totals.total_tokens).toBeGreaterThanOrEqual(tokens);
+    const today = ledger.by_day.find((d) => d.day === ledger.to)?.total_tokens ?? 0;
+    expect(usage).toContain(`Tenant default today: ${today} tokens`);
+    expect(usage).toContain(`Tenant default this month (${ledger.from} to ${ledger.to}): ${ledger.totals.total_tokens} tokens`);
+    expect(usage).toContain('Budget: no budget set');
 
     await second.type('/compact');
     await second.waitFor(/✓ Conversation compacted/);

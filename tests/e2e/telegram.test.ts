@@ -58,6 +58,7 @@ describe('Telegram channel (webhook mode, embedded)', () => {
       TELEGRAM_API_KEY: API_KEY,
       TELEGRAM_TENANT: 'acme',
       TELEGRAM_RUN_CONFIG: JSON.stringify(RUNS),
+      TENANT_TOKEN_BUDGETS_MONTHLY: 'acme=1000000',
     });
   });
   // Registered first, so it runs last: the server (and its bot) stops before the fake goes.
@@ -208,6 +209,26 @@ describe('Telegram channel (webhook mode, embedded)', () => {
     await waitSent(/Switched to \w{8} {2}\(untitled\)/, before);
     const selected = (await sessions()).map((t) => String(t.metadata?.selected_at));
     expect(selected[0]! > selected[1]!).toBe(true);
+  });
+
+  it('/usage shows the session\u2019s tokens and the tenant\u2019s from GET /usage, today and this month, with the budget and its reset', async () => {
+    const before = fake.calls.length;
+    await post(textMessage('/usage'));
+    const text = sentText(await waitSent(/Budget: /, before));
+    const ledger = (await (await fetch(`${server.url}/usage?group_by=day`, { headers: { 'x-api-key': API_KEY } })).json()) as {
+      from: string;
+      to: string;
+      totals: { total_tokens: number };
+      by_day: Array<{ day: string; total_tokens: number }>;
+      budget: { monthly: { limit: number; used: number; resets_at: string } };
+    };
+    expect(ledger.totals.total_tokens).toBeGreaterThan(0);
+    const today = ledger.by_day.find((d) => d.day === ledger.to)?.total_tokens ?? 0;
+    expect(text).toMatch(/Session: \d+ tokens/);
+    expect(text).toContain(`Tenant acme today: ${today} tokens`);
+    expect(text).toContain(`Tenant acme this month (${ledger.from} to ${ledger.to}): ${ledger.totals.total_tokens} tokens`);
+    const m = ledger.budget.monthly;
+    expect(text).toContain(`Budget: monthly budget: ${m.used} of 1000000 tokens used, resets ${m.resets_at}`);
   });
 
   it('/reload with the chats\u2019 tenant key says clearly that it is admin only', async () => {

@@ -1,6 +1,7 @@
 import type { ChatEngine } from './chat-engine.js';
 import { ClusterReloadError, describeReload, reloadCluster } from './cluster-reload.js';
 import { CLEAN_AFTER_DAYS, type SessionInfo } from './sessions.js';
+import { describeBudgets, fetchTenantUsage, type TenantUsage } from './tenant-usage.js';
 import { formatTokens, sessionTokens, tenantTokens } from './usage.js';
 
 /** What a command asks of the channel afterwards. */
@@ -66,10 +67,25 @@ export const COMMANDS: Command[] = [
     async run(engine) {
       const current = await engine.sessions.current();
       const session = current ? formatTokens(await sessionTokens(engine.client, current.threadId)) : 'no session yet';
-      const tenant = await tenantTokens(engine.client);
-      await engine.channel.notice(
-        [`Session: ${session}`, `Tenant:  ${formatTokens(tenant.tokens)} over ${tenant.threads} thread(s) visible to this API key`].join('\n'),
-      );
+      const lines = [`Session: ${session}`];
+      let ledger: TenantUsage | undefined;
+      try {
+        ledger = await fetchTenantUsage(engine.options.access);
+      } catch (err) {
+        lines.push(`(the tenant's usage could not be read: ${err instanceof Error ? err.message : String(err)})`);
+      }
+      if (ledger) {
+        lines.push(
+          `Tenant ${ledger.tenantId} today: ${formatTokens(ledger.today)}`,
+          `Tenant ${ledger.tenantId} this month (${ledger.from} to ${ledger.to}): ${formatTokens(ledger.month)}`,
+          `Budget: ${describeBudgets(ledger.budget)}`,
+        );
+      } else {
+        // A server without GET /usage: the threads this key can see are all there is to count.
+        const tenant = await tenantTokens(engine.client);
+        lines.push(`Tenant:  ${formatTokens(tenant.tokens)} over ${tenant.threads} thread(s) visible to this API key`);
+      }
+      await engine.channel.notice(lines.join('\n'));
     },
   },
   {

@@ -9,6 +9,7 @@ export { CLEAN_AFTER_DAYS, Sessions, type SessionInfo } from './sessions.js';
 export { JsonFileSessionState, MemorySessionState, type ChatState, type SessionStateStore } from './session-state.js';
 export { displayNameOf, readableToolName } from './tool-names.js';
 export { formatTokens, sessionTokens, tenantTokens, threadTokens, type TokenCount } from './usage.js';
+export { describeBudgets, fetchTenantUsage, type BudgetFigure, type TenantUsage } from './tenant-usage.js';
 export { WorkspaceFiles, WorkspaceFilesError, type ServerAccess, type UploadedFile, type WorkspaceFile } from './workspace-files.js';
 export { TELEGRAM_CLIENT_NAME, TelegramBot, type TelegramBotOptions } from './telegram/telegram-bot.js';
 export { TelegramChannel, TELEGRAM_MAX_UPLOAD_BYTES, type ChannelLogger } from './telegram/telegram-channel.js';

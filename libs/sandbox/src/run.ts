@@ -22,6 +22,8 @@ export interface SandboxRequest {
   signal?: AbortSignal;
   /** Tighter limits for this run (never looser than the configuration's). */
   limits?: Partial<SandboxLimits>;
+  /** Host path → sandbox path, bound read-only for this run (a skill's folder, its installed dependencies, an interpreter). */
+  readOnlyBinds?: ReadonlyArray<readonly [string, string]>;
 }
 
 export interface SandboxResult {
@@ -129,7 +131,7 @@ export class Sandbox {
       throw new Error(`the code sandbox requires a cgroup (SANDBOX_REQUIRE_CGROUP=true): ${host.reason}`);
     let argv = req.argv;
     let env = req.env;
-    const readOnlyBinds: Array<[string, string]> = [];
+    const readOnlyBinds: Array<readonly [string, string]> = [...(req.readOnlyBinds ?? [])];
     if (this.proxy) {
       readOnlyBinds.push([await this.proxy.socketPath(), PROXY_SOCKET_IN_SANDBOX]);
       argv = withForwarder(this.config.pythonPath, argv);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
+import { parseAllowList } from '@agentloop/net';
 
 /** The project's skills folder (`<repo>/skills`), resolved from src/ or dist/ like the tool-runner's tools.yaml. */
 export const DEFAULT_SKILLS_ROOT = fileURLToPath(new URL('../../../skills', import.meta.url));
@@ -41,11 +42,38 @@ export const SkillSandboxEnv = z
     /** Largest file a script may write (prlimit --fsize). 0: no limit. */
     SKILL_SCRIPT_MAX_FILE_MB: envInt(1024, 0, 1_048_576),
     /**
-     * Linux namespaces for scripts (unshare: own user, network and PID namespaces): no network, no
-     * sight of this service's processes. auto: when this machine allows them; namespaces: required
-     * (the service does not start without); none: never.
+     * Linux namespaces for scripts: bubblewrap (libs/sandbox: every namespace, read-only skill and
+     * system, the workspace the only writable place, cgroup caps), or, where bwrap cannot run,
+     * unshare (own user, network and PID namespaces). auto: the best this machine allows;
+     * namespaces: one of them required (the service does not start without); none: neither.
      */
     SKILL_SCRIPT_ISOLATION: z.enum(['auto', 'namespaces', 'none']).default('auto'),
+    /**
+     * Run scripts in bubblewrap (libs/sandbox) or refuse to start: without it, when bwrap is missing or
+     * cannot create namespaces here, scripts fall back to unshare + prlimit (SKILL_SCRIPT_ISOLATION).
+     */
+    SKILL_SANDBOX_REQUIRE_BWRAP: envBool(false),
+    /**
+     * Destinations skill scripts may reach over HTTP(S) through the sandbox's proxy (the HTTP_FETCH_ALLOW
+     * syntax); empty: no network. Separate from the code tools' SANDBOX_NETWORK_ALLOW.
+     */
+    SKILL_NETWORK_ALLOW: z
+      .string()
+      .default('')
+      .superRefine((text, ctx) => {
+        try {
+          parseAllowList(text, 'SKILL_NETWORK_ALLOW');
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        }
+      }),
+    /** Shared with the code tools (libs/sandbox, README "Code sandbox"): the bwrap binary and where per-script cgroups go. */
+    SANDBOX_BWRAP: z.string().optional(),
+    SANDBOX_CGROUP_ROOT: z.string().optional(),
+    SANDBOX_CGROUP_PARENT: z.string().optional(),
+    SANDBOX_REQUIRE_CGROUP: z.string().optional(),
+    /** CPU quota of a script's cgroup in cores; unset: no quota. */
+    SKILL_SCRIPT_CPUS: z.coerce.number().min(0.01).max(1024).optional(),
     /** Node scripts run under Node's permission model: read the workspace and SKILLS_ROOT, write the workspace, no child processes. */
     SKILL_SCRIPT_NODE_PERMISSIONS: envBool(true),
     /** Budget of one `pip install` of a requirements.txt (seed 000 §3.5: 120 s). */

@@ -51,7 +51,7 @@ describe('DependencyInstaller', () => {
     const replica = () =>
       new DependencyInstaller({
         cacheRoot,
-        python: async () => ({ executable: fake.executable, version: '3.11' }),
+        python: async () => ({ executable: fake.executable, version: '3.11', roots: [] }),
         timeoutMs: 30_000,
         binaryOnly: false,
         logger,
@@ -74,7 +74,7 @@ describe('DependencyInstaller', () => {
     const cacheRoot = path.join(root, 'cache');
     const installer = new DependencyInstaller({
       cacheRoot,
-      python: async () => ({ executable: fake.executable, version: '3.11' }),
+      python: async () => ({ executable: fake.executable, version: '3.11', roots: [] }),
       timeoutMs: 30_000,
       binaryOnly: false,
       logger,

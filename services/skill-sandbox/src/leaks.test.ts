@@ -73,15 +73,15 @@ describe('skill script output and errors', () => {
 
   it('paths a script prints are mapped to logical names: the workspace ".", skills/<id>, named roots', async () => {
     const out = JSON.parse(noHostPath(await run('where.py'))) as Record<string, string>;
-    expect(out).toMatchObject({
-      cwd: '.',
-      ws: '.',
-      parent: '<workspace-root>/acme',
-      root: '<workspace-root>',
-      file: 'skills/leaky/scripts/where.py',
-      path: 'skills/leaky/scripts',
-    });
-    expect(out.home).toMatch(/^<tmp>\/agentloop-skill-/);
+    expect(out).toMatchObject({ cwd: '.', ws: '.', file: 'skills/leaky/scripts/where.py', path: 'skills/leaky/scripts' });
+    if (h.sandbox.isolation.mode === 'bubblewrap') {
+      // The workspace is /workspace inside: nothing of the host's folders above it exists there.
+      // HOME is the sandbox's private /tmp (shown as <tmp>, like the host's).
+      expect(out).toMatchObject({ parent: '/', root: '/', home: '<tmp>' });
+    } else {
+      expect(out).toMatchObject({ parent: '<workspace-root>/acme', root: '<workspace-root>' });
+      expect(out.home).toMatch(/^<tmp>\/agentloop-skill-/);
+    }
   });
 
   it('a Node error names the script by its file:// URL, redacted to skills/<id>/…', async () => {

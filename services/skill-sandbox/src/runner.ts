@@ -63,16 +63,28 @@ export interface PythonInfo {
   executable: string;
   /** "3.11": part of the dependency cache key (wheels are built per version). */
   version: string;
+  /**
+   * The folders the interpreter needs at run time: sys.prefix and sys.base_prefix (a venv and the
+   * Python it was made from) and the folder of the resolved executable. The bubblewrap sandbox
+   * mounts those outside /usr read-only.
+   */
+  roots: string[];
 }
+
+const PYTHON_PROBE = [
+  'import os, sys',
+  'print(sys.executable)',
+  'print("%d.%d" % sys.version_info[:2])',
+  'print(os.pathsep.join([sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]))',
+].join('\n');
 
 /** Finds the real Python behind `command`; undefined when there is none. */
 export async function probePython(command = 'python3'): Promise<PythonInfo | undefined> {
   try {
-    const { stdout } = await promisify(execFile)(command, ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], {
-      timeout: 10_000,
-    });
-    const [executable, version] = stdout.trim().split('\n');
-    return executable && version ? { executable: executable.trim(), version: version.trim() } : undefined;
+    const { stdout } = await promisify(execFile)(command, ['-c', PYTHON_PROBE], { timeout: 10_000 });
+    const [executable, version, roots = ''] = stdout.trim().split('\n');
+    if (!executable || !version) return undefined;
+    return { executable: executable.trim(), version: version.trim(), roots: [...new Set(roots.trim().split(path.delimiter).filter(Boolean))] };
   } catch {
     return undefined;
   }
@@ -111,6 +123,8 @@ export interface ProcessResult {
   stderrTruncated: boolean;
   /** The process could not be started (e.g. the interpreter is missing). */
   spawnError?: string;
+  /** The sandbox limit that stopped the script, when the bubblewrap sandbox knows it ("stopped: memory limit 1 GiB"). */
+  limit?: string;
 }
 
 /**

@@ -45,7 +45,8 @@ export function scriptOutcome({ redact, skill, label, res, depsWarning, config }
           `Declare it in skills/${skill.id}/package.json (installed when the skill loads)${depsWarning ? `. Note: ${depsWarning}` : ''}`,
       );
     }
-    const how = res.exitCode !== null ? `exit ${res.exitCode}` : `signal ${res.signal ?? 'unknown'}${limitHint(res.signal)}`;
+    const status = res.exitCode !== null ? `exit ${res.exitCode}` : `signal ${res.signal ?? 'unknown'}${limitHint(res.signal)}`;
+    const how = res.limit ? `${status}, ${res.limit}` : status;
     const parts = [streamTail('stdout', redact(res.stdout), res.stdoutTruncated), streamTail('stderr', redact(res.stderr), res.stderrTruncated)].filter(
       Boolean,
     );

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import { SKILL_CATALOG_SUBJECT, type Skill } from '@agentloop/skills';
+import { Sandbox, type SandboxConfig } from '@agentloop/sandbox';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { SkillCatalog, type ReloadResult } from './catalog.js';
 import { DEFAULT_SKILLS_CONFIG, DEFAULT_SKILLS_ROOT, type SkillSandboxConfig } from './config.js';
@@ -17,7 +18,8 @@ import { skillReloads } from './handlers/reload.js';
 import { skillCatalogHandler } from './handlers/skill-catalog.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
-import { SkillTools } from './tools.js';
+import { bubblewrapUnavailable, skillSandboxConfig, type IsolationMode } from './script-isolation.js';
+import { SkillTools, type ScriptIsolation } from './tools.js';
 
 /**
  * NATS subjects of the skill sandbox (queue group SKILL_SANDBOX_SERVICE, except the broadcast): its RPCs'
@@ -63,6 +65,8 @@ export interface SkillSandbox {
   readonly skills: readonly Skill[];
   /** What the script sandbox can enforce on this machine. */
   readonly capabilities: SandboxCapabilities;
+  /** How scripts run here, decided at start: bubblewrap, unshare + prlimit, or neither; `reason` says why not bubblewrap. */
+  readonly isolation: { readonly mode: IsolationMode; readonly reason?: string };
 }
 
 /**
@@ -78,6 +82,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
   const replica = randomUUID();
   // Probed at start; the tools read this same object.
   const capabilities: SandboxCapabilities = { prlimit: undefined, processLimitEnforced: false, nodePermissions: false, unshare: undefined };
+  const isolation: ScriptIsolation = { mode: 'none' };
   const catalog = new SkillCatalog({ root, configPath, logger });
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, skillRoots: [root], logger });
   // No host path leaves the sandbox: every answer is redacted with this (redaction.ts).
@@ -98,6 +103,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
     dependencies,
     config,
     capabilities,
+    isolation,
     python,
     skillsRoot: () => realpath(root).catch(() => root),
     redaction,
@@ -115,32 +121,27 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       return catalog.skills;
     },
     capabilities,
+    isolation,
     reload,
     async start() {
       if (subs.length > 0) return;
       await catalog.reload('start');
       Object.assign(capabilities, await probeCapabilities({ namespaces: config.SKILL_SCRIPT_ISOLATION !== 'none' }));
-      if (config.SKILL_SCRIPT_ISOLATION === 'namespaces' && !capabilities.unshare) {
-        throw new ConfigError(
-          'Invalid configuration:\n  SKILL_SCRIPT_ISOLATION: namespaces are required but unshare(1) cannot create user, network and PID namespaces here',
-        );
-      }
       const py = await python();
+      await chooseIsolation(config, py, capabilities, isolation, logger);
       logger.info(
         {
           skills_root: root,
           python: py?.executable ?? null,
+          isolation: isolation.mode,
           prlimit: capabilities.prlimit ?? null,
-          process_limit_enforced: capabilities.processLimitEnforced,
+          // In bubblewrap the sandbox's own status says it: `limits` (cgroup or prlimit only) and `network`.
+          ...(isolation.sandbox ? {} : { process_limit_enforced: capabilities.processLimitEnforced }),
           node_permissions: capabilities.nodePermissions && config.SKILL_SCRIPT_NODE_PERMISSIONS,
-          namespaces: capabilities.unshare !== undefined,
+          ...(isolation.sandbox ? await isolation.sandbox.status() : {}),
         },
         'script sandbox capabilities',
       );
-      if (!capabilities.prlimit) logger.warn('prlimit is not installed: skill scripts run without CPU, memory, process or file-size limits');
-      if (!capabilities.unshare && config.SKILL_SCRIPT_ISOLATION === 'auto') {
-        logger.warn("namespaces are not available: skill scripts can reach the network and read this service's process environment (/proc)");
-      }
       // No host path leaves the sandbox: every error message is redacted too.
       const opts = {
         logger,
@@ -180,6 +181,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       logger.info({ version: SKILL_SANDBOX_VERSION, skills: catalog.skills.length }, 'skill-sandbox serving');
     },
     async stop() {
+      await isolation.sandbox?.close();
       stopWatching?.();
       stopWatching = undefined;
       const current = subs;
@@ -188,6 +190,52 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
       if (current.length > 0) logger.info('skill-sandbox stopped');
     },
   };
+}
+
+/**
+ * Decides how scripts run (README "Skills"): bubblewrap when it can create its namespaces here; else
+ * unshare + prlimit, said in the log as a warning (SKILL_SANDBOX_REQUIRE_BWRAP=true refuses to start
+ * instead); SKILL_SCRIPT_ISOLATION=none runs neither, and =namespaces requires one of them.
+ */
+async function chooseIsolation(
+  config: SkillSandboxConfig,
+  python: PythonInfo | undefined,
+  capabilities: SandboxCapabilities,
+  isolation: ScriptIsolation,
+  logger: Logger,
+): Promise<void> {
+  const refuse = (why: string): never => {
+    throw new ConfigError(`Invalid configuration:\n  ${why}`);
+  };
+  if (config.SKILL_SCRIPT_ISOLATION === 'none') {
+    if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse('SKILL_SANDBOX_REQUIRE_BWRAP=true contradicts SKILL_SCRIPT_ISOLATION=none');
+    Object.assign(isolation, { mode: 'none', reason: 'SKILL_SCRIPT_ISOLATION=none' });
+    logger.warn('SKILL_SCRIPT_ISOLATION=none: skill scripts run without namespaces, with network access and sight of this service');
+    return;
+  }
+  let sandboxConfig: SandboxConfig;
+  try {
+    sandboxConfig = skillSandboxConfig(config, python?.executable);
+  } catch (err) {
+    return refuse(errorMessage(err));
+  }
+  const reason = await bubblewrapUnavailable(sandboxConfig);
+  if (reason === undefined) {
+    Object.assign(isolation, { mode: 'bubblewrap', sandbox: new Sandbox(sandboxConfig), reason: undefined });
+    return;
+  }
+  if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse(`SKILL_SANDBOX_REQUIRE_BWRAP: skill scripts must run in bubblewrap, but ${reason}`);
+  if (config.SKILL_SCRIPT_ISOLATION === 'namespaces' && !capabilities.unshare) {
+    refuse(`SKILL_SCRIPT_ISOLATION: namespaces are required but neither bubblewrap (${reason}) nor unshare(1) can create them here`);
+  }
+  Object.assign(isolation, { mode: capabilities.unshare ? 'unshare' : 'none', reason });
+  logger.warn(
+    { reason },
+    capabilities.unshare
+      ? 'skill scripts run without bubblewrap, in unshare namespaces with prlimit limits (the skill folder is not read-only, no cgroup caps)'
+      : "skill scripts run without bubblewrap and without namespaces: they can reach the network and read this service's process environment (/proc)",
+  );
+  if (!capabilities.prlimit) logger.warn('prlimit is not installed: skill scripts run without CPU, memory, process or file-size limits');
 }
 
 /**

@@ -1,7 +1,9 @@
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { AgentLoopError, errorMessage, MAX_JSON_DEPTH, parseJsonWithin, type Logger, type PathRedactor } from '@agentloop/core';
 import { create, ToolMetadataSchema, ToolSpecSchema, type ToolSpec } from '@agentloop/proto';
 import { formatSkillCatalog, parseSkillDoc, resolveSkillLinks, SkillFileIndex } from '@agentloop/skills';
+import { SANDBOX_WORKSPACE, type Sandbox } from '@agentloop/sandbox';
 import type { WorkspaceManager } from '@agentloop/workspace';
 import type { SkillCatalog } from './catalog.js';
 import type { SkillSandboxConfig } from './config.js';
@@ -9,8 +11,10 @@ import type { DependencyInstaller } from './dependencies.js';
 import { SkillSandboxError } from './errors.js';
 import { loadSkill } from './loader.js';
 import type { SandboxRedaction } from './redaction.js';
-import { runScript, type PythonInfo, type SandboxCapabilities } from './runner.js';
+import { runScript, type PythonInfo, type SandboxCapabilities, type ScriptResult } from './runner.js';
+import { runScriptInSandbox, SKILL_IN_SANDBOX } from './sandboxed-script.js';
 import { scriptCall } from './script-call.js';
+import type { IsolationMode } from './script-isolation.js';
 import { scriptOutcome } from './script-outcome.js';
 
 export const SKILL_TOOL = 'skill';
@@ -31,12 +35,22 @@ export interface ToolOutcome {
   durationMs: number;
 }
 
+/** How scripts run, decided when the service starts (service.ts chooseIsolation). */
+export interface ScriptIsolation {
+  mode: IsolationMode;
+  /** Why not bubblewrap, when it is not. */
+  reason?: string;
+  /** Set in bubblewrap mode: every script runs in it. */
+  sandbox?: Sandbox;
+}
+
 export interface SkillToolsDeps {
   catalog: SkillCatalog;
   workspaces: WorkspaceManager;
   dependencies: DependencyInstaller;
   config: SkillSandboxConfig;
   capabilities: SandboxCapabilities;
+  isolation: ScriptIsolation;
   python: () => Promise<PythonInfo | undefined>;
   /** Real path of SKILLS_ROOT (Node scripts may read it). */
   skillsRoot: () => Promise<string>;
@@ -156,8 +170,10 @@ export class SkillTools {
     // A script may rely on the skill being in the workspace and on its dependencies.
     const loaded = await loadSkill(ws, skill, this.d.dependencies);
     let interpreter = process.execPath;
+    const python = await this.d.python();
+    // Node's and Python's install folders, mounted by the bubblewrap sandbox when outside /usr (the network forwarder is a Python program).
+    const interpreterRoots = [path.dirname(path.dirname(process.execPath)), ...(python?.roots ?? [])];
     if (run.kind === 'python') {
-      const python = await this.d.python();
       if (!python) {
         throw new SkillSandboxError(
           'UNAVAILABLE',
@@ -171,7 +187,7 @@ export class SkillTools {
     }
     const { config } = this.d;
     const deps = loaded.dependencies;
-    const res = await runScript({
+    const common = {
       kind: run.kind,
       interpreter,
       target: run.target,
@@ -179,10 +195,8 @@ export class SkillTools {
       skillDir: skill.dir,
       workspace: ws.root,
       input: run.input,
-      capabilities: this.d.capabilities,
       ...(deps.pythonDir ? { pythonPath: deps.pythonDir } : {}),
       ...(deps.nodeModules ? { nodeModules: deps.nodeModules } : {}),
-      ...(config.SKILL_SCRIPT_NODE_PERMISSIONS ? { nodePermissions: { readRoots: [await this.d.skillsRoot()] } } : {}),
       limits: {
         timeoutMs: config.SKILL_SCRIPT_TIMEOUT_MS,
         maxOutputBytes: config.SKILL_SCRIPT_MAX_OUTPUT_BYTES,
@@ -190,12 +204,41 @@ export class SkillTools {
         maxProcesses: config.SKILL_SCRIPT_MAX_PROCESSES,
         maxFileBytes: config.SKILL_SCRIPT_MAX_FILE_MB * 1024 * 1024,
       },
-    });
+    };
+    const nodePermissions = config.SKILL_SCRIPT_NODE_PERMISSIONS && this.d.capabilities.nodePermissions;
+    const { sandbox } = this.d.isolation;
+    let res: ScriptResult;
+    if (sandbox) {
+      res = await runScriptInSandbox(sandbox, { ...common, interpreterRoots, ...(nodePermissions ? { nodePermissions: { readRoots: [] } } : {}) });
+    } else {
+      res = await runScript({
+        ...common,
+        capabilities: this.d.capabilities,
+        ...(config.SKILL_SCRIPT_NODE_PERMISSIONS ? { nodePermissions: { readRoots: [await this.d.skillsRoot()] } } : {}),
+      });
+    }
+    // Paths inside the bubblewrap sandbox read like the host ones: the workspace, the skill's place in it, the dependency cache.
+    const shown = sandbox
+      ? redactor.with([
+          { path: SANDBOX_WORKSPACE, label: '' },
+          { path: SKILL_IN_SANDBOX, label: `skills/${skill.id}` },
+          { path: '/skill-deps', label: '<skill-deps>' },
+        ])
+      : redactor;
     this.d.logger.info(
-      { tenant: call.tenantId, thread_id: call.threadId, skill: skill.id, script: run.label, exit: res.exitCode, signal: res.signal, timed_out: res.timedOut },
+      {
+        tenant: call.tenantId,
+        thread_id: call.threadId,
+        skill: skill.id,
+        script: run.label,
+        isolation: this.d.isolation.mode,
+        exit: res.exitCode,
+        signal: res.signal,
+        timed_out: res.timedOut,
+      },
       'skill script ran',
     );
-    return scriptOutcome({ redact: (t) => redactor.redact(t), skill, label: run.label, res, depsWarning: deps.warning, config });
+    return scriptOutcome({ redact: (t) => shown.redact(t), skill, label: run.label, res, depsWarning: deps.warning, config });
   }
 
   /** Any failure as the tool protocol's error, its message redacted (the log keeps the original). */
