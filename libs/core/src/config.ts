@@ -43,9 +43,10 @@ export const envBool = (def: boolean) =>
 export const envInt = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 /**
  * Per-tenant integers, `acme=3,globex=1` → Map(tenant → integer in [min, max]); unset or empty: an
- * empty map. The syntax of TENANT_RUN_QUOTAS; TENANT_WEIGHTS and TENANT_CONCURRENT_RUNS use it.
+ * empty map. The one syntax of every per-tenant setting (TENANT_RUN_QUOTAS, TENANT_RATE_LIMITS,
+ * TENANT_WEIGHTS, TENANT_CONCURRENT_RUNS, TENANT_TOKEN_BUDGETS_*); `what` names the number in errors.
  */
-export const envTenantNumbers = (variable: string, min: number, max: number) =>
+export const envTenantNumbers = (variable: string, min: number, max: number, what = 'integer') =>
   z
     .string()
     .optional()
@@ -55,12 +56,12 @@ export const envTenantNumbers = (variable: string, min: number, max: number) =>
         .split(',')
         .map((s) => s.trim())
         .filter((s) => s !== '')) {
-        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
+        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,15})$/.exec(item);
         const n = m ? Number(m[2]) : NaN;
         if (!m || n < min || n > max) {
           ctx.addIssue({
             code: 'custom',
-            message: `${variable}: "${item}" is not tenant=integer with the integer in ${min}..${max} (e.g. acme=${Math.max(min, 2)})`,
+            message: `${variable}: "${item}" is not tenant=${what} with the ${what} in ${min}..${max} (e.g. acme=${Math.max(min, 2)})`,
           });
           return z.NEVER;
         }

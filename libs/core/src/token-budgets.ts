@@ -4,27 +4,10 @@
  * Pure: the clock is an argument, the usage so far is read by the caller (the usage ledger).
  */
 import { z } from 'zod';
+import { envTenantNumbers } from './config.js';
 
 /** `acme=1000,globex=0` → Map(tenant → tokens); 0 = no budget for that tenant. */
-const tenantTokens = (variable: string) =>
-  z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      const out = new Map<string, number>();
-      for (const item of (raw ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '')) {
-        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,15})$/.exec(item);
-        if (!m) {
-          ctx.addIssue({ code: 'custom', message: `${variable}: "${item}" is not tenant=tokens (e.g. acme=1000000)` });
-          return z.NEVER;
-        }
-        out.set(m[1]!, Number(m[2]));
-      }
-      return out;
-    });
+const tenantTokens = (variable: string) => envTenantNumbers(variable, 0, Number.MAX_SAFE_INTEGER, 'tokens');
 
 const tokens = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0);
 

@@ -56,26 +56,7 @@ const optionalString = z
   .transform((v) => (v === undefined || v === '' ? undefined : v));
 
 /** `acme=5000,globex=100` → Map(tenant → number). */
-function tenantNumbers(variable: string) {
-  return z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      const out = new Map<string, number>();
-      for (const item of (raw ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '')) {
-        const m = /^([A-Za-z0-9_.-]{1,64})=(\d{1,9})$/.exec(item);
-        if (!m) {
-          ctx.addIssue({ code: 'custom', message: `${variable}: "${item}" is not tenant=number (e.g. acme=5000)` });
-          return z.NEVER;
-        }
-        out.set(m[1]!, Number(m[2]));
-      }
-      return out;
-    });
-}
+const tenantNumbers = (variable: string) => envTenantNumbers(variable, 0, 999_999_999, 'number');
 
 export const GatewayConfig = TransportEnv.extend({
   PORT: envInt(2024, 0, 65535),
