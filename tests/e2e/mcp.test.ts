@@ -1,16 +1,18 @@
 /**
  * MCP end to end (embedded): an MCP server configured in mcp_servers.yaml is started on first need
  * by the MCP broker, its tools are offered to the model beside the built-in ones, and a call reaches
- * it — through the approval check and the effect ledger like any tool.
+ * it — through the approval check and the effect ledger like any tool. Then what servers answer
+ * and servers that are off or down (issue 14): images saved to the thread's outputs/mcp/, a
+ * disabled server's tools, a fallback server, and one server restarted by an operator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted } from './helpers.js';
+import { scripted, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string };
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -63,5 +65,85 @@ describe('MCP tools (embedded)', () => {
       ['mcp_echo', 'from the MCP server'],
       ['echo_add', '42'],
     ]);
+  }, 60_000);
+});
+
+describe('MCP results, disabled and fallback servers, reload_mcp_server (embedded)', () => {
+  const TENANT_KEY = 'mcp-tenant-key';
+  const ADMIN_KEY = 'mcp-admin-key';
+  const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-config-'));
+  const config = path.join(configDir, 'mcp_servers.yaml');
+  const echo = (extra: string[]) => [
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
+    `    cwd: ${JSON.stringify(repoRoot)}`,
+    '    start_timeout_ms: 30000',
+    ...extra,
+  ];
+  writeFileSync(
+    config,
+    [
+      'servers:',
+      '  echo:',
+      ...echo(['    tools:', '      picture: { always_available: true }']),
+      '  off:',
+      ...echo(['    enabled: false']),
+      '  broken:',
+      ...echo(['    env: { MCP_TEST_FAIL_START: "1" }', '    fallback: echo']),
+      '',
+    ].join('\n'),
+  );
+  const server = useEmbeddedServer('agentloop-mcp-content-', {
+    MCP_CONFIG: config,
+    AGENTLOOP_API_KEYS: `${TENANT_KEY}:acme`,
+    AGENTLOOP_ADMIN_KEYS: `${ADMIN_KEY}:ops`,
+    ALLOW_SCRIPTED_MODEL: 'true',
+  });
+  afterAll(() => rmSync(configDir, { recursive: true, force: true }));
+
+  async function toolMessages(calls: Array<{ name: string; args: object }>): Promise<{ threadId: string; tools: Msg[] }> {
+    const client = new Client({ apiUrl: server.url, apiKey: TENANT_KEY });
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'use the MCP tools' }] },
+      config: scripted([{ tool_calls: calls }, { content: 'done' }]),
+    })) as { messages: Msg[] };
+    return { threadId: thread.thread_id, tools: values.messages.filter((m) => m.type === 'tool') };
+  }
+
+  it("saves an image to the thread's outputs/mcp/, names it to the model; a disabled server says so; a fallback answers for a dead server", async () => {
+    const { threadId, tools } = await toolMessages([
+      { name: 'echo_picture', args: {} },
+      { name: 'off_echo', args: { text: 'x' } },
+      { name: 'broken_add', args: { a: 40, b: 2 } },
+    ]);
+    const [picture, off, fallback] = tools.map((t) => t.content);
+    expect(picture).toContain('[image saved to outputs/mcp/echo-picture-1.png (image/png, 70 bytes)]');
+    const png = readFileSync(path.join(server.dataDir, 'workspaces', 'acme', threadId, 'outputs', 'mcp', 'echo-picture-1.png'));
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(off).toBe('Error: Tool off_echo is disabled in the MCP configuration');
+    expect(fallback).toMatch(/^\[answered by fallback MCP server echo: broken is unavailable \(MCP server broken did not start: .*\)\]\n42$/s);
+  }, 90_000);
+
+  async function reloadServer(id: string, key: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${server.url}/admin/mcp/servers/${id}/reload`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ wait_ms: 5000 }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('POST /admin/mcp/servers/{id}/reload restarts the server on every broker replica (operator keys only)', async () => {
+    expect((await reloadServer('echo', TENANT_KEY)).status).toBe(403);
+    const ok = await reloadServer('echo', ADMIN_KEY);
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ server: 'echo', ok: true, replicas: [{ ok: true, state: 'running', tools: expect.any(Number) as unknown }] });
+    const off = await reloadServer('off', ADMIN_KEY);
+    expect(off.status).toBe(404);
+    expect(off.body.detail).toBe('MCP server not found: off (not configured, or disabled, in mcp_servers.yaml)');
+    const bad = await reloadServer('no%20such', ADMIN_KEY);
+    expect(bad.status).toBe(422);
+    expect(String(bad.body.detail)).toMatch(/params\.id/);
   }, 60_000);
 });

@@ -524,6 +524,11 @@ export class McpPool {
       // The server (or the SDK's output-schema check) refused this call; the connection is fine.
       return new McpCallFailedError(`MCP server ${id} rejected the call to ${tool}: ${msg}`, { cause: err });
     }
+    if (connectionRefused(err)) {
+      // Nothing listens any more: the request never left, so the call may go elsewhere (a fallback).
+      this.drop(conn, 'connection refused');
+      return new McpServerUnavailableError(`MCP server ${id} cannot be reached (connection refused); the call to ${tool} was not made.`, { cause: err });
+    }
     // A result that fails the protocol's schema, or a broken link: start afresh next time.
     this.drop(conn, `call failed: ${msg}`);
     const malformed = err !== null && typeof err === 'object' && 'issues' in err;
@@ -583,6 +588,14 @@ export class McpPool {
 function isSessionRefused(err: unknown): boolean {
   if (!(err instanceof StreamableHTTPError)) return false;
   return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+}
+
+/** fetch could not open a connection to a remote server (undici reports the cause's errno code). */
+function connectionRefused(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+  }
+  return false;
 }
 
 /** Aborts a wait for the server's call lane when the caller's signal aborts or its deadline passes. */
