@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
-import { scripted, useEmbeddedServer } from './helpers.js';
+import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
 
 type Msg = { type: string; content: string; name?: string };
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -146,4 +146,61 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
     expect(bad.status).toBe(422);
     expect(String(bad.body.detail)).toMatch(/params\.id/);
   }, 60_000);
+});
+
+describe('MCP results and reload_mcp_server (cluster)', () => {
+  const TENANT_KEY = 'mcp-cluster-tenant-key';
+  const ADMIN_KEY = 'mcp-cluster-admin-key';
+  const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-cluster-config-'));
+  const config = path.join(configDir, 'mcp_servers.yaml');
+  writeFileSync(
+    config,
+    [
+      'servers:',
+      '  echo:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
+      `    cwd: ${JSON.stringify(repoRoot)}`,
+      '    start_timeout_ms: 30000',
+      '    tools:',
+      '      picture: { always_available: true }',
+      '',
+    ].join('\n'),
+  );
+  const cluster = useCluster({
+    env: { MCP_CONFIG: config, AGENTLOOP_API_KEYS: `${TENANT_KEY}:acme`, AGENTLOOP_ADMIN_KEYS: `${ADMIN_KEY}:ops`, ALLOW_SCRIPTED_MODEL: 'true' },
+  });
+  afterAll(() => rmSync(configDir, { recursive: true, force: true }));
+
+  it("two broker replicas over NATS: an image lands in the thread's outputs/mcp/, and a server reload is answered by both", async () => {
+    const c = cluster();
+    const from = c.logs.length;
+    c.start('mcp-broker', 1);
+    c.start('mcp-broker', 2);
+    await c.waitLog(/\[mcp-broker#1\].*mcp-broker serving/, from, 90_000);
+    await c.waitLog(/\[mcp-broker#2\].*mcp-broker serving/, from, 90_000);
+
+    const client = new Client({ apiUrl: c.url, apiKey: TENANT_KEY });
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'show me the picture' }] },
+      config: scripted([{ tool_calls: [{ name: 'echo_picture', args: {} }] }, { content: 'done' }]),
+    })) as { messages: Msg[] };
+    const tool = values.messages.find((m) => m.type === 'tool');
+    expect(tool?.content).toContain('[image saved to outputs/mcp/echo-picture-1.png (image/png, 70 bytes)]');
+    const png = readFileSync(path.join(c.workspaceRoot, 'acme', thread.thread_id, 'outputs', 'mcp', 'echo-picture-1.png'));
+    expect(png.length).toBe(70);
+
+    const res = await fetch(`${c.url}/admin/mcp/servers/echo/reload`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': ADMIN_KEY },
+      body: JSON.stringify({ wait_ms: 15000 }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { ok: boolean; replicas: Array<{ instance: string; ok: boolean; state?: string }> };
+    expect(body.ok).toBe(true);
+    expect(body.replicas).toHaveLength(2);
+    expect(new Set(body.replicas.map((r) => r.instance)).size).toBe(2);
+    for (const r of body.replicas) expect(r).toMatchObject({ ok: true, state: 'running' });
+  }, 240_000);
 });

@@ -174,7 +174,11 @@ export class McpToolProvider {
     for (;;) {
       if (!down) {
         try {
-          return { served: t, raw: await this.callOne(t, args, input, deadline), ...(skipped.length > 0 ? { note: fallbackNote(t.server, skipped) } : {}) };
+          return {
+            served: t,
+            raw: await this.callOne(t, args, input, deadline),
+            ...(skipped.length > 0 ? { note: (this.opts.redact ?? String)(fallbackNote(t.server, skipped)) } : {}),
+          };
         } catch (err) {
           if (!(err instanceof McpServerUnavailableError)) throw err;
           down = err;
