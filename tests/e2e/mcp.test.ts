@@ -148,6 +148,45 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
   }, 60_000);
 });
 
+describe('a slow MCP server missed by the first listing (embedded)', () => {
+  const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-slow-config-'));
+  const config = path.join(configDir, 'mcp_servers.yaml');
+  // Starts in 8 s, longer than a listing waits (the orchestrator's 5 s list deadline), like `npx -y` fetching a package.
+  writeFileSync(
+    config,
+    [
+      'servers:',
+      '  slow:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
+      `    cwd: ${JSON.stringify(repoRoot)}`,
+      '    env: { MCP_TEST_START_DELAY_MS: "8000" }',
+      '    start_timeout_ms: 60000',
+      '    tools:',
+      '      echo: { always_available: true }',
+      '',
+    ].join('\n'),
+  );
+  // Listings cached for a minute: only the broker's announcement makes the second model call list again.
+  const server = useEmbeddedServer('agentloop-mcp-slow-', { MCP_CONFIG: config, TOOL_LIST_CACHE_MS: '60000' });
+  afterAll(() => rmSync(configDir, { recursive: true, force: true }));
+
+  it("is offered on the run's next model call once it is up", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, 'agent', {
+      input: { messages: [{ role: 'user', content: 'echo once the server is up' }] },
+      // The first call names the tool anyway: the broker waits for the start the boot began.
+      config: scripted([{ tool_calls: [{ name: 'slow_echo', args: { text: 'up' } }] }, { content: 'done' }]),
+    })) as { messages: Array<Msg & { response_metadata?: { seen?: { tools?: string[] } } }> };
+    const seen = values.messages.filter((m) => m.type === 'ai').map((m) => m.response_metadata?.seen?.tools ?? []);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).not.toContain('slow_echo');
+    expect(values.messages.find((m) => m.type === 'tool')?.content).toBe('up');
+    expect(seen[1]).toContain('slow_echo');
+  }, 90_000);
+});
+
 describe('MCP results and reload_mcp_server (cluster)', () => {
   const TENANT_KEY = 'mcp-cluster-tenant-key';
   const ADMIN_KEY = 'mcp-cluster-admin-key';

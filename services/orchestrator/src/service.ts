@@ -50,7 +50,11 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const log = deps.logger.child({ component: 'orchestrator' });
   const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
   // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
-  const toolOpts = { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] };
+  const toolOpts = {
+    callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS,
+    listCacheMs: deps.config.TOOL_LIST_CACHE_MS,
+    providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER],
+  };
   const tools = deps.scheduler
     ? new TaskToolClient(deps.bus, toolOpts, new ScheduledTasks({ store: deps.store, scheduler: deps.scheduler }))
     : new ToolClient(deps.bus, toolOpts);
