@@ -62,3 +62,13 @@ export {
   type ServeClusterReloadOptions,
   type ServiceReloadResult,
 } from './cluster-reload.js';
+export {
+  MCP_SERVER_RELOAD_SUBJECT,
+  MCP_TOOLS_CHANGED_SUBJECT,
+  requestMcpServerReload,
+  serveMcpServerReload,
+  publishMcpToolsChanged,
+  onMcpToolsChanged,
+  type McpServerReloadResult,
+  type ServeMcpServerReloadOptions,
+} from './mcp-admin.js';

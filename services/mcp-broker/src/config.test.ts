@@ -27,6 +27,19 @@ servers:
     expect(fs.tools.read_file).toEqual({ enabled: true, always_available: false, alias: 'fs_read' });
   });
 
+  it('a fallback must name an enabled configured server, and fallbacks must not form a cycle', () => {
+    const ok = parseMcpFile('servers:\n  a: { command: x, fallback: b }\n  b: { command: x }\n');
+    expect(ok.servers.a?.fallback).toBe('b');
+    expect(() => parseMcpFile('servers:\n  a: { command: x, fallback: nope }\n')).toThrow(/servers\.a\.fallback: fallback "nope" is not a configured server/);
+    expect(() => parseMcpFile('servers:\n  a: { command: x, fallback: b }\n  b: { command: x, enabled: false }\n')).toThrow(
+      /servers\.a\.fallback: fallback "b" is disabled/,
+    );
+    expect(() => parseMcpFile('servers:\n  a: { command: x, fallback: b }\n  b: { command: x, fallback: c }\n  c: { command: x, fallback: a }\n')).toThrow(
+      /servers\.a\.fallback: fallbacks form a cycle: a → b → c → a/,
+    );
+    expect(() => parseMcpFile('servers:\n  a: { command: x, fallback: a }\n')).toThrow(/fallbacks form a cycle: a → a/);
+  });
+
   it('an empty file configures no server', () => {
     expect(parseMcpFile('').servers).toEqual({});
     expect(parseMcpFile('servers:\n').servers).toEqual({});

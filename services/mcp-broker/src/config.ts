@@ -28,6 +28,10 @@ export const McpBrokerEnv = z.object({
   MCP_START_TIMEOUT_MS: envInt(30_000, 100, 600_000),
   /** Stop a server unused for this long (a server may set `idle_timeout_ms`); 0: never. */
   MCP_IDLE_TIMEOUT_MS: envInt(0, 0, 86_400_000),
+  /** Root of the `<tenant>/<thread>/` workspaces (the tool-runner's volume): images, audio and blobs are saved to their outputs/mcp/. */
+  WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
+  /** Largest image, audio or blob saved from one result part, in bytes (a bigger one is reported, not saved). */
+  MCP_MAX_MEDIA_BYTES: envInt(20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
 });
 export type McpBrokerEnv = z.infer<typeof McpBrokerEnv>;
 /** The broker's environment configuration (parsed once at boot). */
@@ -83,6 +87,11 @@ export const McpServerEntry = z
     idle_timeout_ms: z.number().int().min(0).max(86_400_000).optional(),
     /** Tenants that may see and call this server's tools (default: every tenant). */
     tenants: z.array(z.string().min(1)).optional(),
+    /**
+     * Another server's id: when this one is unavailable (does not start, is in its restart
+     * backoff, cannot be reached), a call goes to the fallback's tool of the same MCP name.
+     */
+    fallback: nameRule('fallback').optional(),
     /** Offer every tool of the server to every run (per-tool `always_available` does it for one tool). */
     always_available: z.boolean().default(false),
     /** Per-tool settings; tools the server has but that are not listed here are offered on @mention. */
@@ -118,6 +127,22 @@ export const McpFile = z
         const first = seen.get(t.alias);
         if (first) ctx.addIssue({ code: 'custom', path: ['servers', id, 'tools', tool, 'alias'], message: `alias "${t.alias}" is also used by ${first}` });
         else seen.set(t.alias, where);
+      }
+    }
+    // A fallback names an enabled server, and following fallbacks never comes back to where it started.
+    for (const [id, server] of Object.entries(f.servers)) {
+      if (!server.fallback) continue;
+      const path = ['servers', id, 'fallback'];
+      const target = f.servers[server.fallback];
+      if (!target) ctx.addIssue({ code: 'custom', path, message: `fallback "${server.fallback}" is not a configured server` });
+      else if (!target.enabled) ctx.addIssue({ code: 'custom', path, message: `fallback "${server.fallback}" is disabled` });
+      const chain = [id];
+      for (let next: string | undefined = server.fallback; next !== undefined; next = f.servers[next]?.fallback) {
+        if (chain.includes(next)) {
+          ctx.addIssue({ code: 'custom', path, message: `fallbacks form a cycle: ${[...chain, next].join(' → ')}` });
+          break;
+        }
+        chain.push(next);
       }
     }
   });

@@ -32,10 +32,31 @@ describe('formatResult', () => {
     expect(text.split('\n')).toEqual([
       '[image: image/png, 1234 bytes]',
       '[audio: audio/wav, 10 bytes]',
-      '[resource: file:///a.pdf]',
-      '[resource: file:///b.bin, application/octet-stream, 5 bytes]',
+      '[resource: file:///a.pdf (a.pdf)]',
+      '[resource file:///b.bin: application/octet-stream, 5 bytes]',
       '[resource: file:///c.txt]',
       'inline text',
+    ]);
+  });
+
+  it('names the files binary parts were saved to, why one was not, and the tool that reads a resource link', () => {
+    const content = [
+      { type: 'image', mimeType: 'image/png', data: Buffer.alloc(4033).toString('base64') },
+      { type: 'audio', mimeType: 'audio/wav', data: Buffer.alloc(10).toString('base64') },
+      { type: 'resource_link', uri: 'demo://resource/dynamic/text/2', name: 'Text Resource 2', mimeType: 'text/plain' },
+      { type: 'resource', resource: { uri: 'demo://b', mimeType: 'application/pdf', blob: Buffer.alloc(5).toString('base64') } },
+    ];
+    const saved = new Map([
+      [0, { path: 'outputs/mcp/everything-get-tiny-image-1.png', bytes: 4033 }],
+      [1, { error: 'not saved: larger than the 5-byte limit (MCP_MAX_MEDIA_BYTES)', bytes: 10 }],
+      [3, { path: 'outputs/mcp/everything-read_resource-1.pdf', bytes: 5 }],
+    ]);
+    const { text } = formatResult({ content }, 4096, { saved, readResourceTool: 'everything_read_resource' });
+    expect(text.split('\n')).toEqual([
+      '[image saved to outputs/mcp/everything-get-tiny-image-1.png (image/png, 4033 bytes)]',
+      '[audio: audio/wav, 10 bytes, not saved: larger than the 5-byte limit (MCP_MAX_MEDIA_BYTES)]',
+      '[resource: demo://resource/dynamic/text/2 (Text Resource 2, text/plain); read it with everything_read_resource]',
+      '[resource demo://b saved to outputs/mcp/everything-read_resource-1.pdf (application/pdf, 5 bytes)]',
     ]);
   });
 

@@ -1,3 +1,4 @@
+import type { ResourceToolKind } from './resource-tools.js';
 import { createHash } from 'node:crypto';
 import type { McpServerEntry, McpToolEntry } from './config.js';
 
@@ -22,6 +23,8 @@ export interface CatalogTool {
   alwaysAvailable: boolean;
   /** From the MCP annotations: calling it again has no additional effect. */
   idempotent: boolean;
+  /** A broker built-in over the server's resources (resource-tools.ts), not one of its tools. */
+  builtin?: ResourceToolKind;
 }
 
 export interface NameCollision {

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Logger } from '@agentloop/core';
@@ -117,6 +118,11 @@ export interface CallOptions {
   deadline?: number;
   signal?: AbortSignal;
   onProgress?: (p: McpProgress) => void;
+  /**
+   * Another request than tools/call made the same way (lane, deadline, failure handling), e.g.
+   * resources/read for the built-in resource tools (resource-tools.ts).
+   */
+  request?: (client: Client, options: RequestOptions) => Promise<unknown>;
 }
 
 export interface McpServerStatus {
@@ -149,6 +155,8 @@ export class McpPool {
   private readonly live = new Map<string, Promise<McpConnection>>();
   private readonly conns = new Map<string, McpConnection>();
   private readonly known = new Map<string, McpTool[]>();
+  /** Servers whose latest start announced the resources capability (resource-tools.ts). */
+  private readonly withResources = new Set<string>();
   private readonly failures = new Map<string, Failure>();
   private readonly closing = new Set<Promise<void>>();
   private stopped = false;
@@ -175,6 +183,11 @@ export class McpPool {
   /** The latest tool lists, by server (servers that never started are absent). */
   knownTools(): ReadonlyMap<string, readonly McpTool[]> {
     return this.known;
+  }
+
+  /** Whether the server announced resources when it last started. */
+  hasResources(id: string): boolean {
+    return this.withResources.has(id);
   }
 
   status(): McpServerStatus[] {
@@ -281,14 +294,17 @@ export class McpPool {
       // A server that reports progress keeps the call alive past its timeout (reset at each
       // notification), up to the caller's deadline or the hard cap (MCP_CALL_MAX_MS).
       const hardCap = opts.deadline === undefined ? (this.opts.callMaxMs ?? DEFAULT_CALL_MAX_MS) : Math.max(budget, opts.deadline - Date.now());
-      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+      const requestOptions: RequestOptions = {
         timeout: budget,
         signal: call.signal,
         resetTimeoutOnProgress: true,
         maxTotalTimeout: hardCap,
         onprogress: (p) =>
           opts.onProgress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }),
-      });
+      };
+      const result = opts.request
+        ? await opts.request(conn.client, requestOptions)
+        : await conn.client.callTool({ name: tool, arguments: args }, undefined, requestOptions);
       // A server that answers is healthy again: forget its earlier failures.
       this.failures.delete(id);
       return result;
@@ -301,6 +317,20 @@ export class McpPool {
       conn.lastUsed = Date.now();
       this.armIdle(conn);
     }
+  }
+
+  /**
+   * Stops the server (its calls in flight fail), forgets its failures and backoff, and starts it
+   * again (`reload_mcp_server`, seed 004); resolves once it is up, rejects when it does not start.
+   */
+  async restart(id: string): Promise<McpConnection> {
+    if (!this.servers[id]) throw new McpServerUnavailableError(`Unknown MCP server: ${id}`);
+    const starting = this.live.get(id);
+    if (starting) await starting.catch(() => undefined);
+    const conn = this.conns.get(id);
+    if (conn) this.drop(conn, 'restarted by an operator (reload_mcp_server)', 'info');
+    this.failures.delete(id);
+    return this.connect(id);
   }
 
   /** Closes every connection and refuses new starts (broker shutdown). */
@@ -418,6 +448,8 @@ export class McpPool {
       throw new McpServerUnavailableError(`MCP server ${id} is unavailable: the MCP broker is shutting down`);
     }
     c.ready = true;
+    if (client.getServerCapabilities()?.resources) this.withResources.add(id);
+    else this.withResources.delete(id);
     this.known.set(id, c.tools);
     this.version++;
     this.opts.onToolsChanged?.(id);
@@ -492,6 +524,11 @@ export class McpPool {
       // The server (or the SDK's output-schema check) refused this call; the connection is fine.
       return new McpCallFailedError(`MCP server ${id} rejected the call to ${tool}: ${msg}`, { cause: err });
     }
+    if (connectionRefused(err)) {
+      // Nothing listens any more: the request never left, so the call may go elsewhere (a fallback).
+      this.drop(conn, 'connection refused');
+      return new McpServerUnavailableError(`MCP server ${id} cannot be reached (connection refused); the call to ${tool} was not made.`, { cause: err });
+    }
     // A result that fails the protocol's schema, or a broken link: start afresh next time.
     this.drop(conn, `call failed: ${msg}`);
     const malformed = err !== null && typeof err === 'object' && 'issues' in err;
@@ -551,6 +588,14 @@ export class McpPool {
 function isSessionRefused(err: unknown): boolean {
   if (!(err instanceof StreamableHTTPError)) return false;
   return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+}
+
+/** fetch could not open a connection to a remote server (undici reports the cause's errno code). */
+function connectionRefused(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+  }
+  return false;
 }
 
 /** Aborts a wait for the server's call lane when the caller's signal aborts or its deadline passes. */

@@ -1,9 +1,12 @@
 import { AgentLoopError, errorMessage, JsonDepthError, MAX_JSON_DEPTH, parseJsonWithin, type Logger } from '@agentloop/core';
 import { ToolMetadataSchema, ToolSpecSchema, create, type ToolSpec } from '@agentloop/proto';
 import type { McpServerEntry } from './config.js';
+import type { WorkspaceManager } from '@agentloop/workspace';
 import { DisabledMcpToolError, McpArgumentsError, McpCallTimeoutError, McpServerUnavailableError, UnknownMcpToolError } from './errors.js';
 import { formatResult, type CallToolResultLike } from './format.js';
-import { buildCatalog, candidateServers, disabledToolNamed, serverPrefix, type Catalog, type CatalogTool } from './naming.js';
+import { saveResultMedia, type MediaTarget } from './media.js';
+import { buildCatalog, candidateServers, disabledToolNamed, sanitizeName, serverPrefix, type Catalog, type CatalogTool } from './naming.js';
+import { resourceArgsProblem, resourceRequest, resourceToolName, resourceTools } from './resource-tools.js';
 import type { McpPool } from './pool.js';
 
 export interface ListInput {
@@ -24,6 +27,8 @@ export interface ListOutput {
 
 export interface ExecuteInput {
   tenantId: string;
+  /** The thread whose workspace receives the result's images, audio and blobs (outputs/mcp/). */
+  threadId?: string;
   toolName: string;
   argsJson: string;
   /** Absolute deadline (epoch ms) of the request; the call is abandoned in time to answer before it. */
@@ -48,6 +53,10 @@ export interface McpToolProviderOptions {
    * redaction.ts); tool results, the server's answer, are not touched. Default: none.
    */
   redact?: (text: string) => string;
+  /** Servers switched off in the configuration: their tools answer "disabled", not "unknown". */
+  disabledServers?: Readonly<Record<string, McpServerEntry>>;
+  /** Where binary result parts are saved (media.ts); without it they are only summarized. */
+  media?: { workspaces: WorkspaceManager; maxBytes: number };
 }
 
 /** Time kept in hand before a caller's deadline so the reply still reaches it (a late reply is dropped). */
@@ -80,7 +89,7 @@ export class McpToolProvider {
   catalog(): Catalog {
     const version = this.pool.toolsVersion;
     if (this.cached?.version === version) return this.cached.catalog;
-    const catalog = buildCatalog(this.servers, this.pool.knownTools());
+    const catalog = withResourceTools(buildCatalog(this.servers, this.pool.knownTools()), this.servers, (id) => this.pool.hasResources(id));
     for (const c of catalog.collisions) {
       const key = `${c.name}:${c.claimants.join(',')}`;
       if (this.reported.has(key)) continue;
@@ -115,29 +124,28 @@ export class McpToolProvider {
     const started = Date.now();
     let idempotent = false;
     try {
-      const t = await this.resolve(input.toolName, input.tenantId);
-      idempotent = t.idempotent;
+      const resolved = await this.resolve(input.toolName, input.tenantId);
+      idempotent = resolved.tool.idempotent;
       const args = parseArgs(input.toolName, input.argsJson);
-      const entry = this.servers[t.server]!;
-      const timeoutMs = entry.timeout_ms ?? this.opts.callTimeoutMs;
       let deadline: number | undefined;
       if (input.deadline !== undefined) {
         deadline = input.deadline - replyMargin(input.deadline - Date.now());
-        if (deadline <= Date.now()) throw new McpCallTimeoutError(input.toolName, t.server, 0);
+        if (deadline <= Date.now()) throw new McpCallTimeoutError(input.toolName, resolved.tool.server, 0);
       }
-      const callOpts: Parameters<McpPool['callTool']>[3] = {
-        exposedName: input.toolName,
-        timeoutMs,
-        readOnly: t.tool.annotations?.readOnlyHint === true,
-        idempotent: t.idempotent,
-      };
-      if (deadline !== undefined) callOpts.deadline = deadline;
-      if (input.signal) callOpts.signal = input.signal;
-      const raw = await this.pool.callTool(t.server, t.tool.name, args, callOpts);
-      const { text, isError } = formatResult(raw as CallToolResultLike, this.opts.maxResultBytes);
+      const { served, raw, note } = await this.callWithFallback(resolved, args, input, deadline);
+      const saved =
+        this.opts.media && input.threadId
+          ? await saveResultMedia(raw.content, this.mediaTarget(input.tenantId, input.threadId), served.server, sanitizeName(served.tool.name))
+          : undefined;
+      const readTool = this.pool.hasResources(served.server) ? resourceToolName(served.server, 'read_resource') : undefined;
+      const { text, isError } = formatResult(raw, this.opts.maxResultBytes, {
+        ...(saved ? { saved } : {}),
+        ...(readTool ? { readResourceTool: readTool } : {}),
+      });
+      const content = note ? `${note}\n${text}` : text;
       const durationMs = Date.now() - started;
-      if (isError) return { content: `Error: ${text}`, error: { code: 'TOOL_FAILED', message: text, retryable: false }, durationMs, idempotent };
-      return { content: text, durationMs, idempotent };
+      if (isError) return { content: `Error: ${content}`, error: { code: 'TOOL_FAILED', message: content, retryable: false }, durationMs, idempotent };
+      return { content, durationMs, idempotent };
     } catch (err) {
       const redact = this.opts.redact ?? ((text: string) => text);
       const wire =
@@ -148,8 +156,88 @@ export class McpToolProvider {
     }
   }
 
-  /** The offered tool `name` stands for, starting the servers that may own it when it is not known yet. */
-  private async resolve(name: string, tenantId: string): Promise<CatalogTool> {
+  /**
+   * Calls the tool; while its server is unavailable (not started, in backoff, unreachable), the
+   * same MCP tool of the server's `fallback` (and of that one's, in turn) instead (seed 004
+   * "Error Recovery"). The note tells the model which server answered and why.
+   */
+  private async callWithFallback(
+    first: Resolved,
+    args: Record<string, unknown>,
+    input: ExecuteInput,
+    deadline: number | undefined,
+  ): Promise<{ served: CatalogTool; raw: CallToolResultLike; note?: string }> {
+    let t = first.tool;
+    let down = first.unavailable;
+    const skipped: string[] = [];
+    const visited = [t.server];
+    for (;;) {
+      if (!down) {
+        try {
+          return {
+            served: t,
+            raw: await this.callOne(t, args, input, deadline),
+            ...(skipped.length > 0 ? { note: (this.opts.redact ?? String)(fallbackNote(t.server, skipped)) } : {}),
+          };
+        } catch (err) {
+          if (!(err instanceof McpServerUnavailableError)) throw err;
+          down = err;
+        }
+      }
+      const next = await this.fallbackOf(t, input.tenantId, visited);
+      if (!next) throw down;
+      skipped.push(`${t.server} is unavailable (${down.message})`);
+      t = next.tool;
+      visited.push(t.server);
+      down = next.unavailable;
+    }
+  }
+
+  private async callOne(t: CatalogTool, args: Record<string, unknown>, input: ExecuteInput, deadline: number | undefined): Promise<CallToolResultLike> {
+    const callOpts: Parameters<McpPool['callTool']>[3] = {
+      exposedName: input.toolName,
+      timeoutMs: this.servers[t.server]?.timeout_ms ?? this.opts.callTimeoutMs,
+      readOnly: t.tool.annotations?.readOnlyHint === true,
+      idempotent: t.idempotent,
+    };
+    if (t.builtin) {
+      const problem = resourceArgsProblem(t.builtin, args);
+      if (problem) throw new McpArgumentsError(input.toolName, problem);
+      callOpts.request = resourceRequest(t.builtin, args);
+    }
+    if (deadline !== undefined) callOpts.deadline = deadline;
+    if (input.signal) callOpts.signal = input.signal;
+    return (await this.pool.callTool(t.server, t.tool.name, args, callOpts)) as CallToolResultLike;
+  }
+
+  /** The same MCP tool on `t.server`'s fallback server, started if need be (its own failure carried along). */
+  private async fallbackOf(t: CatalogTool, tenantId: string, visited: readonly string[]): Promise<Resolved | undefined> {
+    const id = this.servers[t.server]?.fallback;
+    if (!id || visited.includes(id) || !this.servers[id] || !this.allows(id, tenantId)) return undefined;
+    let unavailable: McpServerUnavailableError | undefined;
+    try {
+      await this.pool.tools(id);
+    } catch (err) {
+      unavailable = err instanceof McpServerUnavailableError ? err : new McpServerUnavailableError(errorMessage(err));
+    }
+    const same = this.catalog().tools.find((c) => c.server === id && (t.builtin ? c.builtin === t.builtin : !c.builtin && c.tool.name === t.tool.name));
+    if (same) return { tool: same, ...(unavailable ? { unavailable } : {}) };
+    // Its tools are unknown (it never started): try it under the same MCP name, or go on down the chain.
+    if (unavailable) return { tool: { ...t, server: id, config: undefined, alwaysAvailable: false }, unavailable };
+    return undefined;
+  }
+
+  private mediaTarget(tenantId: string, threadId: string): MediaTarget {
+    const media = this.opts.media!;
+    return { workspaces: media.workspaces, tenantId, threadId, maxBytes: media.maxBytes };
+  }
+
+  /**
+   * The offered tool `name` stands for, starting the servers that may own it when it is not known
+   * yet. A server that fails to start but has a fallback yields the tool as far as its name tells
+   * (`unavailable` set), so the call can go to the fallback.
+   */
+  private async resolve(name: string, tenantId: string): Promise<Resolved> {
     let t = this.catalog().byName.get(name);
     if (t && !this.allows(t.server, tenantId)) throw new UnknownMcpToolError(name);
     if (!t) {
@@ -158,13 +246,23 @@ export class McpToolProvider {
       t = this.catalog().byName.get(name);
       if (t && !this.allows(t.server, tenantId)) throw new UnknownMcpToolError(name);
       if (!t) {
-        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason instanceof AgentLoopError ? failed.reason : new McpServerUnavailableError(errorMessage(failed.reason));
+        const failedAt = results.findIndex((r) => r.status === 'rejected');
+        if (failedAt >= 0) {
+          const reason = (results[failedAt] as PromiseRejectedResult).reason as unknown;
+          const err = reason instanceof McpServerUnavailableError ? reason : new McpServerUnavailableError(errorMessage(reason));
+          const server = candidates[failedAt]!;
+          const guessed = this.servers[server]?.fallback ? guessTool(server, this.servers[server], name) : undefined;
+          if (guessed) return { tool: guessed, unavailable: err };
+          throw reason instanceof AgentLoopError ? reason : err;
+        }
       }
     }
-    if (t) return t;
+    if (t) return { tool: t };
     const disabled = disabledToolNamed(this.servers, name);
     if (disabled && this.allows(disabled.server, tenantId)) throw new DisabledMcpToolError(name);
+    // A server switched off (`enabled: false`) has none of its tools callable, by prefix or alias.
+    const off = this.opts.disabledServers ?? {};
+    if (candidateServers(off, name).some((id) => off[id]?.tenants === undefined || off[id].tenants.includes(tenantId))) throw new DisabledMcpToolError(name);
     throw new UnknownMcpToolError(name);
   }
 
@@ -201,6 +299,35 @@ export class McpToolProvider {
       }),
     });
   }
+}
+
+/** A tool resolved for a call; `unavailable`: its server is known to be down (try the fallback). */
+interface Resolved {
+  tool: CatalogTool;
+  unavailable?: McpServerUnavailableError;
+}
+
+function fallbackNote(server: string, skipped: readonly string[]): string {
+  return `[answered by fallback MCP server ${server}: ${skipped.join('; ')}]`;
+}
+
+/** The catalog plus the built-in resource tools of each server announcing resources. */
+function withResourceTools(catalog: Catalog, servers: Readonly<Record<string, McpServerEntry>>, hasResources: (id: string) => boolean): Catalog {
+  const extra = Object.keys(servers)
+    .filter((id) => hasResources(id))
+    .flatMap((id) => resourceTools(id, servers[id]!, catalog.byName));
+  if (extra.length === 0) return catalog;
+  const byName = new Map(catalog.byName);
+  for (const t of extra) byName.set(t.name, t);
+  return { ...catalog, tools: [...catalog.tools, ...extra], byName };
+}
+
+/** The tool a name stands for on a server whose tools are not known (by alias, else the `<server>_` prefix). */
+function guessTool(server: string, entry: McpServerEntry, name: string): CatalogTool | undefined {
+  const aliased = Object.entries(entry.tools).find(([, t]) => t.alias === name)?.[0];
+  const toolName = aliased ?? (name.startsWith(serverPrefix(server)) ? name.slice(serverPrefix(server).length) : undefined);
+  if (!toolName) return undefined;
+  return { name, server, tool: { name: toolName, inputSchema: { type: 'object' } }, config: entry.tools[toolName], alwaysAvailable: false, idempotent: false };
 }
 
 function parseArgs(tool: string, argsJson: string): Record<string, unknown> {

@@ -97,9 +97,8 @@ async function call(toolName: string, args: object | string, opts: { tenantId?: 
 }
 
 describe('MCP broker: lazy start and visibility', () => {
-  it('starts nothing at boot, and a listing starts only servers with always-available tools', async () => {
+  it('starts only the servers with always-available tools at boot, in the background', async () => {
     await setup(standard());
-    expect(await spawns()).toBe(0);
     expect(await names()).toEqual(['echo_add', 'echo_fail', 'mcp_echo']);
     expect(broker!.pool.running()).toEqual(['echo']);
     expect(await spawns()).toBe(1);
@@ -235,7 +234,7 @@ describe('MCP broker: calls', () => {
   it('summarizes images and resources, uses structuredContent, and caps long results', async () => {
     await setup(standard(), {}, { MCP_MAX_RESULT_BYTES: '1024' });
     expect((await call('echo_picture', {})).content).toBe(
-      'here you go\n[image: image/png, 70 bytes]\n[resource: file:///srv/report.pdf]\n[resource: file:///srv/notes.txt]\nthe notes',
+      'here you go\n[image: image/png, 70 bytes]\n[resource: file:///srv/report.pdf (report.pdf)]\n[resource: file:///srv/notes.txt]\nthe notes',
     );
     expect((await call('echo_sum', { values: [1, 2, 3] })).content).toBe('{"sum":6}');
     const big = (await call('echo_big', { bytes: 5000 })).content;

@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { MCP_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import {
+  MCP_TOOLS_RPC,
+  publishMcpToolsChanged,
+  serveClusterReload,
+  serveMcpServerReload,
+  serveService,
+  type Bus,
+  type McpServerReloadResult,
+  type Subscription,
+} from '@agentloop/bus';
 import { errorMessage, newId, type Logger } from '@agentloop/core';
+import { WorkspaceManager } from '@agentloop/workspace';
 import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
 import { executeTool } from './handlers/execute.js';
 import { listTools } from './handlers/list.js';
@@ -29,6 +39,8 @@ export interface McpBroker {
   status(): McpServerStatus[];
   /** Re-reads mcp_servers.yaml on this replica (what `POST /admin/reload` does on every replica). */
   reload(): Promise<Record<string, unknown>>;
+  /** Restarts one server on this replica (what `POST /admin/mcp/servers/{id}/reload` does on every replica). */
+  restartServer(id: string): Promise<Omit<McpServerReloadResult, 'instance'>>;
   readonly pool: McpPool;
   readonly provider: McpToolProvider;
 }
@@ -53,20 +65,37 @@ export interface McpBrokerDeps {
 export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
   const logger = deps.logger.child({ component: 'mcp-broker' });
   const instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+  // The tool-runner's workspaces (same volume): results' images, audio and blobs go to their outputs/mcp/.
+  const workspaces = new WorkspaceManager({ root: deps.config.WORKSPACE_ROOT, logger });
   // An injected file (tests) is what a reload reads again; otherwise MCP_CONFIG is re-read.
   const readFile = async () => deps.file ?? (await loadMcpFile(deps.config.MCP_CONFIG));
-  let current = generation(deps, logger, await readFile());
+  let current = generation(deps, logger, await readFile(), workspaces);
   let subs: Subscription[] = [];
 
   /** Re-reads mcp_servers.yaml: new servers are offered, removed ones stop (their calls in flight fail). */
   const reload = async (): Promise<Record<string, unknown>> => {
-    const next = generation(deps, logger, await readFile());
+    const next = generation(deps, logger, await readFile(), workspaces);
     const previous = current;
     current = next;
     await previous.pool.closeAll();
     logger.info({ servers: Object.keys(next.servers) }, 'mcp_servers.yaml reloaded');
-    if (!next.file.global.lazy_startup) startAll(next, logger);
+    startAtBoot(next, logger);
     return { servers: Object.keys(next.servers) };
+  };
+
+  const restartServer = async (id: string): Promise<Omit<McpServerReloadResult, 'instance'>> => {
+    const g = current;
+    if (!g.servers[id]) {
+      const why = g.file.servers[id] ? 'it is disabled in mcp_servers.yaml' : 'no such server in mcp_servers.yaml';
+      return { ok: false, unknown: true, error: `MCP server ${id} cannot be reloaded: ${why}` };
+    }
+    logger.info({ mcp_server: id }, 'restarting MCP server on request');
+    try {
+      const conn = await g.pool.restart(id);
+      return { ok: true, state: 'running', tools: conn.tools.length };
+    } catch (err) {
+      return { ok: false, state: g.pool.status().find((s) => s.id === id)?.state ?? 'stopped', error: g.redactor.redact(errorMessage(err)) };
+    }
   };
 
   return {
@@ -78,6 +107,7 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
     },
     status: () => current.pool.status(),
     reload,
+    restartServer,
     async start() {
       if (subs.length > 0) return;
       // The handlers read the current generation on every call, so a reload applies to the next one.
@@ -92,12 +122,14 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
         }),
         // POST /admin/reload (libs/bus cluster-reload.ts).
         await serveClusterReload(deps.bus, { service: MCP_TOOLS_RPC.queue, instance, logger, reload }),
+        // POST /admin/mcp/servers/{id}/reload (libs/bus mcp-admin.ts).
+        await serveMcpServerReload(deps.bus, { instance, logger, restart: restartServer }),
       ];
       logger.info(
         { servers: Object.keys(current.servers), configured: Object.keys(current.file.servers).length, lazy_startup: current.file.global.lazy_startup },
         'mcp-broker serving',
       );
-      if (!current.file.global.lazy_startup) startAll(current, logger);
+      startAtBoot(current, logger);
     },
     async stop() {
       await Promise.allSettled(subs.map((s) => s.unsubscribe()));
@@ -116,8 +148,9 @@ interface Generation {
   redactor: ReturnType<typeof mcpPathRedactor>;
 }
 
-function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile): Generation {
+function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile, workspaces: WorkspaceManager): Generation {
   const servers: Record<string, McpServerEntry> = Object.fromEntries(Object.entries(file.servers).filter(([, s]) => s.enabled));
+  const disabledServers: Record<string, McpServerEntry> = Object.fromEntries(Object.entries(file.servers).filter(([, s]) => !s.enabled));
   const pool = new McpPool(servers, {
     logger,
     startTimeoutMs: deps.config.MCP_START_TIMEOUT_MS,
@@ -126,6 +159,12 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile): Generat
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),
+    // Orchestrators drop their cached listings: a server that finished starting after a run listed
+    // its tools is offered on that run's next model call (libs/bus mcp-admin.ts).
+    onToolsChanged: (server) =>
+      void publishMcpToolsChanged(deps.bus, server).catch((err: unknown) =>
+        logger.warn({ mcp_server: server, err: errorMessage(err) }, 'could not announce changed MCP tools'),
+      ),
   });
   // The broker's error text names no host path (stderr tails, spawn errors): see redaction.ts.
   const redactor = mcpPathRedactor(servers, deps.config.MCP_CONFIG ?? (deps.file ? undefined : DEFAULT_MCP_CONFIG_PATH));
@@ -134,12 +173,23 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile): Generat
     callTimeoutMs: deps.config.MCP_CALL_TIMEOUT_MS,
     maxResultBytes: deps.config.MCP_MAX_RESULT_BYTES,
     redact: (text) => redactor.redact(text),
+    disabledServers,
+    media: { workspaces, maxBytes: deps.config.MCP_MAX_MEDIA_BYTES },
   });
   return { file, servers, pool, provider, redactor };
 }
 
-function startAll(g: Generation, logger: Logger): void {
-  for (const id of Object.keys(g.servers)) {
+/**
+ * Starts servers in the background at boot (and after a reload): every server with
+ * `lazy_startup: false`, and with lazy startup still the ones a run lists without being asked
+ * (server or some tool `always_available`), so a slow start (`npx -y` downloading the package)
+ * is not missed by the first run. Other servers start on first use.
+ */
+function startAtBoot(g: Generation, logger: Logger): void {
+  const ids = Object.entries(g.servers)
+    .filter(([, s]) => !g.file.global.lazy_startup || s.always_available || Object.values(s.tools).some((t) => t.enabled && t.always_available))
+    .map(([id]) => id);
+  for (const id of ids) {
     g.pool.connect(id).catch((err: unknown) => logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server did not start at boot'));
   }
 }

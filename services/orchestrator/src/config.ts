@@ -48,6 +48,11 @@ export const OrchestratorEnv = z.object({
   /** Deadline of one tool call over the bus. */
   TOOL_CALL_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
   /**
+   * How long a tool listing (per tenant and visibility) is reused across model calls; a cluster
+   * reload or an MCP server whose tools became known drops it sooner.
+   */
+  TOOL_LIST_CACHE_MS: envInt(5_000, 0, 3_600_000),
+  /**
    * Tool approval (seed 001 Part 7): `required` checks every tool call with the approval service
    * and does not run a call it cannot get a verdict for (fail closed); `off` skips the checks.
    */

@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { hostname } from 'node:os';
-import { ORCHESTRATOR_SUBJECTS, serveClusterReload, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
+import { ORCHESTRATOR_SUBJECTS, onMcpToolsChanged, serveClusterReload, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Store } from '@agentloop/store';
 import { budgetsConfigured, errorMessage, newId, type Logger } from '@agentloop/core';
@@ -50,7 +50,11 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const log = deps.logger.child({ component: 'orchestrator' });
   const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
   // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
-  const toolOpts = { callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] };
+  const toolOpts = {
+    callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS,
+    listCacheMs: deps.config.TOOL_LIST_CACHE_MS,
+    providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER],
+  };
   const tools = deps.scheduler
     ? new TaskToolClient(deps.bus, toolOpts, new ScheduledTasks({ store: deps.store, scheduler: deps.scheduler }))
     : new ToolClient(deps.bus, toolOpts);
@@ -97,6 +101,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
   let reloads: Subscription | undefined;
+  let mcpToolChanges: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   return {
     async start() {
@@ -122,6 +127,9 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         logger: log,
         reload: async () => ({ tool_listings_dropped: tools.forgetListings(), skill_listings_dropped: skills.forgetListings() }),
       });
+      // An MCP server that finished starting (or changed its tools) after a run listed them: the run's
+      // next model call lists again instead of using the cached listing (README "MCP calls").
+      mcpToolChanges = await onMcpToolsChanged(deps.bus, () => void tools.forgetListings());
       const slots = new TenantSlots(deps.config.TENANT_MAX_CONCURRENT_RUNS, deps.config.TENANT_CONCURRENT_RUNS);
       // A job over its tenant's cap is parked on a queue that can wake it (SQLite, BullMQ), else deferred briefly.
       const parking = deps.runs.wakeParked ? { wakeParked: deps.runs.wakeParked.bind(deps.runs) } : undefined;
@@ -158,6 +166,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       await threadDeletes?.unsubscribe().catch(() => undefined);
       await cancels?.unsubscribe().catch(() => undefined);
       await reloads?.unsubscribe().catch(() => undefined);
+      await mcpToolChanges?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');
     },
   };

@@ -10,7 +10,7 @@ import {
   ToolSpecSchema,
   toBinary,
 } from '@agentloop/proto';
-import { SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
+import { MCP_PROVIDER, SKILLS_PROVIDER, TOOL_RUNNER_PROVIDER, ToolClient } from './tool-client.js';
 
 const spec = (name: string) => create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{}', metadata: create(ToolMetadataSchema, {}) });
 const call = (name: string) => ({ tenantId: 't', threadId: 'th', runId: 'r', toolCallId: `c-${name}`, name, args: {} });
@@ -50,5 +50,34 @@ describe('ToolClient with several providers', () => {
     ).rejects.toThrow();
     await bus.close();
     await alone.close();
+  });
+
+  it('a name no listing offered, unknown to the first provider, is answered by the provider that knows it', async () => {
+    const bus = new MemoryBus();
+    const answer = (executeSubject: string, reply: (name: string) => { content: string; error?: { code: string; message: string } }) =>
+      bus.serve(executeSubject, { queue: executeSubject }, async (msg) => {
+        const req = fromBinary(ExecuteToolRequestSchema, msg.data);
+        return toBinary(ExecuteToolResponseSchema, create(ExecuteToolResponseSchema, reply(req.toolName)));
+      });
+    const unknown = (name: string) => ({ content: `Error: Unknown tool: ${name}`, error: { code: 'NOT_FOUND', message: `Unknown tool: ${name}` } });
+    await answer('agentloop.tools.execute', unknown);
+    await answer('agentloop.skills.tools.execute', unknown);
+    await answer('agentloop.mcp.tools.execute', (name) =>
+      name === 'off_echo'
+        ? {
+            content: 'Error: Tool off_echo is disabled in the MCP configuration',
+            error: { code: 'NOT_FOUND', message: 'Tool off_echo is disabled in the MCP configuration' },
+          }
+        : unknown(name),
+    );
+    const client = new ToolClient(bus, { callTimeoutMs: 1000, providers: [TOOL_RUNNER_PROVIDER, SKILLS_PROVIDER, MCP_PROVIDER] });
+    expect(await client.execute(call('off_echo'))).toEqual({
+      content: 'Error: Tool off_echo is disabled in the MCP configuration',
+      isError: true,
+      errorCode: 'NOT_FOUND',
+    });
+    // Nobody knows it: the first provider's answer.
+    expect((await client.execute(call('nothing'))).content).toBe('Error: Unknown tool: nothing');
+    await bus.close();
   });
 });

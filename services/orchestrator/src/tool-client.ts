@@ -258,7 +258,21 @@ export class ToolClient {
     };
     if (traceparent) headers[Headers.traceparent] = traceparent;
     try {
-      const res = await this.clients.get(provider)!.executeTool(req, { timeoutMs: this.opts.callTimeoutMs, tenantId: call.tenantId, headers });
+      let res = await this.clients.get(provider)!.executeTool(req, { timeoutMs: this.opts.callTimeoutMs, tenantId: call.tenantId, headers });
+      // A name no listing offered went to the first provider; when that one does not know it,
+      // another may still own it and explain (e.g. the MCP broker: "Tool X is disabled in the MCP configuration").
+      if (!this.owner.has(call.name) && isUnknownTool(res)) {
+        for (const other of this.providers.filter((p) => p !== provider)) {
+          const alt = await this.clients
+            .get(other)!
+            .executeTool(req, { timeoutMs: this.opts.callTimeoutMs, tenantId: call.tenantId, headers })
+            .catch(() => undefined);
+          if (alt && !isUnknownTool(alt)) {
+            res = alt;
+            break;
+          }
+        }
+      }
       if (res.error) {
         const content = res.content.startsWith('Error:') ? res.content : `Error: ${res.error.message}`;
         return { content, isError: true, errorCode: res.error.code };
@@ -278,6 +292,11 @@ export class ToolClient {
       return { content: `Error: Tool ${call.name} failed: ${errorMessage(err)}`, isError: true, errorCode: 'INTERNAL' };
     }
   }
+}
+
+/** A provider's answer that it has no tool of that name at all. */
+function isUnknownTool(res: { error?: { code: string; message: string } | undefined }): boolean {
+  return res.error?.code === 'NOT_FOUND' && /^Unknown tool\b/.test(res.error.message);
 }
 
 /** The list request with normalised (sorted, de-duplicated) visibility fields. */

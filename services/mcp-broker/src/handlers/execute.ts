@@ -13,6 +13,7 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
     const log = logger.child({ tenant: call.tenantId, run_id: req.runId || undefined, tool: req.toolName });
     const input = {
       tenantId: call.tenantId,
+      ...(req.threadId ? { threadId: req.threadId } : {}),
       toolName: req.toolName,
       argsJson: req.argsJson,
       signal: call.signal,
