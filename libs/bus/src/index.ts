@@ -62,3 +62,4 @@ export {
   type ServeClusterReloadOptions,
   type ServiceReloadResult,
 } from './cluster-reload.js';
+export { toolProgressSubject, publishToolProgress, subscribeToolProgress, type ToolProgress } from './tool-progress.js';

@@ -4,7 +4,7 @@ import type { McpServerEntry } from './config.js';
 import { DisabledMcpToolError, McpArgumentsError, McpCallTimeoutError, McpServerUnavailableError, UnknownMcpToolError } from './errors.js';
 import { formatResult, type CallToolResultLike } from './format.js';
 import { buildCatalog, candidateServers, disabledToolNamed, serverPrefix, type Catalog, type CatalogTool } from './naming.js';
-import type { McpPool } from './pool.js';
+import type { McpPool, McpProgress } from './pool.js';
 
 export interface ListInput {
   tenantId: string;
@@ -29,6 +29,11 @@ export interface ExecuteInput {
   /** Absolute deadline (epoch ms) of the request; the call is abandoned in time to answer before it. */
   deadline?: number;
   signal?: AbortSignal;
+  /** The calling run (sampling and elicitation requests of the server are attributed to it). */
+  runId?: string;
+  toolCallId?: string;
+  /** Progress notifications of the server for this call (they also keep it alive, pool.ts). */
+  onProgress?: (p: McpProgress) => void;
 }
 
 export interface ExecuteOutput {
@@ -133,6 +138,7 @@ export class McpToolProvider {
       };
       if (deadline !== undefined) callOpts.deadline = deadline;
       if (input.signal) callOpts.signal = input.signal;
+      if (input.onProgress) callOpts.onProgress = input.onProgress;
       const raw = await this.pool.callTool(t.server, t.tool.name, args, callOpts);
       const { text, isError } = formatResult(raw as CallToolResultLike, this.opts.maxResultBytes);
       const durationMs = Date.now() - started;

@@ -82,7 +82,7 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
       if (subs.length > 0) return;
       // The handlers read the current generation on every call, so a reload applies to the next one.
       const provider = { list: (i: ListInput) => current.provider.list(i), execute: (i: ExecuteInput) => current.provider.execute(i) };
-      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger) };
+      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger, deps.bus) };
       subs = [
         await serveService(deps.bus, MCP_TOOLS_RPC, impl, {
           logger,
