@@ -63,3 +63,4 @@ export {
   type ServiceReloadResult,
 } from './cluster-reload.js';
 export { toolProgressSubject, publishToolProgress, subscribeToolProgress, type ToolProgress } from './tool-progress.js';
+export { SAMPLING_SUBJECT, type SamplingMessage, type SamplingRequest, type SamplingReply } from './sampling.js';

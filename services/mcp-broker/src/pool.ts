@@ -12,6 +12,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { expandVars, type McpServerEntry } from './config.js';
 import { CallLanes } from './call-lanes.js';
+import { clientCapabilities, installClientFeatures, type McpCaller, type Sampler } from './client-features.js';
 import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
 import type { McpTool } from './naming.js';
 
@@ -68,6 +69,8 @@ export class McpConnection {
   idleTimer: NodeJS.Timeout | undefined;
   /** Abort switches of the calls in flight: a lost link fails them at once (see `verifyLink`). */
   readonly calls = new Set<AbortController>();
+  /** The runs the calls in flight were made for: a server's sampling request is attributed to them. */
+  readonly callers = new Map<AbortController, McpCaller>();
   /** Pending check of a remote link after a transport error. */
   verifying: Promise<void> | undefined;
 
@@ -99,6 +102,8 @@ export interface McpPoolOptions {
   callMaxMs?: number;
   /** A server's tool list became known or changed (started, or it sent tools/list_changed). */
   onToolsChanged?: (server: string) => void;
+  /** Answers servers' sampling requests (servers with `sampling:` set); without it sampling is not declared. */
+  sampler?: Sampler;
 }
 
 /** A progress notification of a call in flight (MCP `notifications/progress`). */
@@ -117,6 +122,8 @@ export interface CallOptions {
   deadline?: number;
   signal?: AbortSignal;
   onProgress?: (p: McpProgress) => void;
+  /** The run and tool call the call is made for. */
+  caller?: McpCaller;
 }
 
 export interface McpServerStatus {
@@ -277,6 +284,7 @@ export class McpPool {
     if (opts.signal?.aborted) onOuterAbort();
     else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
     conn.calls.add(call);
+    if (opts.caller) conn.callers.set(call, opts.caller);
     try {
       // A server that reports progress keeps the call alive past its timeout (reset at each
       // notification), up to the caller's deadline or the hard cap (MCP_CALL_MAX_MS).
@@ -296,6 +304,7 @@ export class McpPool {
       throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal, call.signal.reason);
     } finally {
       conn.calls.delete(call);
+      conn.callers.delete(call);
       opts.signal?.removeEventListener('abort', onOuterAbort);
       conn.inflight--;
       conn.lastUsed = Date.now();
@@ -386,12 +395,14 @@ export class McpPool {
       throw new McpServerUnavailableError(`MCP server ${id} cannot start: ${errorMessage(err)}`, { cause: err });
     }
     const client = new Client(CLIENT_INFO, {
+      capabilities: clientCapabilities(entry, this.opts.sampler),
       listChanged: {
         // The server announced a changed tool list (the closure runs only after `c` exists).
         tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(c) },
       },
     });
     const c = new McpConnection(id, client, transport, stderr);
+    installClientFeatures(client, id, entry, () => [...c.callers.values()], this.opts.sampler);
     client.onclose = () => this.closed(c);
     client.onerror = (err) => {
       log.debug({ err: errorMessage(err) }, 'MCP transport error');

@@ -139,6 +139,7 @@ export class McpToolProvider {
       if (deadline !== undefined) callOpts.deadline = deadline;
       if (input.signal) callOpts.signal = input.signal;
       if (input.onProgress) callOpts.onProgress = input.onProgress;
+      if (input.runId) callOpts.caller = { tenantId: input.tenantId, runId: input.runId, toolCallId: input.toolCallId ?? '', toolName: input.toolName };
       const raw = await this.pool.callTool(t.server, t.tool.name, args, callOpts);
       const { text, isError } = formatResult(raw as CallToolResultLike, this.opts.maxResultBytes);
       const durationMs = Date.now() - started;

@@ -8,6 +8,7 @@ import { listTools } from './handlers/list.js';
 import { McpPool, type McpServerStatus } from './pool.js';
 import { McpToolProvider, type ExecuteInput, type ListInput } from './provider.js';
 import { mcpPathRedactor } from './redaction.js';
+import { busSampler } from './sampling-relay.js';
 
 /**
  * Subjects served (queue group `mcp-broker`), with the tool-runner's messages (declared once in
@@ -123,6 +124,7 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile): Generat
     startTimeoutMs: deps.config.MCP_START_TIMEOUT_MS,
     idleTimeoutMs: deps.config.MCP_IDLE_TIMEOUT_MS,
     callMaxMs: deps.config.MCP_CALL_MAX_MS,
+    sampler: busSampler(deps.bus, (id) => servers[id]?.sampling),
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),

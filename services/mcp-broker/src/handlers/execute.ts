@@ -21,15 +21,18 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
       ...(req.runId ? { runId: req.runId } : {}),
       ...(req.toolCallId ? { toolCallId: req.toolCallId } : {}),
     };
+    // Published in order; the reply waits for the last one, so no progress follows the result.
+    let published: Promise<void> = Promise.resolve();
     if (bus && req.runId && req.toolCallId) {
       input.onProgress = (p) => {
         const progress = { tool_call_id: req.toolCallId, name: req.toolName, ...p };
-        publishToolProgress(bus, call.tenantId, req.runId, progress).catch((err: unknown) =>
-          log.debug({ err: errorMessage(err) }, 'MCP progress notification not relayed'),
-        );
+        published = published
+          .then(() => publishToolProgress(bus, call.tenantId, req.runId, progress))
+          .catch((err: unknown) => log.debug({ err: errorMessage(err) }, 'MCP progress notification not relayed'));
       };
     }
     const out = await provider.execute(input);
+    await published;
     if (out.error) log.info({ ms: out.durationMs, code: out.error.code, err: out.error.message.slice(0, 300) }, 'MCP tool call failed');
     else log.info({ ms: out.durationMs }, 'MCP tool call');
     return { content: out.content, error: out.error, durationMs: BigInt(out.durationMs), idempotent: out.idempotent };

@@ -25,12 +25,19 @@ export async function withToolEvents(
   } catch (err) {
     logger.warn({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool start event not sent');
   }
+  // Events are sent in order, and all of them before the end event.
+  let sent: Promise<void> = Promise.resolve();
   const emit = (data: Record<string, unknown>) => {
-    handle?.handleToolEvent(data).catch((err: unknown) => {
-      logger.debug({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool progress event not sent');
-    });
+    if (!handle) return;
+    const h = handle;
+    sent = sent
+      .then(() => h.handleToolEvent(data))
+      .catch((err: unknown) => {
+        logger.debug({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool progress event not sent');
+      });
   };
   const message = await run(emit);
+  await sent;
   try {
     await handle?.handleToolEnd(message);
   } catch (err) {

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * The per-server settings of the MCP client features (mcp_servers.yaml): roots, sampling and
+ * OAuth. Kept apart from config.ts's server entry, which only names them.
+ */
+
+/**
+ * `roots:` — what the broker answers to `roots/list`. A connection is shared by every tenant and
+ * run using the server (one per server per replica), so the answer cannot be a run's workspace:
+ * it is this fixed list, empty by default (the operator names paths every user of the server may
+ * see, never one tenant's).
+ */
+export const McpRootEntry = z
+  .object({
+    uri: z
+      .string()
+      .regex(/^file:\/\//, 'a root uri must start with file://')
+      .describe('file:// URI of a directory the server may work in'),
+    name: z.string().min(1).optional(),
+  })
+  .strict();
+export type McpRootEntry = z.infer<typeof McpRootEntry>;
+
+/**
+ * `sampling:` — lets the server ask for a model completion (`sampling/createMessage`) during one of
+ * its calls. Off unless set: the completion is paid from the operator's model slots. It runs on the
+ * orchestrator executing the calling run (sampling.ts), on `slot` unless the server's model hints
+ * name another slot.
+ */
+export const McpSamplingEntry = z
+  .object({
+    enabled: z.boolean().default(true),
+    slot: z.enum(['base', 'reasoning', 'vision', 'code', 'chat']).default('base'),
+    /** Cap on the completion's tokens, whatever the server asks for. */
+    max_tokens: z.number().int().min(1).max(100_000).default(1024),
+  })
+  .strict();
+export type McpSamplingEntry = z.infer<typeof McpSamplingEntry>;
+
+/**
+ * `oauth:` — OAuth 2 client credentials for an HTTP (sse/http) server (oauth.ts). The token
+ * endpoint is discovered from the server's metadata unless `token_url` is given; `${VAR}` is
+ * expanded in `client_id` and `client_secret`.
+ */
+export const McpOAuthEntry = z
+  .object({
+    grant: z.literal('client_credentials').default('client_credentials'),
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1),
+    scope: z.string().min(1).optional(),
+    token_url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), 'token_url must be http(s)')
+      .optional(),
+  })
+  .strict();
+export type McpOAuthEntry = z.infer<typeof McpOAuthEntry>;
