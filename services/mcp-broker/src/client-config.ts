@@ -39,9 +39,10 @@ export const McpSamplingEntry = z
 export type McpSamplingEntry = z.infer<typeof McpSamplingEntry>;
 
 /**
- * `oauth:` — OAuth 2 client credentials for an HTTP (sse/http) server (oauth.ts). The token
- * endpoint is discovered from the server's metadata unless `token_url` is given; `${VAR}` is
- * expanded in `client_id` and `client_secret`.
+ * `oauth:` — OAuth 2 client credentials for an HTTP (sse/http) server (oauth.ts, with the SDK's
+ * ClientCredentialsProvider): the token endpoint is discovered from the server's protected-resource
+ * and authorization-server metadata; `issuer`, when set, is the only authorization server the
+ * credentials are sent to. `${VAR}` is expanded in `client_id` and `client_secret`.
  */
 export const McpOAuthEntry = z
   .object({
@@ -49,10 +50,10 @@ export const McpOAuthEntry = z
     client_id: z.string().min(1),
     client_secret: z.string().min(1),
     scope: z.string().min(1).optional(),
-    token_url: z
+    issuer: z
       .string()
       .url()
-      .refine((u) => /^https?:\/\//i.test(u), 'token_url must be http(s)')
+      .refine((u) => /^https?:\/\//i.test(u), 'issuer must be http(s)')
       .optional(),
   })
   .strict();

@@ -15,6 +15,8 @@ import { CallLanes } from './call-lanes.js';
 import { clientCapabilities, installClientFeatures, type McpCaller, type Sampler } from './client-features.js';
 import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
 import type { McpTool } from './naming.js';
+import { oauthProvider } from './oauth.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
 const STDERR_TAIL_BYTES = 2048;
@@ -161,6 +163,8 @@ export class McpPool {
   private stopped = false;
   private version = 0;
   private readonly lanes: CallLanes;
+  /** OAuth providers by server: a token outlives a reconnect. */
+  private readonly auth = new Map<string, OAuthClientProvider>();
 
   constructor(
     private readonly servers: Readonly<Record<string, McpServerEntry>>,
@@ -377,10 +381,20 @@ export class McpPool {
         return t;
       }
       case 'sse':
-        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
       case 'http':
-        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
     }
+  }
+
+  private authOf(id: string, entry: McpServerEntry): { authProvider?: OAuthClientProvider } {
+    if (!entry.oauth) return {};
+    let provider = this.auth.get(id);
+    if (!provider) {
+      provider = oauthProvider(id, entry.oauth, this.opts.env ?? process.env);
+      this.auth.set(id, provider);
+    }
+    return { authProvider: provider };
   }
 
   private async start(id: string, entry: McpServerEntry): Promise<McpConnection> {
