@@ -40,15 +40,19 @@ export type McpSamplingEntry = z.infer<typeof McpSamplingEntry>;
 
 /**
  * `oauth:` — OAuth 2 client credentials for an HTTP (sse/http) server (oauth.ts, with the SDK's
- * ClientCredentialsProvider): the token endpoint is discovered from the server's protected-resource
- * and authorization-server metadata; `issuer`, when set, is the only authorization server the
- * credentials are sent to. `${VAR}` is expanded in `client_id` and `client_secret`.
+ * providers): the client authenticates with `client_secret` (client_secret_basic) or with a JWT it
+ * signs with `private_key` (PEM, private_key_jwt, `algorithm` e.g. ES256 or RS256). The token
+ * endpoint is discovered from the server's protected-resource and authorization-server metadata;
+ * `issuer`, when set, is the only authorization server the credentials are presented to. `${VAR}`
+ * is expanded in `client_id`, `client_secret` and `private_key`.
  */
 export const McpOAuthEntry = z
   .object({
     grant: z.literal('client_credentials').default('client_credentials'),
     client_id: z.string().min(1),
-    client_secret: z.string().min(1),
+    client_secret: z.string().min(1).optional(),
+    private_key: z.string().min(1).optional(),
+    algorithm: z.string().min(1).default('RS256'),
     scope: z.string().min(1).optional(),
     issuer: z
       .string()
@@ -56,5 +60,9 @@ export const McpOAuthEntry = z
       .refine((u) => /^https?:\/\//i.test(u), 'issuer must be http(s)')
       .optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => (o.client_secret === undefined) !== (o.private_key === undefined), {
+    message: 'give either client_secret or private_key',
+    path: ['client_secret'],
+  });
 export type McpOAuthEntry = z.infer<typeof McpOAuthEntry>;

@@ -18,8 +18,19 @@ if (!url || !/^https?:\/\//.test(url)) {
   process.stderr.write('usage: conformance-client <server-url>\n');
   process.exit(2);
 }
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as { client_id?: string; client_secret?: string };
-const oauth = context.client_id && context.client_secret ? { client_id: context.client_id, client_secret: context.client_secret } : undefined;
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+};
+const oauth = !context.client_id
+  ? undefined
+  : context.client_secret
+    ? { client_id: context.client_id, client_secret: context.client_secret }
+    : context.private_key_pem
+      ? { client_id: context.client_id, private_key: context.private_key_pem, algorithm: context.signing_algorithm ?? 'ES256' }
+      : undefined;
 const file = parseMcpFile(JSON.stringify({ servers: { conformance: { connection_mode: 'http', url, ...(oauth ? { oauth } : {}) } } }));
 const logger = createLogger({ service: 'mcp-conformance-client', level: process.env.LOG_LEVEL ?? 'warn' });
 const pool = new McpPool(file.servers, { logger, startTimeoutMs: 20_000 });

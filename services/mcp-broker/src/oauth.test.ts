@@ -150,6 +150,12 @@ describe('OAuth client credentials (remote MCP server)', () => {
     expect(server.tokenRequests).toEqual([]);
   });
 
+  it('needs exactly one of client_secret and private_key', () => {
+    const entry = (oauth: Record<string, unknown>) => JSON.stringify({ servers: { s: { connection_mode: 'http', url: 'http://x/mcp', oauth } } });
+    expect(() => parseMcpFile(entry({ client_id: 'a' }))).toThrow(/servers\.s\.oauth\.client_secret: give either client_secret or private_key/);
+    expect(() => parseMcpFile(entry({ client_id: 'a', client_secret: 'b', private_key: 'c' }))).toThrow(/give either client_secret or private_key/);
+  });
+
   it('is refused in mcp_servers.yaml for a stdio server', () => {
     expect(() => parseMcpFile(JSON.stringify({ servers: { s: { command: 'x', oauth: { client_id: 'a', client_secret: 'b' } } } }))).toThrow(
       /servers\.s\.oauth: oauth applies to sse and http servers only/,

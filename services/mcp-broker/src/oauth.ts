@@ -5,17 +5,23 @@
  * outlives a reconnect; it is the broker's identity at that server (a connection is shared by the
  * tenants allowed to use the server), not a tenant's.
  */
-import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { expandVars } from './config.js';
 import type { McpOAuthEntry } from './client-config.js';
 
 export function oauthProvider(server: string, oauth: McpOAuthEntry, env: NodeJS.ProcessEnv = process.env): OAuthClientProvider {
-  const options = {
-    clientId: expandVars(oauth.client_id, env, `servers.${server}.oauth.client_id`),
-    clientSecret: expandVars(oauth.client_secret, env, `servers.${server}.oauth.client_secret`),
+  const where = `servers.${server}.oauth`;
+  const common = {
+    clientId: expandVars(oauth.client_id, env, `${where}.client_id`),
     clientName: `agentloop-mcp-broker (${server})`,
     ...(oauth.scope ? { scope: oauth.scope } : {}),
+    ...(oauth.issuer ? { expectedIssuer: oauth.issuer } : {}),
   };
-  return oauth.issuer ? new ClientCredentialsProvider({ ...options, expectedIssuer: oauth.issuer }) : new ClientCredentialsProvider(options);
+  if (oauth.private_key !== undefined) {
+    // A PEM from the environment usually has its newlines escaped.
+    const privateKey = expandVars(oauth.private_key, env, `${where}.private_key`).replace(/\\n/g, '\n');
+    return new PrivateKeyJwtProvider({ ...common, privateKey, algorithm: oauth.algorithm });
+  }
+  return new ClientCredentialsProvider({ ...common, clientSecret: expandVars(oauth.client_secret ?? '', env, `${where}.client_secret`) });
 }
