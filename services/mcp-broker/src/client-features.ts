@@ -2,7 +2,7 @@
  * The MCP client features the broker declares on each connection (beside tools): `roots` (the
  * server's configured list, client-config.ts) and, for servers with `sampling:` set, `sampling`
  * (relayed to the orchestrator running the calling run, sampling-relay.ts). Elicitation is not
- * declared: see docs/adr/0014-mcp-client-features.md.
+ * declared: see docs/mcp-client-features.md.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ErrorCode, ListRootsRequestSchema, McpError, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
