@@ -16,6 +16,7 @@ import { clientCapabilities, installClientFeatures, type McpCaller, type Sampler
 import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
 import type { McpTool } from './naming.js';
 import { oauthProvider } from './oauth.js';
+import { deliverResponsesAfterNotifications } from './progress-order.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
@@ -427,6 +428,7 @@ export class McpPool {
     log.info({ mode: entry.connection_mode, command: entry.command, args: entry.args, url: entry.url }, 'Starting MCP server');
     try {
       await client.connect(transport, { timeout: budget });
+      deliverResponsesAfterNotifications(transport);
       c.tools = await listAllTools(client, Math.max(1, deadline - Date.now()));
     } catch (err) {
       c.closing = true;
