@@ -17,6 +17,7 @@ import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
 import { samplingHandler } from './handlers/sampling.js';
+import { TokenAccounting } from './budgets/token-accounting.js';
 // Scheduled-task tools (issue 12)
 import { ScheduledTasks } from './scheduled-tasks.js';
 import { TaskToolClient } from './task-tool-client.js';
@@ -111,7 +112,12 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       sampling = await deps.bus.serve(
         SAMPLING_SUBJECT,
         { queue: 'orchestrator', description: 'AgentLoop orchestrator: MCP sampling on the model slots' },
-        samplingHandler({ store: deps.store, models, logger: log }),
+        samplingHandler({
+          store: deps.store,
+          models,
+          tokens: new TokenAccounting({ store: deps.store, ...(budgets ? { budgets } : {}), logger: log }),
+          logger: log,
+        }),
       );
       // Every replica hears every cancel; the one executing the run aborts it.
       cancels = await deps.bus.subscribe(ORCHESTRATOR_SUBJECTS.cancelRun, async (msg) => {

@@ -9,7 +9,17 @@ import { samplingHandler } from './sampling.js';
 
 const RUN = 'run-1';
 
-function setup(status: RunRecord['status'] = 'running') {
+function setup(status: RunRecord['status'] = 'running', budgetStop: string | null = null) {
+  const recorded: unknown[][] = [];
+  const tokens = {
+    forRun: (tenantId: string) => ({
+      check: () => Promise.resolve(budgetStop ? { budget: 'daily' as const, limit: 1, used: 1, resets_at: null, message: `${tenantId}: ${budgetStop}` } : null),
+      record: (...args: unknown[]) => {
+        recorded.push([tenantId, ...args]);
+        return Promise.resolve();
+      },
+    }),
+  };
   const asked: Array<{ slot: ModelSlot; maxTokens: number; messages: BaseMessage[] }> = [];
   const runs = new Map([[`t1:${RUN}`, { runId: RUN, tenantId: 't1', status } as RunRecord]]);
   const handler = samplingHandler({
@@ -25,6 +35,7 @@ function setup(status: RunRecord['status'] = 'running') {
         return { model, label: slot, provider: 'openai-compatible', modelId: `model-${slot}` };
       },
     },
+    tokens,
     logger: silentLogger(),
   });
   const ask = async (tenant: string | undefined, req: Partial<SamplingRequest>) => {
@@ -44,7 +55,7 @@ function setup(status: RunRecord['status'] = 'running') {
     );
     return JSON.parse(new TextDecoder().decode(reply)) as SamplingReply;
   };
-  return { ask, asked };
+  return { ask, asked, recorded };
 }
 
 describe('MCP sampling handler', () => {
@@ -69,6 +80,15 @@ describe('MCP sampling handler', () => {
     ]);
     await ask('t1', { hints: ['claude-3-sonnet', 'reasoning'] });
     expect(asked[1]!.slot).toBe('reasoning');
+  });
+
+  it("counts the completion in the tenant's usage ledger, and refuses it when the tenant's budget is spent", async () => {
+    const ok = setup();
+    await ok.ask('t1', {});
+    expect(ok.recorded).toEqual([['t1', 'model-base', { input_tokens: 0, output_tokens: 0, total_tokens: 0 }, false]]);
+    const spent = setup('running', 'daily budget used');
+    await expect(spent.ask('t1', {})).rejects.toThrow(/t1: daily budget used/);
+    expect(spent.asked).toEqual([]);
   });
 
   it("refuses another tenant's run (not found), a run that is not running, and a request without a tenant", async () => {

@@ -4,6 +4,7 @@ import { Headers, type RequestHandler, type SamplingReply } from '@agentloop/bus
 import { AgentLoopError, InvalidArgumentError, NotFoundError, errorMessage, type Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
 import { MODEL_SLOTS, type ModelRegistry, type ModelSlot } from '../models/registry.js';
+import type { TokenAccounting } from '../budgets/token-accounting.js';
 
 const SamplingRequestSchema = z.object({
   run_id: z.string().min(1),
@@ -32,7 +33,13 @@ const SamplingRequestSchema = z.object({
  * slot) or the slot configured for the server. Only for a run of the caller's tenant that is
  * running: a server cannot spend a finished run's or another tenant's model budget.
  */
-export function samplingHandler(deps: { store: Pick<Store, 'getRun'>; models: Pick<ModelRegistry, 'oneOff'>; logger: Logger }): RequestHandler {
+export function samplingHandler(deps: {
+  store: Pick<Store, 'getRun'>;
+  models: Pick<ModelRegistry, 'oneOff'>;
+  /** The tenant's token budgets (checked before, the usage ledger written after); the run's own `max_tokens_total` is not. */
+  tokens?: Pick<TokenAccounting, 'forRun'>;
+  logger: Logger;
+}): RequestHandler {
   return async (msg, ctx) => {
     const tenantId = msg.headers[Headers.tenant];
     if (!tenantId) throw new InvalidArgumentError('A sampling request needs the agentloop-tenant header');
@@ -51,6 +58,10 @@ export function samplingHandler(deps: { store: Pick<Store, 'getRun'>; models: Pi
     const run = await deps.store.getRun(tenantId, req.run_id);
     if (!run) throw new NotFoundError(`Run ${req.run_id} not found`);
     if (run.status !== 'running') throw new AgentLoopError('CONFLICT', `Run ${req.run_id} is ${run.status}, not running: it cannot sample`);
+
+    const accounting = deps.tokens?.forRun(tenantId, null);
+    const stop = await accounting?.check(0);
+    if (stop) throw new AgentLoopError('RESOURCE_EXHAUSTED', stop.message);
 
     const hinted = req.hints.find((h): h is ModelSlot => (MODEL_SLOTS as readonly string[]).includes(h));
     const resolved = deps.models.oneOff(hinted ?? req.slot, {
@@ -79,6 +90,8 @@ export function samplingHandler(deps: { store: Pick<Store, 'getRun'>; models: Pi
       input_tokens: usage?.input_tokens ?? 0,
       output_tokens: usage?.output_tokens ?? 0,
     };
+    const spent = { input_tokens: reply.input_tokens, output_tokens: reply.output_tokens, total_tokens: reply.input_tokens + reply.output_tokens };
+    await accounting?.record(resolved.modelId, spent, false);
     deps.logger.info(
       {
         tenant: tenantId,
