@@ -72,3 +72,5 @@ export {
   type McpServerReloadResult,
   type ServeMcpServerReloadOptions,
 } from './mcp-admin.js';
+export { toolProgressSubject, publishToolProgress, subscribeToolProgress, type ToolProgress } from './tool-progress.js';
+export { SAMPLING_SUBJECT, type SamplingMessage, type SamplingRequest, type SamplingReply } from './sampling.js';

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, envInt, errorMessage, parseConfig } from '@agentloop/core';
+import { McpOAuthEntry, McpRootEntry, McpSamplingEntry } from './client-config.js';
 
 /** The example shipped with the package (every server disabled: a fresh install starts nothing). */
 export const DEFAULT_MCP_CONFIG_PATH = fileURLToPath(new URL('../config/mcp_servers.yaml', import.meta.url));
@@ -96,10 +97,15 @@ export const McpServerEntry = z
     always_available: z.boolean().default(false),
     /** Per-tool settings; tools the server has but that are not listed here are offered on @mention. */
     tools: z.record(z.string(), McpToolEntry).default({}),
+    /** MCP client features (client-config.ts): `roots/list` answer, sampling, OAuth. */
+    roots: z.array(McpRootEntry).default([]),
+    sampling: McpSamplingEntry.optional(),
+    oauth: McpOAuthEntry.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     if (s.connection_mode === 'stdio' && !s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a stdio server needs a command' });
+    if (s.oauth && s.connection_mode === 'stdio') ctx.addIssue({ code: 'custom', path: ['oauth'], message: 'oauth applies to sse and http servers only' });
     if (s.connection_mode !== 'stdio' && !s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: `an ${s.connection_mode} server needs a url` });
   });
 export type McpServerEntry = z.infer<typeof McpServerEntry>;

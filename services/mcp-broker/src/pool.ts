@@ -13,8 +13,12 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Logger } from '@agentloop/core';
 import { expandVars, type McpServerEntry } from './config.js';
 import { CallLanes } from './call-lanes.js';
+import { clientCapabilities, installClientFeatures, type McpCaller, type Sampler } from './client-features.js';
 import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
 import type { McpTool } from './naming.js';
+import { oauthProvider } from './oauth.js';
+import { deliverResponsesAfterNotifications } from './progress-order.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 
 const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
 const STDERR_TAIL_BYTES = 2048;
@@ -69,6 +73,8 @@ export class McpConnection {
   idleTimer: NodeJS.Timeout | undefined;
   /** Abort switches of the calls in flight: a lost link fails them at once (see `verifyLink`). */
   readonly calls = new Set<AbortController>();
+  /** The runs the calls in flight were made for: a server's sampling request is attributed to them. */
+  readonly callers = new Map<AbortController, McpCaller>();
   /** Pending check of a remote link after a transport error. */
   verifying: Promise<void> | undefined;
 
@@ -100,6 +106,8 @@ export interface McpPoolOptions {
   callMaxMs?: number;
   /** A server's tool list became known or changed (started, or it sent tools/list_changed). */
   onToolsChanged?: (server: string) => void;
+  /** Answers servers' sampling requests (servers with `sampling:` set); without it sampling is not declared. */
+  sampler?: Sampler;
 }
 
 /** A progress notification of a call in flight (MCP `notifications/progress`). */
@@ -123,6 +131,8 @@ export interface CallOptions {
    * resources/read for the built-in resource tools (resource-tools.ts).
    */
   request?: (client: Client, options: RequestOptions) => Promise<unknown>;
+  /** The run and tool call the call is made for. */
+  caller?: McpCaller;
 }
 
 export interface McpServerStatus {
@@ -162,6 +172,8 @@ export class McpPool {
   private stopped = false;
   private version = 0;
   private readonly lanes: CallLanes;
+  /** OAuth providers by server: a token outlives a reconnect. */
+  private readonly auth = new Map<string, OAuthClientProvider>();
 
   constructor(
     private readonly servers: Readonly<Record<string, McpServerEntry>>,
@@ -290,6 +302,7 @@ export class McpPool {
     if (opts.signal?.aborted) onOuterAbort();
     else opts.signal?.addEventListener('abort', onOuterAbort, { once: true });
     conn.calls.add(call);
+    if (opts.caller) conn.callers.set(call, opts.caller);
     try {
       // A server that reports progress keeps the call alive past its timeout (reset at each
       // notification), up to the caller's deadline or the hard cap (MCP_CALL_MAX_MS).
@@ -312,6 +325,7 @@ export class McpPool {
       throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal, call.signal.reason);
     } finally {
       conn.calls.delete(call);
+      conn.callers.delete(call);
       opts.signal?.removeEventListener('abort', onOuterAbort);
       conn.inflight--;
       conn.lastUsed = Date.now();
@@ -398,10 +412,20 @@ export class McpPool {
         return t;
       }
       case 'sse':
-        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
       case 'http':
-        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) } });
+        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
     }
+  }
+
+  private authOf(id: string, entry: McpServerEntry): { authProvider?: OAuthClientProvider } {
+    if (!entry.oauth) return {};
+    let provider = this.auth.get(id);
+    if (!provider) {
+      provider = oauthProvider(id, entry.oauth, this.opts.env ?? process.env);
+      this.auth.set(id, provider);
+    }
+    return { authProvider: provider };
   }
 
   private async start(id: string, entry: McpServerEntry): Promise<McpConnection> {
@@ -416,12 +440,14 @@ export class McpPool {
       throw new McpServerUnavailableError(`MCP server ${id} cannot start: ${errorMessage(err)}`, { cause: err });
     }
     const client = new Client(CLIENT_INFO, {
+      capabilities: clientCapabilities(entry, this.opts.sampler),
       listChanged: {
         // The server announced a changed tool list (the closure runs only after `c` exists).
         tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(c) },
       },
     });
     const c = new McpConnection(id, client, transport, stderr);
+    installClientFeatures(client, id, entry, () => [...c.callers.values()], this.opts.sampler);
     client.onclose = () => this.closed(c);
     client.onerror = (err) => {
       log.debug({ err: errorMessage(err) }, 'MCP transport error');
@@ -432,6 +458,7 @@ export class McpPool {
     log.info({ mode: entry.connection_mode, command: entry.command, args: entry.args, url: entry.url }, 'Starting MCP server');
     try {
       await client.connect(transport, { timeout: budget });
+      deliverResponsesAfterNotifications(transport);
       c.tools = await listAllTools(client, Math.max(1, deadline - Date.now()));
     } catch (err) {
       c.closing = true;

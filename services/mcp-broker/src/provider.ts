@@ -7,7 +7,7 @@ import { formatResult, type CallToolResultLike } from './format.js';
 import { saveResultMedia, type MediaTarget } from './media.js';
 import { buildCatalog, candidateServers, disabledToolNamed, sanitizeName, serverPrefix, type Catalog, type CatalogTool } from './naming.js';
 import { resourceArgsProblem, resourceRequest, resourceToolName, resourceTools } from './resource-tools.js';
-import type { McpPool } from './pool.js';
+import type { McpPool, McpProgress } from './pool.js';
 
 export interface ListInput {
   tenantId: string;
@@ -34,6 +34,11 @@ export interface ExecuteInput {
   /** Absolute deadline (epoch ms) of the request; the call is abandoned in time to answer before it. */
   deadline?: number;
   signal?: AbortSignal;
+  /** The calling run (sampling and elicitation requests of the server are attributed to it). */
+  runId?: string;
+  toolCallId?: string;
+  /** Progress notifications of the server for this call (they also keep it alive, pool.ts). */
+  onProgress?: (p: McpProgress) => void;
 }
 
 export interface ExecuteOutput {
@@ -207,6 +212,8 @@ export class McpToolProvider {
     }
     if (deadline !== undefined) callOpts.deadline = deadline;
     if (input.signal) callOpts.signal = input.signal;
+    if (input.onProgress) callOpts.onProgress = input.onProgress;
+    if (input.runId) callOpts.caller = { tenantId: input.tenantId, runId: input.runId, toolCallId: input.toolCallId ?? '', toolName: input.toolName };
     return (await this.pool.callTool(t.server, t.tool.name, args, callOpts)) as CallToolResultLike;
   }
 

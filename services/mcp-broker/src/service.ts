@@ -18,6 +18,7 @@ import { listTools } from './handlers/list.js';
 import { McpPool, type McpServerStatus } from './pool.js';
 import { McpToolProvider, type ExecuteInput, type ListInput } from './provider.js';
 import { mcpPathRedactor } from './redaction.js';
+import { busSampler } from './sampling-relay.js';
 
 /**
  * Subjects served (queue group `mcp-broker`), with the tool-runner's messages (declared once in
@@ -112,7 +113,7 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
       if (subs.length > 0) return;
       // The handlers read the current generation on every call, so a reload applies to the next one.
       const provider = { list: (i: ListInput) => current.provider.list(i), execute: (i: ExecuteInput) => current.provider.execute(i) };
-      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger) };
+      const impl = { listTools: listTools(provider, logger), executeTool: executeTool(provider, logger, deps.bus) };
       subs = [
         await serveService(deps.bus, MCP_TOOLS_RPC, impl, {
           logger,
@@ -156,6 +157,7 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile, workspac
     startTimeoutMs: deps.config.MCP_START_TIMEOUT_MS,
     idleTimeoutMs: deps.config.MCP_IDLE_TIMEOUT_MS,
     callMaxMs: deps.config.MCP_CALL_MAX_MS,
+    sampler: busSampler(deps.bus, (id) => servers[id]?.sampling),
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),

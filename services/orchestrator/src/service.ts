@@ -1,6 +1,14 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { hostname } from 'node:os';
-import { ORCHESTRATOR_SUBJECTS, onMcpToolsChanged, serveClusterReload, type Bus, type RunEventStream, type Subscription } from '@agentloop/bus';
+import {
+  ORCHESTRATOR_SUBJECTS,
+  SAMPLING_SUBJECT,
+  onMcpToolsChanged,
+  serveClusterReload,
+  type Bus,
+  type RunEventStream,
+  type Subscription,
+} from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Store } from '@agentloop/store';
 import { budgetsConfigured, errorMessage, newId, type Logger } from '@agentloop/core';
@@ -16,6 +24,8 @@ import { StepGate } from './step-gate.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { deleteThreadHandler } from './handlers/delete-thread.js';
+import { samplingHandler } from './handlers/sampling.js';
+import { TokenAccounting } from './budgets/token-accounting.js';
 // Scheduled-task tools (issue 12)
 import { ScheduledTasks } from './scheduled-tasks.js';
 import { TaskToolClient } from './task-tool-client.js';
@@ -100,6 +110,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   let worker: QueueWorker | undefined;
   let threadDeletes: Subscription | undefined;
   let cancels: Subscription | undefined;
+  let sampling: Subscription | undefined;
   let reloads: Subscription | undefined;
   let mcpToolChanges: Subscription | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -109,6 +120,17 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
         ORCHESTRATOR_SUBJECTS.deleteThread,
         { queue: 'orchestrator', description: 'AgentLoop orchestrator: thread checkpoints' },
         deleteThreadHandler({ checkpointer: deps.checkpointer, tools, logger: log }),
+      );
+      // MCP servers' sampling requests during a run's tool calls, relayed by the MCP broker.
+      sampling = await deps.bus.serve(
+        SAMPLING_SUBJECT,
+        { queue: 'orchestrator', description: 'AgentLoop orchestrator: MCP sampling on the model slots' },
+        samplingHandler({
+          store: deps.store,
+          models,
+          tokens: new TokenAccounting({ store: deps.store, ...(budgets ? { budgets } : {}), logger: log }),
+          logger: log,
+        }),
       );
       // Every replica hears every cancel; the one executing the run aborts it.
       cancels = await deps.bus.subscribe(ORCHESTRATOR_SUBJECTS.cancelRun, async (msg) => {
@@ -165,6 +187,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       await worker?.close(deps.config.SHUTDOWN_GRACE_MS);
       await threadDeletes?.unsubscribe().catch(() => undefined);
       await cancels?.unsubscribe().catch(() => undefined);
+      await sampling?.unsubscribe().catch(() => undefined);
       await reloads?.unsubscribe().catch(() => undefined);
       await mcpToolChanges?.unsubscribe().catch(() => undefined);
       log.info('orchestrator stopped');

@@ -3,7 +3,7 @@
  * bus tools and called like them, so the approval rules, the effect ledger and the tool metrics
  * apply to them unchanged; only their execution stays in the orchestrator.
  */
-import type { Bus } from '@agentloop/bus';
+import type { Bus, ToolProgress } from '@agentloop/bus';
 import type { ToolSpec } from '@agentloop/proto';
 import { isScheduledTaskTool, SCHEDULED_TASK_SPECS, type ScheduledTasks } from './scheduled-tasks.js';
 import { ToolClient, type ToolCallInput, type ToolCallResult, type ToolVisibility } from './tool-client.js';
@@ -38,7 +38,12 @@ export class TaskToolClient extends ToolClient {
     return isScheduledTaskTool(call.name) ? this.tasks.execute(call) : super.reexecute(call);
   }
 
-  override execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
-    return isScheduledTaskTool(call.name) ? this.tasks.execute(call) : super.execute(call, traceparent, extraHeaders);
+  override execute(
+    call: ToolCallInput,
+    traceparent?: string,
+    extraHeaders: Record<string, string> = {},
+    onProgress?: (p: ToolProgress) => void,
+  ): Promise<ToolCallResult> {
+    return isScheduledTaskTool(call.name) ? this.tasks.execute(call) : super.execute(call, traceparent, extraHeaders, onProgress);
   }
 }

@@ -5,7 +5,10 @@ import {
   SKILL_TOOLS_RPC,
   TOOL_RUNNER_RPC,
   serviceClient,
+  subscribeToolProgress,
   type Bus,
+  type Subscription,
+  type ToolProgress,
   type ServiceBinding,
   type ServiceClient,
   type ServiceShape,
@@ -26,11 +29,13 @@ export interface ToolProvider {
   replays: boolean;
   /** The model still works when this provider is absent (its tools are just not offered). */
   optional: boolean;
+  /** It publishes the progress of its calls (libs/bus tool-progress.ts): worth a subscription per call. */
+  reportsProgress?: boolean;
 }
 
 export const TOOL_RUNNER_PROVIDER: ToolProvider = { name: 'tool-runner', rpc: TOOL_RUNNER_RPC, replays: true, optional: false };
 export const SKILLS_PROVIDER: ToolProvider = { name: 'skill-sandbox', rpc: SKILL_TOOLS_RPC, replays: false, optional: true };
-export const MCP_PROVIDER: ToolProvider = { name: 'mcp-broker', rpc: MCP_TOOLS_RPC, replays: false, optional: true };
+export const MCP_PROVIDER: ToolProvider = { name: 'mcp-broker', rpc: MCP_TOOLS_RPC, replays: false, optional: true, reportsProgress: true };
 
 /** A workspace file as the tool-runner lists it. */
 export interface WorkspaceFileInfo {
@@ -94,7 +99,7 @@ export class ToolClient {
   private readonly runner: ServiceClient<ServiceShape<typeof ToolRunner>>;
 
   constructor(
-    bus: Bus,
+    private readonly bus: Bus,
     private readonly opts: { callTimeoutMs: number; listTimeoutMs?: number; listCacheMs?: number; providers?: readonly ToolProvider[] },
   ) {
     this.providers = opts.providers ?? [TOOL_RUNNER_PROVIDER];
@@ -239,8 +244,35 @@ export class ToolClient {
     return this.owner.get(name) ?? this.providers[0]!;
   }
 
-  async execute(call: ToolCallInput, traceparent?: string, extraHeaders: Record<string, string> = {}): Promise<ToolCallResult> {
+  /**
+   * Runs a call on its provider. `onProgress` receives the progress the provider reports while the
+   * call runs (the MCP broker relays its servers' progress notifications, libs/bus tool-progress.ts).
+   */
+  async execute(
+    call: ToolCallInput,
+    traceparent?: string,
+    extraHeaders: Record<string, string> = {},
+    onProgress?: (p: ToolProgress) => void,
+  ): Promise<ToolCallResult> {
     const provider = this.providerOf(call.name);
+    let progress: Subscription | undefined;
+    if (onProgress && provider.reportsProgress && call.runId && call.toolCallId) {
+      // Subscribed before the request is sent, so the first notification is not missed.
+      progress = await subscribeToolProgress(this.bus, call, onProgress).catch(() => undefined);
+    }
+    try {
+      return await this.executeOn(provider, call, traceparent, extraHeaders);
+    } finally {
+      await progress?.unsubscribe();
+    }
+  }
+
+  private async executeOn(
+    provider: ToolProvider,
+    call: ToolCallInput,
+    traceparent: string | undefined,
+    extraHeaders: Record<string, string>,
+  ): Promise<ToolCallResult> {
     const req = {
       tenantId: call.tenantId,
       // The wire's thread_id names the workspace; the ledger keeps the caller's own thread.

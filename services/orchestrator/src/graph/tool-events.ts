@@ -16,7 +16,7 @@ export async function withToolEvents(
   config: LangGraphRunnableConfig,
   call: { id: string; name: string; args: Record<string, unknown> },
   logger: Logger,
-  run: () => Promise<ToolMessage>,
+  run: (emit: (data: Record<string, unknown>) => void) => Promise<ToolMessage>,
 ): Promise<ToolMessage> {
   let handle: Awaited<ReturnType<NonNullable<Awaited<ReturnType<typeof getCallbackManagerForConfig>>>['handleToolStart']>> | undefined;
   try {
@@ -25,7 +25,19 @@ export async function withToolEvents(
   } catch (err) {
     logger.warn({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool start event not sent');
   }
-  const message = await run();
+  // Events are sent in order, and all of them before the end event.
+  let sent: Promise<void> = Promise.resolve();
+  const emit = (data: Record<string, unknown>) => {
+    if (!handle) return;
+    const h = handle;
+    sent = sent
+      .then(() => h.handleToolEvent(data))
+      .catch((err: unknown) => {
+        logger.debug({ tool: call.name, tool_call_id: call.id, err: err instanceof Error ? err.message : String(err) }, 'tool progress event not sent');
+      });
+  };
+  const message = await run(emit);
+  await sent;
   try {
     await handle?.handleToolEnd(message);
   } catch (err) {

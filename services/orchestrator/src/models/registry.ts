@@ -101,6 +101,24 @@ export class ModelRegistry {
     return this.slot(preferredSlot);
   }
 
+  /**
+   * A one-off model of a slot (falling back like a run's) with its own token cap and temperature:
+   * what an MCP server's sampling request runs on (handlers/sampling.ts). Never the scripted model.
+   */
+  oneOff(slot: ModelSlot, opts: { maxTokens: number; temperature?: number }): ResolvedModel {
+    const base = this.slot(slot);
+    const cfg = this.slots[base.label as ModelSlot]!;
+    const model = new ChatOpenAI({
+      apiKey: cfg.apiKey,
+      model: cfg.modelId,
+      temperature: opts.temperature ?? cfg.temperature,
+      maxTokens: Math.min(opts.maxTokens, cfg.maxTokens ?? opts.maxTokens),
+      configuration: { baseURL: cfg.baseUrl },
+      maxRetries: 1,
+    });
+    return { ...base, model };
+  }
+
   private slot(slot: ModelSlot): ResolvedModel {
     // Fall back to base when the preferred slot is not configured (seed 001 §1.7).
     const chosen: ModelSlot | undefined = this.slots[slot] ? slot : this.slots.base ? 'base' : this.configuredSlots()[0];

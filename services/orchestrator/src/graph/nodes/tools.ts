@@ -1,4 +1,6 @@
 import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import type { ToolProgress } from '@agentloop/bus';
+import type { ToolCallInput } from '../../tool-client.js';
 import { ToolMessage } from '@langchain/core/messages';
 import { instruments, SpanStatusCode, withSpan } from '@agentloop/telemetry';
 import { executeWithLedger } from '../../effect-ledger.js';
@@ -77,7 +79,7 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
         }
         const id = tc.id ?? '';
         const args = (deps.approvals ? state.approvals[id]?.edited_args : undefined) ?? tc.args;
-        return withToolEvents(config, { id, name: tc.name, args }, ctx.logger, async () => {
+        return withToolEvents(config, { id, name: tc.name, args }, ctx.logger, async (emit) => {
           if (isMemoryTool(tc.name)) {
             // Run here, on the run's tenant-bound store, after approval like any other call.
             const message = await runMemoryTool({ id, name: tc.name, args }, ctx.memory);
@@ -102,6 +104,10 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           // calls are claimed and recorded (issue 9: no work for a read-only tool that only a
           // side-effecting one needs).
           const idempotent = deps.tools.isIdempotent?.(tc.name) ?? false;
+          // Progress the provider reports (an MCP server's notifications) streams as on_tool_event.
+          const onProgress = ({ progress, total, message }: ToolProgress) =>
+            emit({ type: 'progress', progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) });
+          const run = (c: ToolCallInput) => deps.tools.execute(c, undefined, {}, onProgress);
           const execute = () =>
             withSpan(
               `tool ${tc.name}`,
@@ -120,11 +126,11 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
                     ? await executeWithLedger(
                         deps.ledger,
                         { ...call, idempotent },
-                        (c) => deps.tools.execute(c),
+                        run,
                         deps.tools.recordedOutcome ? (c) => deps.tools.recordedOutcome!(c) : undefined,
                         deps.tools.reexecute ? (c) => deps.tools.reexecute!(c) : undefined,
                       )
-                    : await deps.tools.execute(call);
+                    : await run(call);
                 if (r.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorCode ?? 'tool error' });
                 return r;
               },
