@@ -62,3 +62,7 @@ export {
   type ServeClusterReloadOptions,
   type ServiceReloadResult,
 } from './cluster-reload.js';
+// Embedded mode's orchestrator thread (issue 9): the bus and run events over a MessagePort.
+export { PortBus, type PortBusOptions } from './port-bus.js';
+export { PortRunEventStream } from './port-events.js';
+export { bridgeBus, bridgeRunEvents, type PortBridge } from './port-bridge.js';
