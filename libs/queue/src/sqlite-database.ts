@@ -209,9 +209,14 @@ export class SqliteQueueDatabase {
     if (!this.stmt('ownerBusy').get(owner)) this.stmt('forgetOwner').run(owner);
   }
 
-  /** @internal */
+  /**
+   * @internal BEGIN IMMEDIATE: the write lock is taken up front, waiting out busy_timeout. A deferred
+   * transaction that reads first (enqueue's fairness state) fails at once with "database is locked"
+   * when another connection — another process, or embedded mode's orchestrator thread — wrote since
+   * its read: SQLite cannot wait for a lock it would need a newer snapshot for.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn).immediate();
   }
 
   /** Closes every queue of the file (default worker grace), then the file. */
