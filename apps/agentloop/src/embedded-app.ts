@@ -42,6 +42,8 @@ export interface EmbeddedServer {
   /** Port of the gRPC API (undefined when GRPC_ENABLED=false). */
   grpcPort: number | undefined;
   port: number;
+  /** The worker thread's id when the run-executing services run in one (EMBEDDED_THREADS=orchestrator). */
+  orchestratorThreadId: number | undefined;
   close(): Promise<void>;
 }
 
@@ -98,7 +100,16 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let gatewayRuns: JobQueue = runs;
   let thread: OrchestratorThread | undefined;
   if (threads === 'orchestrator') {
-    thread = await startOrchestratorThread({ env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner });
+    thread = await startOrchestratorThread({ env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(async (err: unknown) => {
+      // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
+      await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
+      await queues.close();
+      await store.close();
+      checkpointer.db.close();
+      await bus.close();
+      await telemetry.shutdown();
+      throw err;
+    });
     // The gateway's runs are taken by the thread's workers: each one added wakes them.
     gatewayRuns = announcingQueue(runs, thread.port);
     services = { stop: () => thread!.stop() };
@@ -138,6 +149,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     url,
     grpcPort: grpcServer?.port,
     port,
+    orchestratorThreadId: thread?.threadId,
     async close() {
       if (closed) return;
       closed = true;

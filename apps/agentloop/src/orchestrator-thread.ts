@@ -40,6 +40,7 @@ export interface OrchestratorThreadDeps {
 }
 
 export interface OrchestratorThread {
+  threadId: number;
   /** Where the main thread's wake-ups go (queue-wake.ts announcingQueue). */
   port: WakePort;
   /** Rejects when the thread fails; never resolves. */
@@ -90,6 +91,7 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
   await Promise.race([failed, new Promise<void>((resolve) => worker.on('message', (m: ThreadControl) => m.t === 'ready' && resolve()))]);
 
   return {
+    threadId: worker.threadId,
     port: worker,
     failed,
     async stop(graceMs = STOP_GRACE_MS) {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
-import { PortBus, PortRunEventStream } from '@agentloop/bus';
+import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
 import { adoptLiveOwner, SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
 import { loadGatewayConfig } from '@agentloop/gateway';
@@ -31,7 +31,8 @@ const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger })
 
 // The main thread's queue owner is alive: its active jobs (webhooks, cron ticks) are not stalled ones.
 adoptLiveOwner(data.mainQueueOwner);
-const bus = new PortBus(data.busPort as MessagePort, { logger: loggerFor('bus') });
+// The services of this thread call each other here; the gateway's calls and all events cross the port.
+const bus = new ThreadBus(new MemoryBus({ logger: loggerFor('bus') }), new PortBus(data.busPort as MessagePort, { logger: loggerFor('bus') }));
 const events = new PortRunEventStream(data.eventsPort as MessagePort);
 const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite'), owner: data.queueOwner });
 const runs = queues.queue('runs', { logger: loggerFor('orchestrator'), fairness: { weights: gatewayConfig.TENANT_WEIGHTS } });

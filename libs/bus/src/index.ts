@@ -65,4 +65,5 @@ export {
 // Embedded mode's orchestrator thread (issue 9): the bus and run events over a MessagePort.
 export { PortBus, type PortBusOptions } from './port-bus.js';
 export { PortRunEventStream } from './port-events.js';
+export { ThreadBus } from './thread-bus.js';
 export { bridgeBus, bridgeRunEvents, type PortBridge } from './port-bridge.js';

@@ -6,6 +6,7 @@ import { MemoryRunEventStream } from './memory-events.js';
 import { bridgeBus, bridgeRunEvents } from './port-bridge.js';
 import { PortBus } from './port-bus.js';
 import { PortRunEventStream } from './port-events.js';
+import { ThreadBus } from './thread-bus.js';
 import { busContract, runEventStreamContract } from './testing/index.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -24,10 +25,32 @@ const root = new MemoryBus();
 let made = 0;
 busContract('PortBus', async () => (made++ % 2 === 0 ? portBusOn(root) : root.peer()));
 
+// A worker thread's bus: its own servers first, the rest over the port.
+busContract('ThreadBus', async () => new ThreadBus(new MemoryBus(), portBusOn(root)));
+
 runEventStreamContract('PortRunEventStream', async () => {
   const { port1, port2 } = new MessageChannel();
   bridgeRunEvents(port1, new MemoryRunEventStream());
   return new PortRunEventStream(port2);
+});
+
+describe('ThreadBus', () => {
+  it('answers its own thread from the local server without the port, and the other thread over it', async () => {
+    const hub = new MemoryBus();
+    await hub.serve('main.op', { queue: 'main' }, async () => enc('main'));
+    const { port1, port2 } = new MessageChannel();
+    bridgeBus(port1, hub);
+    const bus = new ThreadBus(new MemoryBus(), new PortBus(port2));
+    await bus.serve('tools.op', { queue: 'tools' }, async (m) => enc(`tools ${dec(m.data)}`));
+    expect(dec((await hub.request('tools.op', enc('from main'), { timeoutMs: 5_000 })).data)).toBe('tools from main');
+    expect(dec((await bus.request('main.op', enc('x'), { timeoutMs: 5_000 })).data)).toBe('main');
+    // With the port gone, this thread's own services still answer it; the main thread's do not.
+    port1.close();
+    await expect(bus.request('main.op', enc('x'), { timeoutMs: 5_000 })).rejects.toBeInstanceOf(UnavailableError);
+    expect(dec((await bus.request('tools.op', enc('local'), { timeoutMs: 5_000 })).data)).toBe('tools local');
+    await bus.close();
+    await hub.close();
+  });
 });
 
 describe('PortBus', () => {
