@@ -117,6 +117,8 @@ function spawnWorker(jsUrl: URL, workerData: OrchestratorThreadData, transferLis
   const fromSource = import.meta.url.endsWith('.ts');
   if (!fromSource) return new Worker(jsUrl, { workerData, transferList });
   const tsUrl = jsUrl.href.replace(/\.js$/, '.ts');
-  const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(tsUrl)}); })`;
+  // tsx's ESM API resolved from here, not from the working directory (where an eval'd worker resolves from).
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(tsUrl)}); })`;
   return new Worker(bootstrap, { eval: true, workerData, transferList, execArgv: ['--conditions=@agentloop/source'] });
 }
