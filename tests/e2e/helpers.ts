@@ -244,7 +244,9 @@ export function useEmbeddedServer(prefix: string, env: NodeJS.ProcessEnv = {}): 
   let dataDir: string | undefined;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), prefix));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env }, port: 0 });
+    // EMBEDDED_THREADS from the environment runs a suite with the orchestrator in its own thread (issue 9).
+    const threads = process.env.EMBEDDED_THREADS ? { EMBEDDED_THREADS: process.env.EMBEDDED_THREADS } : {};
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...threads, ...env }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();

@@ -9,18 +9,17 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { createLogger, type Logger } from '@agentloop/core';
+import { ConfigError, createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
-import { SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
+import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
-import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
-import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
-import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
-import { createSkillSandbox, DEFAULT_SKILLS_ROOT, loadSkillSandboxConfig } from '@agentloop/skill-sandbox';
-import { createMcpBroker, loadMcpBrokerConfig } from '@agentloop/mcp-broker';
-import { createOrchestrator, createThreadCheckpoints, loadOrchestratorConfig, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
+import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
+import { createThreadCheckpoints, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
+import { startRunServices, type RunServices } from './run-services.js';
+import { startOrchestratorThread, type OrchestratorThread } from './orchestrator-thread.js';
+import { announcingQueue } from './queue-wake.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
@@ -29,6 +28,12 @@ export interface EmbeddedOptions {
   /** Overrides PORT (0 picks a free port). */
   port?: number;
   logger?: Logger;
+  /**
+   * Called when the orchestrator thread (EMBEDDED_THREADS=orchestrator) fails, after the server
+   * has closed what it could. Default: log it and exit the process with status 1 — a server that
+   * accepts runs nobody executes must not keep running.
+   */
+  onFatal?: (err: Error) => void;
 }
 
 export interface EmbeddedServer {
@@ -37,6 +42,8 @@ export interface EmbeddedServer {
   /** Port of the gRPC API (undefined when GRPC_ENABLED=false). */
   grpcPort: number | undefined;
   port: number;
+  /** The worker thread's id when the run-executing services run in one (EMBEDDED_THREADS=orchestrator). */
+  orchestratorThreadId: number | undefined;
   close(): Promise<void>;
 }
 
@@ -63,17 +70,12 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   delete env.MYSQL_URL;
 
   const gatewayConfig = loadGatewayConfig(env);
-  const orchestratorConfig = loadOrchestratorConfig(env);
-  const toolConfig = loadToolRunnerConfig(env);
-  const indexerConfig = loadIndexerConfig(env);
-  const approvalConfig = loadApprovalConfig(env);
-  const skillsConfig = loadSkillSandboxConfig(env);
-  const mcpConfig = loadMcpBrokerConfig(env);
+  const threads = embeddedThreads(env);
   // One logger per service so every line carries the service that wrote it.
   const loggerFor = (service: string): Logger =>
     opts.logger ? opts.logger.child({ component: service }) : createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
   const logger = loggerFor('agentloop');
-  logger.info({ data_dir: dataDir, mode: 'embedded' }, 'starting AgentLoop (embedded)');
+  logger.info({ data_dir: dataDir, mode: 'embedded', threads }, 'starting AgentLoop (embedded)');
   // One OpenTelemetry SDK for the whole process, per the OTEL_* environment (no-op when none is set).
   const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
 
@@ -92,30 +94,28 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
   const checkpointer = new SqliteSaver(openCachedSqlite(path.join(dataDir, 'checkpoints.sqlite')));
 
-  const toolRunner = createToolRunner({ bus, logger: loggerFor('tool-runner'), config: toolConfig, useIndexer: true });
-  await toolRunner.start();
-  const indexer = createIndexer({ bus, logger: loggerFor('indexer'), config: indexerConfig });
-  await indexer.start();
-  const approval = await createApprovalService({ bus, store, logger: loggerFor('approval'), config: approvalConfig });
-  await approval.start();
-  const skillSandbox = createSkillSandbox({ bus, logger: loggerFor('skill-sandbox'), config: skillsConfig });
-  await skillSandbox.start();
-  const mcpBroker = await createMcpBroker({ bus, logger: loggerFor('mcp-broker'), config: mcpConfig });
-  await mcpBroker.start();
-  const orchestrator = createOrchestrator({
-    bus,
-    store,
-    events,
-    runs,
-    webhooks,
-    checkpointer,
-    logger: loggerFor('orchestrator'),
-    config: orchestratorConfig,
-    env,
-    durability: 'async',
-    scheduler,
-  });
-  await orchestrator.start();
+  // The services that execute runs: in this thread, or (EMBEDDED_THREADS=orchestrator) in a worker
+  // thread of their own with its own connections to the same files (orchestrator-thread.ts).
+  let services: RunServices;
+  let gatewayRuns: JobQueue = runs;
+  let thread: OrchestratorThread | undefined;
+  if (threads === 'orchestrator') {
+    thread = await startOrchestratorThread({ env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(async (err: unknown) => {
+      // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
+      await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
+      await queues.close();
+      await store.close();
+      checkpointer.db.close();
+      await bus.close();
+      await telemetry.shutdown();
+      throw err;
+    });
+    // The gateway's runs are taken by the thread's workers: each one added wakes them.
+    gatewayRuns = announcingQueue(runs, thread.port);
+    services = { stop: () => thread!.stop() };
+  } else {
+    services = await startRunServices({ env, bus, store, events, runs, webhooks, checkpointer, scheduler, loggerFor });
+  }
   const gatewayLogger = loggerFor('gateway');
   const redactor = gatewayPathRedactor(gatewayConfig);
   const webhookWorker = await startWebhookWorker({ webhooks, logger: gatewayLogger, config: gatewayConfig, store, redact: (t) => redactor.redact(t) });
@@ -124,7 +124,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const checkpoints = createThreadCheckpoints(checkpointer);
   const app = await createGatewayApp({
     store: withThreadResourceDeletion(store, bus),
-    runs,
+    runs: gatewayRuns,
     events,
     logger: gatewayLogger,
     config: gatewayConfig,
@@ -145,23 +145,19 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   logger.info({ url }, 'AgentLoop is listening');
 
   let closed = false;
-  return {
+  const server: EmbeddedServer = {
     url,
     grpcPort: grpcServer?.port,
     port,
+    orchestratorThreadId: thread?.threadId,
     async close() {
       if (closed) return;
       closed = true;
       for (const stop of unobserve) stop();
       await grpcServer?.close();
       await app.close();
-      await orchestrator.stop();
+      await services.stop();
       await webhookWorker.close(5_000);
-      await toolRunner.stop();
-      await indexer.stop();
-      await approval.stop();
-      await skillSandbox.stop();
-      await mcpBroker.stop();
       await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
       await queues.close();
       await store.close();
@@ -170,4 +166,18 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await telemetry.shutdown();
     },
   };
+  thread?.failed.catch((err: Error) => {
+    logger.fatal({ err }, 'the orchestrator thread failed; stopping');
+    const fatal = opts.onFatal ?? (() => process.exit(1));
+    void server.close().finally(() => fatal(err));
+  });
+  return server;
+}
+
+/** EMBEDDED_THREADS: unset or `none` — one thread; `orchestrator` — the run-executing services in a worker thread. */
+function embeddedThreads(env: NodeJS.ProcessEnv): 'none' | 'orchestrator' {
+  const v = (env.EMBEDDED_THREADS ?? '').trim();
+  if (v === '' || v === 'none') return 'none';
+  if (v === 'orchestrator') return 'orchestrator';
+  throw new ConfigError(`EMBEDDED_THREADS must be "none" or "orchestrator", not "${v}"`);
 }

@@ -74,3 +74,8 @@ export {
 } from './mcp-admin.js';
 export { toolProgressSubject, publishToolProgress, subscribeToolProgress, type ToolProgress } from './tool-progress.js';
 export { SAMPLING_SUBJECT, type SamplingMessage, type SamplingRequest, type SamplingReply } from './sampling.js';
+// Embedded mode's orchestrator thread (issue 9): the bus and run events over a MessagePort.
+export { PortBus, type PortBusOptions } from './port-bus.js';
+export { PortRunEventStream } from './port-events.js';
+export { ThreadBus } from './thread-bus.js';
+export { bridgeBus, bridgeRunEvents, type PortBridge } from './port-bridge.js';

@@ -89,6 +89,11 @@ export class MemoryBus implements Bus {
     return new MemoryBus({ logger: opts.logger ?? this.logger, peerOf: this });
   }
 
+  /** Whether some connection of this network serves `subject` (without picking one). */
+  serves(subject: string): boolean {
+    return this.network.servers.some((s) => subjectMatches(s.subject, subject));
+  }
+
   request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
     return tracedRequest('memory', subject, opts, (o) => this.send(subject, data, o));
   }

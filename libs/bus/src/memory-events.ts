@@ -58,13 +58,18 @@ export class MemoryRunEventStream implements RunEventStream {
     return this.bytes;
   }
 
-  async publish(runId: string, _threadId: string, event: string, data: unknown): Promise<number> {
+  async publish(runId: string, threadId: string, event: string, data: unknown): Promise<number> {
+    return this.publishJson(runId, threadId, event, JSON.stringify(data ?? null));
+  }
+
+  /** publish() with the data already JSON text (a PortRunEventStream serializes it in its own thread). */
+  async publishJson(runId: string, _threadId: string, event: string, dataJson: string): Promise<number> {
     if (this.closed) throw new UnavailableError('The run event stream is closed');
     assertRunId(runId);
     const now = Date.now();
     this.sweep(now);
     const log = this.log(runId);
-    const stored: StoredRunEvent = { id: ++this.seq, runId, event, dataJson: JSON.stringify(data ?? null), tsMs: now };
+    const stored: StoredRunEvent = { id: ++this.seq, runId, event, dataJson, tsMs: now };
     log.events.push(stored);
     this.account(log, eventBytes(stored));
     if (event === END_EVENT) log.ended = true;

@@ -1,7 +1,7 @@
 import { SpanKind, extractTraceContext, failSpan, injectTraceContext, instruments, withSpan } from '@agentloop/telemetry';
 import { Headers, type BusMessage, type RequestOptions } from './types.js';
 
-export type MessagingSystem = 'nats' | 'memory';
+export type MessagingSystem = 'nats' | 'memory' | 'port';
 
 /** Error code of a failed request for metrics (bounded set: the error class name or its code). */
 function outcomeOf(err: unknown): string {

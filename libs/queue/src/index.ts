@@ -14,6 +14,7 @@ export {
 } from './types.js';
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 export { SqliteQueue, SqliteQueueDatabase, type SqliteQueueOptions, type SqliteQueueDatabaseOptions } from './sqlite-queue.js';
+export { adoptLiveOwner } from './sqlite-database.js';
 export { BullMqQueue, createBullMqQueue, type BullMqQueueOptions } from './bullmq-queue.js';
 // Fair scheduling across tenants (issue 17, docs/adr/0008-fair-scheduling.md)
 export { MAX_WEIGHT, type FairnessOptions } from './fair-tags.js';

@@ -100,8 +100,22 @@ export const SQL = {
   forgetOwner: `DELETE FROM queue_owners WHERE owner = ?`,
 } as const;
 
-/** Owners of this process that are open: another owner row with this pid is a previous life of it. */
+/**
+ * Owners of this process that are open: another owner row with this pid is a previous life of it.
+ * Module state is per thread, so a database opened by another thread of this process (embedded
+ * mode's orchestrator thread) is made known here with `adoptLiveOwner`.
+ */
 const liveOwners = new Set<string>();
+
+/**
+ * Declares `owner` (a database of another thread of this process, opened with that `owner` id)
+ * alive, so this thread's stalled-job checks leave its active jobs alone; the returned function
+ * takes that back (the thread ended).
+ */
+export function adoptLiveOwner(owner: string): () => void {
+  liveOwners.add(owner);
+  return () => void liveOwners.delete(owner);
+}
 
 export interface SqliteQueueDatabaseOptions {
   /** Database file (`:memory:` for a private, non-durable one). */
@@ -113,6 +127,8 @@ export interface SqliteQueueDatabaseOptions {
   leaseMs?: number;
   /** How long a statement waits for another process's write lock (default 5000 ms). */
   busyTimeoutMs?: number;
+  /** This database's owner id (default: a new UUID); another thread of the process adopts it (adoptLiveOwner). */
+  owner?: string;
 }
 
 /** One SQLite file of queues, opened once per process; `queue(name)` gives its queues. */
@@ -120,7 +136,7 @@ export class SqliteQueueDatabase {
   /** @internal */
   readonly db: BetterSqlite3.Database;
   /** @internal this process's owner id in the file. */
-  readonly owner = randomUUID();
+  readonly owner: string;
   private readonly host = hostname();
   private readonly leaseMs: number;
   private readonly heartbeat: NodeJS.Timeout;
@@ -131,6 +147,7 @@ export class SqliteQueueDatabase {
 
   constructor(opts: SqliteQueueDatabaseOptions) {
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.owner = opts.owner ?? randomUUID();
     this.db = new BetterSqlite3(opts.path);
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
     this.db.pragma('journal_mode = WAL');
@@ -192,9 +209,14 @@ export class SqliteQueueDatabase {
     if (!this.stmt('ownerBusy').get(owner)) this.stmt('forgetOwner').run(owner);
   }
 
-  /** @internal */
+  /**
+   * @internal BEGIN IMMEDIATE: the write lock is taken up front, waiting out busy_timeout. A deferred
+   * transaction that reads first (enqueue's fairness state) fails at once with "database is locked"
+   * when another connection — another process, or embedded mode's orchestrator thread — wrote since
+   * its read: SQLite cannot wait for a lock it would need a newer snapshot for.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn).immediate();
   }
 
   /** Closes every queue of the file (default worker grace), then the file. */

@@ -34,7 +34,16 @@ describe('ToolLoader', () => {
     await writeFile(path.join(dir, 'alpha.mjs'), tool('alpha', 'a1'));
     const res = await loader.boot();
     expect(res.loaded).toEqual(['alpha']);
-    expect(h.registry.names()).toEqual(['now', 'list_workspace_files', 'read_file', 'write_file', 'find_files', 'python_analyser', 'run_bash_command', 'alpha']);
+    expect(h.registry.names()).toEqual([
+      'now',
+      'list_workspace_files',
+      'read_file',
+      'write_file',
+      'find_files',
+      'python_analyser',
+      'run_bash_command',
+      'alpha',
+    ]);
   });
 
   it('picks up a new file on reload', async () => {

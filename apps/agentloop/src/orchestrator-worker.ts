@@ -1,0 +1,72 @@
+/**
+ * Entry of embedded mode's orchestrator thread (EMBEDDED_THREADS=orchestrator, issue 9; the main
+ * thread's side is orchestrator-thread.ts). It runs the services that execute runs
+ * (run-services.ts) on connections of its own to the same SQLite files as the main thread —
+ * records, checkpoints, queues; WAL lets the two threads read and write them side by side — and
+ * talks to the main thread's gateway only through the bus and run-event ports, as the cluster's
+ * orchestrator talks to its gateway only through NATS.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import path from 'node:path';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+import { createLogger, type Logger } from '@agentloop/core';
+import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
+import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
+import { adoptLiveOwner, SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
+import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
+import { loadGatewayConfig } from '@agentloop/gateway';
+import { announcingQueue, wakeOnAnnouncement } from './queue-wake.js';
+import { startRunServices } from './run-services.js';
+import type { ThreadControl, OrchestratorThreadData } from './orchestrator-thread.js';
+
+const data = workerData as OrchestratorThreadData;
+const control = parentPort!;
+const post = (m: ThreadControl) => control.postMessage(m);
+
+const { env, dataDir } = data;
+const gatewayConfig = loadGatewayConfig(env);
+const loggerFor = (service: string): Logger => createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
+const logger = loggerFor('agentloop');
+const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
+
+// The main thread's queue owner is alive: its active jobs (webhooks, cron ticks) are not stalled ones.
+adoptLiveOwner(data.mainQueueOwner);
+// The services of this thread call each other here; the gateway's calls and all events cross the port.
+const bus = new ThreadBus(new MemoryBus({ logger: loggerFor('bus') }), new PortBus(data.busPort as MessagePort, { logger: loggerFor('bus') }));
+const events = new PortRunEventStream(data.eventsPort as MessagePort);
+const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite'), owner: data.queueOwner });
+const runs = queues.queue('runs', { logger: loggerFor('orchestrator'), fairness: { weights: gatewayConfig.TENANT_WEIGHTS } });
+const webhookQueue = queues.queue('webhooks', { logger: loggerFor('orchestrator') });
+wakeOnAnnouncement(control, [runs]);
+const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('orchestrator') });
+const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
+const checkpointer = new SqliteSaver(openCachedSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+
+const services = await startRunServices({
+  env,
+  bus,
+  store,
+  events,
+  runs,
+  // The webhook worker is the main thread's: it hears of each webhook the orchestrator adds.
+  webhooks: announcingQueue(webhookQueue, control),
+  checkpointer,
+  scheduler,
+  loggerFor,
+});
+
+control.on('message', (m: ThreadControl) => {
+  if (m.t !== 'stop') return;
+  void (async () => {
+    await services.stop();
+    await Promise.allSettled([runs.close(), webhookQueue.close(), scheduler.close(), events.close()]);
+    await queues.close();
+    await store.close();
+    checkpointer.db.close();
+    await bus.close();
+    await telemetry.shutdown();
+    post({ t: 'stopped' });
+    control.close();
+  })();
+});
+post({ t: 'ready' });

@@ -1,0 +1,91 @@
+import { MessageChannel } from 'node:worker_threads';
+import { UnavailableError } from '@agentloop/core';
+import { describe, expect, it } from 'vitest';
+import { MemoryBus } from './memory-bus.js';
+import { MemoryRunEventStream } from './memory-events.js';
+import { bridgeBus, bridgeRunEvents } from './port-bridge.js';
+import { PortBus } from './port-bus.js';
+import { PortRunEventStream } from './port-events.js';
+import { ThreadBus } from './thread-bus.js';
+import { busContract, runEventStreamContract } from './testing/index.js';
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** A PortBus whose other end is bridged into `hub`'s network, as the orchestrator thread's is. */
+function portBusOn(hub: MemoryBus): PortBus {
+  const { port1, port2 } = new MessageChannel();
+  bridgeBus(port1, hub);
+  return new PortBus(port2);
+}
+
+// Connections alternate between PortBus and plain MemoryBus peers on one network, so the suite's
+// requests and events cross the port in both directions (and port to port).
+const root = new MemoryBus();
+let made = 0;
+busContract('PortBus', async () => (made++ % 2 === 0 ? portBusOn(root) : root.peer()));
+
+// A worker thread's bus: its own servers first, the rest over the port.
+busContract('ThreadBus', async () => new ThreadBus(new MemoryBus(), portBusOn(root)));
+
+runEventStreamContract('PortRunEventStream', async () => {
+  const { port1, port2 } = new MessageChannel();
+  bridgeRunEvents(port1, new MemoryRunEventStream());
+  return new PortRunEventStream(port2);
+});
+
+describe('ThreadBus', () => {
+  it('answers its own thread from the local server without the port, and the other thread over it', async () => {
+    const hub = new MemoryBus();
+    await hub.serve('main.op', { queue: 'main' }, async () => enc('main'));
+    const { port1, port2 } = new MessageChannel();
+    bridgeBus(port1, hub);
+    const bus = new ThreadBus(new MemoryBus(), new PortBus(port2));
+    await bus.serve('tools.op', { queue: 'tools' }, async (m) => enc(`tools ${dec(m.data)}`));
+    expect(dec((await hub.request('tools.op', enc('from main'), { timeoutMs: 5_000 })).data)).toBe('tools from main');
+    expect(dec((await bus.request('main.op', enc('x'), { timeoutMs: 5_000 })).data)).toBe('main');
+    // With the port gone, this thread's own services still answer it; the main thread's do not.
+    port1.close();
+    await expect(bus.request('main.op', enc('x'), { timeoutMs: 5_000 })).rejects.toBeInstanceOf(UnavailableError);
+    expect(dec((await bus.request('tools.op', enc('local'), { timeoutMs: 5_000 })).data)).toBe('tools local');
+    await bus.close();
+    await hub.close();
+  });
+});
+
+describe('PortBus', () => {
+  it('fails pending requests with UnavailableError when the other thread closes the port', async () => {
+    const hub = new MemoryBus();
+    await hub.serve('slow.op', { queue: 'slow' }, () => new Promise<Uint8Array>(() => undefined));
+    const { port1, port2 } = new MessageChannel();
+    bridgeBus(port1, hub);
+    const bus = new PortBus(port2);
+    const pending = bus.request('slow.op', enc('x'), { timeoutMs: 60_000 });
+    port1.close();
+    await expect(pending).rejects.toBeInstanceOf(UnavailableError);
+    await hub.close();
+  });
+
+  it('stops serving the port side on the hub once its port closes', async () => {
+    const hub = new MemoryBus();
+    const { port1, port2 } = new MessageChannel();
+    bridgeBus(port1, hub);
+    const bus = new PortBus(port2);
+    await bus.serve('echo.op', { queue: 'echo' }, async (m) => enc(`echo ${dec(m.data)}`));
+    expect(dec((await hub.request('echo.op', enc('a'), { timeoutMs: 5_000 })).data)).toBe('echo a');
+    port2.close();
+    const deadline = Date.now() + 5_000;
+    let error: unknown;
+    // A request already on its way when the port closed fails as a retryable UNAVAILABLE RemoteError; then nobody serves.
+    while (!(error instanceof UnavailableError) && Date.now() < deadline) {
+      error = await hub.request('echo.op', enc('b'), { timeoutMs: 5_000 }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      if (!(error instanceof UnavailableError)) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toContain('no service is serving echo.op');
+    await hub.close();
+  });
+});
