@@ -18,26 +18,29 @@ type Msg = { type: string; content: string; name?: string };
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const echoServer = path.join(repoRoot, 'services/mcp-broker/src/testing/echo-server.ts');
 
+/** The lines of an mcp_servers.yaml entry running the test echo server from source, plus `extra`. */
+const echoEntry = (extra: string[] = []) => [
+  `    command: ${JSON.stringify(process.execPath)}`,
+  `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
+  `    cwd: ${JSON.stringify(repoRoot)}`,
+  ...extra,
+];
+
+/** Writes `<dir>/mcp_servers.yaml` with these servers (id → entry lines) and returns its path. */
+function writeMcpConfig(dir: string, servers: Record<string, string[]>): string {
+  const file = path.join(dir, 'mcp_servers.yaml');
+  writeFileSync(file, ['servers:', ...Object.entries(servers).flatMap(([id, lines]) => [`  ${id}:`, ...lines]), ''].join('\n'));
+  return file;
+}
+
 describe('MCP tools (embedded)', () => {
   let server: EmbeddedServer;
   let dataDir: string;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-e2e-'));
-    const config = path.join(dataDir, 'mcp_servers.yaml');
-    writeFileSync(
-      config,
-      [
-        'servers:',
-        '  echo:',
-        `    command: ${JSON.stringify(process.execPath)}`,
-        `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
-        `    cwd: ${JSON.stringify(repoRoot)}`,
-        '    start_timeout_ms: 30000',
-        '    tools:',
-        '      echo: { always_available: true, alias: mcp_echo }',
-        '',
-      ].join('\n'),
-    );
+    const config = writeMcpConfig(dataDir, {
+      echo: echoEntry(['    start_timeout_ms: 30000', '    tools:', '      echo: { always_available: true, alias: mcp_echo }']),
+    });
     server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', MCP_CONFIG: config }, port: 0 });
   });
   afterAll(async () => {
@@ -72,27 +75,12 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
   const TENANT_KEY = 'mcp-tenant-key';
   const ADMIN_KEY = 'mcp-admin-key';
   const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-config-'));
-  const config = path.join(configDir, 'mcp_servers.yaml');
-  const echo = (extra: string[]) => [
-    `    command: ${JSON.stringify(process.execPath)}`,
-    `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
-    `    cwd: ${JSON.stringify(repoRoot)}`,
-    '    start_timeout_ms: 30000',
-    ...extra,
-  ];
-  writeFileSync(
-    config,
-    [
-      'servers:',
-      '  echo:',
-      ...echo(['    tools:', '      picture: { always_available: true }']),
-      '  off:',
-      ...echo(['    enabled: false']),
-      '  broken:',
-      ...echo(['    env: { MCP_TEST_FAIL_START: "1" }', '    fallback: echo']),
-      '',
-    ].join('\n'),
-  );
+  const started = ['    start_timeout_ms: 30000'];
+  const config = writeMcpConfig(configDir, {
+    echo: echoEntry([...started, '    tools:', '      picture: { always_available: true }']),
+    off: echoEntry([...started, '    enabled: false']),
+    broken: echoEntry([...started, '    env: { MCP_TEST_FAIL_START: "1" }', '    fallback: echo']),
+  });
   const server = useEmbeddedServer('agentloop-mcp-content-', {
     MCP_CONFIG: config,
     AGENTLOOP_API_KEYS: `${TENANT_KEY}:acme`,
@@ -150,23 +138,10 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
 
 describe('a slow MCP server missed by the first listing (embedded)', () => {
   const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-slow-config-'));
-  const config = path.join(configDir, 'mcp_servers.yaml');
   // Starts in 8 s, longer than a listing waits (the orchestrator's 5 s list deadline), like `npx -y` fetching a package.
-  writeFileSync(
-    config,
-    [
-      'servers:',
-      '  slow:',
-      `    command: ${JSON.stringify(process.execPath)}`,
-      `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
-      `    cwd: ${JSON.stringify(repoRoot)}`,
-      '    env: { MCP_TEST_START_DELAY_MS: "8000" }',
-      '    start_timeout_ms: 60000',
-      '    tools:',
-      '      echo: { always_available: true }',
-      '',
-    ].join('\n'),
-  );
+  const config = writeMcpConfig(configDir, {
+    slow: echoEntry(['    env: { MCP_TEST_START_DELAY_MS: "8000" }', '    start_timeout_ms: 60000', '    tools:', '      echo: { always_available: true }']),
+  });
   // Listings cached for a minute: only the broker's announcement makes the second model call list again.
   const server = useEmbeddedServer('agentloop-mcp-slow-', { MCP_CONFIG: config, TOOL_LIST_CACHE_MS: '60000' });
   afterAll(() => rmSync(configDir, { recursive: true, force: true }));
@@ -191,21 +166,9 @@ describe('MCP results and reload_mcp_server (cluster)', () => {
   const TENANT_KEY = 'mcp-cluster-tenant-key';
   const ADMIN_KEY = 'mcp-cluster-admin-key';
   const configDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-cluster-config-'));
-  const config = path.join(configDir, 'mcp_servers.yaml');
-  writeFileSync(
-    config,
-    [
-      'servers:',
-      '  echo:',
-      `    command: ${JSON.stringify(process.execPath)}`,
-      `    args: ${JSON.stringify(['--conditions=@agentloop/source', '--import', 'tsx', echoServer])}`,
-      `    cwd: ${JSON.stringify(repoRoot)}`,
-      '    start_timeout_ms: 30000',
-      '    tools:',
-      '      picture: { always_available: true }',
-      '',
-    ].join('\n'),
-  );
+  const config = writeMcpConfig(configDir, {
+    echo: echoEntry(['    start_timeout_ms: 30000', '    tools:', '      picture: { always_available: true }']),
+  });
   const cluster = useCluster({
     env: { MCP_CONFIG: config, AGENTLOOP_API_KEYS: `${TENANT_KEY}:acme`, AGENTLOOP_ADMIN_KEYS: `${ADMIN_KEY}:ops`, ALLOW_SCRIPTED_MODEL: 'true' },
   });

@@ -1,4 +1,4 @@
-import type { ServerAccess } from './workspace-files.js';
+import { ServerCallError, type ServerAccess } from './workspace-files.js';
 
 /** One service replica's answer to `POST /admin/reload`. */
 export interface ServiceReload {
@@ -10,15 +10,9 @@ export interface ServiceReload {
 }
 
 /** A refused or failed reload, with the server's own words (a tenant key: 403 "Admin only: …"). */
-export class ClusterReloadError extends Error {
+export class ClusterReloadError extends ServerCallError {
   override name = 'ClusterReloadError';
   readonly code = 'CLUSTER_RELOAD';
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
 }
 
 /** Asks AgentLoop to reload tools, skills, MCP servers and rules on every service (`POST /admin/reload`, admin keys only). */

@@ -23,16 +23,20 @@ export interface UploadedFile {
   warning?: string;
 }
 
-/** A failed call to the files API, with the server's own message (it names what was wrong). */
-export class WorkspaceFilesError extends Error {
-  override name = 'WorkspaceFilesError';
-  readonly code = 'WORKSPACE_FILES';
+/** A call to an AgentLoop endpoint the server refused or failed, with its HTTP status and own words. */
+export class ServerCallError extends Error {
   constructor(
     message: string,
     readonly status: number,
   ) {
     super(message);
   }
+}
+
+/** A failed call to the files API, with the server's own message (it names what was wrong). */
+export class WorkspaceFilesError extends ServerCallError {
+  override name = 'WorkspaceFilesError';
+  readonly code = 'WORKSPACE_FILES';
 }
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
