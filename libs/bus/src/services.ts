@@ -5,7 +5,7 @@
  * another's subjects. The subject strings are the ones on the wire since the first release, so
  * mixed deployments keep working.
  */
-import { Approval, Indexer, SkillSandbox, ToolRunner, type WireError } from '@agentloop/proto';
+import { Approval, Indexer, McpOAuth, SkillSandbox, ToolRunner, type WireError } from '@agentloop/proto';
 import { defineService, registerDefaultBinding, type MethodSpec, type ServiceShape } from './service-rpc.js';
 
 type ToolRunnerMethods = ServiceShape<typeof ToolRunner>;
@@ -90,6 +90,25 @@ export const INDEXER_RPC = registerDefaultBinding(
     methods: {
       readDocument: { name: 'read', timeoutMs: 60_000, errors: 'field' },
       searchDocument: { name: 'search', timeoutMs: 60_000, errors: 'field' },
+    },
+  }),
+);
+
+/**
+ * `agentloop.mcp.oauth.*`: the MCP broker's authorization code flow (queue group `mcp-broker`):
+ * starting it for a tenant and server, finishing it from the gateway's callback, listing and
+ * revoking a tenant's authorizations. Failures are in `error` where the response has one.
+ */
+export const MCP_OAUTH_RPC = registerDefaultBinding(
+  defineService(McpOAuth, {
+    label: 'MCP broker',
+    queue: 'mcp-broker',
+    prefix: 'agentloop.mcp.oauth',
+    methods: {
+      authorize: { name: 'authorize', timeoutMs: 15_000, errors: 'field' },
+      callback: { name: 'callback', timeoutMs: 15_000, errors: 'field' },
+      status: { name: 'status', timeoutMs: 5_000 },
+      revoke: { name: 'revoke', timeoutMs: 5_000 },
     },
   }),
 );

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/tools.proto.
  */
 export const file_agentloop_v1_tools: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSKrAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCCJzChNFeGVjdXRlVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISEwoLZHVyYXRpb25fbXMYAyABKAMSEgoKaWRlbXBvdGVudBgEIAEoCCLNAgoQV29ya3NwYWNlUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEQoJdGhyZWFkX2lkGAIgASgJEjUKBmFjdGlvbhgDIAEoDjIlLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXF1ZXN0LkFjdGlvbhIPCgdmb2xkZXJzGAQgAygJEhkKEW1vZGlmaWVkX3NpbmNlX21zGAUgASgDEhEKCW1heF9maWxlcxgGIAEoDRIOCgZydW5faWQYByABKAkSDAoEcGF0aBgIIAEoCRISCgp0YWlsX2J5dGVzGAkgASgNImsKBkFjdGlvbhIWChJBQ1RJT05fVU5TUEVDSUZJRUQQABIRCg1BQ1RJT05fRU5TVVJFEAESEQoNQUNUSU9OX0RFTEVURRACEg8KC0FDVElPTl9MSVNUEAMSEgoOQUNUSU9OX0lOU1BFQ1QQBCJcCg1Xb3Jrc3BhY2VGaWxlEgwKBHBhdGgYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzaXplGAMgASgDEhMKC21vZGlmaWVkX21zGAQgASgDEgwKBHR5cGUYBSABKAki1wEKEVdvcmtzcGFjZVJlc3BvbnNlEg8KB2VudHJpZXMYASADKAkSIgoFZXJyb3IYAiABKAsyEy5hZ2VudGxvb3AudjEuRXJyb3ISKgoFZmlsZXMYAyADKAsyGy5hZ2VudGxvb3AudjEuV29ya3NwYWNlRmlsZRIRCgl0cnVuY2F0ZWQYBCABKAgSGQoRY29tcGFyZWRfdG9fc3RhcnQYBSABKAgSFQoNcmVsYXRpdmVfcGF0aBgGIAEoCRIOCgZleGlzdHMYByABKAgSDAoEdGFpbBgIIAEoCSI8ChJSZWxvYWRUb29sc1JlcXVlc3QSFgoOb3JpZ2luX3JlcGxpY2EYASABKAkSDgoGcmVhc29uGAIgASgJIjMKEVNraXBwZWRUb29sTW9kdWxlEg4KBnNvdXJjZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiqwEKE1JlbG9hZFRvb2xzUmVzcG9uc2USDgoGbG9hZGVkGAEgASgNEg8KB3NraXBwZWQYAiABKA0SOAoPc2tpcHBlZF9tb2R1bGVzGAMgAygLMh8uYWdlbnRsb29wLnYxLlNraXBwZWRUb29sTW9kdWxlEhQKDGNvbmZpZ19lcnJvchgEIAEoCRISCgpyZWdpc3RlcmVkGAUgAygJEg8KB3JlcGxpY2EYBiABKAky0AIKClRvb2xSdW5uZXISTAoJTGlzdFRvb2xzEh4uYWdlbnRsb29wLnYxLkxpc3RUb29sc1JlcXVlc3QaHy5hZ2VudGxvb3AudjEuTGlzdFRvb2xzUmVzcG9uc2USUgoLRXhlY3V0ZVRvb2wSIC5hZ2VudGxvb3AudjEuRXhlY3V0ZVRvb2xSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLkV4ZWN1dGVUb29sUmVzcG9uc2USTAoJV29ya3NwYWNlEh4uYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlcXVlc3QaHy5hZ2VudGxvb3AudjEuV29ya3NwYWNlUmVzcG9uc2USUgoLUmVsb2FkVG9vbHMSIC5hZ2VudGxvb3AudjEuUmVsb2FkVG9vbHNSZXF1ZXN0GiEuYWdlbnRsb29wLnYxLlJlbG9hZFRvb2xzUmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_common]);
+  fileDesc("ChhhZ2VudGxvb3AvdjEvdG9vbHMucHJvdG8SDGFnZW50bG9vcC52MSKIAQoMVG9vbE1ldGFkYXRhEhAKCGNhdGVnb3J5GAEgASgJEgwKBHRhZ3MYAiADKAkSEgoKaWRlbXBvdGVudBgDIAEoCBIUCgxkaXNwbGF5X25hbWUYBCABKAkSHQoVYXZhaWxhYmxlX3RvX3N1YmFnZW50GAUgASgIEg8KB2VuYWJsZWQYBiABKAgiewoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIeChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJEiwKCG1ldGFkYXRhGAQgASgLMhouYWdlbnRsb29wLnYxLlRvb2xNZXRhZGF0YSJsChBMaXN0VG9vbHNSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgdhbGxvd2VkGAIgAygJEhEKCW1lbnRpb25lZBgDIAMoCRIQCghzdWJhZ2VudBgEIAEoCBIPCgd2aXNpYmxlGAUgASgIIk0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRsb29wLnYxLlRvb2xTcGVjEhEKCW5vdF9mb3VuZBgCIAMoCSLMAQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEQoJYXJnc19qc29uGAYgASgJEhEKCW9uX2RlbWFuZBgHIAEoCBIQCghzdWJhZ2VudBgIIAEoCBIfChdlbGljaXRhdGlvbl9hbnN3ZXJfanNvbhgJIAEoCSLUAQoTRXhlY3V0ZVRvb2xSZXNwb25zZRIPCgdjb250ZW50GAEgASgJEiIKBWVycm9yGAIgASgLMhMuYWdlbnRsb29wLnYxLkVycm9yEhMKC2R1cmF0aW9uX21zGAMgASgDEhIKCmlkZW1wb3RlbnQYBCABKAgSKwoFbWVkaWEYBSADKAsyHC5hZ2VudGxvb3AudjEuVG9vbE1lZGlhQmxvY2sSMgoLZWxpY2l0YXRpb24YBiABKAsyHS5hZ2VudGxvb3AudjEuVG9vbEVsaWNpdGF0aW9uIlMKDlRvb2xNZWRpYUJsb2NrEgwKBGtpbmQYASABKAkSEQoJbWltZV90eXBlGAIgASgJEgwKBGRhdGEYAyABKAwSEgoKc2F2ZWRfcGF0aBgEIAEoCSJsCg9Ub29sRWxpY2l0YXRpb24SDgoGc2VydmVyGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSDAoEbW9kZRgDIAEoCRIdChVyZXF1ZXN0ZWRfc2NoZW1hX2pzb24YBCABKAkSCwoDdXJsGAUgASgJIs0CChBXb3Jrc3BhY2VSZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIRCgl0aHJlYWRfaWQYAiABKAkSNQoGYWN0aW9uGAMgASgOMiUuYWdlbnRsb29wLnYxLldvcmtzcGFjZVJlcXVlc3QuQWN0aW9uEg8KB2ZvbGRlcnMYBCADKAkSGQoRbW9kaWZpZWRfc2luY2VfbXMYBSABKAMSEQoJbWF4X2ZpbGVzGAYgASgNEg4KBnJ1bl9pZBgHIAEoCRIMCgRwYXRoGAggASgJEhIKCnRhaWxfYnl0ZXMYCSABKA0iawoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhEKDUFDVElPTl9FTlNVUkUQARIRCg1BQ1RJT05fREVMRVRFEAISDwoLQUNUSU9OX0xJU1QQAxISCg5BQ1RJT05fSU5TUEVDVBAEIlwKDVdvcmtzcGFjZUZpbGUSDAoEcGF0aBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNpemUYAyABKAMSEwoLbW9kaWZpZWRfbXMYBCABKAMSDAoEdHlwZRgFIAEoCSLXAQoRV29ya3NwYWNlUmVzcG9uc2USDwoHZW50cmllcxgBIAMoCRIiCgVlcnJvchgCIAEoCzITLmFnZW50bG9vcC52MS5FcnJvchIqCgVmaWxlcxgDIAMoCzIbLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VGaWxlEhEKCXRydW5jYXRlZBgEIAEoCBIZChFjb21wYXJlZF90b19zdGFydBgFIAEoCBIVCg1yZWxhdGl2ZV9wYXRoGAYgASgJEg4KBmV4aXN0cxgHIAEoCBIMCgR0YWlsGAggASgJIjwKElJlbG9hZFRvb2xzUmVxdWVzdBIWCg5vcmlnaW5fcmVwbGljYRgBIAEoCRIOCgZyZWFzb24YAiABKAkiMwoRU2tpcHBlZFRvb2xNb2R1bGUSDgoGc291cmNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKrAQoTUmVsb2FkVG9vbHNSZXNwb25zZRIOCgZsb2FkZWQYASABKA0SDwoHc2tpcHBlZBgCIAEoDRI4Cg9za2lwcGVkX21vZHVsZXMYAyADKAsyHy5hZ2VudGxvb3AudjEuU2tpcHBlZFRvb2xNb2R1bGUSFAoMY29uZmlnX2Vycm9yGAQgASgJEhIKCnJlZ2lzdGVyZWQYBSADKAkSDwoHcmVwbGljYRgGIAEoCTLQAgoKVG9vbFJ1bm5lchJMCglMaXN0VG9vbHMSHi5hZ2VudGxvb3AudjEuTGlzdFRvb2xzUmVxdWVzdBofLmFnZW50bG9vcC52MS5MaXN0VG9vbHNSZXNwb25zZRJSCgtFeGVjdXRlVG9vbBIgLmFnZW50bG9vcC52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGxvb3AudjEuRXhlY3V0ZVRvb2xSZXNwb25zZRJMCglXb3Jrc3BhY2USHi5hZ2VudGxvb3AudjEuV29ya3NwYWNlUmVxdWVzdBofLmFnZW50bG9vcC52MS5Xb3Jrc3BhY2VSZXNwb25zZRJSCgtSZWxvYWRUb29scxIgLmFnZW50bG9vcC52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGxvb3AudjEuUmVsb2FkVG9vbHNSZXNwb25zZWIGcHJvdG8z", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.ToolMetadata
@@ -225,6 +225,17 @@ export type ExecuteToolRequest = Message<"agentloop.v1.ExecuteToolRequest"> & {
    * @generated from field: bool subagent = 8;
    */
   subagent: boolean;
+
+  /**
+   * MCP only: the user's answer to the elicitation this same call raised before
+   * (ExecuteToolResponse.elicitation), passed when the call is retried after the
+   * run's interrupt is resumed. JSON {"action": "accept"|"decline"|"cancel",
+   * "content"?: {...}}; the broker answers the server's repeated
+   * `elicitation/create` with it (docs/mcp-client-features.md).
+   *
+   * @generated from field: string elicitation_answer_json = 9;
+   */
+  elicitationAnswerJson: string;
 };
 
 /**
@@ -263,6 +274,24 @@ export type ExecuteToolResponse = Message<"agentloop.v1.ExecuteToolResponse"> & 
    * @generated from field: bool idempotent = 4;
    */
   idempotent: boolean;
+
+  /**
+   * Images and audio the tool returned, for a model that takes them as content
+   * blocks (MCP tools; each also saved under outputs/mcp/ and named in `content`).
+   *
+   * @generated from field: repeated agentloop.v1.ToolMediaBlock media = 5;
+   */
+  media: ToolMediaBlock[];
+
+  /**
+   * Set when the call could not finish without the user's input (an MCP server's
+   * `elicitation/create`): the run interrupts with it and, when resumed, retries
+   * the call with ExecuteToolRequest.elicitation_answer_json. `content` and
+   * `error` are empty then.
+   *
+   * @generated from field: agentloop.v1.ToolElicitation elicitation = 6;
+   */
+  elicitation?: ToolElicitation | undefined;
 };
 
 /**
@@ -271,6 +300,92 @@ export type ExecuteToolResponse = Message<"agentloop.v1.ExecuteToolResponse"> & 
  */
 export const ExecuteToolResponseSchema: GenMessage<ExecuteToolResponse> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_tools, 5);
+
+/**
+ * @generated from message agentloop.v1.ToolMediaBlock
+ */
+export type ToolMediaBlock = Message<"agentloop.v1.ToolMediaBlock"> & {
+  /**
+   * "image" or "audio".
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * e.g. image/png, audio/wav.
+   *
+   * @generated from field: string mime_type = 2;
+   */
+  mimeType: string;
+
+  /**
+   * Decoded bytes (bounded by MCP_MAX_MEDIA_BYTES).
+   *
+   * @generated from field: bytes data = 3;
+   */
+  data: Uint8Array;
+
+  /**
+   * Workspace-relative path the block was saved to (empty when not saved).
+   *
+   * @generated from field: string saved_path = 4;
+   */
+  savedPath: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ToolMediaBlock.
+ * Use `create(ToolMediaBlockSchema)` to create a new message.
+ */
+export const ToolMediaBlockSchema: GenMessage<ToolMediaBlock> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 6);
+
+/**
+ * @generated from message agentloop.v1.ToolElicitation
+ */
+export type ToolElicitation = Message<"agentloop.v1.ToolElicitation"> & {
+  /**
+   * The MCP server (mcp_servers.yaml id) that asked.
+   *
+   * @generated from field: string server = 1;
+   */
+  server: string;
+
+  /**
+   * The server's message to the user.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * "form" (answer with `content` matching `requested_schema_json`) or "url"
+   * (the user opens `url`, then accepts or declines).
+   *
+   * @generated from field: string mode = 3;
+   */
+  mode: string;
+
+  /**
+   * JSON Schema (a flat object of primitive properties) for "form".
+   *
+   * @generated from field: string requested_schema_json = 4;
+   */
+  requestedSchemaJson: string;
+
+  /**
+   * @generated from field: string url = 5;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message agentloop.v1.ToolElicitation.
+ * Use `create(ToolElicitationSchema)` to create a new message.
+ */
+export const ToolElicitationSchema: GenMessage<ToolElicitation> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_tools, 7);
 
 /**
  * @generated from message agentloop.v1.WorkspaceRequest
@@ -342,7 +457,7 @@ export type WorkspaceRequest = Message<"agentloop.v1.WorkspaceRequest"> & {
  * Use `create(WorkspaceRequestSchema)` to create a new message.
  */
 export const WorkspaceRequestSchema: GenMessage<WorkspaceRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 6);
+  messageDesc(file_agentloop_v1_tools, 8);
 
 /**
  * @generated from enum agentloop.v1.WorkspaceRequest.Action
@@ -386,7 +501,7 @@ export enum WorkspaceRequest_Action {
  * Describes the enum agentloop.v1.WorkspaceRequest.Action.
  */
 export const WorkspaceRequest_ActionSchema: GenEnum<WorkspaceRequest_Action> = /*@__PURE__*/
-  enumDesc(file_agentloop_v1_tools, 6, 0);
+  enumDesc(file_agentloop_v1_tools, 8, 0);
 
 /**
  * A file of a workspace, named by its workspace-relative path (never a host path).
@@ -429,7 +544,7 @@ export type WorkspaceFile = Message<"agentloop.v1.WorkspaceFile"> & {
  * Use `create(WorkspaceFileSchema)` to create a new message.
  */
 export const WorkspaceFileSchema: GenMessage<WorkspaceFile> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 7);
+  messageDesc(file_agentloop_v1_tools, 9);
 
 /**
  * @generated from message agentloop.v1.WorkspaceResponse
@@ -496,7 +611,7 @@ export type WorkspaceResponse = Message<"agentloop.v1.WorkspaceResponse"> & {
  * Use `create(WorkspaceResponseSchema)` to create a new message.
  */
 export const WorkspaceResponseSchema: GenMessage<WorkspaceResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 8);
+  messageDesc(file_agentloop_v1_tools, 10);
 
 /**
  * Re-scans the tool directories and re-reads tools.yaml without a restart.
@@ -525,7 +640,7 @@ export type ReloadToolsRequest = Message<"agentloop.v1.ReloadToolsRequest"> & {
  * Use `create(ReloadToolsRequestSchema)` to create a new message.
  */
 export const ReloadToolsRequestSchema: GenMessage<ReloadToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 9);
+  messageDesc(file_agentloop_v1_tools, 11);
 
 /**
  * @generated from message agentloop.v1.SkippedToolModule
@@ -550,7 +665,7 @@ export type SkippedToolModule = Message<"agentloop.v1.SkippedToolModule"> & {
  * Use `create(SkippedToolModuleSchema)` to create a new message.
  */
 export const SkippedToolModuleSchema: GenMessage<SkippedToolModule> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 10);
+  messageDesc(file_agentloop_v1_tools, 12);
 
 /**
  * @generated from message agentloop.v1.ReloadToolsResponse
@@ -600,7 +715,7 @@ export type ReloadToolsResponse = Message<"agentloop.v1.ReloadToolsResponse"> & 
  * Use `create(ReloadToolsResponseSchema)` to create a new message.
  */
 export const ReloadToolsResponseSchema: GenMessage<ReloadToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentloop_v1_tools, 11);
+  messageDesc(file_agentloop_v1_tools, 13);
 
 /**
  * Served by tool-runner on NATS:
