@@ -35,30 +35,37 @@ describe('deploy/Dockerfile', () => {
     expect(errors.map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
   });
 
-  it('gives skills the documented toolbox: Python with document packages, poppler, qpdf, pandoc, LibreOffice headless', () => {
-    expect(aptPackages).toEqual(expect.arrayContaining(['python3', 'python3-venv', 'util-linux', 'poppler-utils', 'qpdf', 'pandoc', 'libreoffice-nogui']));
-    const copy = finalStage.find((i) => i.getKeyword() === 'COPY' && args(i).includes('skills-toolbox.txt'));
-    expect(copy, 'the toolbox requirements are copied into the image').toBeDefined();
-    expect(existsSync(path.join(ROOT, 'deploy', 'skills-toolbox.txt'))).toBe(true);
-    expect(
-      finalStage.some(
-        (i) => i.getKeyword() === 'RUN' && /\/opt\/skills-python\/bin\/pip install .*-r \/opt\/skills-toolbox\.txt/.test(args(i).replace(/\\\n\s*/g, ' ')),
-      ),
-    ).toBe(true);
+  const toolboxDir = path.join(ROOT, 'deploy', 'skills-toolbox');
+  const installScript = readFileSync(path.join(toolboxDir, 'install.sh'), 'utf8');
+  /** The script's APT_PACKAGES=( … ) list. */
+  const toolboxAptPackages = (/APT_PACKAGES=\(([^)]*)\)/.exec(installScript)?.[1] ?? '').split(/\s+/).filter(Boolean);
+
+  it('gives skills the documented toolbox: Python with document packages, Node packages, poppler, qpdf, pandoc, LibreOffice headless', () => {
+    expect(aptPackages).toEqual(expect.arrayContaining(['util-linux', 'bubblewrap']));
+    expect(toolboxAptPackages).toEqual(expect.arrayContaining(['python3', 'python3-venv', 'poppler-utils', 'qpdf', 'pandoc', 'libreoffice-nogui']));
+    const copy = finalStage.find((i) => i.getKeyword() === 'COPY' && args(i).includes('deploy/skills-toolbox'));
+    expect(copy, 'the toolbox folder is copied into the image').toBeDefined();
+    // The image installs it with the script a developer runs on their own machine, apt included.
+    expect(finalStage.some((i) => i.getKeyword() === 'RUN' && /install\.sh --apt \/opt\/skills-toolbox\b/.test(args(i).replace(/\\\n\s*/g, ' ')))).toBe(true);
     const env = finalStage.filter((i) => i.getKeyword() === 'ENV').map(args);
-    expect(env).toContain('SKILL_PYTHON=/opt/skills-python/bin/python3');
-    const toolbox = readFileSync(path.join(ROOT, 'deploy', 'skills-toolbox.txt'), 'utf8')
+    expect(env).toContain('SKILLS_TOOLBOX=/opt/skills-toolbox');
+    const toolbox = readFileSync(path.join(toolboxDir, 'requirements.txt'), 'utf8')
       .split('\n')
       .filter((l) => l.trim() && !l.startsWith('#'))
       .map((l) => l.split(/[<>=[]/)[0]!.trim());
     expect(toolbox).toEqual(expect.arrayContaining(['pypdf', 'pdfplumber', 'openpyxl', 'python-docx', 'python-pptx', 'reportlab', 'pandas']));
+    const node = JSON.parse(readFileSync(path.join(toolboxDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(node.dependencies)).toEqual(expect.arrayContaining(['docx', 'pptxgenjs']));
+    // Pinned: an image build must not pick up a new major version silently.
+    for (const v of Object.values(node.dependencies)) expect(v).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   const bookworm =
     existsSync('/etc/os-release') && readFileSync('/etc/os-release', 'utf8').includes('VERSION_CODENAME=bookworm') && existsSync('/usr/bin/apt-cache');
   it.skipIf(!bookworm)('installs only packages Debian bookworm has', () => {
-    const out = execFileSync('apt-cache', ['show', '--no-all-versions', ...aptPackages], { encoding: 'utf8' });
+    const wanted = [...aptPackages, ...toolboxAptPackages];
+    const out = execFileSync('apt-cache', ['show', '--no-all-versions', ...wanted], { encoding: 'utf8' });
     const found = new Set([...out.matchAll(/^Package: (\S+)$/gm)].map((m) => m[1]));
-    expect(aptPackages.filter((p) => !found.has(p))).toEqual([]);
+    expect(wanted.filter((p) => !found.has(p))).toEqual([]);
   });
 });

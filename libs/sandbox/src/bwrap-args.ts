@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { SandboxLimits } from './limits.js';
+import { sandboxPath, type Toolbox } from './toolbox.js';
 
 /** Where the workspace is mounted inside the sandbox (also the working directory). */
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -29,6 +30,8 @@ export interface BwrapPlan {
   argv: readonly string[];
   env?: Readonly<Record<string, string>>;
   extraReadOnlyPaths?: readonly string[];
+  /** The skills toolbox: mounted read-only, its bin first on PATH, its node_modules on NODE_PATH (`env` may override both). */
+  toolbox?: Toolbox;
   /** Host path → sandbox path, bound read-only (the network proxy's socket). */
   readOnlyBinds?: ReadonlyArray<readonly [string, string]>;
 }
@@ -60,11 +63,14 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const [target, link] of USR_LINKS) if (existsSync(`/${target}`)) args.push('--symlink', target, link);
   for (const p of [...ETC_PIECES, ...(plan.extraReadOnlyPaths ?? [])]) if (existsSync(p)) args.push('--ro-bind', p, p);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', plan.workspaceDir, SANDBOX_WORKSPACE);
+  // After the private /tmp, so a toolbox kept under /tmp (tests, a developer's machine) is not hidden by it.
+  if (plan.toolbox) args.push('--ro-bind', plan.toolbox.dir, plan.toolbox.dir);
   for (const [host, inside] of plan.readOnlyBinds ?? []) args.push('--ro-bind', host, inside);
   // The root bwrap builds is a tmpfs: read-only once everything is mounted, so /tmp and the workspace are the only writable places.
   args.push('--remount-ro', '/', '--chdir', SANDBOX_WORKSPACE);
   const env: Record<string, string> = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
+    PATH: sandboxPath(plan.toolbox, ['/usr/local/bin', '/usr/bin', '/bin']),
+    ...(plan.toolbox?.nodeModules ? { NODE_PATH: plan.toolbox.nodeModules } : {}),
     HOME: SANDBOX_WORKSPACE,
     LANG: 'C.UTF-8',
     TMPDIR: '/tmp',

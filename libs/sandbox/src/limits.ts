@@ -1,4 +1,5 @@
 import { parseAllowList, type AllowEntry } from '@agentloop/net';
+import { toolboxFromEnv, type Toolbox } from './toolbox.js';
 
 /** Limits and settings of the code sandbox, read from the environment (README "Code sandbox"). */
 
@@ -21,8 +22,10 @@ export interface SandboxConfig {
   /** Off: the code tools answer that the sandbox is disabled; nothing runs. */
   enabled: boolean;
   bwrapPath: string;
-  /** Python inside the sandbox: a path under /usr (only /usr is mounted). */
+  /** Python inside the sandbox: under /usr, an extra read-only path or the toolbox (SANDBOX_PYTHON; default the toolbox's, else /usr/bin/python3). */
   pythonPath: string;
+  /** The skills toolbox (SKILLS_TOOLBOX), mounted read-only into every sandbox. */
+  toolbox?: Toolbox;
   /** Host paths mounted read-only at the same place besides /usr and the minimal /etc (extra interpreters, data). */
   extraReadOnlyPaths: string[];
   limits: SandboxLimits;
@@ -66,13 +69,14 @@ function bool(env: Record<string, string | undefined>, name: string, fallback: b
 }
 
 /**
- * SANDBOX_ENABLED (true), SANDBOX_BWRAP (/usr/bin/bwrap), SANDBOX_PYTHON (/usr/bin/python3),
+ * SANDBOX_ENABLED (true), SANDBOX_BWRAP (/usr/bin/bwrap), SANDBOX_PYTHON (the toolbox's, else /usr/bin/python3), SKILLS_TOOLBOX,
  * SANDBOX_READONLY_PATHS (comma-separated), SANDBOX_TIMEOUT_MS, SANDBOX_MEMORY_MB, SANDBOX_CPU_SECONDS,
  * SANDBOX_MAX_PROCESSES, SANDBOX_MAX_FILE_MB, SANDBOX_MAX_OUTPUT_BYTES, SANDBOX_CPUS, SANDBOX_REQUIRE_CGROUP,
  * SANDBOX_CGROUP_ROOT, SANDBOX_CGROUP_PARENT, SANDBOX_NETWORK_ALLOW (the HTTP_FETCH_ALLOW syntax). Throws naming the bad variable.
  */
 export function sandboxConfigFromEnv(env: Record<string, string | undefined> = process.env): SandboxConfig {
-  const pythonPath = env.SANDBOX_PYTHON?.trim() || '/usr/bin/python3';
+  const toolbox = toolboxFromEnv(env);
+  const pythonPath = env.SANDBOX_PYTHON?.trim() || toolbox?.python || '/usr/bin/python3';
   if (!pythonPath.startsWith('/')) throw new Error(`SANDBOX_PYTHON: expected an absolute path, got "${pythonPath}"`);
   const extraReadOnlyPaths = (env.SANDBOX_READONLY_PATHS ?? '')
     .split(',')
@@ -97,6 +101,7 @@ export function sandboxConfigFromEnv(env: Record<string, string | undefined> = p
     networkAllow: parseAllowList(env.SANDBOX_NETWORK_ALLOW ?? '', 'SANDBOX_NETWORK_ALLOW'),
     bwrapPath: env.SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
     pythonPath,
+    ...(toolbox ? { toolbox } : {}),
     extraReadOnlyPaths,
     limits: {
       wallTimeMs: int(env, 'SANDBOX_TIMEOUT_MS', DEFAULT_LIMITS.wallTimeMs, 100, 3_600_000),

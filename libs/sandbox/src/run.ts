@@ -142,7 +142,14 @@ export class Sandbox {
       ...prlimitArgs(limits),
       '--',
       this.config.bwrapPath,
-      ...bwrapArgs({ workspaceDir: req.workspaceDir, argv, env, extraReadOnlyPaths: this.config.extraReadOnlyPaths, readOnlyBinds }),
+      ...bwrapArgs({
+        workspaceDir: req.workspaceDir,
+        argv,
+        env,
+        extraReadOnlyPaths: this.config.extraReadOnlyPaths,
+        ...(this.config.toolbox ? { toolbox: this.config.toolbox } : {}),
+        readOnlyBinds,
+      }),
     ];
     if (!(host instanceof CgroupHost)) return this.spawnRun(inner, req, limits, undefined);
     const cg = await host.create({ maxPids: limits.maxProcesses, memoryBytes: limits.memoryBytes, ...(this.config.cpus ? { cpus: this.config.cpus } : {}) });

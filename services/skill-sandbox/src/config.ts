@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { envBool, envInt, parseConfig } from '@agentloop/core';
 import { parseAllowList } from '@agentloop/net';
+import { toolboxFromEnv } from '@agentloop/sandbox';
 
 /** The project's skills folder (`<repo>/skills`), resolved from src/ or dist/ like the tool-runner's tools.yaml. */
 export const DEFAULT_SKILLS_ROOT = fileURLToPath(new URL('../../../skills', import.meta.url));
@@ -29,8 +30,10 @@ export const SkillSandboxEnv = z
     /** Re-scan SKILLS_ROOT and skills.yaml when they change (fs.watch, debounced). */
     SKILLS_WATCH: envBool(false),
     SKILLS_WATCH_DEBOUNCE_MS: envInt(300, 10, 60_000),
-    /** Python of .py scripts and of per-skill pip installs (the real interpreter is resolved once at start; the image sets the toolbox venv). */
-    SKILL_PYTHON: z.string().min(1).default('python3'),
+    /** Python of .py scripts and of per-skill pip installs (the real interpreter is resolved once at start). Default: the toolbox's, else python3. */
+    SKILL_PYTHON: z.string().min(1).optional(),
+    /** The skills toolbox (deploy/skills-toolbox/install.sh): its Python, commands and Node packages for scripts (docs/skills-ecosystem.md). */
+    SKILLS_TOOLBOX: z.string().min(1).optional(),
     /** A script still running after this long is killed with its process group. */
     SKILL_SCRIPT_TIMEOUT_MS: envInt(30_000, 100, 3_600_000),
     /** stdout and stderr are each kept up to this many bytes; the rest is dropped with a note. */
@@ -81,10 +84,21 @@ export const SkillSandboxEnv = z
     /** pip installs wheels only (no setup.py of a source package runs at install time). */
     SKILL_DEPS_BINARY_ONLY: envBool(true),
   })
-  .transform((c) => ({
-    ...c,
-    SKILLS_CACHE: c.SKILLS_CACHE ?? path.join(path.resolve(c.WORKSPACE_ROOT), '..', '.skill-deps'),
-  }));
+  .transform((c, ctx) => {
+    let toolbox;
+    try {
+      toolbox = toolboxFromEnv({ SKILLS_TOOLBOX: c.SKILLS_TOOLBOX });
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['SKILLS_TOOLBOX'], message: (err as Error).message });
+      return z.NEVER;
+    }
+    return {
+      ...c,
+      SKILL_PYTHON: c.SKILL_PYTHON ?? toolbox?.python ?? 'python3',
+      ...(toolbox ? { toolbox } : {}),
+      SKILLS_CACHE: c.SKILLS_CACHE ?? path.join(path.resolve(c.WORKSPACE_ROOT), '..', '.skill-deps'),
+    };
+  });
 export type SkillSandboxConfig = z.infer<typeof SkillSandboxEnv>;
 
 /** Parses the sandbox's environment; throws a ConfigError naming each bad variable. */

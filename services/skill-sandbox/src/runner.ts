@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { sandboxPath, type Toolbox } from '@agentloop/sandbox';
 
 /** Resource limits applied with prlimit(1) when it is installed; 0 leaves a limit off. */
 export interface ResourceLimits {
@@ -242,6 +243,8 @@ export interface ScriptRun {
   pythonPath?: string;
   /** Node: the skill's installed node_modules (NODE_PATH, for require()). */
   nodeModules?: string;
+  /** The skills toolbox: its bin first on PATH, its node_modules on NODE_PATH after the skill's own. */
+  toolbox?: Toolbox;
   /**
    * Node: run under the permission model, reading only the workspace and these folders, writing only
    * the workspace, without child processes or workers.
@@ -263,7 +266,7 @@ export type ScriptResult = ProcessResult;
 export async function runScript(r: ScriptRun): Promise<ScriptResult> {
   const home = await mkdtemp(path.join(tmpdir(), 'agentloop-skill-'));
   const env: Record<string, string> = {
-    PATH: [...new Set([path.dirname(r.interpreter), '/usr/local/bin', '/usr/bin', '/bin'])].join(':'),
+    PATH: sandboxPath(r.toolbox, [path.dirname(r.interpreter), '/usr/local/bin', '/usr/bin', '/bin']),
     LANG: 'C.UTF-8',
     HOME: home,
     TMPDIR: home,
@@ -277,11 +280,12 @@ export async function runScript(r: ScriptRun): Promise<ScriptResult> {
     if ('module' in r.target) args.push('-m', r.target.module);
     else args.push(r.target.script);
   } else {
-    if (r.nodeModules) env.NODE_PATH = r.nodeModules;
+    const nodePath = [r.nodeModules, r.toolbox?.nodeModules].filter((p): p is string => p !== undefined);
+    if (nodePath.length > 0) env.NODE_PATH = nodePath.join(':');
     if (r.limits.maxMemoryBytes > 0) args.push(`--max-old-space-size=${Math.max(32, Math.floor(r.limits.maxMemoryBytes / 2 / 1024 / 1024))}`);
     if (r.nodePermissions && r.capabilities.nodePermissions) {
       args.push('--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-write=${r.workspace}`);
-      const readRoots = [r.workspace, ...r.nodePermissions.readRoots, ...(r.nodeModules ? [r.nodeModules] : [])];
+      const readRoots = [r.workspace, ...r.nodePermissions.readRoots, ...nodePath];
       for (const root of readRoots) args.push(`--allow-fs-read=${root}`);
     }
     // Node has no module form (script-call.ts only makes one for Python).

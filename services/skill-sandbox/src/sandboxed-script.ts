@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { describeLimit, SANDBOX_WORKSPACE, type Sandbox } from '@agentloop/sandbox';
+import { describeLimit, SANDBOX_WORKSPACE, sandboxPath, type Sandbox } from '@agentloop/sandbox';
 import type { ProcessResult, ScriptRun } from './runner.js';
 
 /** Where the skill's folder is mounted, read-only, inside the bubblewrap sandbox (AGENT_SKILL_DIR). */
@@ -28,7 +28,7 @@ function interpreterBinds(roots: readonly string[]): string[] {
  * AGENT_WORKSPACE_PATH, the skill's folder read-only at /skill and importable (PYTHONPATH
  * /skill then the installed dependencies, read-only too), argv and stdin as given. The skill is also
  * mounted at its host path, read-only, so the workspace's `skills/<id>` link resolves inside. The
- * interpreter's folders outside /usr (a venv such as /opt/skills-python, pyenv) are mounted
+ * interpreter's folders outside /usr (a venv such as /opt/skills-toolbox/python, pyenv) are mounted
  * read-only. HOME and TMPDIR are the sandbox's private /tmp, gone with the run.
  */
 export async function runScriptInSandbox(sandbox: Sandbox, r: SandboxedScriptRun): Promise<ProcessResult> {
@@ -41,7 +41,7 @@ export async function runScriptInSandbox(sandbox: Sandbox, r: SandboxedScriptRun
   if (r.pythonPath) binds.push([r.pythonPath, PYTHON_DEPS_IN_SANDBOX]);
   if (r.nodeModules) binds.push([r.nodeModules, NODE_MODULES_IN_SANDBOX]);
   const env: Record<string, string> = {
-    PATH: [...new Set([path.dirname(r.interpreter), '/usr/local/bin', '/usr/bin', '/bin'])].join(':'),
+    PATH: sandboxPath(sandbox.config.toolbox, [path.dirname(r.interpreter), '/usr/local/bin', '/usr/bin', '/bin']),
     HOME: '/tmp',
     TMPDIR: '/tmp',
     AGENT_WORKSPACE_PATH: SANDBOX_WORKSPACE,
@@ -54,12 +54,14 @@ export async function runScriptInSandbox(sandbox: Sandbox, r: SandboxedScriptRun
     if ('module' in r.target) args.push('-m', r.target.module);
     else args.push(inSkill(r.target.script));
   } else {
-    if (r.nodeModules) env.NODE_PATH = NODE_MODULES_IN_SANDBOX;
+    // The toolbox is mounted by the sandbox at its host path (SandboxConfig.toolbox).
+    const toolboxModules = sandbox.config.toolbox?.nodeModules;
+    const nodePath = [...(r.nodeModules ? [NODE_MODULES_IN_SANDBOX] : []), ...(toolboxModules ? [toolboxModules] : [])];
+    if (nodePath.length > 0) env.NODE_PATH = nodePath.join(':');
     if (r.limits.maxMemoryBytes > 0) args.push(`--max-old-space-size=${Math.max(32, Math.floor(r.limits.maxMemoryBytes / 2 / 1024 / 1024))}`);
     if (r.nodePermissions) {
       args.push('--experimental-permission', '--disable-warning=ExperimentalWarning', `--allow-fs-write=${SANDBOX_WORKSPACE}`);
-      for (const root of [SANDBOX_WORKSPACE, SKILL_IN_SANDBOX, r.skillDir, ...(r.nodeModules ? [NODE_MODULES_IN_SANDBOX] : [])])
-        args.push(`--allow-fs-read=${root}`);
+      for (const root of [SANDBOX_WORKSPACE, SKILL_IN_SANDBOX, r.skillDir, ...nodePath]) args.push(`--allow-fs-read=${root}`);
     }
     if ('script' in r.target) args.push(inSkill(r.target.script));
   }

@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSkillSandboxConfig } from './config.js';
 import { skillSandboxConfig } from './script-isolation.js';
@@ -31,6 +34,23 @@ describe('skillSandboxConfig', () => {
       limits: { wallTimeMs: 5000, memoryBytes: 1024 ** 4, cpuSeconds: 6, maxProcesses: 32, maxFileBytes: 10 * 1024 * 1024, maxOutputBytes: 4096 },
     });
     expect(c.networkAllow.map((e) => e.text)).toEqual(['pypi.org:443']);
+  });
+
+  it('takes the skills toolbox: its Python by default, mounted in every script sandbox; a missing one is refused naming SKILLS_TOOLBOX', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'skill-toolbox-'));
+    try {
+      expect(() => loadSkillSandboxConfig({ SKILLS_TOOLBOX: dir })).toThrow(/SKILLS_TOOLBOX: .*python\/bin\/python3 does not exist/);
+      await mkdir(path.join(dir, 'python', 'bin'), { recursive: true });
+      await writeFile(path.join(dir, 'python', 'bin', 'python3'), '');
+      const config = loadSkillSandboxConfig({ SKILLS_TOOLBOX: dir });
+      expect(config.SKILL_PYTHON).toBe(path.join(dir, 'python', 'bin', 'python3'));
+      expect(skillSandboxConfig(config, undefined).toolbox?.dir).toBe(dir);
+      // An explicit interpreter still wins; without a toolbox nothing is mounted.
+      expect(loadSkillSandboxConfig({ SKILLS_TOOLBOX: dir, SKILL_PYTHON: '/usr/bin/python3' }).SKILL_PYTHON).toBe('/usr/bin/python3');
+      expect(skillSandboxConfig(loadSkillSandboxConfig({}), undefined).toolbox).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a bad SKILL_NETWORK_ALLOW at boot, naming it', () => {

@@ -27,6 +27,9 @@ export function skillSandboxConfig(config: SkillSandboxConfig, pythonExecutable:
     SANDBOX_CGROUP_PARENT: config.SANDBOX_CGROUP_PARENT,
     SANDBOX_REQUIRE_CGROUP: config.SANDBOX_REQUIRE_CGROUP,
   });
+  // The toolbox comes from the skill configuration (already checked), mounted into every script's sandbox.
+  delete shared.toolbox;
+  if (config.toolbox) shared.toolbox = config.toolbox;
   const bytes = (mb: number) => (mb > 0 ? mb * MIB : UNLIMITED_BYTES);
   return {
     ...shared,

@@ -197,6 +197,7 @@ export class SkillTools {
       input: run.input,
       ...(deps.pythonDir ? { pythonPath: deps.pythonDir } : {}),
       ...(deps.nodeModules ? { nodeModules: deps.nodeModules } : {}),
+      ...(config.toolbox ? { toolbox: config.toolbox } : {}),
       limits: {
         timeoutMs: config.SKILL_SCRIPT_TIMEOUT_MS,
         maxOutputBytes: config.SKILL_SCRIPT_MAX_OUTPUT_BYTES,
