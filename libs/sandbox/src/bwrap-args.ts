@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { SandboxLimits } from './limits.js';
 import { sandboxPath, type Toolbox } from './toolbox.js';
 
@@ -13,7 +15,34 @@ const SANDBOX_UID = '1000';
  * dynamic loader reads ld.so.cache, Python reads localtime and mime.types, matplotlib fontconfig.
  * Never the whole /etc (shadow, machine secrets, service configuration).
  */
-const ETC_PIECES = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/mime.types', '/etc/fonts'];
+const ETC_PIECES = [
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/localtime',
+  '/etc/mime.types',
+  '/etc/fonts',
+  // Debian's LibreOffice links its registry and printer settings there (the skills toolbox's soffice).
+  '/etc/libreoffice',
+];
+
+let identityDir: string | undefined;
+/**
+ * A passwd and group naming only the sandbox user, mounted over /etc/passwd and /etc/group: programs
+ * that look their user up (LibreOffice aborts without an entry, Python's getpass, ssh) find one,
+ * and the host's accounts stay out. Written once per process into a fresh private folder.
+ */
+function identityFiles(): { passwd: string; group: string } {
+  identityDir ??= mkdtempSync(path.join(os.tmpdir(), 'agentloop-sandbox-identity-'));
+  const passwd = path.join(identityDir, 'passwd');
+  const group = path.join(identityDir, 'group');
+  if (!existsSync(passwd)) {
+    writeFileSync(passwd, `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORKSPACE}:/bin/sh\n`);
+    writeFileSync(group, `sandbox:x:${SANDBOX_UID}:\n`);
+  }
+  return { passwd, group };
+}
 
 /** The top-level links of a merged-/usr system (Debian 12), recreated inside. */
 const USR_LINKS: Array<[string, string]> = [
@@ -62,6 +91,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   ];
   for (const [target, link] of USR_LINKS) if (existsSync(`/${target}`)) args.push('--symlink', target, link);
   for (const p of [...ETC_PIECES, ...(plan.extraReadOnlyPaths ?? [])]) if (existsSync(p)) args.push('--ro-bind', p, p);
+  const identity = identityFiles();
+  args.push('--ro-bind', identity.passwd, '/etc/passwd', '--ro-bind', identity.group, '/etc/group');
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', plan.workspaceDir, SANDBOX_WORKSPACE);
   // After the private /tmp, so a toolbox kept under /tmp (tests, a developer's machine) is not hidden by it.
   if (plan.toolbox) args.push('--ro-bind', plan.toolbox.dir, plan.toolbox.dir);
