@@ -71,7 +71,7 @@ function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { fail
   const skills = {
     catalog: async (_tenant: string, q: CatalogQuery = {}) => {
       queries.push(q);
-      return { environment: q.environment ?? null, skills: catalog(q) };
+      return { environment: q.environment ?? null, settings: null, skills: catalog(q) };
     },
     load: async (_tenant: string, _thread: string, id: string) => {
       loaded.push(id);
