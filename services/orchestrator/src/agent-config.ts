@@ -108,7 +108,7 @@ export function tightenVerdict(
   if (!opts.mcp && policy.tools !== null && !policy.tools.has(call.name)) {
     return {
       action: 'deny',
-      reason: `This assistant may not use tool ${call.name}; its tools are: ${[...policy.tools].join(', ') || '(none)'}`,
+      reason: `This ${policy.environment ? `run (environment ${policy.environment})` : 'assistant'} may not use tool ${call.name}; its tools are: ${[...policy.tools].join(', ') || '(none)'}`,
       risk_level: verdict.risk_level,
       rule: 'assistant:tools',
     };

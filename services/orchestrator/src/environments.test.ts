@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NO_ENVIRONMENT_SETTINGS, type EnvironmentSettings } from '@agentloop/skills';
+import { tightenVerdict } from './agent-config.js';
 import { runEnvironment, runPolicy } from './environments.js';
 import { RunInputError } from './errors.js';
 
@@ -47,5 +48,13 @@ describe('runEnvironment', () => {
       throw new RunInputError('Invalid config.configurable.environment: Unknown environment: nope. Configured environments: legal');
     });
     await expect(runEnvironment(client, 't', { configurable: { environment: 'nope' } }, false)).rejects.toThrow(/Configured environments: legal/);
+  });
+});
+
+describe("an environment's tools allow-list holds at the approval step", () => {
+  it('a call to a tool outside it is denied, naming the environment and its tools', () => {
+    const policy = runPolicy({ runConfig: { configurable: { environment: 'legal' } }, environment: settings({ tools: ['read_file'] }) });
+    const verdict = tightenVerdict({ action: 'allow', reason: '', risk_level: 'low', rule: '' }, { name: 'http_fetch', args: {} }, policy);
+    expect(verdict).toMatchObject({ action: 'deny', reason: 'This run (environment legal) may not use tool http_fetch; its tools are: read_file' });
   });
 });
