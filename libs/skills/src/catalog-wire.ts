@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EnvironmentSettings } from './environment.js';
 
 /** The skill sandbox's JSON catalog subject (queue group skill-sandbox). */
 export const SKILL_CATALOG_SUBJECT = 'agentloop.skills.catalog';
@@ -39,6 +40,8 @@ export type SkillCatalogEntry = z.infer<typeof SkillCatalogEntry>;
 
 export const SkillCatalogResponse = z.object({
   environment: z.string().nullable(),
+  /** The environment's models, agents, system prompt and tools; null without an environment (or from a sandbox that predates them). */
+  settings: EnvironmentSettings.nullable().default(null),
   skills: z.array(SkillCatalogEntry),
 });
 export type SkillCatalogResponse = z.infer<typeof SkillCatalogResponse>;

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '@agentloop/core';
 import { SKILL_ID_PATTERN } from './registry.js';
+import { EnvironmentSettings } from './environment.js';
 
 /**
  * The project's skills.yaml. It lives with the skill sandbox, which owns skills; the gateway reads
@@ -35,8 +36,9 @@ export const TenantSkills = z.object({ allow: z.union([z.literal('*'), z.array(S
 export type TenantSkills = z.infer<typeof TenantSkills>;
 
 /**
- * `environments.<name>` (seed 002: a named set of skills a run selects with
- * `config.configurable.environment`): its skills are the catalog of runs in it.
+ * `environments.<name>` (seed 002: a named set of skills, models and agents a run selects with
+ * `config.configurable.environment`): its skills are the catalog of runs in it; its models, agents,
+ * system prompt and tools (environment.ts) are what the orchestrator applies to those runs.
  */
 export const EnvironmentEntry = z
   .object({
@@ -44,6 +46,7 @@ export const EnvironmentEntry = z
     skills: z.array(SkillId).default([]),
     /** Skills preloaded into every run of the environment; default: the global `core` ones it has. */
     core: z.array(SkillId).optional(),
+    ...EnvironmentSettings.shape,
   })
   .strict();
 export type EnvironmentEntry = z.infer<typeof EnvironmentEntry>;
@@ -121,6 +124,35 @@ export class SkillsConfig {
   /** An environment's entry, or undefined when it is not configured. */
   environment(name: string): EnvironmentEntry | undefined {
     return this.file.environments[name];
+  }
+
+  /** What the orchestrator applies to a run in the environment besides its skills. */
+  settingsOf(environment: EnvironmentEntry): EnvironmentSettings {
+    const { models, agents, system_prompt, tools } = environment;
+    return { models, agents, system_prompt, tools };
+  }
+
+  /**
+   * What is odd but not fatal about the file, given the installed skill ids: skills named but not
+   * installed (they may be dropped in before the next reload) and an environment's core skills
+   * outside its own skills (never loaded: the environment's catalog does not have them).
+   */
+  warnings(installed: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    const f = this.file;
+    const named = new Set([
+      ...f.core,
+      ...Object.keys(f.optional),
+      ...Object.values(f.tenants).flatMap((t) => (t.allow === '*' ? [] : t.allow)),
+      ...Object.values(f.environments).flatMap((e) => e.skills),
+    ]);
+    const missing = [...named].filter((id) => !installed.has(id));
+    if (missing.length > 0) out.push(`skills.yaml names skills that are not installed: ${missing.join(', ')}`);
+    for (const [name, env] of Object.entries(f.environments)) {
+      const outside = (env.core ?? []).filter((id) => !env.skills.includes(id));
+      if (outside.length > 0) out.push(`environments.${name}.core: ${outside.join(', ')} not in the environment's skills (never preloaded)`);
+    }
+    return out;
   }
 
   /** Core skills of a run: the environment's `core` (default: the global ones it has), or the global list. */

@@ -27,3 +27,11 @@ export { SkillFileIndex, resolveSkillLinks } from './links.js';
 export { formatSkillCatalog, type CatalogSkill } from './catalog.js';
 export { SkillDocError } from './errors.js';
 export { SKILL_CATALOG_SUBJECT, SkillCatalogRequest, SkillCatalogEntry, SkillCatalogResponse } from './catalog-wire.js';
+export {
+  EnvironmentSettings,
+  EnvironmentModels,
+  EnvironmentModel,
+  ENVIRONMENT_MODEL_SLOTS,
+  NO_ENVIRONMENT_SETTINGS,
+  type EnvironmentModelSlot,
+} from './environment.js';

@@ -35,7 +35,9 @@ export const AgentConfigurable = z.looseObject({
     .min(1)
     .max(64)
     .optional()
-    .describe('Environment (seed 002): a named set of skills in skills.yaml `environments`; the skills catalog and the skills the run may use are its.'),
+    .describe(
+      "Environment (seed 002): a named set of skills, models and agents in skills.yaml `environments`; the run's skills, model slots, @mentionable agents, and added system prompt and tools are its.",
+    ),
   mcp_servers: names('Allow-list of MCP server ids whose tools are offered. Absent: every server.').optional(),
   require_approval: names('Tool names that always need a human decision. Only tightens the approval rules: a call they deny stays denied.').optional(),
   delegates: z

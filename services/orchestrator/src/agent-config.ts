@@ -30,6 +30,8 @@ export interface AgentPolicy {
   maxTokensTotal: number | null;
   /** `environment` (seed 002): the skills.yaml environment whose skills the run sees; null: none. */
   environment: string | null;
+  /** The delegated agents a run may @mention (its environment's `agents`); null: the deployment's AGENT_NAMES. */
+  agents: ReadonlySet<string> | null;
 }
 
 export const OPEN_POLICY: AgentPolicy = {
@@ -40,6 +42,7 @@ export const OPEN_POLICY: AgentPolicy = {
   requireApproval: new Set(),
   maxTokensTotal: null,
   environment: null,
+  agents: null,
 };
 
 /**
@@ -65,6 +68,7 @@ export function agentPolicyOf(runConfig: JsonObject | undefined): AgentPolicy {
     requireApproval: new Set(c.require_approval ?? []),
     maxTokensTotal: c.max_tokens_total ?? null,
     environment: c.environment ?? null,
+    agents: null,
   };
 }
 
@@ -104,7 +108,7 @@ export function tightenVerdict(
   if (!opts.mcp && policy.tools !== null && !policy.tools.has(call.name)) {
     return {
       action: 'deny',
-      reason: `This assistant may not use tool ${call.name}; its tools are: ${[...policy.tools].join(', ') || '(none)'}`,
+      reason: `This ${policy.environment ? `run (environment ${policy.environment})` : 'assistant'} may not use tool ${call.name}; its tools are: ${[...policy.tools].join(', ') || '(none)'}`,
       risk_level: verdict.risk_level,
       rule: 'assistant:tools',
     };

@@ -8,7 +8,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import { HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { silentLogger } from '@agentloop/core';
-import type { SkillCatalogEntry } from '@agentloop/skills';
+import type { EnvironmentSettings, SkillCatalogEntry } from '@agentloop/skills';
 import type { JsonObject } from '@agentloop/store';
 import { buildAgentGraph, type RunContext } from './graph.js';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted.js';
@@ -71,7 +71,7 @@ function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { fail
   const skills = {
     catalog: async (_tenant: string, q: CatalogQuery = {}) => {
       queries.push(q);
-      return { environment: q.environment ?? null, skills: catalog(q) };
+      return { environment: q.environment ?? null, settings: null, skills: catalog(q) };
     },
     load: async (_tenant: string, _thread: string, id: string) => {
       loaded.push(id);
@@ -80,7 +80,7 @@ function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { fail
   };
   const contexts = new Map<string, RunContext>();
   const graph = buildAgentGraph({ tools, skills, checkpointer: new MemorySaver(), runContext: (id) => contexts.get(id) });
-  async function run(text: string, turns: ScriptedTurn[], runConfig?: JsonObject) {
+  async function run(text: string, turns: ScriptedTurn[], runConfig?: JsonObject, environment?: EnvironmentSettings) {
     const model = new RecordingModel(turns);
     contexts.set('r1', {
       runId: 'r1',
@@ -90,6 +90,7 @@ function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { fail
       logger: silentLogger(),
       signal: new AbortController().signal,
       ...(runConfig ? { runConfig } : {}),
+      ...(environment ? { environment } : {}),
     });
     const out = await graph.invoke({ messages: [new HumanMessage(text)], loops: 0, context_id: 'r1' }, { configurable: { thread_id: 't1:th1', run_id: 'r1' } });
     const toolMessages = (out.messages as BaseMessage[]).filter((m): m is ToolMessage => ToolMessage.isInstance(m));
@@ -154,5 +155,29 @@ describe('skills in the agent loop', () => {
     expect(model.descriptions[0]!.skill).toBe('Execute a skill. Available skills:\n- docx: docx skill');
     expect(toolMessages[0]!.content).toBe('Error: Skill not found: pdf. Available skills in environment legal: docx');
     expect(h.calls).toEqual([]);
+  });
+
+  it("an environment's agents are the ones an @mention delegates to; its system prompt and tools apply", async () => {
+    const h = harness(() => [entry('docx')]);
+    const legal: EnvironmentSettings = {
+      models: {},
+      agents: ['researcher'],
+      system_prompt: 'You work for the legal team.',
+      tools: ['read_file', 'skill', 'delegate_task'],
+    };
+    const inLegal = await h.run('@researcher find the clause', [{ content: 'ok' }], { configurable: { environment: 'legal' } }, legal);
+    expect(inLegal.model.systems[0]).toContain('You work for the legal team.');
+    expect(inLegal.model.bound[0]!.sort()).toEqual(['delegate_task', 'read_file', 'skill']);
+    // Another environment without that agent: the same @mention delegates nothing.
+    const other: EnvironmentSettings = { models: {}, agents: ['translator'], system_prompt: null, tools: null };
+    const inOther = await harness(() => [entry('docx')]).run(
+      '@researcher find the clause',
+      [{ content: 'ok' }],
+      { configurable: { environment: 'dev' } },
+      other,
+    );
+    expect(inOther.model.bound[0]).not.toContain('delegate_task');
+    expect(inOther.model.bound[0]).toContain('http_fetch');
+    expect(inOther.model.systems[0]).not.toContain('legal team');
   });
 });

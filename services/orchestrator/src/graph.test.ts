@@ -322,6 +322,7 @@ describe('@mentions', () => {
       skills: {
         catalog: async () => ({
           environment: null,
+          settings: null,
           skills: [
             {
               id: 'pdf',

@@ -29,6 +29,7 @@ import {
   graphInput,
   maxLoopsOf,
   modelOf,
+  parseJsonObject,
   resolveRunModel,
   runCheckpointConfig,
   atHead,
@@ -47,6 +48,7 @@ import { runMemory } from './memory/run-memory.js';
 import { TokenAccounting } from './budgets/token-accounting.js';
 import { budgetOutcome } from './run/budget-outcome.js';
 import { agentPolicyOf } from './agent-config.js';
+import { runEnvironment } from './environments.js';
 import { configurableOf, openRunTape, replayResolver, saveReplayReport, type RecordingPolicy } from './recording/run-tape.js';
 import type { ReplaySession } from './recording/replay-session.js';
 
@@ -330,10 +332,13 @@ export class RunExecutor {
       const policy = this.deps.config.recording ?? { mode: 'off', tenants: new Set<string>() };
       const opened = await openRunTape({ store: this.deps.store, policy }, job, configurableOf(job), log);
       replay = opened.replay;
-      const setup = resolveRunModel(job, replay ? replayResolver(replay) : this.deps.models);
+      // Its environment (seed 002) is read afresh by each execution: switching or editing one needs no restart.
+      const environment = await runEnvironment(this.deps.skills, job.tenantId, parseJsonObject(job.configJson, 'config'), depth > 0);
+      const models = environment ? this.deps.models.forEnvironment(environment.name, environment.settings.models) : this.deps.models;
+      const setup = resolveRunModel(job, replay ? replayResolver(replay) : models);
       resolved = setup.resolved;
       log.info(
-        { model: resolved.label, provider: resolved.provider, attempt },
+        { model: resolved.label, provider: resolved.provider, attempt, ...(environment ? { environment: environment.name } : {}) },
         resolved.provider === 'scripted' ? 'run started (SCRIPTED model provider)' : 'run started',
       );
       const maxLoops = maxLoopsOf(setup, this.deps.config.maxLoopsDefault);
@@ -355,6 +360,7 @@ export class RunExecutor {
         ...(job.workspaceThreadId ? { workspaceThreadId: job.workspaceThreadId } : {}),
         ephemeral: job.ephemeral,
         runConfig: setup.config,
+        environment: environment?.settings ?? null,
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
         ...(memory ? { memory } : {}),

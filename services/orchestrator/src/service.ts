@@ -58,7 +58,7 @@ export interface Orchestrator {
 
 export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
   const log = deps.logger.child({ component: 'orchestrator' });
-  const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL);
+  const models = new ModelRegistry(slotsFromEnv(deps.env ?? process.env), deps.config.ALLOW_SCRIPTED_MODEL, deps.env ?? process.env);
   // Tools come from the tool-runner and, when they run, the skill sandbox (`skill`, `run_skill_script`) and the MCP broker.
   const toolOpts = {
     callTimeoutMs: deps.config.TOOL_CALL_TIMEOUT_MS,

@@ -49,7 +49,7 @@ export class SkillsClient {
         throw new RunInputError(`Invalid config.configurable.environment: ${err.message}`, { cause: err });
       }
       // No sandbox (or an older one without this subject): no skills, as before.
-      catalog = { environment: null, skills: [] };
+      catalog = { environment: null, settings: null, skills: [] };
     }
     if (this.cache.size > 1000) this.cache.clear();
     this.cache.set(key, { at: Date.now(), catalog });

@@ -108,10 +108,6 @@ export class SkillCatalog {
 
   /** Ids named in skills.yaml that match no skill on disk are likely typos: say so once per load. */
   private warnAboutConfig(): void {
-    const known = new Set(this.registry.ids());
-    const file = this.config.file;
-    const named = new Set([...file.core, ...Object.keys(file.optional), ...Object.values(file.tenants).flatMap((t) => (t.allow === '*' ? [] : t.allow))]);
-    const missing = [...named].filter((id) => !known.has(id));
-    if (missing.length > 0) this.opts.logger.warn({ skills: missing }, 'skills.yaml names skills that are not installed');
+    for (const warning of this.config.warnings(new Set(this.registry.ids()))) this.opts.logger.warn({ warning }, 'skills.yaml warning');
   }
 }

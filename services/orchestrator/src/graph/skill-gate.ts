@@ -1,4 +1,5 @@
-import { agentPolicyOf, allowedSkills } from '../agent-config.js';
+import { allowedSkills } from '../agent-config.js';
+import { runPolicy } from '../environments.js';
 import { mentionsOf } from '../mentions.js';
 import { activeSkills, skillRefusal, toolAllowed, toolRestriction } from '../skill-policy.js';
 import type { RunContext } from './state.js';
@@ -22,7 +23,7 @@ const OPEN: SkillGate = { refusal: () => null };
  */
 export async function skillGate(deps: Pick<AgentGraphDeps, 'skills'>, ctx: RunContext, state: AgentStateType): Promise<SkillGate> {
   if (!deps.skills) return OPEN;
-  const policy = agentPolicyOf(ctx.runConfig);
+  const policy = runPolicy(ctx);
   const subagent = state.parent_context !== null;
   const { skills: catalog } = await deps.skills.catalog(ctx.tenantId, { ...(policy.environment ? { environment: policy.environment } : {}), subagent });
   // The same skills the agent step offered: the environment's, narrowed by the assistant's `skills`.

@@ -10,6 +10,7 @@ import type { JsonObject, Store } from '@agentloop/store';
 import type { ModelSlot, ResolvedModel } from '../models/registry.js';
 import type { ToolClient } from '../tool-client.js';
 import type { SkillsClient } from '../skills-client.js';
+import type { EnvironmentSettings } from '@agentloop/skills';
 import type { PromptLanguage } from '../prompts.js';
 import type { DelegationLimits } from '../delegation.js';
 import type { TodoItem } from '../todos.js';
@@ -100,6 +101,8 @@ export interface RunContext {
   ephemeral?: boolean;
   /** The run's `config` as submitted: delegated agents inherit it (see `childConfig`). */
   runConfig?: JsonObject;
+  /** Its environment's models, agents, system prompt and tools (seed 002), read when the execution started; null: none. */
+  environment?: EnvironmentSettings | null;
   /**
    * The API key id of the request that started this job (RunJob.api_key_id; "" without API keys):
    * for a resume, who really answered an approval, recorded in the audit trail beside the

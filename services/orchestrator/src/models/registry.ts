@@ -3,6 +3,8 @@ import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 import { ScriptedChatModel, ScriptedModelSpec } from './scripted.js';
 import { ModelConfigError } from '../errors.js';
+import type { EnvironmentModels } from '@agentloop/skills';
+import { environmentSlots } from './environment-slots.js';
 
 export const MODEL_SLOTS = ['base', 'reasoning', 'vision', 'code', 'chat'] as const;
 export type ModelSlot = (typeof MODEL_SLOTS)[number];
@@ -66,11 +68,32 @@ export interface ResolvedModel {
  */
 export class ModelRegistry {
   private readonly cache = new Map<ModelSlot, BaseChatModel>();
+  /** Registries of environments with model overrides, by their settings: a changed skills.yaml gets a new one. */
+  private readonly environments = new Map<string, ModelRegistry>();
 
   constructor(
     private readonly slots: Partial<Record<ModelSlot, SlotConfig>>,
     private readonly allowScripted: boolean,
+    /** Where an environment's `api_key_env` is looked up (the orchestrator's own environment). */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
+
+  /**
+   * The registry of a run in an environment (seed 002): this one when the environment overrides no
+   * slot, else one with its slots (environment-slots.ts), kept while its settings stay the same.
+   */
+  forEnvironment(environment: string, overrides: EnvironmentModels): ModelRegistry {
+    if (Object.values(overrides).every((o) => o === undefined)) return this;
+    const key = JSON.stringify([environment, overrides]);
+    let registry = this.environments.get(key);
+    if (!registry) {
+      registry = new ModelRegistry(environmentSlots(this.slots, overrides, this.env, environment), this.allowScripted, this.env);
+      // Old settings of a reloaded skills.yaml are not used again; a bound on the map is enough.
+      if (this.environments.size >= 100) this.environments.clear();
+      this.environments.set(key, registry);
+    }
+    return registry;
+  }
 
   configuredSlots(): ModelSlot[] {
     return MODEL_SLOTS.filter((s) => this.slots[s]);

@@ -21,7 +21,9 @@ describe('agentloop.skills.catalog', () => {
   it('lists the spec fields and warnings of each skill, filtered by environment, with its core skills', async () => {
     h = await startSandboxHarness({
       copyProjectSkills: false,
-      skillsYaml: 'core: [base]\noptional:\n  old: { enabled: false }\nenvironments:\n  legal: { skills: [pdf-forms, base] }\n',
+      skillsYaml:
+        'core: [base]\noptional:\n  old: { enabled: false }\nenvironments:\n' +
+        '  legal: { skills: [pdf-forms, base], models: { base: legal-model }, agents: [researcher], system_prompt: Legal team., tools: [read_file] }\n',
       files: {
         'pdf-forms/SKILL.md':
           '---\nname: pdf-forms\ndescription: Fill PDF forms.\nlicense: Apache-2.0\nallowed-tools: read_file run_skill_script\nmetadata:\n  version: "2.1"\n---\n',
@@ -31,6 +33,7 @@ describe('agentloop.skills.catalog', () => {
     });
     const all = await ask(h, {});
     expect(all.environment).toBeNull();
+    expect(all.settings).toBeNull();
     expect(all.skills.map((s) => [s.id, s.in_catalog, s.core])).toEqual([
       ['base', true, true],
       ['old', false, false],
@@ -44,6 +47,8 @@ describe('agentloop.skills.catalog', () => {
     ]);
     const legal = await ask(h, { environment: 'legal' });
     expect(legal.skills.map((s) => s.id)).toEqual(['base', 'pdf-forms']);
+    // Seed 002: the environment's models, agents, system prompt and tools travel with its catalog.
+    expect(legal.settings).toEqual({ models: { base: 'legal-model' }, agents: ['researcher'], system_prompt: 'Legal team.', tools: ['read_file'] });
   });
 
   it('refuses an unknown environment naming the configured ones, and a malformed request naming the field', async () => {

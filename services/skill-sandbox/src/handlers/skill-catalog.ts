@@ -36,7 +36,7 @@ export function skillCatalogResponse(catalog: SkillCatalog, tenant: string, req:
       compatibility: s.compatibility,
       warnings: s.warnings,
     }));
-  return { environment: req.environment ?? null, skills };
+  return { environment: req.environment ?? null, settings: env ? config.settingsOf(env) : null, skills };
 }
 
 /** The bus handler: JSON in, JSON out; errors travel in the error header like every other reply. */

@@ -21,7 +21,8 @@ import { withUniqueToolCallIds } from '../../tool-call-ids.js';
 import { CallMeter, callOptions, compactWith, meterOf, pickModel } from '../model-calls.js';
 import { budgetStopUpdate, ensureTokenBudget, recordModelCall } from '../token-budget.js';
 import { TokenBudgetExceededError } from '../../budgets/token-accounting.js';
-import { agentPolicyOf, allowedSkills, offeredTools } from '../../agent-config.js';
+import { allowedSkills, offeredTools } from '../../agent-config.js';
+import { runPolicy } from '../../environments.js';
 import { activeSkills, scopeSkillTool, skillsCatalogSection, toolAllowed, toolRestriction } from '../../skill-policy.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
@@ -58,7 +59,7 @@ function safeJson(s: string): Record<string, unknown> {
  */
 export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'agentNames' | 'language'>, state: AgentStateType, ctx: RunContext) {
   const mentioned = mentionsOf(state.messages);
-  const policy = agentPolicyOf(ctx.runConfig);
+  const policy = runPolicy(ctx);
   const all = await deps.tools
     .listTools(ctx.tenantId, { mentioned, allowed: state.allowed_tools, subagent: state.parent_context !== null })
     .catch((err: unknown) => {
@@ -78,7 +79,7 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
     : [];
   const known = new Set([...listed, ...local].map((s) => s.name));
   const skillNames = allowedSkills(new Set(catalog.map((s) => s.id)), policy);
-  const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: shared.agentNames });
+  const mentions = classifyMentions(mentioned, { tools: known, skills: skillNames, agents: policy.agents ?? shared.agentNames });
   // Core skills are preloaded into the workspace at the start of a run (seed 000 §3.4), and a
   // mentioned skill is linked so the reminder's skills/<id>/SKILL.md is there to read.
   const core = catalog.filter((s) => s.core && skillNames.has(s.id)).map((s) => s.id);

@@ -2,7 +2,8 @@ import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { errorMessage } from '@agentloop/core';
 import { instruments } from '@agentloop/telemetry';
 import { isLocalTool } from '../../local-tools.js';
-import { agentPolicyOf, tightenVerdict } from '../../agent-config.js';
+import { tightenVerdict } from '../../agent-config.js';
+import { runPolicy } from '../../environments.js';
 import { MCP_PROVIDER } from '../../tool-client.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
@@ -63,7 +64,7 @@ export async function approvalContext(
 export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
-    const policy = agentPolicyOf(ctx.runConfig);
+    const policy = runPolicy(ctx);
     const subagent = state.parent_context !== null;
     const all = lastAi(state.messages)?.tool_calls ?? [];
     // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
