@@ -125,6 +125,23 @@ describe('mediaForModel', () => {
   });
 });
 
+describe('mediaForModel caps', () => {
+  it('sends only the newest parts of the turn beyond the per-call cap', () => {
+    const calls = ['c1', 'c2', 'c3'];
+    const history: BaseMessage[] = [
+      new HumanMessage('three pictures'),
+      new AIMessage({ content: '', tool_calls: calls.map((id) => ({ id, name: 'pic', args: {} })) }),
+      ...calls.map((id) => new ToolMessage({ content: toolResultContent(TEXT, [image], VISION), tool_call_id: id, name: 'pic' })),
+    ];
+    const out = mediaForModel(history, VISION, 2);
+    expect(out).toHaveLength(6);
+    expect((out[5]!.content as Array<{ type: string; text?: string }>).filter((p) => p.type === 'text').map((p) => p.text)).toEqual([
+      'Media returned by pic (tool call c2):',
+      'Media returned by pic (tool call c3):',
+    ]);
+  });
+});
+
 describe('a ToolMessage with media elsewhere in the orchestrator', () => {
   const history = turn('show me', ['c1', 'c2']);
   it('routes the turn to the vision slot (a tool result since the latest user message has an image)', () => {

@@ -105,6 +105,9 @@ function openAiPart(b: ToolMediaBlock): Record<string, unknown> {
   return { type: 'input_audio', input_audio: { data: b.data, format: AUDIO_FORMATS[b.mime_type.toLowerCase()] } };
 }
 
+/** Media parts sent with one model call at most (the newest of the turn): a request stays a sane size. */
+export const MAX_MEDIA_PARTS_PER_CALL = 16;
+
 /** Index of the latest human message, -1 when there is none. */
 function lastHumanIndex(messages: readonly BaseMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) if (HumanMessage.isInstance(messages[i]!)) return i;
@@ -115,11 +118,17 @@ function lastHumanIndex(messages: readonly BaseMessage[]): number {
  * The history as sent to a model taking `accepts`: every ToolMessage with media carries its text
  * only; the media of the results since the latest user message that the model takes follow their
  * group of tool messages as one user message (`image_url` / `input_audio` parts, each introduced
- * by the tool and call it came from). Earlier turns' media are not sent again: their text names
- * the saved file. Messages without media are passed as they are (same objects).
+ * by the tool and call it came from), at most `maxParts` of them, the newest. Earlier turns' media
+ * are not sent again: their text names the saved file. Messages without media are passed as they are (same objects).
  */
-export function mediaForModel(history: readonly BaseMessage[], accepts: MediaAcceptance): BaseMessage[] {
+export function mediaForModel(history: readonly BaseMessage[], accepts: MediaAcceptance, maxParts = MAX_MEDIA_PARTS_PER_CALL): BaseMessage[] {
   const currentTurn = lastHumanIndex(history);
+  // A turn that called image tools many times sends only its newest `maxParts` blocks.
+  let eligible = 0;
+  history.forEach((m, i) => {
+    if (i > currentTurn && ToolMessage.isInstance(m)) eligible += mediaBlocksOf(m).filter((b) => accepted(b, accepts)).length;
+  });
+  let skip = Math.max(0, eligible - maxParts);
   const out: BaseMessage[] = [];
   let pending: Array<Record<string, unknown>> = [];
   history.forEach((m, i) => {
@@ -137,7 +146,10 @@ export function mediaForModel(history: readonly BaseMessage[], accepts: MediaAcc
           ...(t.id ? { id: t.id } : {}),
         }),
       );
-      const given = i > currentTurn ? blocks.filter((b) => accepted(b, accepts)) : [];
+      const taken = i > currentTurn ? blocks.filter((b) => accepted(b, accepts)) : [];
+      const older = Math.min(skip, taken.length);
+      skip -= older;
+      const given = taken.slice(older);
       if (given.length > 0) {
         const from = `${t.name ?? 'tool'} (tool call ${t.tool_call_id})`;
         pending.push({ type: 'text', text: `${given.length === 1 ? 'Media' : `${given.length} media`} returned by ${from}:` });
