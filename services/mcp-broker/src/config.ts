@@ -33,6 +33,12 @@ export const McpBrokerEnv = z.object({
   WORKSPACE_ROOT: z.string().min(1).default('./data/workspaces'),
   /** Largest image, audio or blob saved from one result part, in bytes (a bigger one is reported, not saved). */
   MCP_MAX_MEDIA_BYTES: envInt(20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  /**
+   * Images and audio passed back with one result for a vision/audio model, decoded bytes in all
+   * (0: none). The reply crosses NATS in one message (max_payload 1 MiB by default), so the default
+   * leaves room for the text; raise both together.
+   */
+  MCP_MAX_RESULT_MEDIA_BYTES: envInt(768 * 1024, 0, 64 * 1024 * 1024),
 });
 export type McpBrokerEnv = z.infer<typeof McpBrokerEnv>;
 /** The broker's environment configuration (parsed once at boot). */

@@ -4,7 +4,7 @@ import type { McpServerEntry } from './config.js';
 import type { WorkspaceManager } from '@agentloop/workspace';
 import { DisabledMcpToolError, McpArgumentsError, McpCallTimeoutError, McpServerUnavailableError, UnknownMcpToolError } from './errors.js';
 import { formatResult, type CallToolResultLike } from './format.js';
-import { saveResultMedia, type MediaTarget } from './media.js';
+import { resultMedia, saveResultMedia, type MediaBlock, type MediaTarget } from './media.js';
 import { buildCatalog, candidateServers, disabledToolNamed, sanitizeName, serverPrefix, type Catalog, type CatalogTool } from './naming.js';
 import { resourceArgsProblem, resourceRequest, resourceToolName, resourceTools } from './resource-tools.js';
 import type { McpPool, McpProgress } from './pool.js';
@@ -47,6 +47,8 @@ export interface ExecuteOutput {
   error?: { code: string; message: string; retryable: boolean };
   durationMs: number;
   idempotent: boolean;
+  /** The result's images and audio, bounded, for a model that can take them (media.ts `resultMedia`). */
+  media?: MediaBlock[];
 }
 
 export interface McpToolProviderOptions {
@@ -62,6 +64,8 @@ export interface McpToolProviderOptions {
   disabledServers?: Readonly<Record<string, McpServerEntry>>;
   /** Where binary result parts are saved (media.ts); without it they are only summarized. */
   media?: { workspaces: WorkspaceManager; maxBytes: number };
+  /** Total decoded bytes of the images and audio passed back with one result (0: none). Default 0. */
+  maxResultMediaBytes?: number;
 }
 
 /** Time kept in hand before a caller's deadline so the reply still reaches it (a late reply is dropped). */
@@ -150,7 +154,12 @@ export class McpToolProvider {
       const content = note ? `${note}\n${text}` : text;
       const durationMs = Date.now() - started;
       if (isError) return { content: `Error: ${content}`, error: { code: 'TOOL_FAILED', message: content, retryable: false }, durationMs, idempotent };
-      return { content, durationMs, idempotent };
+      const media = resultMedia(raw.content, saved, {
+        maxBlockBytes: this.opts.media?.maxBytes ?? 0,
+        maxTotalBytes: this.opts.maxResultMediaBytes ?? 0,
+      });
+      if (media.omitted > 0) this.opts.logger.info({ tool: input.toolName, omitted: media.omitted }, 'MCP media over the size limits: named in the text only');
+      return { content, durationMs, idempotent, ...(media.blocks.length > 0 ? { media: media.blocks } : {}) };
     } catch (err) {
       const redact = this.opts.redact ?? ((text: string) => text);
       const wire =

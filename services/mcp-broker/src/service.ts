@@ -177,6 +177,7 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile, workspac
     redact: (text) => redactor.redact(text),
     disabledServers,
     media: { workspaces, maxBytes: deps.config.MCP_MAX_MEDIA_BYTES },
+    maxResultMediaBytes: deps.config.MCP_MAX_RESULT_MEDIA_BYTES,
   });
   return { file, servers, pool, provider, redactor };
 }

@@ -29,10 +29,26 @@ export function isSummaryMessage(m: BaseMessage): boolean {
   return SystemMessage.isInstance(m) && m.additional_kwargs?.[SUMMARY_FLAG] === true;
 }
 
+/**
+ * Characters an image or audio part is counted as: a provider bills media by size or duration, not
+ * by base64 length (a 512×512 image is ~255 OpenAI tokens, high detail ~765 per 1024² tile), so a
+ * flat ~1,000 tokens each keeps a tool result's picture from looking like 200k tokens of text.
+ */
+export const MEDIA_PART_CHARS = 4_000;
+const MEDIA_PART_TYPES = new Set(['image', 'audio', 'image_url', 'input_image', 'input_audio', 'file']);
+
+/** Characters a content array contributes: its parts as JSON, media parts at MEDIA_PART_CHARS. */
+function contentChars(parts: unknown[]): number {
+  return parts.reduce<number>((n, p) => {
+    const type = p && typeof p === 'object' ? String((p as { type?: unknown }).type) : '';
+    return n + (MEDIA_PART_TYPES.has(type) ? MEDIA_PART_CHARS : JSON.stringify(p ?? '').length);
+  }, 0);
+}
+
 /** Characters a message contributes to a model input: content plus tool call arguments. */
 function messageChars(m: BaseMessage): number {
   const c = m.content as unknown;
-  let n = typeof c === 'string' ? c.length : JSON.stringify(c ?? '').length;
+  let n = typeof c === 'string' ? c.length : Array.isArray(c) ? contentChars(c) : JSON.stringify(c ?? '').length;
   if (AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) > 0) n += JSON.stringify(m.tool_calls).length;
   return n;
 }

@@ -66,6 +66,14 @@ export async function executeWithLedger(
   }
   result = source === 're-executed' && reexecute ? await reexecute(call) : await execute(call);
   const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: result.isError });
-  // If another attempt completed it first, its recorded result wins.
-  return { content: done.content ?? result.content, isError: done.isError, ...(result.errorCode ? { errorCode: result.errorCode } : {}), source };
+  // If another attempt completed it first, its recorded result wins. The ledger keeps text only:
+  // this attempt's media (images, audio) go with it when its text is the one recorded.
+  const ours = done.content === undefined || done.content === null || done.content === result.content;
+  return {
+    content: done.content ?? result.content,
+    isError: done.isError,
+    ...(result.errorCode ? { errorCode: result.errorCode } : {}),
+    ...(ours && result.media ? { media: result.media } : {}),
+    source,
+  };
 }

@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { MODEL_SLOTS, type ModelSlot } from './models/registry.js';
 import { RunInputError } from './errors.js';
 
@@ -60,10 +60,22 @@ export function lastHumanMessage(messages: readonly BaseMessage[]): HumanMessage
 
 const IMAGE_PART_TYPES = new Set(['image_url', 'image', 'input_image']);
 
-/** True when the latest human message carries an image part. */
-export function hasImages(messages: readonly BaseMessage[]): boolean {
-  const c = lastHumanMessage(messages)?.content as unknown;
+const hasImagePart = (m: BaseMessage): boolean => {
+  const c = m.content as unknown;
   return Array.isArray(c) && c.some((p: unknown) => !!p && typeof p === 'object' && IMAGE_PART_TYPES.has(String((p as { type?: unknown }).type)));
+};
+
+/**
+ * True when the latest human message carries an image part, or a tool result since it does (an
+ * MCP tool's image, graph/tool-media.ts): the model that reads it should be one that sees it.
+ */
+export function hasImages(messages: readonly BaseMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (HumanMessage.isInstance(m)) return hasImagePart(m);
+    if (ToolMessage.isInstance(m) && hasImagePart(m)) return true;
+  }
+  return false;
 }
 
 /** Code fences or code file names in the last CODE_CONTEXT_WINDOW messages (tool call arguments included). */
@@ -86,7 +98,7 @@ export function isComplexTask(messages: readonly BaseMessage[]): boolean {
 
 /**
  * Picks the model slot for a node (seed 001 §1.7): the user's preference, then
- * images → vision, code context → code, a complex task → reasoning, else base;
+ * images (the user's, or a tool result's since) → vision, code context → code, a complex task → reasoning, else base;
  * finalize → chat. A content rule fires only when its slot is configured (the
  * seed does this for vision; doing it for every rule lets a cheaper rule further
  * down still apply). A preferred slot that is not configured is returned as is:

@@ -78,6 +78,17 @@ export interface ToolCallResult {
   content: string;
   isError: boolean;
   errorCode?: string;
+  /** Images and audio of the result (MCP tools), for a model slot that accepts them (graph/tool-media.ts). */
+  media?: ToolMedia[];
+}
+
+/** One image or audio block of a tool result, base64 as it is kept in the ToolMessage. */
+export interface ToolMedia {
+  kind: 'image' | 'audio';
+  mimeType: string;
+  base64: string;
+  /** Workspace-relative path the provider saved it to; '' when it did not. */
+  savedPath: string;
 }
 
 /**
@@ -309,7 +320,8 @@ export class ToolClient {
         const content = res.content.startsWith('Error:') ? res.content : `Error: ${res.error.message}`;
         return { content, isError: true, errorCode: res.error.code };
       }
-      return { content: res.content, isError: false };
+      const media = toolMedia(res.media);
+      return { content: res.content, isError: false, ...(media.length > 0 ? { media } : {}) };
     } catch (err) {
       if (err instanceof TimeoutError) {
         return {
@@ -324,6 +336,13 @@ export class ToolClient {
       return { content: `Error: Tool ${call.name} failed: ${errorMessage(err)}`, isError: true, errorCode: 'INTERNAL' };
     }
   }
+}
+
+/** The reply's media blocks of a known kind, base64-encoded for the ToolMessage. */
+function toolMedia(blocks: readonly { kind: string; mimeType: string; data: Uint8Array; savedPath: string }[] | undefined): ToolMedia[] {
+  return (blocks ?? [])
+    .filter((b) => (b.kind === 'image' || b.kind === 'audio') && b.data.length > 0)
+    .map((b) => ({ kind: b.kind as ToolMedia['kind'], mimeType: b.mimeType, base64: Buffer.from(b.data).toString('base64'), savedPath: b.savedPath }));
 }
 
 /** A provider's answer that it has no tool of that name at all. */

@@ -36,6 +36,12 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
     await published;
     if (out.error) log.info({ ms: out.durationMs, code: out.error.code, err: out.error.message.slice(0, 300) }, 'MCP tool call failed');
     else log.info({ ms: out.durationMs }, 'MCP tool call');
-    return { content: out.content, error: out.error, durationMs: BigInt(out.durationMs), idempotent: out.idempotent };
+    return {
+      content: out.content,
+      error: out.error,
+      durationMs: BigInt(out.durationMs),
+      idempotent: out.idempotent,
+      media: out.media ?? [],
+    };
   };
 }

@@ -25,6 +25,27 @@ describe('slotsFromEnv', () => {
   });
 });
 
+describe('slotsFromEnv media flags', () => {
+  it('lets the vision slot take images by default and any slot be marked with _VISION / _AUDIO', () => {
+    const slots = slotsFromEnv({
+      MODEL_BASE_API_KEY: 'k',
+      MODEL_VISION_API_KEY: 'k',
+      MODEL_CODE_API_KEY: 'k',
+      MODEL_CODE_VISION: 'true',
+      MODEL_CODE_AUDIO: '1',
+    });
+    expect(slots.base?.accepts).toEqual({ images: false, audio: false });
+    expect(slots.vision?.accepts).toEqual({ images: true, audio: false });
+    expect(slots.code?.accepts).toEqual({ images: true, audio: true });
+    expect(slotsFromEnv({ MODEL_VISION_API_KEY: 'k', MODEL_VISION_VISION: 'false' }).vision?.accepts).toEqual({ images: false, audio: false });
+    expect(new ModelRegistry(slots, false).resolve('code').accepts).toEqual({ images: true, audio: true });
+  });
+
+  it('names the variable of a flag that is not true or false', () => {
+    expect(() => slotsFromEnv({ MODEL_BASE_API_KEY: 'k', MODEL_BASE_VISION: 'maybe' })).toThrow('MODEL_BASE_VISION must be true or false, got "maybe"');
+  });
+});
+
 describe('ModelRegistry', () => {
   it('builds the scripted model when allowed', () => {
     const r = new ModelRegistry({}, true).resolve({ provider: 'scripted', turns: [{ content: 'x' }] });

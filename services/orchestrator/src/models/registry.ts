@@ -9,12 +9,31 @@ import { environmentSlots } from './environment-slots.js';
 export const MODEL_SLOTS = ['base', 'reasoning', 'vision', 'code', 'chat'] as const;
 export type ModelSlot = (typeof MODEL_SLOTS)[number];
 
+/** Which media a model takes as input besides text (tool results' images and audio, graph/tool-media.ts). */
+export interface MediaAcceptance {
+  images: boolean;
+  audio: boolean;
+}
+
+export const TEXT_ONLY: MediaAcceptance = { images: false, audio: false };
+
 export interface SlotConfig {
   apiKey: string;
   baseUrl: string;
   modelId: string;
   temperature: number;
   maxTokens?: number;
+  /** `<PREFIX>VISION` / `<PREFIX>AUDIO`; the vision slot takes images unless told otherwise. */
+  accepts?: MediaAcceptance;
+}
+
+/** A `true`/`false` (or 1/0, yes/no) flag of a slot; `fallback` when unset. */
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const v = env[name]?.trim().toLowerCase();
+  if (v === undefined || v === '') return fallback;
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  throw new ModelConfigError(`${name} must be true or false, got ${JSON.stringify(env[name])}`);
 }
 
 /** Env prefixes per slot: the canonical one first, then the seeds' aliases (seed 001 §1.7). */
@@ -26,7 +45,11 @@ const PREFIXES: Record<ModelSlot, string[]> = {
   chat: ['MODEL_CHAT_'],
 };
 
-/** Reads the five slots from env: `<PREFIX>API_KEY` (required to enable a slot), `_BASE_URL`, `_ID`, `_TEMPERATURE`, `_MAX_TOKENS`. */
+/**
+ * Reads the five slots from env: `<PREFIX>API_KEY` (required to enable a slot), `_BASE_URL`, `_ID`,
+ * `_TEMPERATURE`, `_MAX_TOKENS`, and what the model takes besides text: `_VISION` (images; default
+ * true for the vision slot only) and `_AUDIO` (wav/mp3 input; default false).
+ */
 export function slotsFromEnv(env: NodeJS.ProcessEnv): Partial<Record<ModelSlot, SlotConfig>> {
   const out: Partial<Record<ModelSlot, SlotConfig>> = {};
   for (const slot of MODEL_SLOTS) {
@@ -42,6 +65,7 @@ export function slotsFromEnv(env: NodeJS.ProcessEnv): Partial<Record<ModelSlot, 
         modelId: env[`${p}ID`] || 'gpt-4o-mini',
         temperature,
         ...(maxTokens !== undefined && Number.isFinite(maxTokens) ? { maxTokens } : {}),
+        accepts: { images: flag(env, `${p}VISION`, slot === 'vision'), audio: flag(env, `${p}AUDIO`, false) },
       };
       break;
     }
@@ -59,6 +83,8 @@ export interface ResolvedModel {
   /** `replay`: answers from a run recording (recording/replay-model.ts). */
   provider: 'scripted' | 'openai-compatible' | 'replay';
   modelId: string;
+  /** Media it takes besides text; absent: text only. */
+  accepts?: MediaAcceptance;
 }
 
 /**
@@ -164,6 +190,6 @@ export class ModelRegistry {
       });
       this.cache.set(chosen, model);
     }
-    return { model, label: chosen, provider: 'openai-compatible', modelId: cfg.modelId };
+    return { model, label: chosen, provider: 'openai-compatible', modelId: cfg.modelId, accepts: cfg.accepts ?? TEXT_ONLY };
   }
 }

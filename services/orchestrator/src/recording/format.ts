@@ -3,9 +3,11 @@
  * model call and per tool call, as JSON. The orchestrator writes them (recorder.ts) and reads them
  * back to replay a run (replay-session.ts); the gateway exports them unchanged.
  */
+import { createHash } from 'node:crypto';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ToolSpec } from '@agentloop/proto';
 import { messageToJson } from '../serialize.js';
+import { isToolMediaBlock } from '../graph/tool-media.js';
 
 /** A message as recorded: the LangGraph Platform JSON shape (type, content, tool_calls, tool_call_id...). */
 export type RecordedMessage = Record<string, unknown>;
@@ -63,7 +65,20 @@ export const REPLAY_EVENT_KEY = 'replay';
  */
 export const REPLAY_CONFIG_KEY = 'agentloop_replay';
 
-export const recordMessages = (messages: readonly BaseMessage[]): RecordedMessage[] => messages.map((m) => messageToJson(m));
+/**
+ * Messages as recorded. A tool result's image or audio (graph/tool-media.ts) is recorded by its
+ * SHA-256 and size instead of its base64: a recording stays small enough to export and read, and a
+ * replay whose media differ still diverges (both sides are recorded this way).
+ */
+export const recordMessages = (messages: readonly BaseMessage[]): RecordedMessage[] =>
+  messages.map((m) => {
+    const json = messageToJson(m);
+    if (!Array.isArray(json.content) || !json.content.some(isToolMediaBlock)) return json;
+    return { ...json, content: (json.content as unknown[]).map((p) => (isToolMediaBlock(p) ? { ...p, data: mediaDigest(p.data) } : p)) };
+  });
+
+/** `sha256:<hex>, <n> base64 characters`: what a recording keeps of a media block's data. */
+export const mediaDigest = (base64: string): string => `sha256:${createHash('sha256').update(base64).digest('hex')}, ${base64.length} base64 characters`;
 
 export const recordTools = (tools: readonly ToolSpec[]): RecordedTool[] =>
   tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parametersJsonSchema }));

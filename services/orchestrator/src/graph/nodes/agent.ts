@@ -8,7 +8,8 @@ import { AIMessage, RemoveMessage, SystemMessage, type BaseMessage } from '@lang
 import { errorMessage } from '@agentloop/core';
 import { instruments, SpanKind, withSpan, type Attributes } from '@agentloop/telemetry';
 import type { ToolSpec } from '@agentloop/proto';
-import type { ModelSlot, ResolvedModel } from '../../models/registry.js';
+import { TEXT_ONLY, type ModelSlot, type ResolvedModel } from '../../models/registry.js';
+import { mediaForModel } from '../tool-media.js';
 import { basePrompt, buildSystemPrompt, mentionReminders, todoReminder } from '../../prompts.js';
 import { ASK_HUMAN_SPEC, DELEGATE_TASK_SPEC, TODO_READ_SPEC, TODO_WRITE_SPEC } from '../../local-tools.js';
 import { MEMORY_TOOL_SPECS } from '../../memory/memory-tools.js';
@@ -217,7 +218,9 @@ export async function callModel(
       },
     },
     async (span) => {
-      const call = () => model.invoke([new SystemMessage(next.system), ...next.history], { ...callOptions(base, meter.turn), signal: ctx.signal });
+      // Tool results' images and audio as this model takes them (tool-media.ts).
+      const history = mediaForModel(next.history, resolved.accepts ?? TEXT_ONLY);
+      const call = () => model.invoke([new SystemMessage(next.system), ...history], { ...callOptions(base, meter.turn), signal: ctx.signal });
       const r = (await (ctx.stepLease ? ctx.stepLease.idle(call) : call())) as AIMessage;
       const u = r.usage_metadata;
       if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });

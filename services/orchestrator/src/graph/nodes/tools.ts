@@ -6,6 +6,7 @@ import { instruments, SpanStatusCode, withSpan } from '@agentloop/telemetry';
 import { executeWithLedger } from '../../effect-ledger.js';
 import { isLocalTool, runLocalTool } from '../../local-tools.js';
 import { withToolEvents } from '../tool-events.js';
+import { runAcceptance, toolResultContent } from '../tool-media.js';
 import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
 import { skillGate } from '../skill-gate.js';
@@ -144,7 +145,9 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
           metrics.toolCallDuration.record((Date.now() - started) / 1000, { 'agentloop.tool': tc.name, outcome });
           ctx.logger.info({ tool: tc.name, tool_call_id: id, ms: Date.now() - started, error: res.isError ? res.errorCode : undefined }, 'tool call');
-          return new ToolMessage({ content: res.content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
+          // Images and audio (MCP tools) go into the ToolMessage for a model that takes them (tool-media.ts).
+          const content = toolResultContent(res.content, res.media, runAcceptance(ctx));
+          return new ToolMessage({ content, tool_call_id: id, name: tc.name, status: res.isError ? 'error' : 'success' });
         });
       }),
     );
