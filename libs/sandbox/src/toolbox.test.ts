@@ -73,4 +73,18 @@ describe.skipIf(!canRun)('the toolbox inside the sandbox', () => {
     expect(res.stderr).toBe('');
     expect(res.stdout.trim().split('\n')).toEqual([`toolbox ${path.join(dir, 'python')}`, 'toolbox', 'read-only']);
   });
+
+  it.skipIf(!existsSync('/usr/bin/soffice'))(
+    'runs LibreOffice headless (a passwd entry for the sandbox user, its /etc settings)',
+    async () => {
+      await writeFile(path.join(workspace, 'note.txt'), 'Quarterly results\n');
+      const res = await sandbox.run({
+        workspaceDir: workspace,
+        argv: ['/bin/sh', '-c', 'id -un && grep -c . /etc/passwd && soffice --headless --convert-to pdf note.txt >/dev/null 2>&1; head -c 5 note.pdf'],
+      });
+      // Only the sandbox user is known inside; the host's accounts are not.
+      expect(res.stdout.split('\n').slice(0, 3)).toEqual(['sandbox', '1', '%PDF-']);
+    },
+    120_000,
+  );
 });
