@@ -22,7 +22,7 @@ export const StreamModeSchema = z.union([z.enum(STREAM_MODES), z.array(z.enum(ST
  * The nodes of the `agent` graph (services/orchestrator/src/graph.ts), which `interrupt_before` /
  * `interrupt_after` may name; a name outside it would be ignored silently by the graph.
  */
-export const AGENT_GRAPH_NODES = ['agent', 'approve', 'await_approval', 'tools', 'delegate', 'human', 'finalize', 'compact'] as const;
+export const AGENT_GRAPH_NODES = ['agent', 'approve', 'await_approval', 'tools', 'elicit', 'delegate', 'human', 'finalize', 'compact'] as const;
 
 const NodeName = z.string().refine((n) => (AGENT_GRAPH_NODES as readonly string[]).includes(n), {
   error: (issue) => `"${String(issue.input)}" is not a node of graph "agent" (nodes: ${AGENT_GRAPH_NODES.join(', ')})`,

@@ -82,7 +82,7 @@ export function pendingInterrupts(values: JsonObject | null): Array<{ id?: strin
 /** The node a pending interrupt belongs to (LangGraph reports interrupts per task). */
 function interruptNode(i: { value: unknown }): string {
   const type = (i.value as { type?: unknown } | null)?.type;
-  return type === 'user_input_request' ? 'human' : 'await_approval';
+  return type === 'user_input_request' ? 'human' : type === 'mcp_elicitation' ? 'elicit' : 'await_approval';
 }
 
 export function toApiThread(t: ThreadRecord): ApiThread {

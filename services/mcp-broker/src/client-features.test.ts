@@ -1,7 +1,7 @@
 /**
  * The client features against server-everything over stdio: it offers its roots and sampling tools
- * only to a client declaring them; a sampling request is attributed to the one call in flight and
- * refused when two are (a shared connection does not say whose it is).
+ * only to a client declaring them; a sampling or elicitation request is attributed to the one call in
+ * flight and refused when two are (a shared connection does not say whose it is).
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -76,6 +76,35 @@ describe('MCP client features (server-everything over stdio)', () => {
       .callTool('everything', 'trigger-sampling-request', { prompt: 'again' }, { exposedName: 's', timeoutMs: 10_000, caller: caller('c3') })
       .then(textOf, (err: unknown) => String(err));
     expect(refused).toMatch(/cannot be attributed to a run/);
+    expect(asked).toHaveLength(1);
+    await long;
+  }, 60_000);
+
+  it("declares elicitation: the server's form request goes to the one call in flight, refused while another runs", async () => {
+    const p = makePool({});
+    expect(await toolNames(p, 'trigger-elicitation-request')).toContain('trigger-elicitation-request');
+    const asked: string[] = [];
+    const withAnswer = (id: string): McpCaller => ({
+      ...caller(id),
+      elicit: (server, params) => {
+        asked.push(`${server}:${id}:${params.message}`);
+        return { action: 'accept', content: { name: `user of ${id}` } };
+      },
+    });
+    const alone = textOf(await p.callTool('everything', 'trigger-elicitation-request', {}, { exposedName: 'e', timeoutMs: 10_000, caller: withAnswer('c1') }));
+    expect(alone).toContain('- Name: user of c1');
+    expect(asked).toEqual(['everything:c1:Please provide inputs for the following fields:']);
+
+    const long = p.callTool(
+      'everything',
+      'trigger-long-running-operation',
+      { duration: 3, steps: 3 },
+      { exposedName: 'l', timeoutMs: 20_000, readOnly: true, caller: caller('c2') },
+    );
+    const refused = await p
+      .callTool('everything', 'trigger-elicitation-request', {}, { exposedName: 'e', timeoutMs: 10_000, caller: withAnswer('c3') })
+      .then(textOf, (err: unknown) => String(err));
+    expect(refused).toMatch(/Elicitation is answered only when one call to this server is in flight \(2 are\)/);
     expect(asked).toHaveLength(1);
     await long;
   }, 60_000);

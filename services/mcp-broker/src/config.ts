@@ -60,6 +60,12 @@ export const McpToolEntry = z
     alias: nameRule('alias').optional(),
     /** Replaces the server's description of the tool. */
     description: z.string().min(1).optional(),
+    /**
+     * Overrides the server's idempotentHint/readOnlyHint: the operator vouches that running the tool
+     * again has no further effect (an MCP call that needs the user's input is then retried with the
+     * answer, docs/mcp-client-features.md "Elicitation").
+     */
+    idempotent: z.boolean().optional(),
   })
   .strict();
 export type McpToolEntry = z.infer<typeof McpToolEntry>;

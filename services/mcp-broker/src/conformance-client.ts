@@ -7,10 +7,12 @@
  *
  * MCP_CONFORMANCE_SCENARIO names the scenario; MCP_CONFORMANCE_CONTEXT (JSON) carries its client
  * credentials when it has some. It connects (initialize, tools/list), calls `add_numbers` when
- * offered (else the first tool, without arguments), and exits 0 on success, 1 on a failure.
+ * offered (else the first tool, without arguments), and exits 0 on success, 1 on a failure. A
+ * harness has no user: a server's elicitation is accepted with the requested schema's defaults.
  */
 import { createLogger, errorMessage } from '@agentloop/core';
 import { parseMcpFile } from './config.js';
+import { acceptDefaults } from './elicitation.js';
 import { McpPool } from './pool.js';
 
 const url = process.argv.at(-1);
@@ -40,7 +42,8 @@ try {
   const tool = tools.find((t) => t.name === 'add_numbers') ?? tools[0];
   if (tool) {
     const args = tool.name === 'add_numbers' ? { a: 5, b: 3 } : {};
-    const result = await pool.callTool('conformance', tool.name, args, { exposedName: tool.name, timeoutMs: 20_000 });
+    const caller = { tenantId: 'conformance', runId: 'conformance', toolCallId: 'call-1', toolName: tool.name, elicit: acceptDefaults };
+    const result = await pool.callTool('conformance', tool.name, args, { exposedName: tool.name, timeoutMs: 20_000, caller });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   }
   await pool.closeAll();

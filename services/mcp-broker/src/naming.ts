@@ -112,7 +112,7 @@ export function buildCatalog(servers: Readonly<Record<string, McpServerEntry>>, 
       tool: c.tool,
       config: cfg,
       alwaysAvailable: entry.always_available || cfg?.always_available === true,
-      idempotent: c.tool.annotations?.idempotentHint === true || c.tool.annotations?.readOnlyHint === true,
+      idempotent: cfg?.idempotent ?? (c.tool.annotations?.idempotentHint === true || c.tool.annotations?.readOnlyHint === true),
     };
     tools.push(t);
     byName.set(name, t);

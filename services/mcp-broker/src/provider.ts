@@ -2,6 +2,7 @@ import { AgentLoopError, errorMessage, JsonDepthError, MAX_JSON_DEPTH, parseJson
 import { ToolMetadataSchema, ToolSpecSchema, create, type ToolSpec } from '@agentloop/proto';
 import type { McpServerEntry } from './config.js';
 import type { WorkspaceManager } from '@agentloop/workspace';
+import { CallElicitation, parseElicitationAnswer, type ElicitationAnswer, type ElicitationRequest } from './elicitation.js';
 import { DisabledMcpToolError, McpArgumentsError, McpCallTimeoutError, McpServerUnavailableError, UnknownMcpToolError } from './errors.js';
 import { formatResult, type CallToolResultLike } from './format.js';
 import { resultMedia, saveResultMedia, type MediaBlock, type MediaTarget } from './media.js';
@@ -39,6 +40,8 @@ export interface ExecuteInput {
   toolCallId?: string;
   /** Progress notifications of the server for this call (they also keep it alive, pool.ts). */
   onProgress?: (p: McpProgress) => void;
+  /** The user's answer to the elicitation an earlier attempt of this call raised (JSON, elicitation.ts). */
+  elicitationAnswerJson?: string;
 }
 
 export interface ExecuteOutput {
@@ -49,6 +52,8 @@ export interface ExecuteOutput {
   idempotent: boolean;
   /** The result's images and audio, bounded, for a model that can take them (media.ts `resultMedia`). */
   media?: MediaBlock[];
+  /** The call needs the user's input (the server's elicitation): the run interrupts and retries it with the answer. */
+  elicitation?: ElicitationRequest;
 }
 
 export interface McpToolProviderOptions {
@@ -136,12 +141,24 @@ export class McpToolProvider {
       const resolved = await this.resolve(input.toolName, input.tenantId);
       idempotent = resolved.tool.idempotent;
       const args = parseArgs(input.toolName, input.argsJson);
+      let answer: ElicitationAnswer | undefined;
+      if (input.elicitationAnswerJson) {
+        try {
+          answer = parseElicitationAnswer(input.elicitationAnswerJson);
+        } catch (err) {
+          throw new McpArgumentsError(input.toolName, errorMessage(err));
+        }
+      }
+      // Only a tool that may run again can wait for the user: the run retries it with the answer.
+      const elicitation = new CallElicitation({ retryable: resolved.tool.idempotent, ...(answer ? { answer } : {}) });
       let deadline: number | undefined;
       if (input.deadline !== undefined) {
         deadline = input.deadline - replyMargin(input.deadline - Date.now());
         if (deadline <= Date.now()) throw new McpCallTimeoutError(input.toolName, resolved.tool.server, 0);
       }
-      const { served, raw, note } = await this.callWithFallback(resolved, args, input, deadline);
+      const { served, raw, note } = await this.callWithFallback(resolved, args, input, deadline, elicitation);
+      if (elicitation.needed) return { content: '', durationMs: Date.now() - started, idempotent, elicitation: elicitation.needed };
+      if (elicitation.refused) throw new McpArgumentsError(input.toolName, elicitation.refused);
       const saved =
         this.opts.media && input.threadId
           ? await saveResultMedia(raw.content, this.mediaTarget(input.tenantId, input.threadId), served.server, sanitizeName(served.tool.name))
@@ -151,7 +168,8 @@ export class McpToolProvider {
         ...(saved ? { saved } : {}),
         ...(readTool ? { readResourceTool: readTool } : {}),
       });
-      const content = note ? `${note}\n${text}` : text;
+      const declined = elicitation.declinedNote(input.toolName);
+      const content = [note, text, declined].filter((part) => part !== undefined).join('\n');
       const durationMs = Date.now() - started;
       if (isError) return { content: `Error: ${content}`, error: { code: 'TOOL_FAILED', message: content, retryable: false }, durationMs, idempotent };
       const media = resultMedia(raw.content, saved, {
@@ -180,6 +198,7 @@ export class McpToolProvider {
     args: Record<string, unknown>,
     input: ExecuteInput,
     deadline: number | undefined,
+    elicitation: CallElicitation,
   ): Promise<{ served: CatalogTool; raw: CallToolResultLike; note?: string }> {
     let t = first.tool;
     let down = first.unavailable;
@@ -190,7 +209,7 @@ export class McpToolProvider {
         try {
           return {
             served: t,
-            raw: await this.callOne(t, args, input, deadline),
+            raw: await this.callOne(t, args, input, deadline, elicitation),
             ...(skipped.length > 0 ? { note: (this.opts.redact ?? String)(fallbackNote(t.server, skipped)) } : {}),
           };
         } catch (err) {
@@ -207,7 +226,13 @@ export class McpToolProvider {
     }
   }
 
-  private async callOne(t: CatalogTool, args: Record<string, unknown>, input: ExecuteInput, deadline: number | undefined): Promise<CallToolResultLike> {
+  private async callOne(
+    t: CatalogTool,
+    args: Record<string, unknown>,
+    input: ExecuteInput,
+    deadline: number | undefined,
+    elicitation: CallElicitation,
+  ): Promise<CallToolResultLike> {
     const callOpts: Parameters<McpPool['callTool']>[3] = {
       exposedName: input.toolName,
       timeoutMs: this.servers[t.server]?.timeout_ms ?? this.opts.callTimeoutMs,
@@ -222,7 +247,15 @@ export class McpToolProvider {
     if (deadline !== undefined) callOpts.deadline = deadline;
     if (input.signal) callOpts.signal = input.signal;
     if (input.onProgress) callOpts.onProgress = input.onProgress;
-    if (input.runId) callOpts.caller = { tenantId: input.tenantId, runId: input.runId, toolCallId: input.toolCallId ?? '', toolName: input.toolName };
+    if (input.runId) {
+      callOpts.caller = {
+        tenantId: input.tenantId,
+        runId: input.runId,
+        toolCallId: input.toolCallId ?? '',
+        toolName: input.toolName,
+        elicit: (server, params) => elicitation.respond(server, params),
+      };
+    }
     return (await this.pool.callTool(t.server, t.tool.name, args, callOpts)) as CallToolResultLike;
   }
 

@@ -70,4 +70,28 @@ describe('executeWithLedger', () => {
     expect(out).toMatchObject({ content: 'ran write_file', source: 'executed' });
     expect(executed).toEqual(['c5']);
   });
+
+  it("does not record a call that needs the user's input, and runs its retry with the answer", async () => {
+    const needsInput = async (c: ToolCallInput): Promise<ToolCallResult> => {
+      executed.push(c.toolCallId);
+      if (!c.elicitationAnswerJson)
+        return { content: '', isError: false, elicitation: { server: 's', message: 'Who?', mode: 'form', requestedSchema: {}, url: null } };
+      return { content: `ran with ${c.elicitationAnswerJson}`, isError: false };
+    };
+    const first = await executeWithLedger(store, call('c6', false), needsInput);
+    expect(first.elicitation).toMatchObject({ server: 's', message: 'Who?' });
+    expect((await store.listToolEffects('t', 'run-1'))[0]).toMatchObject({ toolCallId: 'c6', state: 'started' });
+    // Without an answer, an open claim of a call with side effects is not run again…
+    expect(await executeWithLedger(store, call('c6', false), needsInput)).toMatchObject({ content: interruptedMessage('write_file'), source: 'refused' });
+    // …but the claim the "needs input" attempt left is reopened by the retry carrying the answer.
+    const other = await executeWithLedger(store, call('c7', false), needsInput);
+    expect(other.elicitation).toBeDefined();
+    const answered = await executeWithLedger(store, { ...call('c7', false), elicitationAnswerJson: '{"action":"decline"}' }, needsInput);
+    expect(answered).toMatchObject({ content: 'ran with {"action":"decline"}', source: 're-executed' });
+    expect((await store.listToolEffects('t', 'run-1')).find((e) => e.toolCallId === 'c7')).toMatchObject({
+      state: 'completed',
+      content: 'ran with {"action":"decline"}',
+    });
+    expect(executed).toEqual(['c6', 'c7', 'c7']);
+  });
 });

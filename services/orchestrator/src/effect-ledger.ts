@@ -21,6 +21,10 @@ export const interruptedMessage = (tool: string): string => `Error: interrupted 
  * - a call already completed returns the recorded result, never runs again;
  * - a call started by an attempt that died runs again only if its tool is
  *   idempotent; otherwise the model is told and decides.
+ * A call that came back needing the user's input (an MCP elicitation) is not completed: it had no
+ * effect to record (the server was told the user cancelled) and is retried with the answer. The
+ * MCP broker asks the user only during tools that may run again (idempotent or read-only), so a
+ * retry that carries the answer runs again even where an earlier attempt left the claim open.
  */
 export async function executeWithLedger(
   store: Pick<Store, 'claimToolEffect' | 'restartToolEffect' | 'completeToolEffect'>,
@@ -43,7 +47,10 @@ export async function executeWithLedger(
   }
   let source: LedgerOutcome['source'] = 'executed';
   let result: ToolCallResult;
-  if (!created) {
+  if (!created && call.elicitationAnswerJson) {
+    await store.restartToolEffect(call.tenantId, call.runId, call.toolCallId);
+    source = 're-executed';
+  } else if (!created) {
     // The worker died after sending the call: the tool-runner may have finished it and kept its reply.
     const prior = recorded ? await recorded(call) : undefined;
     if (prior === 'not-executed') {
@@ -64,7 +71,9 @@ export async function executeWithLedger(
     await store.restartToolEffect(call.tenantId, call.runId, call.toolCallId);
     source = 're-executed';
   }
-  result = source === 're-executed' && reexecute ? await reexecute(call) : await execute(call);
+  // A retry with the user's answer is an ordinary call (the provider's progress reported as usual).
+  result = source === 're-executed' && reexecute && !call.elicitationAnswerJson ? await reexecute(call) : await execute(call);
+  if (result.elicitation) return { ...result, source };
   const done = await store.completeToolEffect(call.tenantId, call.runId, call.toolCallId, { content: result.content, isError: result.isError });
   // If another attempt completed it first, its recorded result wins. The ledger keeps text only:
   // this attempt's media (images, audio) go with it when its text is the one recorded.

@@ -10,6 +10,8 @@
  * - approve / await_approval: the approval service's verdicts, then a human's decisions.
  * - tools: todo_write / todo_read run here (they change graph state); every other call goes over
  *   the bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
+ * - elicit: an MCP server asked the user's input during a call: an interrupt, then the call runs again
+ *   with the answer (graph/elicitation.ts).
  * - delegate / human: delegate_task and ask_human, each suspending the run with an interrupt.
  * - finalize: when forced, answers pending tool calls (so history stays valid) and explains why it stopped.
  */
@@ -23,6 +25,7 @@ import { approveNode } from './graph/nodes/approve.js';
 import { awaitApprovalNode } from './graph/nodes/await-approval.js';
 import { compactNode } from './graph/nodes/compact.js';
 import { delegateNode } from './graph/nodes/delegate.js';
+import { elicitNode } from './graph/nodes/elicit.js';
 import { finalizeNode } from './graph/nodes/finalize.js';
 import { humanNode } from './graph/nodes/human.js';
 import { toolsNode } from './graph/nodes/tools.js';
@@ -30,6 +33,7 @@ import { toolsNode } from './graph/nodes/tools.js';
 export { MAX_LOOPS_DEFAULT, MAX_LOOPS_MIN, MAX_LOOPS_MAX } from './limits.js';
 export {
   AgentState,
+  MCP_ELICITATION_INTERRUPT,
   TOOL_APPROVAL_INTERRUPT,
   USER_INPUT_INTERRUPT,
   type AgentGraphDeps,
@@ -51,6 +55,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addNode('approve', approveNode(deps, shared), { ends: ['await_approval', 'tools'] })
     .addNode('await_approval', awaitApprovalNode(deps, shared))
     .addNode('tools', toolsNode(deps, shared))
+    .addNode('elicit', elicitNode(deps, shared))
     .addNode('delegate', delegateNode(deps, shared))
     .addNode('human', humanNode(deps, shared))
     .addNode('finalize', finalizeNode(deps, shared))
@@ -58,7 +63,8 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addEdge('compact', END)
     .addConditionalEdges('agent', routeAfterAgent(deps), ['tools', 'approve', 'finalize'])
     .addEdge('await_approval', 'tools')
-    .addConditionalEdges('tools', routeAfterTools(deps), ['delegate', 'human', 'agent'])
+    .addConditionalEdges('tools', routeAfterTools(deps), ['elicit', 'delegate', 'human', 'agent'])
+    .addEdge('elicit', 'tools')
     .addConditionalEdges('delegate', routeAfterDelegate, ['human', 'agent'])
     .addEdge('human', 'agent')
     .addEdge('finalize', END)

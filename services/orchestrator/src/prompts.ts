@@ -166,6 +166,11 @@ export interface PromptTexts {
     invalid(detail: string): string;
     noAnswer: string;
   };
+  elicitation: {
+    /** A delegated agent's (or stateless run's) MCP call needed the user's input, which nobody can give it. */
+    unanswerable(tool: string, server: string, message: string): string;
+    badAnswer: string;
+  };
   summarySection(summary: string): string;
   summarizerSystem: string;
   summarizerRequest(transcript: string): string;
@@ -249,6 +254,12 @@ const EN: PromptTexts = {
     invalid: (detail) => `Error: invalid ask_human call: ${detail}`,
     noAnswer: '(the user gave no answer)',
   },
+  elicitation: {
+    unanswerable: (tool, server, message) =>
+      `Error: ${tool} needs the user's input (MCP server ${server} asked: ${JSON.stringify(message)}), and a delegated agent or a stateless run cannot ask the user: report what is needed in your final answer instead.`,
+    badAnswer:
+      'Unrecognized answer: resume with {"action": "accept", "content": {...}} (the fields of requested_schema), {"action": "decline"} or {"action": "cancel"}.',
+  },
   summarySection: (summary) =>
     `<conversation_summary>\nSummary of the earlier conversation (older messages were compacted):\n${summary}\n</conversation_summary>`,
   summarizerSystem:
@@ -323,6 +334,11 @@ const ZH: PromptTexts = {
     subagent: 'Error: 子代理不能使用 ask_human：请在最终答复中说明缺少的信息。',
     invalid: (detail) => `Error: ask_human 调用无效：${detail}`,
     noAnswer: '（用户没有回答）',
+  },
+  elicitation: {
+    unanswerable: (tool, server, message) =>
+      `Error: ${tool} 需要用户输入（MCP 服务器 ${server} 询问：${JSON.stringify(message)}），子代理或无状态运行无法询问用户：请在最终答复中说明需要的信息。`,
+    badAnswer: '无法识别的答复：请以 {"action": "accept", "content": {...}}（requested_schema 的字段）、{"action": "decline"} 或 {"action": "cancel"} 恢复。',
   },
   summarySection: (summary) => `<conversation_summary>\n之前对话的摘要（较早的消息已被压缩）：\n${summary}\n</conversation_summary>`,
   summarizerSystem:

@@ -61,6 +61,8 @@ export interface ToolCallInput {
   subagent?: boolean;
   /** Thread whose workspace the call uses (a delegated agent's: its parent's); default `threadId`. */
   workspaceThreadId?: string;
+  /** MCP: the user's answer to the elicitation an earlier attempt of this call raised (JSON {action, content?}). */
+  elicitationAnswerJson?: string;
 }
 
 /**
@@ -74,12 +76,25 @@ export interface ToolVisibility {
   subagent?: boolean;
 }
 
+/** What an MCP server asked the user during a call (proto ToolElicitation): the run interrupts with it. */
+export interface ToolCallElicitation {
+  server: string;
+  message: string;
+  mode: 'form' | 'url';
+  /** JSON Schema of the form (mode form), else null. */
+  requestedSchema: unknown;
+  /** The page to open (mode url), else null. */
+  url: string | null;
+}
+
 export interface ToolCallResult {
   content: string;
   isError: boolean;
   errorCode?: string;
   /** Images and audio of the result (MCP tools), for a model slot that accepts them (graph/tool-media.ts). */
   media?: ToolMedia[];
+  /** The call needs the user's input (an MCP elicitation): no result yet; retried with the answer. */
+  elicitation?: ToolCallElicitation;
 }
 
 /** One image or audio block of a tool result, base64 as it is kept in the ToolMessage. */
@@ -294,6 +309,7 @@ export class ToolClient {
       argsJson: JSON.stringify(call.args ?? {}),
       onDemand: call.onDemand ?? false,
       subagent: call.subagent ?? false,
+      elicitationAnswerJson: call.elicitationAnswerJson ?? '',
     };
     const headers: Record<string, string> = {
       [Headers.idempotencyKey]: `${call.runId}:${call.toolCallId}`,
@@ -320,6 +336,7 @@ export class ToolClient {
         const content = res.content.startsWith('Error:') ? res.content : `Error: ${res.error.message}`;
         return { content, isError: true, errorCode: res.error.code };
       }
+      if (res.elicitation) return { content: '', isError: false, elicitation: elicitationOf(res.elicitation) };
       const media = toolMedia(res.media);
       return { content: res.content, isError: false, ...(media.length > 0 ? { media } : {}) };
     } catch (err) {
@@ -359,4 +376,17 @@ function listRequest(tenantId: string, v: ToolVisibility) {
   // `visible` always: the reply is then the same tier (persistent → allowed → mentioned)
   // whether or not this message mentions anything.
   return { allowed, mentioned, subagent, wire: { tenantId, allowed, mentioned, subagent, visible: true } };
+}
+
+/** The wire's ToolElicitation as the graph uses it (the schema parsed; a schema that is not JSON is kept as text). */
+function elicitationOf(e: { server: string; message: string; mode: string; requestedSchemaJson: string; url: string }): ToolCallElicitation {
+  let requestedSchema: unknown = null;
+  if (e.requestedSchemaJson) {
+    try {
+      requestedSchema = JSON.parse(e.requestedSchemaJson) as unknown;
+    } catch {
+      requestedSchema = e.requestedSchemaJson;
+    }
+  }
+  return { server: e.server, message: e.message, mode: e.mode === 'url' ? 'url' : 'form', requestedSchema, url: e.url || null };
 }

@@ -8,6 +8,8 @@ import type { ExecuteInput, McpToolProvider } from '../provider.js';
  * tool, server down, timeout, crash, isError result, malformed request, another tenant) is "Error: ..."
  * content plus `error` (MCP_TOOLS_RPC in @agentloop/bus). The server's progress notifications are
  * published for the orchestrator running the call (libs/bus tool-progress.ts) when the request names its run.
+ * A call that needs the user's input (the server's elicitation) replies with `elicitation` set and no
+ * content; its retry carries the answer in `elicitation_answer_json` (elicitation.ts).
  */
 export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: Logger, bus?: Bus): MethodImpl<ServiceShape<typeof ToolRunner>, 'executeTool'> {
   return async (req, call) => {
@@ -21,6 +23,7 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
       ...(call.deadline !== undefined ? { deadline: call.deadline } : {}),
       ...(req.runId ? { runId: req.runId } : {}),
       ...(req.toolCallId ? { toolCallId: req.toolCallId } : {}),
+      ...(req.elicitationAnswerJson ? { elicitationAnswerJson: req.elicitationAnswerJson } : {}),
     };
     // Published in order; the reply waits for the last one, so no progress follows the result.
     let published: Promise<void> = Promise.resolve();
@@ -35,6 +38,7 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
     const out = await provider.execute(input);
     await published;
     if (out.error) log.info({ ms: out.durationMs, code: out.error.code, err: out.error.message.slice(0, 300) }, 'MCP tool call failed');
+    else if (out.elicitation) log.info({ ms: out.durationMs, mcp_server: out.elicitation.server }, "MCP tool call needs the user's input");
     else log.info({ ms: out.durationMs }, 'MCP tool call');
     return {
       content: out.content,
@@ -42,6 +46,7 @@ export function executeTool(provider: Pick<McpToolProvider, 'execute'>, logger: 
       durationMs: BigInt(out.durationMs),
       idempotent: out.idempotent,
       media: out.media ?? [],
+      elicitation: out.elicitation,
     };
   };
 }

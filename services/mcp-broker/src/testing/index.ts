@@ -1,5 +1,6 @@
 /**
- * Test harness: real MCP servers to point the broker at (see echo-server.ts, malformed-server.ts).
+ * Test harness: real MCP servers to point the broker at (see echo-server.ts, malformed-server.ts,
+ * elicit-server.ts).
  * From TypeScript sources they run through tsx; from dist, with plain node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +13,8 @@ const ext = path.extname(here);
 
 export const ECHO_SERVER_SCRIPT = path.join(path.dirname(here), `echo-server${ext}`);
 export const MALFORMED_SERVER_SCRIPT = path.join(path.dirname(here), `malformed-server${ext}`);
+/** Tools that ask the user for input mid-call (elicit-server.ts). */
+export const ELICIT_SERVER_SCRIPT = path.join(path.dirname(here), `elicit-server${ext}`);
 
 /** How to run one of the test servers: `command` and `args` for mcp_servers.yaml or spawn(). */
 export function serverCommand(script: string, extraArgs: readonly string[] = []): { command: string; args: string[] } {

@@ -20,7 +20,7 @@ import type { AgentUpdate } from './state.js';
 export const CLIENT_WRITABLE_KEYS = ['messages', 'todos', 'model_pref', 'max_loops'] as const;
 
 /** The nodes of the agent graph (graph.ts), as `goto` / `as_node` may name them. */
-export const AGENT_NODES = ['compact', 'agent', 'approve', 'await_approval', 'tools', 'delegate', 'human', 'finalize'] as const;
+export const AGENT_NODES = ['compact', 'agent', 'approve', 'await_approval', 'tools', 'elicit', 'delegate', 'human', 'finalize'] as const;
 
 /**
  * A client's values as a state update of the agent graph; throws RunInputError naming the

@@ -1,6 +1,6 @@
 /**
  * The graph's routers: START → (compact | agent); agent → (tools | approve | finalize);
- * tools → (delegate | human | agent); delegate → (human | agent).
+ * tools → (elicit | delegate | human | agent); elicit → tools; delegate → (human | agent).
  */
 import { isCompactCommand } from '../compaction.js';
 import { isLocalTool } from '../local-tools.js';
@@ -23,8 +23,10 @@ export function routeAfterAgent(deps: Pick<AgentGraphDeps, 'approvals'>) {
 
 export const routeAfterDelegate = (state: AgentStateType): 'human' | 'agent' => (pendingCalls(state.messages, 'ask_human').length > 0 ? 'human' : 'agent');
 
-/** Without delegation configured, the tools node already answered delegate_task. */
+/** Calls waiting for the user's input (MCP elicitation) first; without delegation configured, the tools node already answered delegate_task. */
 export function routeAfterTools(deps: Pick<AgentGraphDeps, 'delegation'>) {
-  return (state: AgentStateType): 'delegate' | 'human' | 'agent' =>
-    deps.delegation && pendingCalls(state.messages, 'delegate_task').length > 0 ? 'delegate' : routeAfterDelegate(state);
+  return (state: AgentStateType): 'elicit' | 'delegate' | 'human' | 'agent' => {
+    if (Object.values(state.elicitations ?? {}).some((e) => !e.answer)) return 'elicit';
+    return deps.delegation && pendingCalls(state.messages, 'delegate_task').length > 0 ? 'delegate' : routeAfterDelegate(state);
+  };
 }

@@ -41,6 +41,20 @@ export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
 export const TOOL_APPROVAL_INTERRUPT = 'tool_approval';
 /** `type` of the interrupt value ask_human raises. */
 export const USER_INPUT_INTERRUPT = 'user_input_request';
+/** `type` of the interrupt value an MCP server's request for the user's input raises (graph/elicitation.ts). */
+export const MCP_ELICITATION_INTERRUPT = 'mcp_elicitation';
+
+/** A tool call of the latest AI message that an MCP server asked the user's input for, and the answer once given. */
+export interface ElicitationEntry {
+  tool: string;
+  server: string;
+  message: string;
+  mode: 'form' | 'url';
+  requested_schema: unknown;
+  url: string | null;
+  /** The user's answer (the elicit node's resume value); the tools node retries the call with it. */
+  answer?: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
+}
 
 /** Why the finalize node was forced; null when the model finished by itself. */
 export type FinalizeReason = 'loop_limit' | 'repeated_tool_call' | 'token_budget' | null;
@@ -65,6 +79,8 @@ export const AgentState = Annotation.Root({
   model_pref: replace<string | null>(() => null),
   /** Approval verdicts and decisions for the tool calls of the latest AI message, by tool call id. */
   approvals: replace<Record<string, ApprovalEntry>>(() => ({})),
+  /** Tool calls of the latest AI message waiting for (or retried with) the user's input, by tool call id. */
+  elicitations: replace<Record<string, ElicitationEntry>>(() => ({})),
   /** Tokens of every model call on this thread; updates are deltas. */
   token_usage: Annotation<TokenUsage>({ reducer: threadUsageReducer, default: () => ({ ...ZERO_USAGE }) }),
   /** Tokens and model calls of the current run; an update from a new run starts over. */

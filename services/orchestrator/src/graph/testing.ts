@@ -39,6 +39,7 @@ export function stateOf(messages: BaseMessage[], over: Partial<AgentStateType> =
     allowed_tools: [],
     model_pref: null,
     approvals: {},
+    elicitations: {},
     token_usage: { ...ZERO_USAGE },
     run_usage: { ...EMPTY_RUN_USAGE },
     ...over,

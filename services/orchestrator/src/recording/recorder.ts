@@ -35,6 +35,8 @@ export class RunRecorder implements RunTape {
   async toolCall(step: number, call: TapeToolCall, execute: () => Promise<ToolCallResult>): Promise<ToolCallResult> {
     const startedAt = new Date();
     const result = await execute();
+    // "Needs the user's input" is no result of the call: the run interrupts and a later run retries it.
+    if (result.elicitation) return result;
     const payload: ToolCallPayload = {
       call,
       result: { content: result.content, is_error: result.isError, error_code: result.errorCode ?? null },

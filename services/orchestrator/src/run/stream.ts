@@ -95,8 +95,8 @@ export async function streamGraph(
   const config = {
     ...opts.cpConfig,
     streamMode: graphStreamModes(job.streamMode),
-    // agent → approve → await_approval → tools → delegate → human: at most six steps per loop.
-    recursionLimit: opts.maxLoops * 6 + 10,
+    // agent → approve → await_approval → tools → elicit → tools → delegate → human: at most eight steps per loop.
+    recursionLimit: opts.maxLoops * 8 + 10,
     signal: opts.signal,
     durability: opts.durability,
     ...(opts.store ? { store: opts.store } : {}),

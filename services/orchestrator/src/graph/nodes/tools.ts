@@ -10,9 +10,10 @@ import { runAcceptance, toolResultContent } from '../tool-media.js';
 import { isMemoryTool, runMemoryTool } from '../../memory/memory-tools.js';
 import { mentionsOf } from '../../mentions.js';
 import { skillGate } from '../skill-gate.js';
+import { latestToolTurn, ToolElicitations } from '../elicitation.js';
 import { sharedToolCallIds } from '../../tool-call-ids.js';
 import { startTurn } from '../model-calls.js';
-import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
+import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentGraphDeps, AgentStateType } from '../state.js';
 
 export type ToolsDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'ledger' | 'approvals' | 'delegation' | 'skills'>;
@@ -48,14 +49,17 @@ export function approvalBlock(
 /**
  * todo_write / todo_read run here (they change graph state); delegate_task and ask_human are left
  * to their own nodes; the memory tools run here on the run's store; every other call goes over the
- * bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
+ * bus to tool-runner, in parallel; failures become "Error:" ToolMessages. A call an MCP server asked the
+ * user's input for gets no ToolMessage yet: the elicit node interrupts, then this node runs it again
+ * with the answer (graph/elicitation.ts); calls answered by the earlier pass are not run again.
  */
 export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' | 'texts'>) {
   const { language, texts } = shared;
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
-    const ai = lastAi(state.messages);
-    const calls = ai?.tool_calls ?? [];
+    const { ai, answered } = latestToolTurn(state.messages);
+    const calls = (ai?.tool_calls ?? []).filter((tc) => !answered.has(tc.id ?? ''));
+    const elicitations = new ToolElicitations(state, state.parent_context === null && !ctx.ephemeral, texts);
     const mentioned = new Set(mentionsOf(state.messages));
     const subagent = state.parent_context !== null;
     const shared = sharedToolCallIds(calls);
@@ -99,6 +103,7 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
             onDemand: mentioned.has(tc.name),
             subagent,
             ...(ctx.workspaceThreadId ? { workspaceThreadId: ctx.workspaceThreadId } : {}),
+            ...elicitations.answerFor(id),
           };
           // An idempotent tool may run again after a crash (that is what the flag says), so the ledger
           // — a store write before and after the call — would buy it nothing: only side-effecting
@@ -140,6 +145,10 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
           const res = ctx.tape
             ? await ctx.tape.toolCall(Math.max(0, startTurn(state, ctx) - 1), { id, name: tc.name, args: call.args }, execute)
             : await execute();
+          if (res.elicitation) {
+            ctx.logger.info({ tool: tc.name, tool_call_id: id, mcp_server: res.elicitation.server }, "tool call needs the user's input");
+            return elicitations.hold({ id, name: tc.name }, res.elicitation);
+          }
           const metrics = instruments();
           const outcome = res.isError ? (res.errorCode ?? 'error') : 'ok';
           metrics.toolCalls.add(1, { 'agentloop.tool': tc.name, outcome });
@@ -166,6 +175,12 @@ export function toolsNode(deps: ToolsDeps, shared: Pick<NodeShared, 'language' |
       results[i] = r.message;
     });
     // The todo list and the ToolMessages are written together, in one update (seed 000 §2.7).
-    return new Command({ update: { messages: results.filter((m): m is ToolMessage => m !== null), ...(todosChanged ? { todos } : {}) } });
+    return new Command({
+      update: {
+        messages: results.filter((m): m is ToolMessage => m !== null && !elicitations.isHeld(m)),
+        ...(todosChanged ? { todos } : {}),
+        ...elicitations.update(),
+      },
+    });
   };
 }
