@@ -1,5 +1,6 @@
 import type { Client } from '@langchain/langgraph-sdk';
 import type { ApprovalAnswer, Channel, IncomingFile, IncomingMessage } from './channel.js';
+import { elicitationPromptOf, elicitationResume } from './elicitation.js';
 import { approvalPromptOf, approvalResume, questionOf, type PendingInterrupt } from './interrupts.js';
 import { COMMANDS, parseCommand, runCommand, type CommandResult } from './commands.js';
 import { RunDriver, type RunSettings, type TurnOutcome } from './run-driver.js';
@@ -93,12 +94,17 @@ export class ChatEngine {
   }
 
   /**
-   * A message while the session waits on a person: it answers an `ask_human` question; for an
+   * A message while the session waits on a person: it answers an `ask_human` question or an MCP
+   * server's request for input (libs/channel elicitation.ts); for an
    * approval, the prompt is shown again (a terminal asks inline; a chat app shows its buttons).
    */
   private async answerPending(threadId: string, pending: PendingInterrupt, text: string): Promise<TurnOutcome> {
     if (questionOf(pending.value) !== undefined) {
       return this.drive(threadId, (driver) => driver.run(threadId, { command: { resume: text } }));
+    }
+    const elicitation = elicitationPromptOf(pending.value);
+    if (elicitation) {
+      return this.drive(threadId, (driver) => driver.run(threadId, { command: { resume: elicitationResume(elicitation, text) } }));
     }
     await this.channel.notice('The agent is waiting for your decision on a tool call; your message was not sent. Decide first:');
     return this.drive(threadId, (driver) => driver.answer(threadId, pending));

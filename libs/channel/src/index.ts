@@ -3,6 +3,7 @@ export type { ApprovalAnswer, ApprovalPrompt, Channel, IncomingFile, IncomingMes
 export { ChatEngine, type ChatEngineOptions } from './chat-engine.js';
 export { COMMANDS, parseCommand, runCommand, type CommandResult, type ParsedCommand } from './commands.js';
 export { CHANNEL_STREAM_MODES, RunDriver, textOf, type RunSettings, type TurnOutcome } from './run-driver.js';
+export { elicitationPromptOf, elicitationQuestion, elicitationResume, type ElicitationPrompt, type ElicitationResume } from './elicitation.js';
 export { approvalPromptOf, approvalResume, interruptsOf, questionOf, threadInterrupts, type PendingInterrupt } from './interrupts.js';
 export { ClusterReloadError, describeReload, reloadCluster, type ServiceReload } from './cluster-reload.js';
 export { CLEAN_AFTER_DAYS, Sessions, type SessionInfo } from './sessions.js';

@@ -1,4 +1,5 @@
 import type { ApprovalAnswer, ApprovalPrompt, Channel } from './channel.js';
+import { elicitationPromptOf, elicitationQuestion, elicitationResume } from './elicitation.js';
 import { displayNameOf } from './tool-names.js';
 
 /** An interrupt of a run as `__interrupt__` lists it. */
@@ -59,6 +60,11 @@ export async function answerInterrupt(channel: Channel, interrupt: PendingInterr
   }
   const question = questionOf(interrupt.value);
   if (question !== undefined) return channel.askQuestion(question);
+  const elicitation = elicitationPromptOf(interrupt.value);
+  if (elicitation) {
+    const reply = await channel.askQuestion(elicitationQuestion(elicitation));
+    return reply === undefined ? undefined : elicitationResume(elicitation, reply);
+  }
   return undefined;
 }
 

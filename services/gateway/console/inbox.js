@@ -1,4 +1,5 @@
-// The approvals inbox: tool calls waiting for a decision and ask_human questions, across threads.
+// The approvals inbox: tool calls waiting for a decision, ask_human questions and MCP servers' requests
+// for input (mcp_elicitation: answered {action, content}), across threads.
 // An answer is the usual resume: POST /threads/{thread_id}/runs with command.resume.
 import { html } from './html.js';
 import { useState } from 'preact/hooks';
@@ -8,11 +9,24 @@ import { ago, json, shortId } from './format.js';
 /** The resume a decision sends; `by` labels the console in the audit trail (the key id is recorded server-side). */
 function resumeFor(item, decision, comment) {
   if (item.kind === 'question') return comment;
+  if (item.kind === 'mcp_elicitation') {
+    if (decision !== 'accept' || item.url) return { action: decision };
+    return { action: 'accept', content: JSON.parse(comment || '{}') };
+  }
   return { decision, by: 'ops console', comment };
 }
 
+/** The form's defaults as the JSON an operator edits. */
+function elicitationDefaults(item) {
+  const props = item.requested_schema?.properties ?? {};
+  const out = {};
+  for (const [name, p] of Object.entries(props)) if (p && 'default' in p) out[name] = p.default;
+  return JSON.stringify(out, null, 2);
+}
+
 function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
-  const [comment, setComment] = useState(item.kind === 'question' ? (item.default ?? '') : '');
+  const isElicitation = item.kind === 'mcp_elicitation';
+  const [comment, setComment] = useState(item.kind === 'question' ? (item.default ?? '') : isElicitation ? elicitationDefaults(item) : '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
   const answer = async (decision) => {
@@ -29,13 +43,13 @@ function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
       setBusy(false);
     }
   };
-  const isQuestion = item.kind === 'question';
+  const isQuestion = item.kind === 'question' || isElicitation;
   // A resume is a run on the tenant's thread: only a key of that tenant can send it.
   const canAnswer = !ownTenant || item.tenant_id === ownTenant;
   return html`
     <article class="card approval ${isQuestion ? 'question' : `risk-${item.risk_level}`}" data-testid="approval" data-thread=${item.thread_id}>
       <header>
-        <strong>${isQuestion ? 'Question' : item.tool}</strong>
+        <strong>${isElicitation ? `${item.server} asks` : isQuestion ? 'Question' : item.tool}</strong>
         ${!isQuestion && html`<span class="badge risk">${item.risk_level || 'risk ?'}</span>`}
         ${tenantShown && html`<span class="badge">${item.tenant_id}</span>`}
         <span class="muted"
@@ -45,7 +59,9 @@ function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
       ${
         isQuestion
           ? html`<p class="question-text">${item.question}</p>
-              ${item.context && html`<p class="muted">${item.context}</p>`}`
+              ${item.context && html`<p class="muted">${item.context}</p>`}
+              ${isElicitation && item.url && html`<p>Open <a href=${item.url} target="_blank" rel="noopener noreferrer">${item.url}</a>, then accept.</p>`}
+              ${isElicitation && !item.url && html`<pre class="args">${json(item.requested_schema)}</pre>`}`
           : html`<p>${item.reason}${item.rule && html` <span class="muted">(${item.rule})</span>`}</p>
               <pre class="args">${json(item.args)}</pre>`
       }
@@ -53,7 +69,7 @@ function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
       ${
         canAnswer &&
         html`<label class="comment">
-          ${isQuestion ? 'Answer' : 'Comment (optional, recorded in the audit trail)'}
+          ${isElicitation ? 'Answer (JSON matching the form)' : isQuestion ? 'Answer' : 'Comment (optional, recorded in the audit trail)'}
           <textarea rows="2" value=${comment} onInput=${(e) => setComment(e.currentTarget.value)} disabled=${busy}></textarea>
         </label>`
       }
@@ -61,10 +77,14 @@ function ApprovalCard({ item, onAnswered, tenantShown, ownTenant }) {
         canAnswer &&
         html`<div class="actions">
           ${
-            isQuestion
-              ? html`<button class="primary" disabled=${busy} onClick=${() => answer('answer')}>Send answer</button>`
-              : html`<button class="primary" disabled=${busy} onClick=${() => answer('approve')}>Approve</button>
-                  <button class="danger" disabled=${busy} onClick=${() => answer('reject')}>Reject</button>`
+            isElicitation
+              ? html`<button class="primary" disabled=${busy} onClick=${() => answer('accept')}>Accept</button>
+                  <button disabled=${busy} onClick=${() => answer('decline')}>Decline</button>
+                  <button class="danger" disabled=${busy} onClick=${() => answer('cancel')}>Cancel</button>`
+              : isQuestion
+                ? html`<button class="primary" disabled=${busy} onClick=${() => answer('answer')}>Send answer</button>`
+                : html`<button class="primary" disabled=${busy} onClick=${() => answer('approve')}>Approve</button>
+                    <button class="danger" disabled=${busy} onClick=${() => answer('reject')}>Reject</button>`
           }
           ${error && html`<span class="error">${error}</span>`}
         </div>`

@@ -5,7 +5,7 @@ import { pendingInterrupts } from '../serialize.js';
 export interface PendingApproval {
   /** `<thread_id>:<interrupt id or position>`: stable while the interrupt waits. */
   id: string;
-  kind: 'tool_approval' | 'question';
+  kind: 'tool_approval' | 'question' | 'mcp_elicitation';
   tenant_id: string;
   thread_id: string;
   /** The run that stopped for it; a resume (`POST /threads/{thread_id}/runs` with `command.resume`) continues it. */
@@ -23,6 +23,10 @@ export interface PendingApproval {
   question?: string;
   context?: string;
   default?: string | null;
+  /** mcp_elicitation: the MCP server asking, its message (`question`), the form's JSON Schema or the URL to open. */
+  server?: string;
+  requested_schema?: unknown;
+  url?: string | null;
   /** When the run stopped (the thread's last change). */
   requested_at: string;
 }
@@ -43,6 +47,17 @@ export function threadApprovals(thread: ThreadRecord, run: { runId: string; assi
       tool_call_id: text(v.tool_call_id) ?? null,
       requested_at: thread.updatedAt.toISOString(),
     };
+    if (v.type === 'mcp_elicitation') {
+      return {
+        ...common,
+        kind: 'mcp_elicitation' as const,
+        tool: text(v.tool) ?? '',
+        server: text(v.server) ?? '',
+        question: text(v.message) ?? '',
+        requested_schema: v.requested_schema ?? {},
+        url: text(v.url) ?? null,
+      };
+    }
     if (v.type === 'user_input_request') {
       return { ...common, kind: 'question' as const, question: text(v.question) ?? '', context: text(v.context) ?? '', default: text(v.default) ?? null };
     }
