@@ -1,6 +1,5 @@
 import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { errorMessage } from '@agentloop/core';
-import { instruments } from '@agentloop/telemetry';
 import { isLocalTool } from '../../local-tools.js';
 import { tightenVerdict } from '../../agent-config.js';
 import { runPolicy } from '../../environments.js';
@@ -98,7 +97,6 @@ export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
             )
             .catch((err: unknown) => ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'));
         }
-        instruments().approvals.add(1, { verdict: entry.action, 'agentloop.tool': tc.name });
         if (entry.action !== 'allow')
           ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
         approvals[id] = entry;

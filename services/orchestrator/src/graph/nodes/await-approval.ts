@@ -1,6 +1,5 @@
 import { interrupt, type LangGraphRunnableConfig } from '@langchain/langgraph';
 import { errorMessage } from '@agentloop/core';
-import { instruments } from '@agentloop/telemetry';
 import type { ApprovalVerdict, HumanDecision } from '../../approval-client.js';
 import { hitlRequest, parseApprovalResume } from '../../hitl.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
@@ -90,7 +89,6 @@ export function awaitApprovalNode(deps: AwaitApprovalDeps, shared: Pick<NodeShar
         ({ entry: a, verdict, comment } = await recheckEdit(deps, ctx, tc, { ...a, edited_args: a.edited_args }));
         approvals[id] = a;
       }
-      instruments().approvals.add(1, { verdict: a.decision ?? 'unknown', 'agentloop.tool': a.tool });
       if (!verdict) continue; // the edited call got no verdict: not run, nothing decided to record
       try {
         // `by` is the client's label; the tenant and key of the resume are recorded beside it. An
