@@ -1,4 +1,5 @@
 import { errorMessage, newId, type Logger } from '@agentloop/core';
+import { ClusterReloadRequestSchema, ServiceReloadResultSchema, create, fromBinary, toBinary } from '@agentloop/proto';
 import type { Bus, Subscription } from './types.js';
 
 /**
@@ -8,8 +9,8 @@ import type { Bus, Subscription } from './types.js';
  * subscribed without a queue group, reloads, and publishes its result on the request's `reply_to`
  * subject. The gateway collects results for a bounded time, since it cannot know how many replicas run.
  *
- * The payloads are JSON, not protobuf: a scatter-gather across services with an open-ended
- * `reloaded` summary per service, added while the proto contract was frozen (see docs/adr/0009).
+ * The payloads are proto ClusterReloadRequest / ServiceReloadResult (proto/agentloop/v1/admin.proto);
+ * each service's `reloaded` summary is open-ended, so it travels as a JSON object in `reloaded_json`.
  */
 export const CLUSTER_RELOAD_SUBJECT = 'agentloop.admin.reload';
 
@@ -25,21 +26,13 @@ export interface ServiceReloadResult {
   error?: string;
 }
 
-interface ClusterReloadRequest {
-  request_id: string;
-  reason: string;
-  reply_to: string;
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
-function parseRequest(data: Uint8Array): ClusterReloadRequest | undefined {
+function parseRequest(data: Uint8Array): { requestId: string; reason: string; replyTo: string } | undefined {
   try {
-    const v: unknown = JSON.parse(decoder.decode(data));
-    if (!isObj(v) || typeof v.reply_to !== 'string' || !v.reply_to.startsWith(`${CLUSTER_RELOAD_SUBJECT}.reply.`)) return undefined;
-    return { request_id: String(v.request_id ?? ''), reason: String(v.reason ?? 'reload'), reply_to: v.reply_to };
+    const r = fromBinary(ClusterReloadRequestSchema, data);
+    if (!r.replyTo.startsWith(`${CLUSTER_RELOAD_SUBJECT}.reply.`)) return undefined;
+    return { requestId: r.requestId, reason: r.reason || 'reload', replyTo: r.replyTo };
   } catch {
     return undefined;
   }
@@ -47,18 +40,25 @@ function parseRequest(data: Uint8Array): ClusterReloadRequest | undefined {
 
 function parseResult(data: Uint8Array): ServiceReloadResult | undefined {
   try {
-    const v: unknown = JSON.parse(decoder.decode(data));
-    if (!isObj(v) || typeof v.service !== 'string' || typeof v.instance !== 'string' || typeof v.ok !== 'boolean') return undefined;
-    return {
-      service: v.service,
-      instance: v.instance,
-      ok: v.ok,
-      reloaded: isObj(v.reloaded) ? v.reloaded : {},
-      ...(typeof v.error === 'string' ? { error: v.error } : {}),
-    };
+    const r = fromBinary(ServiceReloadResultSchema, data);
+    if (!r.service || !r.instance) return undefined;
+    let reloaded: unknown = {};
+    try {
+      reloaded = r.reloadedJson ? JSON.parse(r.reloadedJson) : {};
+    } catch {
+      reloaded = {};
+    }
+    return { service: r.service, instance: r.instance, ok: r.ok, reloaded: isObj(reloaded) ? reloaded : {}, ...(r.error ? { error: r.error } : {}) };
   } catch {
     return undefined;
   }
+}
+
+function encodeResult(r: ServiceReloadResult): Uint8Array {
+  return toBinary(
+    ServiceReloadResultSchema,
+    create(ServiceReloadResultSchema, { service: r.service, instance: r.instance, ok: r.ok, reloadedJson: JSON.stringify(r.reloaded), error: r.error ?? '' }),
+  );
 }
 
 export interface ServeClusterReloadOptions {
@@ -78,13 +78,13 @@ export function serveClusterReload(bus: Bus, opts: ServeClusterReloadOptions): P
     void (async () => {
       let result: ServiceReloadResult;
       try {
-        result = { service, instance, ok: true, reloaded: await opts.reload(`${req.reason} (cluster reload ${req.request_id})`) };
-        logger.info({ request_id: req.request_id }, 'reloaded on cluster request');
+        result = { service, instance, ok: true, reloaded: await opts.reload(`${req.reason} (cluster reload ${req.requestId})`) };
+        logger.info({ request_id: req.requestId }, 'reloaded on cluster request');
       } catch (err) {
         result = { service, instance, ok: false, reloaded: {}, error: errorMessage(err) };
-        logger.error({ request_id: req.request_id, err: result.error }, 'cluster reload failed; the previous configuration stays in force');
+        logger.error({ request_id: req.requestId, err: result.error }, 'cluster reload failed; the previous configuration stays in force');
       }
-      await bus.publish(req.reply_to, encoder.encode(JSON.stringify(result)));
+      await bus.publish(req.replyTo, encodeResult(result));
     })().catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not answer a cluster reload'));
   });
 }
@@ -102,8 +102,8 @@ export async function requestClusterReload(bus: Bus, opts: { reason: string; col
     if (r) results.push(r);
   });
   try {
-    const request: ClusterReloadRequest = { request_id: requestId, reason: opts.reason, reply_to: replyTo };
-    await bus.publish(CLUSTER_RELOAD_SUBJECT, encoder.encode(JSON.stringify(request)));
+    const request = create(ClusterReloadRequestSchema, { requestId, reason: opts.reason, replyTo });
+    await bus.publish(CLUSTER_RELOAD_SUBJECT, toBinary(ClusterReloadRequestSchema, request));
     await new Promise((resolve) => setTimeout(resolve, opts.collectMs));
   } finally {
     await sub.unsubscribe();

@@ -73,7 +73,16 @@ export {
   type ServeMcpServerReloadOptions,
 } from './mcp-admin.js';
 export { toolProgressSubject, publishToolProgress, subscribeToolProgress, type ToolProgress } from './tool-progress.js';
-export { SAMPLING_SUBJECT, type SamplingMessage, type SamplingRequest, type SamplingReply } from './sampling.js';
+export {
+  SAMPLING_SUBJECT,
+  decodeSamplingReply,
+  decodeSamplingRequest,
+  encodeSamplingReply,
+  encodeSamplingRequest,
+  type SamplingMessage,
+  type SamplingRequest,
+  type SamplingReply,
+} from './sampling.js';
 // Embedded mode's orchestrator thread (issue 9): the bus and run events over a MessagePort.
 export { PortBus, type PortBusOptions } from './port-bus.js';
 export { PortRunEventStream } from './port-events.js';

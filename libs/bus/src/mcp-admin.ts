@@ -1,9 +1,19 @@
 import { errorMessage, newId, type Logger } from '@agentloop/core';
+import {
+  McpServerReloadRequestSchema,
+  McpServerReloadResultSchema,
+  McpToolsChangedSchema,
+  create,
+  fromBinary,
+  toBinary,
+  type DescMessage,
+  type MessageShape,
+} from '@agentloop/proto';
 import type { Bus, Subscription } from './types.js';
 
 /**
- * Two small JSON subjects of the MCP broker (beside cluster-reload.ts, same reasoning as its
- * ADR 0009: open-ended JSON added while the proto contract is frozen):
+ * Two small subjects of the MCP broker (proto/agentloop/v1/admin.proto; a scatter-gather like
+ * cluster-reload.ts, ADR 0009):
  *
  * - {@link MCP_SERVER_RELOAD_SUBJECT}: `POST /admin/mcp/servers/{id}/reload` (seed 004's
  *   `reload_mcp_server`) asks every broker replica (no queue group) to restart one server and
@@ -27,14 +37,10 @@ export interface McpServerReloadResult {
   error?: string;
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-function parseJson(data: Uint8Array): Record<string, unknown> | undefined {
+/** The message, or undefined when `data` is not one (a malformed publish is ignored, not fatal). */
+function decode<D extends DescMessage>(schema: D, data: Uint8Array): MessageShape<D> | undefined {
   try {
-    const v: unknown = JSON.parse(decoder.decode(data));
-    return isObj(v) ? v : undefined;
+    return fromBinary(schema, data);
   } catch {
     return undefined;
   }
@@ -50,9 +56,9 @@ export interface ServeMcpServerReloadOptions {
 /** Subscribes a broker replica to server reloads (every replica restarts and answers). */
 export function serveMcpServerReload(bus: Bus, opts: ServeMcpServerReloadOptions): Promise<Subscription> {
   return bus.subscribe(MCP_SERVER_RELOAD_SUBJECT, (msg) => {
-    const req = parseJson(msg.data);
-    const replyTo = req?.reply_to;
-    if (!req || typeof req.server !== 'string' || typeof replyTo !== 'string' || !replyTo.startsWith(`${MCP_SERVER_RELOAD_SUBJECT}.reply.`)) {
+    const req = decode(McpServerReloadRequestSchema, msg.data);
+    const replyTo = req?.replyTo ?? '';
+    if (!req?.server || !replyTo.startsWith(`${MCP_SERVER_RELOAD_SUBJECT}.reply.`)) {
       return void opts.logger.warn('ignoring a malformed MCP server reload request');
     }
     const server = req.server;
@@ -63,7 +69,15 @@ export function serveMcpServerReload(bus: Bus, opts: ServeMcpServerReloadOptions
       } catch (err) {
         result = { instance: opts.instance, ok: false, error: errorMessage(err) };
       }
-      await bus.publish(replyTo, encoder.encode(JSON.stringify(result)));
+      const wire = create(McpServerReloadResultSchema, {
+        instance: result.instance,
+        ok: result.ok,
+        state: result.state ?? '',
+        ...(result.tools !== undefined ? { tools: result.tools } : {}),
+        unknown: result.unknown ?? false,
+        error: result.error ?? '',
+      });
+      await bus.publish(replyTo, toBinary(McpServerReloadResultSchema, wire));
     })().catch((err: unknown) => opts.logger.warn({ err: errorMessage(err) }, 'could not answer an MCP server reload'));
   });
 }
@@ -73,19 +87,22 @@ export async function requestMcpServerReload(bus: Bus, opts: { server: string; c
   const replyTo = `${MCP_SERVER_RELOAD_SUBJECT}.reply.${newId()}`;
   const results: McpServerReloadResult[] = [];
   const sub = await bus.subscribe(replyTo, (msg) => {
-    const v = parseJson(msg.data);
-    if (!v || typeof v.instance !== 'string' || typeof v.ok !== 'boolean') return;
+    const v = decode(McpServerReloadResultSchema, msg.data);
+    if (!v?.instance) return;
     results.push({
       instance: v.instance,
       ok: v.ok,
-      ...(typeof v.state === 'string' ? { state: v.state } : {}),
-      ...(typeof v.tools === 'number' ? { tools: v.tools } : {}),
-      ...(v.unknown === true ? { unknown: true } : {}),
-      ...(typeof v.error === 'string' ? { error: v.error } : {}),
+      ...(v.state ? { state: v.state } : {}),
+      ...(v.tools !== undefined ? { tools: v.tools } : {}),
+      ...(v.unknown ? { unknown: true } : {}),
+      ...(v.error ? { error: v.error } : {}),
     });
   });
   try {
-    await bus.publish(MCP_SERVER_RELOAD_SUBJECT, encoder.encode(JSON.stringify({ server: opts.server, reply_to: replyTo })));
+    await bus.publish(
+      MCP_SERVER_RELOAD_SUBJECT,
+      toBinary(McpServerReloadRequestSchema, create(McpServerReloadRequestSchema, { server: opts.server, replyTo })),
+    );
     await new Promise((resolve) => setTimeout(resolve, opts.collectMs));
   } finally {
     await sub.unsubscribe();
@@ -95,13 +112,13 @@ export async function requestMcpServerReload(bus: Bus, opts: { server: string; c
 
 /** Announces that `server`'s tools became known or changed on a broker replica. */
 export async function publishMcpToolsChanged(bus: Bus, server: string): Promise<void> {
-  await bus.publish(MCP_TOOLS_CHANGED_SUBJECT, encoder.encode(JSON.stringify({ server })));
+  await bus.publish(MCP_TOOLS_CHANGED_SUBJECT, toBinary(McpToolsChangedSchema, create(McpToolsChangedSchema, { server })));
 }
 
 /** Calls `onChanged` whenever a broker replica announces changed MCP tools (every subscriber hears it). */
 export function onMcpToolsChanged(bus: Bus, onChanged: (server: string) => void): Promise<Subscription> {
   return bus.subscribe(MCP_TOOLS_CHANGED_SUBJECT, (msg) => {
-    const v = parseJson(msg.data);
-    if (v && typeof v.server === 'string') onChanged(v.server);
+    const v = decode(McpToolsChangedSchema, msg.data);
+    if (v?.server) onChanged(v.server);
   });
 }

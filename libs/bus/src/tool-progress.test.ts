@@ -17,8 +17,9 @@ describe('tool progress', () => {
     await publishToolProgress(bus, 't1', RUN, { tool_call_id: 'c1', name: 'long', progress: 1, total: 3 });
     await publishToolProgress(bus, 't1', RUN, { tool_call_id: 'c2', name: 'long', progress: 9 });
     await publishToolProgress(bus, 't2', RUN, { tool_call_id: 'c1', name: 'long', progress: 7 });
+    // JSON (what this subject carried before it was protobuf) and bytes that are no ToolProgress are ignored.
     await bus.publish(toolProgressSubject(RUN), new TextEncoder().encode('{"tool_call_id":"c1","progress":"x"}'), { [Headers.tenant]: 't1' });
-    await bus.publish(toolProgressSubject(RUN), new TextEncoder().encode('not json'), { [Headers.tenant]: 't1' });
+    await bus.publish(toolProgressSubject(RUN), new Uint8Array([0xff, 0xff, 0xff]), { [Headers.tenant]: 't1' });
     await publishToolProgress(bus, 't1', RUN, { tool_call_id: 'c1', name: 'long', progress: 2, total: 3, message: 'half' });
     await sub.unsubscribe();
     await publishToolProgress(bus, 't1', RUN, { tool_call_id: 'c1', name: 'long', progress: 3, total: 3 });

@@ -1,3 +1,4 @@
+import { ToolProgressSchema, create, fromBinary, toBinary } from '@agentloop/proto';
 import { Headers, type Bus, type Subscription } from './types.js';
 import { assertRunId } from './run-id.js';
 
@@ -16,7 +17,7 @@ export interface ToolProgress {
 }
 
 /**
- * Broadcast subject (publish/subscribe, JSON payload, tenant in the `agentloop-tenant` header) of a
+ * Broadcast subject (publish/subscribe, proto ToolProgress, tenant in the `agentloop-tenant` header) of a
  * run's tool progress. Plain core pub/sub, not the run's event stream: the orchestrator executing
  * the run is the only reader and adds the event to the stream itself (with its namespace and
  * display_name), and a lost progress notice is harmless.
@@ -27,7 +28,14 @@ export function toolProgressSubject(runId: string): string {
 }
 
 export async function publishToolProgress(bus: Bus, tenantId: string, runId: string, p: ToolProgress): Promise<void> {
-  await bus.publish(toolProgressSubject(runId), new TextEncoder().encode(JSON.stringify(p)), { [Headers.tenant]: tenantId });
+  const wire = create(ToolProgressSchema, {
+    toolCallId: p.tool_call_id,
+    name: p.name,
+    progress: p.progress,
+    ...(p.total !== undefined ? { total: p.total } : {}),
+    ...(p.message !== undefined ? { message: p.message } : {}),
+  });
+  await bus.publish(toolProgressSubject(runId), toBinary(ToolProgressSchema, wire), { [Headers.tenant]: tenantId });
 }
 
 /**
@@ -41,25 +49,20 @@ export async function subscribeToolProgress(
 ): Promise<Subscription> {
   return bus.subscribe(toolProgressSubject(call.runId), (msg) => {
     if (msg.headers[Headers.tenant] !== call.tenantId) return;
-    let p: unknown;
+    let wire;
     try {
-      p = JSON.parse(new TextDecoder().decode(msg.data));
+      wire = fromBinary(ToolProgressSchema, msg.data);
     } catch {
       return;
     }
-    if (!isToolProgress(p) || p.tool_call_id !== call.toolCallId) return;
+    if (!wire.toolCallId || wire.toolCallId !== call.toolCallId || !Number.isFinite(wire.progress)) return;
+    const p: ToolProgress = {
+      tool_call_id: wire.toolCallId,
+      name: wire.name,
+      progress: wire.progress,
+      ...(wire.total !== undefined ? { total: wire.total } : {}),
+      ...(wire.message !== undefined ? { message: wire.message } : {}),
+    };
     onProgress(p);
   });
-}
-
-function isToolProgress(v: unknown): v is ToolProgress {
-  if (v === null || typeof v !== 'object') return false;
-  const o = v as Record<string, unknown>;
-  return (
-    typeof o.tool_call_id === 'string' &&
-    typeof o.name === 'string' &&
-    typeof o.progress === 'number' &&
-    (o.total === undefined || typeof o.total === 'number') &&
-    (o.message === undefined || typeof o.message === 'string')
-  );
 }

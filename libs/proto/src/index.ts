@@ -15,6 +15,7 @@ export {
   ExecuteToolResponseSchema,
   ToolMediaBlockSchema,
   ToolElicitationSchema,
+  ToolProgressSchema,
   WorkspaceRequestSchema,
   WorkspaceRequest_Action,
   WorkspaceResponseSchema,
@@ -56,7 +57,16 @@ export {
   type McpServerAuthorization,
   type McpAuthRevokeRequest,
   type McpAuthRevokeResponse,
+  SamplingRequestSchema,
+  SamplingReplySchema,
 } from './gen/agentloop/v1/mcp_pb.js';
+export {
+  ClusterReloadRequestSchema,
+  ServiceReloadResultSchema,
+  McpServerReloadRequestSchema,
+  McpServerReloadResultSchema,
+  McpToolsChangedSchema,
+} from './gen/agentloop/v1/admin_pb.js';
 export {
   RunJobSchema,
   DelegationSchema,

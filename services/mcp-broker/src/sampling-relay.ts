@@ -4,7 +4,7 @@
  * (audio, tool use) is refused with a message naming it.
  */
 import type { CreateMessageRequest, CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
-import { Headers, SAMPLING_SUBJECT, type Bus, type SamplingMessage, type SamplingReply, type SamplingRequest } from '@agentloop/bus';
+import { Headers, SAMPLING_SUBJECT, decodeSamplingReply, encodeSamplingRequest, type Bus, type SamplingMessage, type SamplingRequest } from '@agentloop/bus';
 import type { McpSamplingEntry } from './client-config.js';
 import type { McpCaller, Sampler } from './client-features.js';
 
@@ -47,11 +47,11 @@ export function busSampler(bus: Bus, settingsOf: (server: string) => McpSampling
     const settings = settingsOf(server);
     if (!settings?.enabled) throw new Error(`sampling is not enabled for MCP server ${server}`);
     const req = samplingRequest(server, settings, caller, params);
-    const res = await bus.request(SAMPLING_SUBJECT, new TextEncoder().encode(JSON.stringify(req)), {
+    const res = await bus.request(SAMPLING_SUBJECT, encodeSamplingRequest(req), {
       timeoutMs: SAMPLING_TIMEOUT_MS,
       headers: { [Headers.tenant]: caller.tenantId },
     });
-    const reply = JSON.parse(new TextDecoder().decode(res.data)) as SamplingReply;
+    const reply = decodeSamplingReply(res.data);
     return { model: reply.model, role: 'assistant', content: { type: 'text', text: reply.text }, stopReason: reply.stop_reason };
   };
 }

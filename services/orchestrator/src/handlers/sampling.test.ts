@@ -1,7 +1,7 @@
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import type { BaseMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { Headers, type SamplingReply, type SamplingRequest } from '@agentloop/bus';
+import { Headers, decodeSamplingReply, encodeSamplingRequest, type SamplingRequest } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
 import type { RunRecord } from '@agentloop/store';
 import type { ModelSlot, ResolvedModel } from '../models/registry.js';
@@ -50,10 +50,10 @@ function setup(status: RunRecord['status'] = 'running', budgetStop: string | nul
       ...req,
     };
     const reply = await handler(
-      { subject: 's', data: new TextEncoder().encode(JSON.stringify(body)), headers: tenant ? { [Headers.tenant]: tenant } : {} },
+      { subject: 's', data: encodeSamplingRequest(body), headers: tenant ? { [Headers.tenant]: tenant } : {} },
       { signal: new AbortController().signal, deadline: undefined },
     );
-    return JSON.parse(new TextDecoder().decode(reply)) as SamplingReply;
+    return decodeSamplingReply(reply);
   };
   return { ask, asked, recorded };
 }

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
-import { Headers, type RequestHandler, type SamplingReply } from '@agentloop/bus';
+import { Headers, decodeSamplingRequest, encodeSamplingReply, type RequestHandler, type SamplingReply } from '@agentloop/bus';
 import { AgentLoopError, InvalidArgumentError, NotFoundError, errorMessage, type Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
 import { MODEL_SLOTS, type ModelRegistry, type ModelSlot } from '../models/registry.js';
@@ -45,9 +45,9 @@ export function samplingHandler(deps: {
     if (!tenantId) throw new InvalidArgumentError('A sampling request needs the agentloop-tenant header');
     let body: unknown;
     try {
-      body = JSON.parse(new TextDecoder().decode(msg.data));
+      body = decodeSamplingRequest(msg.data);
     } catch (err) {
-      throw new AgentLoopError('MALFORMED_REQUEST', `A sampling request must be JSON: ${errorMessage(err)}`);
+      throw new AgentLoopError('MALFORMED_REQUEST', `A sampling request must be a proto SamplingRequest: ${errorMessage(err)}`);
     }
     const parsed = SamplingRequestSchema.safeParse(body);
     if (!parsed.success) {
@@ -103,6 +103,6 @@ export function samplingHandler(deps: {
       },
       'MCP sampling request answered',
     );
-    return new TextEncoder().encode(JSON.stringify(reply));
+    return encodeSamplingReply(reply);
   };
 }

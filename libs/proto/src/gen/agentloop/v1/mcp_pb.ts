@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentloop/v1/mcp.proto.
  */
 export const file_agentloop_v1_mcp: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGxvb3AvdjEvbWNwLnByb3RvEgxhZ2VudGxvb3AudjEiXgoTTWNwQXV0aG9yaXplUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDgoGc2VydmVyGAIgASgJEhQKDHJlZGlyZWN0X3VyaRgDIAEoCRIOCgZzY29wZXMYBCADKAkiaQoUTWNwQXV0aG9yaXplUmVzcG9uc2USGQoRYXV0aG9yaXphdGlvbl91cmwYASABKAkSEgoKYXV0aG9yaXplZBgCIAEoCBIiCgVlcnJvchgDIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciJfChZNY3BBdXRoQ2FsbGJhY2tSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJEgwKBGNvZGUYAiABKAkSDQoFZXJyb3IYAyABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBCABKAkiYAoXTWNwQXV0aENhbGxiYWNrUmVzcG9uc2USEQoJdGVuYW50X2lkGAEgASgJEg4KBnNlcnZlchgCIAEoCRIiCgVlcnJvchgDIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciIpChRNY3BBdXRoU3RhdHVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkihQEKFk1jcFNlcnZlckF1dGhvcml6YXRpb24SDgoGc2VydmVyGAEgASgJEgwKBGZsb3cYAiABKAkSEgoKYXV0aG9yaXplZBgDIAEoCBIVCg1leHBpcmVzX2F0X21zGAQgASgDEg0KBXNjb3BlGAUgASgJEhMKC3JlZnJlc2hhYmxlGAYgASgIIk4KFU1jcEF1dGhTdGF0dXNSZXNwb25zZRI1CgdzZXJ2ZXJzGAEgAygLMiQuYWdlbnRsb29wLnYxLk1jcFNlcnZlckF1dGhvcml6YXRpb24iOQoUTWNwQXV0aFJldm9rZVJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEg4KBnNlcnZlchgCIAEoCSIoChVNY3BBdXRoUmV2b2tlUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCDLdAgoITWNwT0F1dGgSUgoJQXV0aG9yaXplEiEuYWdlbnRsb29wLnYxLk1jcEF1dGhvcml6ZVJlcXVlc3QaIi5hZ2VudGxvb3AudjEuTWNwQXV0aG9yaXplUmVzcG9uc2USVwoIQ2FsbGJhY2sSJC5hZ2VudGxvb3AudjEuTWNwQXV0aENhbGxiYWNrUmVxdWVzdBolLmFnZW50bG9vcC52MS5NY3BBdXRoQ2FsbGJhY2tSZXNwb25zZRJRCgZTdGF0dXMSIi5hZ2VudGxvb3AudjEuTWNwQXV0aFN0YXR1c1JlcXVlc3QaIy5hZ2VudGxvb3AudjEuTWNwQXV0aFN0YXR1c1Jlc3BvbnNlElEKBlJldm9rZRIiLmFnZW50bG9vcC52MS5NY3BBdXRoUmV2b2tlUmVxdWVzdBojLmFnZW50bG9vcC52MS5NY3BBdXRoUmV2b2tlUmVzcG9uc2ViBnByb3RvMw", [file_agentloop_v1_common]);
+  fileDesc("ChZhZ2VudGxvb3AvdjEvbWNwLnByb3RvEgxhZ2VudGxvb3AudjEiXgoTTWNwQXV0aG9yaXplUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDgoGc2VydmVyGAIgASgJEhQKDHJlZGlyZWN0X3VyaRgDIAEoCRIOCgZzY29wZXMYBCADKAkiaQoUTWNwQXV0aG9yaXplUmVzcG9uc2USGQoRYXV0aG9yaXphdGlvbl91cmwYASABKAkSEgoKYXV0aG9yaXplZBgCIAEoCBIiCgVlcnJvchgDIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciJfChZNY3BBdXRoQ2FsbGJhY2tSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJEgwKBGNvZGUYAiABKAkSDQoFZXJyb3IYAyABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBCABKAkiYAoXTWNwQXV0aENhbGxiYWNrUmVzcG9uc2USEQoJdGVuYW50X2lkGAEgASgJEg4KBnNlcnZlchgCIAEoCRIiCgVlcnJvchgDIAEoCzITLmFnZW50bG9vcC52MS5FcnJvciIpChRNY3BBdXRoU3RhdHVzUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkihQEKFk1jcFNlcnZlckF1dGhvcml6YXRpb24SDgoGc2VydmVyGAEgASgJEgwKBGZsb3cYAiABKAkSEgoKYXV0aG9yaXplZBgDIAEoCBIVCg1leHBpcmVzX2F0X21zGAQgASgDEg0KBXNjb3BlGAUgASgJEhMKC3JlZnJlc2hhYmxlGAYgASgIIk4KFU1jcEF1dGhTdGF0dXNSZXNwb25zZRI1CgdzZXJ2ZXJzGAEgAygLMiQuYWdlbnRsb29wLnYxLk1jcFNlcnZlckF1dGhvcml6YXRpb24iOQoUTWNwQXV0aFJldm9rZVJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEg4KBnNlcnZlchgCIAEoCSIoChVNY3BBdXRoUmV2b2tlUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCIwCg1TYW1wbGluZ0ltYWdlEhEKCW1pbWVfdHlwZRgBIAEoCRIMCgRkYXRhGAIgASgJIloKD1NhbXBsaW5nTWVzc2FnZRIMCgRyb2xlGAEgASgJEgwKBHRleHQYAiABKAkSKwoGaW1hZ2VzGAMgAygLMhsuYWdlbnRsb29wLnYxLlNhbXBsaW5nSW1hZ2UimQIKD1NhbXBsaW5nUmVxdWVzdBIOCgZydW5faWQYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEg4KBnNlcnZlchgDIAEoCRIMCgRzbG90GAQgASgJEg0KBWhpbnRzGAUgAygJEhoKDXN5c3RlbV9wcm9tcHQYBiABKAlIAIgBARIvCghtZXNzYWdlcxgHIAMoCzIdLmFnZW50bG9vcC52MS5TYW1wbGluZ01lc3NhZ2USEgoKbWF4X3Rva2VucxgIIAEoDRIYCgt0ZW1wZXJhdHVyZRgJIAEoAUgBiAEBEhYKDnN0b3Bfc2VxdWVuY2VzGAogAygJQhAKDl9zeXN0ZW1fcHJvbXB0Qg4KDF90ZW1wZXJhdHVyZSJuCg1TYW1wbGluZ1JlcGx5Eg0KBW1vZGVsGAEgASgJEgwKBHRleHQYAiABKAkSEwoLc3RvcF9yZWFzb24YAyABKAkSFAoMaW5wdXRfdG9rZW5zGAQgASgNEhUKDW91dHB1dF90b2tlbnMYBSABKA0y3QIKCE1jcE9BdXRoElIKCUF1dGhvcml6ZRIhLmFnZW50bG9vcC52MS5NY3BBdXRob3JpemVSZXF1ZXN0GiIuYWdlbnRsb29wLnYxLk1jcEF1dGhvcml6ZVJlc3BvbnNlElcKCENhbGxiYWNrEiQuYWdlbnRsb29wLnYxLk1jcEF1dGhDYWxsYmFja1JlcXVlc3QaJS5hZ2VudGxvb3AudjEuTWNwQXV0aENhbGxiYWNrUmVzcG9uc2USUQoGU3RhdHVzEiIuYWdlbnRsb29wLnYxLk1jcEF1dGhTdGF0dXNSZXF1ZXN0GiMuYWdlbnRsb29wLnYxLk1jcEF1dGhTdGF0dXNSZXNwb25zZRJRCgZSZXZva2USIi5hZ2VudGxvb3AudjEuTWNwQXV0aFJldm9rZVJlcXVlc3QaIy5hZ2VudGxvb3AudjEuTWNwQXV0aFJldm9rZVJlc3BvbnNlYgZwcm90bzM", [file_agentloop_v1_common]);
 
 /**
  * @generated from message agentloop.v1.McpAuthorizeRequest
@@ -264,6 +264,170 @@ export type McpAuthRevokeResponse = Message<"agentloop.v1.McpAuthRevokeResponse"
  */
 export const McpAuthRevokeResponseSchema: GenMessage<McpAuthRevokeResponse> = /*@__PURE__*/
   messageDesc(file_agentloop_v1_mcp, 8);
+
+/**
+ * A model completion an MCP server asks for during one of a run's tool calls (sampling/createMessage),
+ * relayed by the broker to the orchestrators: request `agentloop.orchestrator.sampling` (queue group
+ * `orchestrator`), the tenant in the `agentloop-tenant` header, a refusal in the error header.
+ *
+ * @generated from message agentloop.v1.SamplingImage
+ */
+export type SamplingImage = Message<"agentloop.v1.SamplingImage"> & {
+  /**
+   * @generated from field: string mime_type = 1;
+   */
+  mimeType: string;
+
+  /**
+   * Base64, as MCP carries it.
+   *
+   * @generated from field: string data = 2;
+   */
+  data: string;
+};
+
+/**
+ * Describes the message agentloop.v1.SamplingImage.
+ * Use `create(SamplingImageSchema)` to create a new message.
+ */
+export const SamplingImageSchema: GenMessage<SamplingImage> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_mcp, 9);
+
+/**
+ * @generated from message agentloop.v1.SamplingMessage
+ */
+export type SamplingMessage = Message<"agentloop.v1.SamplingMessage"> & {
+  /**
+   * "user" or "assistant".
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * @generated from field: repeated agentloop.v1.SamplingImage images = 3;
+   */
+  images: SamplingImage[];
+};
+
+/**
+ * Describes the message agentloop.v1.SamplingMessage.
+ * Use `create(SamplingMessageSchema)` to create a new message.
+ */
+export const SamplingMessageSchema: GenMessage<SamplingMessage> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_mcp, 10);
+
+/**
+ * @generated from message agentloop.v1.SamplingRequest
+ */
+export type SamplingRequest = Message<"agentloop.v1.SamplingRequest"> & {
+  /**
+   * The run whose tool call the server is serving: it must exist for the tenant and be running.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string server = 3;
+   */
+  server: string;
+
+  /**
+   * The slot configured for the server (mcp_servers.yaml sampling.slot).
+   *
+   * @generated from field: string slot = 4;
+   */
+  slot: string;
+
+  /**
+   * The server's model hints (modelPreferences.hints[].name): one naming a slot wins over `slot`.
+   *
+   * @generated from field: repeated string hints = 5;
+   */
+  hints: string[];
+
+  /**
+   * @generated from field: optional string system_prompt = 6;
+   */
+  systemPrompt?: string | undefined;
+
+  /**
+   * @generated from field: repeated agentloop.v1.SamplingMessage messages = 7;
+   */
+  messages: SamplingMessage[];
+
+  /**
+   * @generated from field: uint32 max_tokens = 8;
+   */
+  maxTokens: number;
+
+  /**
+   * @generated from field: optional double temperature = 9;
+   */
+  temperature?: number | undefined;
+
+  /**
+   * @generated from field: repeated string stop_sequences = 10;
+   */
+  stopSequences: string[];
+};
+
+/**
+ * Describes the message agentloop.v1.SamplingRequest.
+ * Use `create(SamplingRequestSchema)` to create a new message.
+ */
+export const SamplingRequestSchema: GenMessage<SamplingRequest> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_mcp, 11);
+
+/**
+ * @generated from message agentloop.v1.SamplingReply
+ */
+export type SamplingReply = Message<"agentloop.v1.SamplingReply"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * "endTurn" or "maxTokens".
+   *
+   * @generated from field: string stop_reason = 3;
+   */
+  stopReason: string;
+
+  /**
+   * @generated from field: uint32 input_tokens = 4;
+   */
+  inputTokens: number;
+
+  /**
+   * @generated from field: uint32 output_tokens = 5;
+   */
+  outputTokens: number;
+};
+
+/**
+ * Describes the message agentloop.v1.SamplingReply.
+ * Use `create(SamplingReplySchema)` to create a new message.
+ */
+export const SamplingReplySchema: GenMessage<SamplingReply> = /*@__PURE__*/
+  messageDesc(file_agentloop_v1_mcp, 12);
 
 /**
  * OAuth authorization code flow of the MCP broker (issue 14): a tenant's user
