@@ -11,7 +11,8 @@
 # on NODE_PATH, mounted read-only.
 #
 #   --apt         first apt-get install the system tools (poppler-utils, qpdf, pandoc, LibreOffice
-#                 headless, fonts) and Debian's builds of the Python packages (root, Debian/Ubuntu)
+#                 headless, fonts) and Debian's builds of the Python packages (root, Debian/Ubuntu);
+#                 on Debian 12 LibreOffice comes from bookworm-backports (see below)
 #   --offline-ok  a registry that cannot be reached (pip or npm) is reported, not fatal: the venv
 #                 sees Debian's python3-* packages (--system-site-packages), so an offline machine
 #                 still gets most of the toolbox; the check lists what is missing
@@ -31,7 +32,7 @@ done
 # System tools the skills' instructions call, and Debian's builds of the Python packages that have
 # one (pip upgrades them inside the venv when PyPI is reachable).
 APT_PACKAGES=(
-  python3 python3-venv poppler-utils qpdf pandoc libreoffice-nogui fonts-dejavu-core fonts-liberation
+  python3 python3-venv poppler-utils qpdf pandoc fonts-dejavu-core fonts-liberation
   python3-pypdf python3-pil python3-reportlab python3-openpyxl python3-pandas python3-docx python3-lxml python3-defusedxml
 )
 # Import name of each requirement, and the commands the instructions run.
@@ -41,8 +42,18 @@ COMMANDS=(pdftotext pdftoppm pdfimages qpdf pandoc soffice)
 
 if $apt; then
   export DEBIAN_FRONTEND=noninteractive
+  # Debian 12's LibreOffice (7.4) never finishes a Basic macro run on an opened document, which is
+  # how the xlsx skill's recalc.py and the docx skill's accept_changes.py work (it hangs, or aborts
+  # in a sandbox); bookworm-backports' (25.2) runs them. Other releases: their own LibreOffice.
+  lo_release=()
+  if grep -q '^VERSION_CODENAME=bookworm$' /etc/os-release 2>/dev/null && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d; then
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      >/etc/apt/sources.list.d/bookworm-backports.sources
+  fi
+  grep -q '^VERSION_CODENAME=bookworm$' /etc/os-release 2>/dev/null && lo_release=(-t bookworm-backports)
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${APT_PACKAGES[@]}"
+  apt-get install -y -q --no-install-recommends "${lo_release[@]}" libreoffice-nogui
 fi
 
 mkdir -p "$dir"
