@@ -7,38 +7,19 @@
  * server receive the content, the schema's defaults filled in; a decline reaches the server as a
  * decline. docs/mcp-client-features.md "Elicitation".
  */
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
 import { scripted, startCluster, useEmbeddedServer, type ClusterHarness } from './helpers.js';
-
-const require = createRequire(import.meta.url);
-const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+import { writeEverythingConfig } from './mcp-everything.js';
 
 type Msg = { type: string; content: string; name?: string };
 type Values = { messages: Msg[]; __interrupt__?: Array<{ value: Record<string, unknown> }> };
 
 /** mcp_servers.yaml in `dir`: server-everything over stdio, its elicitation tool offered as `fill_form` and marked idempotent. */
-function elicitationConfig(dir: string): string {
-  const file = path.join(dir, 'mcp_servers.yaml');
-  writeFileSync(
-    file,
-    [
-      'servers:',
-      '  everything:',
-      `    command: ${JSON.stringify(process.execPath)}`,
-      `    args: ${JSON.stringify([EVERYTHING, 'stdio'])}`,
-      '    start_timeout_ms: 30000',
-      '    tools:',
-      '      trigger-elicitation-request: { always_available: true, alias: fill_form, idempotent: true }',
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
+const elicitationConfig = (dir: string): string => writeEverythingConfig(dir, { 'trigger-elicitation-request': 'alias: fill_form, idempotent: true' });
 
 const askForm = (id: string) => scripted([{ tool_calls: [{ name: 'fill_form', args: {}, id }] }]);
 

@@ -17,8 +17,12 @@ const EVERYTHING = path.join(path.dirname(require.resolve('@modelcontextprotocol
 /** What the fake model answers to a sampling request. */
 export const SAMPLED_ANSWER = 'Agents loop; tools answer.';
 
-/** Writes mcp_servers.yaml into `dir`: server-everything over stdio with roots and sampling (slot base, 64 tokens). */
-export function everythingConfig(dir: string): string {
+/**
+ * Writes mcp_servers.yaml into `dir` (the one writer of the e2e tests' server-everything config):
+ * server-everything over stdio, the given tools always offered (`name: '{ alias: x, … }'` flow
+ * mappings, `always_available` added), then any further lines of the server's entry.
+ */
+export function writeEverythingConfig(dir: string, tools: Record<string, string>, extra: readonly string[] = []): string {
   const file = path.join(dir, 'mcp_servers.yaml');
   writeFileSync(
     file,
@@ -29,16 +33,25 @@ export function everythingConfig(dir: string): string {
       `    args: ${JSON.stringify([EVERYTHING, 'stdio'])}`,
       '    start_timeout_ms: 30000',
       '    tools:',
-      '      trigger-long-running-operation: { always_available: true, alias: long_operation }',
-      '      get-roots-list: { always_available: true, alias: list_roots }',
-      '      trigger-sampling-request: { always_available: true, alias: sample_model }',
-      '    roots:',
-      '      - { uri: "file:///srv/shared-docs", name: shared docs }',
-      '    sampling: { slot: base, max_tokens: 64 }',
+      ...Object.entries(tools).map(([name, opts]) => `      ${name}: { always_available: true, ${opts} }`),
+      ...extra,
       '',
     ].join('\n'),
   );
   return file;
+}
+
+/** server-everything with roots and sampling (slot base, 64 tokens), its progress, roots and sampling tools offered. */
+export function everythingConfig(dir: string): string {
+  return writeEverythingConfig(
+    dir,
+    {
+      'trigger-long-running-operation': 'alias: long_operation',
+      'get-roots-list': 'alias: list_roots',
+      'trigger-sampling-request': 'alias: sample_model',
+    },
+    ['    roots:', '      - { uri: "file:///srv/shared-docs", name: shared docs }', '    sampling: { slot: base, max_tokens: 64 }'],
+  );
 }
 
 /** The model slot environment pointing `base` at the fake model. */

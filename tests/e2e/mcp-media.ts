@@ -7,12 +7,12 @@
  * message right after the tool message, whose own content is text only.
  */
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 import { Client } from '@langchain/langgraph-sdk';
 import type { FakeOpenAi, FakeTurn } from './fake-openai.js';
+import { writeEverythingConfig } from './mcp-everything.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING_DIR = path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json'));
@@ -24,23 +24,7 @@ export async function tinyImageBase64(): Promise<string> {
 }
 
 /** mcp_servers.yaml in `dir`: server-everything over stdio, its image tool always offered as `tiny_image`. */
-export function imageServerConfig(dir: string): string {
-  const file = path.join(dir, 'mcp_servers.yaml');
-  writeFileSync(
-    file,
-    [
-      'servers:',
-      '  everything:',
-      `    command: ${JSON.stringify(process.execPath)}`,
-      `    args: ${JSON.stringify([path.join(EVERYTHING_DIR, 'dist', 'index.js'), 'stdio'])}`,
-      '    start_timeout_ms: 30000',
-      '    tools:',
-      '      get-tiny-image: { always_available: true, alias: tiny_image }',
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
+export const imageServerConfig = (dir: string): string => writeEverythingConfig(dir, { 'get-tiny-image': 'alias: tiny_image' });
 
 /** What the fake model answers: the image tool first, the answer once a tool result is in. */
 export const IMAGE_ANSWER = 'It is the MCP logo.';
