@@ -136,6 +136,11 @@ export async function expectPerTenantAuthorization(url: string, server: OAuthMcp
   expect(await whoami(url, 'key-a')).toContain('/mcp/servers/guarded/authorize');
   expect(await status(A)).toMatchObject({ servers: [{ server: 'guarded', authorized: false }] });
 
+  // The callback never reflects its input unescaped.
+  const probe = await fetch(`${url}/mcp/oauth/callback?state=${encodeURIComponent('<script>alert(1)</script>')}&code=x`);
+  expect(probe.status).toBe(404);
+  expect(await probe.text()).not.toContain('<script>');
+
   // Bad input is named.
   const bad = await fetch(`${url}/mcp/servers/guarded/authorize`, {
     method: 'POST',

@@ -8,12 +8,13 @@
  *
  *   node --import tsx tests/e2e/oauth-mcp-server.ts     prints "listening <mcp url>"
  *
- * Its own process (started by `startOAuthMcpServer` of mcp-oauth-flow.ts): express resolves its
- * CommonJS dependencies wrongly under the test runner's `import` resolve condition.
+ * Its own process (started by `startOAuthMcpServer` of mcp-oauth-flow.ts): express (under the SDK's
+ * helpers) resolves its CommonJS dependencies wrongly under the test runner's `import` resolve condition.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
@@ -46,7 +47,7 @@ class ApproveEveryone implements OAuthServerProvider {
     },
   };
 
-  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: express.Response): Promise<void> {
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: { redirect(url: string): void }): Promise<void> {
     const code = randomUUID();
     this.codes.set(code, { clientId: client.client_id, subject: `user-${++this.users}`, scopes: params.scopes ?? [], challenge: params.codeChallenge });
     const back = new URL(params.redirectUri);
@@ -95,7 +96,8 @@ class ApproveEveryone implements OAuthServerProvider {
   }
 }
 
-const app = express();
+// The SDK's express app for MCP servers: JSON bodies, and Host checks against DNS rebinding.
+const app = createMcpExpressApp({ host: '127.0.0.1' });
 const http = await new Promise<import('node:http').Server>((resolve) => {
   const s = app.listen(0, '127.0.0.1', () => resolve(s));
 });
@@ -115,9 +117,8 @@ app.use(
 );
 app.post(
   '/mcp',
-  express.json(),
   requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }),
-  async (req, res) => {
+  async (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => {
     const server = new McpServer({ name: 'guarded', version: '1.0.0' });
     server.registerTool('whoami', { description: 'Who the caller is, as its token says' }, async (extra) => ({
       content: [{ type: 'text', text: `you are ${String(extra.authInfo?.extra?.subject)}` }],
@@ -129,8 +130,9 @@ app.post(
     await transport.handleRequest(req, res, req.body);
   },
 );
-app.get('/mcp', (_req, res) => void res.status(405).end());
-app.delete('/mcp', (_req, res) => void res.status(405).end());
+const notAllowed = (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(405).end();
+app.get('/mcp', notAllowed);
+app.delete('/mcp', notAllowed);
 process.stdout.write(`listening ${mcpUrl.href}\n`);
 process.on('SIGTERM', () => {
   http.close(() => process.exit(0));

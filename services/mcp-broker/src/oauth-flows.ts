@@ -76,6 +76,8 @@ export class TenantAuthorizations {
   async recordPending(provider: TenantOAuthProvider): Promise<void> {
     const store = this.requireStore();
     if (!provider.flowState || !provider.pendingVerifier) throw new AgentLoopError('INTERNAL', 'the authorization was not started');
+    // Flows the users never finished are worthless after 10 minutes: clear them as new ones come.
+    await store.sweepFlows();
     await store.createFlow({
       state: provider.flowState,
       tenantId: provider.tenantId,
@@ -167,6 +169,8 @@ export class TenantAuthorizations {
         });
       }
     } finally {
+      // A session the probe opened is not left behind on the server.
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) await transport.terminateSession().catch(() => undefined);
       await client.close().catch(() => undefined);
     }
   }

@@ -30,6 +30,7 @@ export interface OAuthGrantStore {
   deleteGrant(tenantId: string, server: string): Promise<boolean>;
   createFlow(flow: Omit<McpOAuthFlow, 'createdAt'>): Promise<void>;
   takeFlow(state: string): Promise<McpOAuthFlow | undefined>;
+  sweepFlows(): Promise<number>;
 }
 
 export type TenantOAuthPurpose =
