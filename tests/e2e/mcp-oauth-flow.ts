@@ -84,11 +84,20 @@ const json = async (res: Response): Promise<Record<string, unknown>> => {
   return JSON.parse(text) as Record<string, unknown>;
 };
 
+/** The user's browser: opens the authorization URL, is approved and sent back to the callback; its link. */
+async function approve(url: string, authorizationUrl: string): Promise<string> {
+  const approved = await fetch(authorizationUrl, { redirect: 'manual' });
+  expect(approved.status).toBe(302);
+  const callback = approved.headers.get('location')!;
+  expect(callback.startsWith(`${url}/mcp/oauth/callback?`)).toBe(true);
+  return callback;
+}
+
 /**
  * Tenant A authorizes (POST authorize → the authorization server → the gateway's callback), its
  * run's call carries its user's token; the callback link works once; tenant B's call fails with
- * the message naming where to authorize, and B cannot revoke A's grant; A's revoke makes its next
- * call fail the same way.
+ * the message naming where to authorize, and B cannot revoke A's grant; once B authorizes too,
+ * each tenant's call carries its own user's token; A's revoke makes its next call fail again.
  */
 export async function expectPerTenantAuthorization(url: string, server: OAuthMcpServer): Promise<void> {
   const status = async (headers: Record<string, string>) => json(await fetch(`${url}/mcp/servers/authorizations`, { headers }));
@@ -105,11 +114,7 @@ export async function expectPerTenantAuthorization(url: string, server: OAuthMcp
   expect(authorizationUrl.searchParams.get('redirect_uri')).toBe(`${url}/mcp/oauth/callback`);
   expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
 
-  // The user's browser: the authorization server approves and sends it back to the callback.
-  const approved = await fetch(authorizationUrl, { redirect: 'manual' });
-  expect(approved.status).toBe(302);
-  const callback = approved.headers.get('location')!;
-  expect(callback.startsWith(`${url}/mcp/oauth/callback?`)).toBe(true);
+  const callback = await approve(url, authorizationUrl.href);
   const page = await fetch(callback);
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -132,9 +137,26 @@ export async function expectPerTenantAuthorization(url: string, server: OAuthMcp
   // B cannot remove A's grant; A can.
   expect(await json(await fetch(`${url}/mcp/servers/guarded/authorization`, { method: 'DELETE', headers: B }))).toEqual({ removed: false });
   expect(await whoami(url, 'key-a')).toBe('you are user-1');
+
+  // B authorizes as another user: each tenant's call carries its own token, on its own connection.
+  const startedB = await json(
+    await fetch(`${url}/mcp/servers/guarded/authorize`, {
+      method: 'POST',
+      headers: { ...B, 'content-type': 'application/json' },
+      body: '{"scopes":["whoami"]}',
+    }),
+  );
+  expect(new URL(String(startedB.authorization_url)).searchParams.get('scope')).toBe('whoami');
+  expect((await fetch(await approve(url, String(startedB.authorization_url)))).status).toBe(200);
+  const [asA, asB] = await Promise.all([whoami(url, 'key-a'), whoami(url, 'key-b')]);
+  expect([asA, asB]).toEqual(['you are user-1', 'you are user-2']);
+  // Authorized already: nothing to open.
+  expect(await json(await fetch(`${url}/mcp/servers/guarded/authorize`, { method: 'POST', headers: B }))).toEqual({ authorized: true });
+
   expect(await json(await fetch(`${url}/mcp/servers/guarded/authorization`, { method: 'DELETE', headers: A }))).toEqual({ removed: true });
   expect(await whoami(url, 'key-a')).toContain('/mcp/servers/guarded/authorize');
   expect(await status(A)).toMatchObject({ servers: [{ server: 'guarded', authorized: false }] });
+  expect(await whoami(url, 'key-b')).toBe('you are user-2');
 
   // The callback never reflects its input unescaped.
   const probe = await fetch(`${url}/mcp/oauth/callback?state=${encodeURIComponent('<script>alert(1)</script>')}&code=x`);
