@@ -98,7 +98,9 @@ export class TenantOAuthProvider implements OAuthClientProvider {
     const grant = await this.grant();
     // A call never registers a client: without a grant (never authorized, or revoked on another
     // replica while this connection lived) the user has to authorize first.
-    if (this.purpose.kind === 'call' && !grant?.tokens) throw new McpAuthorizationRequiredError(this.server);
+    if (this.purpose.kind === 'call' && (!grant?.tokens || (!this.entry.client_id && !grant.clientInfo))) {
+      throw new McpAuthorizationRequiredError(this.server);
+    }
     if (this.entry.client_id) {
       const where = `servers.${this.server}.oauth`;
       return {
