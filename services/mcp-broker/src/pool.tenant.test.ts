@@ -63,5 +63,8 @@ describe('McpPool: a server with the authorization code flow, one connection per
     await expect(call('tenant-c')).rejects.toBeInstanceOf(McpAuthorizationRequiredError);
     // Not a failing server: the tenant with a good token is not held back by a backoff.
     expect(await call('tenant-a')).toMatchObject({ content: [{ type: 'text', text: 'hello tenant-a' }] });
+    // An operator's reload closes every tenant's connection.
+    pool.closeServer('guarded', 'reloaded');
+    expect(pool.running()).toEqual([]);
   });
 });

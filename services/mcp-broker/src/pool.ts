@@ -398,10 +398,14 @@ export class McpPool {
     if (!this.servers[id]) throw new McpServerUnavailableError(`Unknown MCP server: ${id}`);
     const starting = this.live.get(id);
     if (starting) await starting.catch(() => undefined);
-    for (const conn of [...this.conns.values()].filter((c) => c.server === id)) this.drop(conn, 'restarted by an operator (reload_mcp_server)', 'info');
-    this.failures.delete(id);
-    if (this.perTenant(id)) throw new McpServerUnavailableError(`MCP server ${id} was stopped; each tenant's connection starts again on its next call`);
+    this.closeServer(id, 'restarted by an operator (reload_mcp_server)');
     return this.connect(id);
+  }
+
+  /** Closes every connection of a server (each tenant's, for an authorization code server) and forgets its failures. */
+  closeServer(id: string, reason: string): void {
+    for (const conn of [...this.conns.values()].filter((c) => c.server === id)) this.drop(conn, reason, 'info');
+    for (const key of [...this.failures.keys()].filter((k) => k === id || k.startsWith(`${id}\u0000`))) this.failures.delete(key);
   }
 
   /** Closes every connection and refuses new starts (broker shutdown). */

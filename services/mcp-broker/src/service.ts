@@ -107,6 +107,11 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
       return { ok: false, unknown: true, error: `MCP server ${id} cannot be reloaded: ${why}` };
     }
     logger.info({ mcp_server: id }, 'restarting MCP server on request');
+    if (g.pool.perTenant(id)) {
+      // Nothing to start without a tenant: each tenant's connection opens again on its next call.
+      g.pool.closeServer(id, 'restarted by an operator (reload_mcp_server)');
+      return { ok: true, state: 'stopped', tools: g.pool.knownTools().get(id)?.length ?? 0 };
+    }
     try {
       const conn = await g.pool.restart(id);
       return { ok: true, state: 'running', tools: conn.tools.length };
