@@ -2,7 +2,9 @@
 # The MCP conformance suite (@modelcontextprotocol/conformance, client side) against AgentLoop's MCP
 # client (services/mcp-broker/src/conformance-client.ts). The suite needs Node 22: it is taken from
 # the npm registry (the node-linux-<arch> package holds the binary), like the suite itself, into
-# .tmp/mcp-conformance — nothing is added to the repository's dependencies. Known failures, with
+# .tmp/mcp-conformance — nothing is added to the repository's dependencies. The client under test
+# runs on the repository's own Node (as the broker does: its native modules, e.g. better-sqlite3 for
+# the OAuth grants, are built for it). Known failures, with
 # their reasons, are in services/mcp-broker/conformance-baseline.yml: the run fails on a new failure
 # and on a listed scenario that passes now (remove it from the list).
 #
@@ -34,4 +36,4 @@ args=("$@")
 [[ ${#args[@]} -gt 0 ]] || args=(--suite all --expected-failures services/mcp-broker/conformance-baseline.yml)
 echo "MCP conformance $CONFORMANCE_VERSION (client) with node $("$node22" --version)"
 "$node22" "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
-  --command "$node22 $PWD/$client" --timeout 20000 -o "$dir/results" "${args[@]}"
+  --command "$(command -v node) $PWD/$client" --timeout 20000 -o "$dir/results" "${args[@]}"

@@ -8,7 +8,7 @@ import type { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import type { Logger } from '@agentloop/core';
 import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { CronScheduler, JobQueue } from '@agentloop/queue';
-import type { Store } from '@agentloop/store';
+import { SqlStore, type Store } from '@agentloop/store';
 import { createToolRunner, loadToolRunnerConfig } from '@agentloop/tool-runner';
 import { createIndexer, loadIndexerConfig } from '@agentloop/indexer';
 import { createApprovalService, loadApprovalConfig } from '@agentloop/approval';
@@ -42,7 +42,13 @@ export async function startRunServices(d: RunServicesDeps): Promise<RunServices>
   await approval.start();
   const skillSandbox = createSkillSandbox({ bus: d.bus, logger: d.loggerFor('skill-sandbox'), config: loadSkillSandboxConfig(d.env) });
   await skillSandbox.start();
-  const mcpBroker = await createMcpBroker({ bus: d.bus, logger: d.loggerFor('mcp-broker'), config: loadMcpBrokerConfig(d.env) });
+  const mcpBroker = await createMcpBroker({
+    bus: d.bus,
+    logger: d.loggerFor('mcp-broker'),
+    config: loadMcpBrokerConfig(d.env),
+    // Tenants' OAuth tokens of authorization code servers, in the embedded store.
+    ...(d.store instanceof SqlStore ? { oauthStore: d.store.mcpOAuth } : {}),
+  });
   await mcpBroker.start();
   const orchestrator = createOrchestrator({
     bus: d.bus,

@@ -50,6 +50,8 @@ export { type NewRecordingEvent, type RecordingEvent, type RecordingEventKind } 
 // Crons (issue 12)
 export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';
+// OAuth grants of remote MCP servers (issue 14)
+export { McpOAuthRepository, MCP_OAUTH_FLOW_TTL_MS, type McpOAuthGrant, type McpOAuthGrantPatch, type McpOAuthFlow } from './repositories/mcp-oauth.js';
 export {
   RunLifecycle,
   threadStatusAfter,

@@ -236,6 +236,31 @@ export interface RunRecordingsTable {
   payload: string;
   created_at: number;
 }
+// OAuth grants of remote MCP servers (issue 14)
+
+export interface McpOAuthGrantsTable {
+  tenant_id: string;
+  server: string;
+  /** JSON: the SDK's OAuthTokens, null until the flow completes. */
+  tokens: string | null;
+  /** JSON: the SDK's OAuthClientInformationMixed (dynamic registration or metadata document URL). */
+  client_info: string | null;
+  /** JSON: the SDK's OAuthDiscoveryState. */
+  discovery: string | null;
+  /** Epoch ms the access token expires; null: unknown. */
+  expires_at: number | null;
+  scope: string | null;
+  updated_at: number;
+}
+
+export interface McpOAuthFlowsTable {
+  state: string;
+  tenant_id: string;
+  server: string;
+  code_verifier: string;
+  redirect_uri: string;
+  created_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -256,6 +281,9 @@ export interface Database {
   token_usage: TokenUsageTable;
   // Record and replay (issue 17)
   run_recordings: RunRecordingsTable;
+  // OAuth grants of remote MCP servers (issue 14)
+  mcp_oauth_grants: McpOAuthGrantsTable;
+  mcp_oauth_flows: McpOAuthFlowsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

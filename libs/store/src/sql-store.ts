@@ -33,6 +33,7 @@ import { TokenUsageRepository } from './repositories/token-usage.js';
 import type { TokenUsageIncrement, TokenUsageRow, TokenUsageSoFar } from './types.js';
 // Record and replay (issue 17)
 import { RecordingRepository } from './repositories/recordings.js';
+import { McpOAuthRepository } from './repositories/mcp-oauth.js';
 import type { NewRecordingEvent, RecordingEvent } from './types.js';
 import { SqlWriter } from './write-transaction.js';
 // Ops console (issue 16)
@@ -96,6 +97,8 @@ export class SqlStore implements Store {
   readonly console: ConsoleRepository;
   /** Run recordings (issue 17). */
   readonly recordings: RecordingRepository;
+  /** OAuth grants of remote MCP servers, per tenant (issue 14). */
+  readonly mcpOAuth: McpOAuthRepository;
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
@@ -120,6 +123,7 @@ export class SqlStore implements Store {
     this.tokenUsage = new TokenUsageRepository(ctx);
     this.console = new ConsoleRepository(ctx);
     this.recordings = new RecordingRepository(ctx);
+    this.mcpOAuth = new McpOAuthRepository(ctx);
   }
 
   // -------------------------------------------------------------------------

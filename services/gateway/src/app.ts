@@ -15,6 +15,7 @@ import { ApiError, RequestValidationError, statusOf } from './errors.js';
 import { RunService } from './run-service.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
+import { MCP_OAUTH_CALLBACK_PATH, registerMcpOAuthRoutes } from './routes/mcp-oauth.js';
 import { registerAssistantRoutes } from './routes/assistants.js';
 import { registerFileRoutes } from './routes/files.js';
 import { SkillsConfig } from './skills-config.js';
@@ -68,7 +69,8 @@ export interface GatewayDeps {
 }
 
 /** Paths served without an API key (the Telegram webhook checks its own secret token). */
-const PUBLIC_PATHS = new Set(['/ok', TELEGRAM_WEBHOOK_PATH]);
+// The MCP OAuth callback: the user's browser carries no API key; the one-use state is the capability.
+const PUBLIC_PATHS = new Set(['/ok', TELEGRAM_WEBHOOK_PATH, MCP_OAUTH_CALLBACK_PATH]);
 /** `/ok`, the Telegram webhook, and the ops console's page and scripts (no data: the page asks for a key). */
 const isPublicPath = (path: string): boolean => PUBLIC_PATHS.has(path) || isConsoleAsset(path);
 
@@ -250,6 +252,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   await registerFileRoutes(app, ctx);
   registerApprovalRoutes(app, deps.bus);
   registerAdminRoutes(app, deps.bus);
+  // OAuth of remote MCP servers per tenant (issue 14)
+  registerMcpOAuthRoutes(app, deps.bus, config.PUBLIC_BASE_URL);
   // The Telegram channel (issue 13), when TELEGRAM_BOT_TOKEN is set.
   registerTelegram(app, config, auth, deps.logger);
   // Store items (issue 12)

@@ -38,31 +38,68 @@ export const McpSamplingEntry = z
   .strict();
 export type McpSamplingEntry = z.infer<typeof McpSamplingEntry>;
 
+const httpUrl = (what: string) =>
+  z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//i.test(u), `${what} must be http(s)`);
+
 /**
- * `oauth:` — OAuth 2 client credentials for an HTTP (sse/http) server (oauth.ts, with the SDK's
- * providers): the client authenticates with `client_secret` (client_secret_basic) or with a JWT it
- * signs with `private_key` (PEM, private_key_jwt, `algorithm` e.g. ES256 or RS256). The token
- * endpoint is discovered from the server's protected-resource and authorization-server metadata;
- * `issuer`, when set, is the only authorization server the credentials are presented to. `${VAR}`
- * is expanded in `client_id`, `client_secret` and `private_key`.
+ * `oauth:` with the client credentials grant (the default `flow`) — the broker's own identity at
+ * an HTTP (sse/http) server (oauth.ts, with the SDK's providers): the client authenticates with
+ * `client_secret` (client_secret_basic) or with a JWT it signs with `private_key` (PEM,
+ * private_key_jwt, `algorithm` e.g. ES256 or RS256). The token endpoint is discovered from the
+ * server's protected-resource and authorization-server metadata; `issuer`, when set, is the only
+ * authorization server the credentials are presented to. `${VAR}` is expanded in `client_id`,
+ * `client_secret` and `private_key`.
  */
-export const McpOAuthEntry = z
+export const McpClientCredentialsEntry = z
   .object({
+    flow: z.literal('client_credentials'),
     grant: z.literal('client_credentials').default('client_credentials'),
     client_id: z.string().min(1),
     client_secret: z.string().min(1).optional(),
     private_key: z.string().min(1).optional(),
     algorithm: z.string().min(1).default('RS256'),
     scope: z.string().min(1).optional(),
-    issuer: z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//i.test(u), 'issuer must be http(s)')
-      .optional(),
+    issuer: httpUrl('issuer').optional(),
   })
   .strict()
   .refine((o) => (o.client_secret === undefined) !== (o.private_key === undefined), {
     message: 'give either client_secret or private_key',
     path: ['client_secret'],
   });
+export type McpClientCredentialsEntry = z.infer<typeof McpClientCredentialsEntry>;
+
+/**
+ * `oauth: {flow: authorization_code}` — each tenant's user authorizes AgentLoop at the server's
+ * authorization server (`POST /mcp/servers/{id}/authorize` at the gateway), and the tenant's calls
+ * use the tenant's tokens (tenant-oauth.ts, stored per tenant by migration 0019). The client is
+ * `client_id` (+ `client_secret`) when registered beforehand; otherwise `client_metadata_url`
+ * (an https URL serving this client's metadata document, used when the authorization server
+ * supports client ID metadata documents) or dynamic client registration. `scopes`: asked for when
+ * neither the server's challenge nor its metadata names any. `redirect_uri` overrides the
+ * gateway's callback (`PUBLIC_BASE_URL` + `/mcp/oauth/callback`).
+ */
+export const McpAuthorizationCodeEntry = z
+  .object({
+    flow: z.literal('authorization_code'),
+    client_id: z.string().min(1).optional(),
+    client_secret: z.string().min(1).optional(),
+    client_metadata_url: httpUrl('client_metadata_url')
+      .refine((u) => u.startsWith('https://') && new URL(u).pathname !== '/', 'client_metadata_url must be an https URL with a path')
+      .optional(),
+    client_name: z.string().min(1).default('AgentLoop'),
+    scopes: z.array(z.string().min(1)).optional(),
+    redirect_uri: httpUrl('redirect_uri').optional(),
+  })
+  .strict()
+  .refine((o) => o.client_secret === undefined || o.client_id !== undefined, { message: 'client_secret needs client_id', path: ['client_secret'] });
+export type McpAuthorizationCodeEntry = z.infer<typeof McpAuthorizationCodeEntry>;
+
+/** `oauth:` — either flow; without `flow`, the client credentials grant (the only one before). */
+export const McpOAuthEntry = z.preprocess(
+  (v) => (v !== null && typeof v === 'object' && !('flow' in v) ? { ...v, flow: 'client_credentials' } : v),
+  z.discriminatedUnion('flow', [McpClientCredentialsEntry, McpAuthorizationCodeEntry]),
+);
 export type McpOAuthEntry = z.infer<typeof McpOAuthEntry>;

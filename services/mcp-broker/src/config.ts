@@ -13,6 +13,8 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export const McpBrokerEnv = z.object({
   NATS_URL: z.string().optional(),
+  /** Cluster mode: the store holding tenants' OAuth tokens (servers with `oauth: {flow: authorization_code}`). */
+  MYSQL_URL: z.string().min(1).optional(),
   LOG_LEVEL: z.string().default('info'),
   /** mcp_servers.yaml (seed 001 §6.4); default: config/mcp_servers.yaml of this package. */
   MCP_CONFIG: z.string().min(1).optional(),

@@ -69,3 +69,22 @@ export class McpSessionLostError extends McpCallFailedError {
 export class McpLinkLostError extends McpCallFailedError {
   override name = 'McpLinkLostError';
 }
+
+/**
+ * The tenant holds no usable token for a server configured for the authorization code flow: the
+ * call was not made. Worded for the model, which should tell the user what to do.
+ */
+export class McpAuthorizationRequiredError extends McpBrokerError {
+  override name = 'McpAuthorizationRequiredError';
+  constructor(
+    readonly server: string,
+    detail = 'this tenant has not authorized AgentLoop at it yet',
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'PERMISSION_DENIED',
+      `MCP server ${server} needs the user's authorization (${detail}); the call was not made. The user must authorize at /mcp/servers/${server}/authorize (POST, then open the authorization_url it returns), then try again.`,
+      { ...options, retryable: false },
+    );
+  }
+}

@@ -14,11 +14,19 @@ import { errorMessage, type Logger } from '@agentloop/core';
 import { expandVars, type McpServerEntry } from './config.js';
 import { CallLanes } from './call-lanes.js';
 import { clientCapabilities, installClientFeatures, type McpCaller, type Sampler } from './client-features.js';
-import { McpCallFailedError, McpCallTimeoutError, McpLinkLostError, McpServerUnavailableError, McpSessionLostError } from './errors.js';
+import {
+  McpAuthorizationRequiredError,
+  McpCallFailedError,
+  McpCallTimeoutError,
+  McpLinkLostError,
+  McpServerUnavailableError,
+  McpSessionLostError,
+} from './errors.js';
 import type { McpTool } from './naming.js';
 import { oauthProvider } from './oauth.js';
 import { deliverResponsesAfterNotifications } from './progress-order.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { TenantOAuth } from './tenant-oauth.js';
 
 const CLIENT_INFO = { name: 'agentloop-mcp-broker', version: '0.1.0' };
 const STDERR_TAIL_BYTES = 2048;
@@ -28,6 +36,16 @@ const HEALTH_PING_MAX_MS = 5_000;
 const DEFAULT_CALL_MAX_MS = 600_000;
 /** How long a remote server has to answer a ping after its transport reported an error mid-call. */
 const LINK_PING_MS = 2_000;
+/** Idle time after which a tenant's connection (authorization code servers) is closed when no idle timeout is configured. */
+const TENANT_IDLE_MS = 300_000;
+
+/**
+ * The key of a connection: the server id, or for a server with the authorization code flow the
+ * server id and the tenant (each tenant calls it with its own token, so on its own connection).
+ */
+function connKey(server: string, tenantId: string | undefined): string {
+  return tenantId === undefined ? server : `${server}\u0000${tenantId}`;
+}
 
 /**
  * The environment of a stdio server: PATH plus its configured `env` (with `${VAR}` expanded from
@@ -83,7 +101,14 @@ export class McpConnection {
     readonly client: Client,
     readonly transport: Transport,
     readonly stderr: StderrTail,
+    /** The tenant whose token it uses (authorization code servers), else undefined: shared. */
+    readonly tenantId?: string,
   ) {}
+
+  /** Its key in the pool (`connKey`). */
+  get key(): string {
+    return connKey(this.server, this.tenantId);
+  }
 
   /** The spawned process id (stdio only). */
   get pid(): number | undefined {
@@ -108,6 +133,10 @@ export interface McpPoolOptions {
   onToolsChanged?: (server: string) => void;
   /** Answers servers' sampling requests (servers with `sampling:` set); without it sampling is not declared. */
   sampler?: Sampler;
+  /** Tenants' tokens for servers with `oauth: {flow: authorization_code}` (tenant-oauth.ts); without it those servers are unavailable. */
+  tenantOAuth?: TenantOAuth;
+  /** Idle time after which a tenant's connection is closed when the server sets no idle timeout (default 5 min). */
+  tenantIdleTimeoutMs?: number;
 }
 
 /** A progress notification of a call in flight (MCP `notifications/progress`). */
@@ -133,6 +162,8 @@ export interface CallOptions {
   request?: (client: Client, options: RequestOptions) => Promise<unknown>;
   /** The run and tool call the call is made for. */
   caller?: McpCaller;
+  /** The calling tenant: a server with the authorization code flow is called with this tenant's token. */
+  tenantId?: string;
 }
 
 export interface McpServerStatus {
@@ -179,12 +210,25 @@ export class McpPool {
     private readonly servers: Readonly<Record<string, McpServerEntry>>,
     private readonly opts: McpPoolOptions,
   ) {
-    this.lanes = new CallLanes((id) => this.servers[id]?.max_concurrent_calls ?? 1);
+    this.lanes = new CallLanes((key) => this.servers[key.split('\u0000')[0]!]?.max_concurrent_calls ?? 1);
   }
 
   /** Ids of the servers with a live connection (started and not closed). */
   running(): string[] {
-    return [...this.conns.keys()].sort();
+    return [...new Set([...this.conns.values()].map((c) => c.server))].sort();
+  }
+
+  /** Whether a server is called with each tenant's own token (`oauth: {flow: authorization_code}`). */
+  perTenant(id: string): boolean {
+    const oauth = this.servers[id]?.oauth;
+    return oauth !== undefined && oauth.flow === 'authorization_code';
+  }
+
+  /** Closes the tenant's connection to a server (its token was revoked or replaced); the next call opens a new one. */
+  dropTenant(id: string, tenantId: string, reason: string): void {
+    const conn = this.conns.get(connKey(id, tenantId));
+    if (conn) this.drop(conn, reason, 'info');
+    this.failures.delete(connKey(id, tenantId));
   }
 
   /** Bumped whenever a tool list becomes known or changes (catalog cache key). */
@@ -204,7 +248,7 @@ export class McpPool {
 
   status(): McpServerStatus[] {
     return Object.entries(this.servers).map(([id, entry]) => {
-      const conn = this.conns.get(id);
+      const conn = this.conns.get(id) ?? [...this.conns.values()].find((c) => c.server === id);
       const fail = this.failures.get(id);
       const state: McpServerStatus['state'] = conn ? 'running' : this.live.has(id) ? 'starting' : fail && fail.retryAt > Date.now() ? 'backoff' : 'stopped';
       const s: McpServerStatus = { id, mode: entry.connection_mode, state, failures: fail?.count ?? 0 };
@@ -220,42 +264,55 @@ export class McpPool {
   }
 
   /** The server's tools: from its latest listing when known, else by starting it. */
-  async tools(id: string): Promise<McpTool[]> {
-    return this.known.get(id) ?? (await this.connect(id)).tools;
+  async tools(id: string, tenantId?: string): Promise<McpTool[]> {
+    return this.known.get(id) ?? (await this.connect(id, tenantId)).tools;
   }
 
   /**
    * The live connection of a server, started if need be. Concurrent callers share one start; a
    * server in its restart backoff is refused with the last error and when it is tried again.
    */
-  async connect(id: string): Promise<McpConnection> {
+  async connect(id: string, tenantId?: string): Promise<McpConnection> {
     if (this.stopped) throw new McpServerUnavailableError(`MCP server ${id} is unavailable: the MCP broker is shutting down`);
     const entry = this.servers[id];
     if (!entry) throw new McpServerUnavailableError(`Unknown MCP server: ${id}`);
-    const existing = this.live.get(id);
+    const tenant = this.perTenant(id) ? await this.tenantFor(id, tenantId) : undefined;
+    const key = connKey(id, tenant);
+    const existing = this.live.get(key);
     if (existing) {
-      const conn = this.conns.get(id);
-      if (conn?.health && !(await conn.health)) return this.connect(id); // dropped: start afresh
+      const conn = this.conns.get(key);
+      if (conn?.health && !(await conn.health)) return this.connect(id, tenantId); // dropped: start afresh
       return existing;
     }
-    const fail = this.failures.get(id);
+    const fail = this.failures.get(key);
     if (fail && Date.now() < fail.retryAt) {
       const secs = Math.ceil((fail.retryAt - Date.now()) / 1000);
       throw new McpServerUnavailableError(`MCP server ${id} is unavailable (${fail.lastError}); the broker tries to start it again in ${secs} s`);
     }
-    const started = this.start(id, entry);
-    this.live.set(id, started);
+    const started = this.start(id, entry, tenant);
+    this.live.set(key, started);
     started.then(
       (conn) => {
-        if (!conn.closing) this.conns.set(id, conn);
-        else if (this.live.get(id) === started) this.live.delete(id);
+        if (!conn.closing) this.conns.set(key, conn);
+        else if (this.live.get(key) === started) this.live.delete(key);
       },
       (err: unknown) => {
-        if (this.live.get(id) === started) this.live.delete(id);
-        this.recordFailure(id, errorMessage(err));
+        if (this.live.get(key) === started) this.live.delete(key);
+        // A refused authorization is the tenant's to fix, not a failing server: no backoff.
+        if (!(err instanceof McpAuthorizationRequiredError)) this.recordFailure(key, errorMessage(err));
       },
     );
     return started;
+  }
+
+  /** The tenant of a connection to an authorization code server: one holding a token, else a clear refusal before any network. */
+  private async tenantFor(id: string, tenantId: string | undefined): Promise<string> {
+    const auth = this.opts.tenantOAuth;
+    if (!auth) throw new McpServerUnavailableError(`MCP server ${id} uses the authorization code flow, but this broker has no token store (set MYSQL_URL)`);
+    if (tenantId === undefined)
+      throw new McpServerUnavailableError(`MCP server ${id} is called with each tenant's own token: it is not started without a tenant`);
+    if (!(await auth.hasToken(tenantId, id))) throw new McpAuthorizationRequiredError(id);
+    return tenantId;
   }
 
   /**
@@ -270,7 +327,7 @@ export class McpPool {
     const waitSignal = laneWaitSignal(opts);
     try {
       return await this.lanes.run(
-        id,
+        connKey(id, this.perTenant(id) ? opts.tenantId : undefined),
         opts.readOnly === true,
         async () => {
           try {
@@ -291,7 +348,7 @@ export class McpPool {
   }
 
   private async callOnce(id: string, tool: string, args: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
-    const conn = await this.connect(id);
+    const conn = await this.connect(id, opts.tenantId);
     // A start (or a wait for the lane) that took time comes out of the caller's deadline.
     const budget = opts.deadline === undefined ? opts.timeoutMs : Math.min(opts.timeoutMs, opts.deadline - Date.now());
     if (budget <= 0) throw new McpCallTimeoutError(opts.exposedName, id, opts.timeoutMs);
@@ -319,7 +376,7 @@ export class McpPool {
         ? await opts.request(conn.client, requestOptions)
         : await conn.client.callTool({ name: tool, arguments: args }, undefined, requestOptions);
       // A server that answers is healthy again: forget its earlier failures.
-      this.failures.delete(id);
+      this.failures.delete(conn.key);
       return result;
     } catch (err) {
       throw this.callFailure(conn, opts.exposedName, err, budget, opts.signal, call.signal.reason);
@@ -341,10 +398,14 @@ export class McpPool {
     if (!this.servers[id]) throw new McpServerUnavailableError(`Unknown MCP server: ${id}`);
     const starting = this.live.get(id);
     if (starting) await starting.catch(() => undefined);
-    const conn = this.conns.get(id);
-    if (conn) this.drop(conn, 'restarted by an operator (reload_mcp_server)', 'info');
-    this.failures.delete(id);
+    this.closeServer(id, 'restarted by an operator (reload_mcp_server)');
     return this.connect(id);
+  }
+
+  /** Closes every connection of a server (each tenant's, for an authorization code server) and forgets its failures. */
+  closeServer(id: string, reason: string): void {
+    for (const conn of [...this.conns.values()].filter((c) => c.server === id)) this.drop(conn, reason, 'info');
+    for (const key of [...this.failures.keys()].filter((k) => k === id || k.startsWith(`${id}\u0000`))) this.failures.delete(key);
   }
 
   /** Closes every connection and refuses new starts (broker shutdown). */
@@ -361,9 +422,9 @@ export class McpPool {
     if (conn.closing) return;
     conn.closing = true;
     clearTimeout(conn.idleTimer);
-    if (this.conns.get(conn.server) === conn) {
-      this.conns.delete(conn.server);
-      this.live.delete(conn.server);
+    if (this.conns.get(conn.key) === conn) {
+      this.conns.delete(conn.key);
+      this.live.delete(conn.key);
     }
     this.opts.logger[level]({ mcp_server: conn.server, pid: conn.pid, reason }, 'stopping MCP server');
     this.closeQuietly(conn.client);
@@ -384,7 +445,9 @@ export class McpPool {
   }
 
   private armIdle(conn: McpConnection): void {
-    const idle = this.servers[conn.server]?.idle_timeout_ms ?? this.opts.idleTimeoutMs ?? 0;
+    let idle = this.servers[conn.server]?.idle_timeout_ms ?? this.opts.idleTimeoutMs ?? 0;
+    // Connections per tenant are bounded by closing the idle ones even when shared ones stay up.
+    if (conn.tenantId !== undefined && idle <= 0) idle = this.opts.tenantIdleTimeoutMs ?? TENANT_IDLE_MS;
     if (idle <= 0 || conn.inflight > 0 || conn.closing) return;
     clearTimeout(conn.idleTimer);
     conn.idleTimer = setTimeout(() => {
@@ -393,7 +456,7 @@ export class McpPool {
     conn.idleTimer.unref();
   }
 
-  private transport(id: string, entry: McpServerEntry, stderr: StderrTail): Transport {
+  private transport(id: string, entry: McpServerEntry, stderr: StderrTail, tenantId: string | undefined): Transport {
     const env = this.opts.env ?? process.env;
     switch (entry.connection_mode) {
       case 'stdio': {
@@ -412,14 +475,21 @@ export class McpPool {
         return t;
       }
       case 'sse':
-        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
+        return new SSEClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry, tenantId) });
       case 'http':
-        return new StreamableHTTPClientTransport(new URL(entry.url!), { requestInit: { headers: serverHeaders(id, entry, env) }, ...this.authOf(id, entry) });
+        return new StreamableHTTPClientTransport(new URL(entry.url!), {
+          requestInit: { headers: serverHeaders(id, entry, env) },
+          ...this.authOf(id, entry, tenantId),
+        });
     }
   }
 
-  private authOf(id: string, entry: McpServerEntry): { authProvider?: OAuthClientProvider } {
+  private authOf(id: string, entry: McpServerEntry, tenantId: string | undefined): { authProvider?: OAuthClientProvider } {
     if (!entry.oauth) return {};
+    if (entry.oauth.flow === 'authorization_code') {
+      if (!this.opts.tenantOAuth || tenantId === undefined) throw new McpAuthorizationRequiredError(id);
+      return { authProvider: this.opts.tenantOAuth.provider(tenantId, id, entry.oauth) };
+    }
     let provider = this.auth.get(id);
     if (!provider) {
       provider = oauthProvider(id, entry.oauth, this.opts.env ?? process.env);
@@ -428,14 +498,14 @@ export class McpPool {
     return { authProvider: provider };
   }
 
-  private async start(id: string, entry: McpServerEntry): Promise<McpConnection> {
-    const log = this.opts.logger.child({ mcp_server: id });
+  private async start(id: string, entry: McpServerEntry, tenantId: string | undefined): Promise<McpConnection> {
+    const log = this.opts.logger.child({ mcp_server: id, ...(tenantId !== undefined ? { tenant: tenantId } : {}) });
     const budget = entry.start_timeout_ms ?? this.opts.startTimeoutMs;
     const deadline = Date.now() + budget;
     const stderr = new StderrTail();
     let transport: Transport;
     try {
-      transport = this.transport(id, entry, stderr);
+      transport = this.transport(id, entry, stderr, tenantId);
     } catch (err) {
       throw new McpServerUnavailableError(`MCP server ${id} cannot start: ${errorMessage(err)}`, { cause: err });
     }
@@ -446,7 +516,7 @@ export class McpPool {
         tools: { autoRefresh: false, debounceMs: 100, onChanged: () => void this.refresh(c) },
       },
     });
-    const c = new McpConnection(id, client, transport, stderr);
+    const c = new McpConnection(id, client, transport, stderr, tenantId);
     installClientFeatures(client, id, entry, () => [...c.callers.values()], this.opts.sampler);
     client.onclose = () => this.closed(c);
     client.onerror = (err) => {
@@ -465,6 +535,8 @@ export class McpPool {
       // Let the last stderr bytes arrive: they usually say why.
       await new Promise((r) => setImmediate(r));
       this.closeQuietly(client);
+      const refused = authorizationRefusal(id, err);
+      if (refused) throw refused;
       const what = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${entry.command}` : errorMessage(err);
       log.warn({ err: what, stderr: stderr.suffix() || undefined }, 'MCP server did not start');
       throw new McpServerUnavailableError(`MCP server ${id} did not start: ${what}${stderr.suffix()}`, { cause: err });
@@ -502,9 +574,9 @@ export class McpPool {
   /** The transport closed: on purpose (ignored) or because the server exited or the link broke. */
   private closed(conn: McpConnection): void {
     clearTimeout(conn.idleTimer);
-    if (this.conns.get(conn.server) === conn) {
-      this.conns.delete(conn.server);
-      this.live.delete(conn.server);
+    if (this.conns.get(conn.key) === conn) {
+      this.conns.delete(conn.key);
+      this.live.delete(conn.key);
     }
     // Closed on purpose, or died while starting (start() reports that failure itself).
     if (conn.closing || !conn.ready) {
@@ -514,9 +586,9 @@ export class McpPool {
     conn.closing = true;
     const lived = Date.now() - conn.startedAt;
     // A server that ran fine for a long while before it died starts its backoff afresh.
-    if (lived > (this.opts.backoffMaxMs ?? 60_000)) this.failures.delete(conn.server);
+    if (lived > (this.opts.backoffMaxMs ?? 60_000)) this.failures.delete(conn.key);
     const why = `the server exited or closed the connection${conn.stderr.suffix()}`;
-    this.recordFailure(conn.server, why);
+    this.recordFailure(conn.key, why);
     this.opts.logger.warn(
       { mcp_server: conn.server, pid: conn.pid, lived_ms: lived, reason: why },
       'MCP server connection closed; it is restarted on next use',
@@ -526,6 +598,12 @@ export class McpPool {
   private callFailure(conn: McpConnection, tool: string, err: unknown, timeoutMs: number, signal: AbortSignal | undefined, abortReason: unknown): Error {
     const id = conn.server;
     const msg = errorMessage(err).slice(0, 1000);
+    const refused = authorizationRefusal(id, err);
+    if (refused) {
+      // The token was refused (revoked, expired without refresh, a scope the call needs is missing).
+      this.drop(conn, "the server refused the tenant's token", 'info');
+      return refused;
+    }
     if (abortReason instanceof McpLinkLostError) {
       return new McpLinkLostError(`MCP server ${id} ${abortReason.message} during the call to ${tool}; the effect of the call is unknown.`, { cause: err });
     }
@@ -609,6 +687,15 @@ export class McpPool {
         return ok;
       });
   }
+}
+
+/** The tenant's authorization was refused or is missing (the SDK's UnauthorizedError, or the provider's own refusal). */
+function authorizationRefusal(server: string, err: unknown): McpAuthorizationRequiredError | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof McpAuthorizationRequiredError) return e;
+    if (e instanceof UnauthorizedError) return new McpAuthorizationRequiredError(server, 'the server refused its token', { cause: err });
+  }
+  return undefined;
 }
 
 /** A remote server answered that it does not know the call's session (HTTP 404, or 400 naming the session). */

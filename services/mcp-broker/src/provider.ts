@@ -124,7 +124,7 @@ export class McpToolProvider {
       const always = entry.always_available || Object.values(entry.tools).some((t) => t.enabled && t.always_available);
       return always || requested.some((n) => n === id || n.startsWith(serverPrefix(id)) || Object.values(entry.tools).some((t) => t.alias === n));
     });
-    if (needed.length > 0) await this.startAll(needed, input.deadline);
+    if (needed.length > 0) await this.startAll(needed, input.deadline, input.tenantId);
 
     const tools = this.catalog().tools.filter(
       (t) => this.allows(t.server, input.tenantId) && (t.alwaysAvailable || requested.includes(t.server) || requested.includes(t.name)),
@@ -238,6 +238,7 @@ export class McpToolProvider {
       timeoutMs: this.servers[t.server]?.timeout_ms ?? this.opts.callTimeoutMs,
       readOnly: t.tool.annotations?.readOnlyHint === true,
       idempotent: t.idempotent,
+      tenantId: input.tenantId,
     };
     if (t.builtin) {
       const problem = resourceArgsProblem(t.builtin, args);
@@ -265,7 +266,7 @@ export class McpToolProvider {
     if (!id || visited.includes(id) || !this.servers[id] || !this.allows(id, tenantId)) return undefined;
     let unavailable: McpServerUnavailableError | undefined;
     try {
-      await this.pool.tools(id);
+      await this.pool.tools(id, tenantId);
     } catch (err) {
       unavailable = err instanceof McpServerUnavailableError ? err : new McpServerUnavailableError(errorMessage(err));
     }
@@ -291,7 +292,7 @@ export class McpToolProvider {
     if (t && !this.allows(t.server, tenantId)) throw new UnknownMcpToolError(name);
     if (!t) {
       const candidates = candidateServers(this.servers, name).filter((id) => this.allows(id, tenantId) && !this.pool.knownTools().has(id));
-      const results = await Promise.allSettled(candidates.map((id) => this.pool.tools(id)));
+      const results = await Promise.allSettled(candidates.map((id) => this.pool.tools(id, tenantId)));
       t = this.catalog().byName.get(name);
       if (t && !this.allows(t.server, tenantId)) throw new UnknownMcpToolError(name);
       if (!t) {
@@ -316,9 +317,9 @@ export class McpToolProvider {
   }
 
   /** Starts servers in parallel, waiting at most until shortly before the deadline; later ones join the next listing. */
-  private async startAll(ids: readonly string[], deadline: number | undefined): Promise<void> {
+  private async startAll(ids: readonly string[], deadline: number | undefined, tenantId: string): Promise<void> {
     const starts = ids.map((id) =>
-      this.pool.tools(id).then(
+      this.pool.tools(id, tenantId).then(
         () => undefined,
         (err: unknown) => this.opts.logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server tools not listed'),
       ),

@@ -11,10 +11,14 @@ import {
   type Subscription,
 } from '@agentloop/bus';
 import { errorMessage, newId, type Logger } from '@agentloop/core';
+import { McpOAuth } from '@agentloop/proto';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
 import { executeTool } from './handlers/execute.js';
 import { listTools } from './handlers/list.js';
+import { oauthHandlers } from './handlers/oauth.js';
+import { TenantAuthorizations } from './oauth-flows.js';
+import { tenantOAuthFor, type OAuthGrantStore } from './tenant-oauth.js';
 import { McpPool, type McpServerStatus } from './pool.js';
 import { McpToolProvider, type ExecuteInput, type ListInput } from './provider.js';
 import { mcpPathRedactor } from './redaction.js';
@@ -56,6 +60,11 @@ export interface McpBrokerDeps {
   env?: NodeJS.ProcessEnv;
   /** Restart backoff after repeated failures (defaults 1 s doubling to 60 s). */
   backoff?: { baseMs?: number; maxMs?: number };
+  /**
+   * Tenants' OAuth grants for servers with the authorization code flow (`McpOAuthRepository` of
+   * @agentloop/store); without it those servers are unavailable.
+   */
+  oauthStore?: OAuthGrantStore;
 }
 
 /**
@@ -72,6 +81,13 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
   const readFile = async () => deps.file ?? (await loadMcpFile(deps.config.MCP_CONFIG));
   let current = generation(deps, logger, await readFile(), workspaces);
   let subs: Subscription[] = [];
+  const authorizations = new TenantAuthorizations(() => current.servers, deps.oauthStore, {
+    logger,
+    ...(deps.env ? { env: deps.env } : {}),
+    // This replica's connection of the tenant uses the old token: open it again on the next call.
+    // (Other replicas' connections read the token on each request, and a refused one is dropped.)
+    onGrantChanged: (tenant, server) => current.pool.dropTenant(server, tenant, 'its OAuth authorization changed'),
+  });
 
   /** Re-reads mcp_servers.yaml: new servers are offered, removed ones stop (their calls in flight fail). */
   const reload = async (): Promise<Record<string, unknown>> => {
@@ -91,6 +107,11 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
       return { ok: false, unknown: true, error: `MCP server ${id} cannot be reloaded: ${why}` };
     }
     logger.info({ mcp_server: id }, 'restarting MCP server on request');
+    if (g.pool.perTenant(id)) {
+      // Nothing to start without a tenant: each tenant's connection opens again on its next call.
+      g.pool.closeServer(id, 'restarted by an operator (reload_mcp_server)');
+      return { ok: true, state: 'stopped', tools: g.pool.knownTools().get(id)?.length ?? 0 };
+    }
     try {
       const conn = await g.pool.restart(id);
       return { ok: true, state: 'running', tools: conn.tools.length };
@@ -121,6 +142,17 @@ export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
           description: 'AgentLoop MCP client pool: MCP servers as tools',
           redact: (text) => current.redactor.redact(text),
         }),
+        // The gateway's /mcp/servers/{id}/authorize, /mcp/oauth/callback, /mcp/servers/authorizations.
+        await serveService(
+          deps.bus,
+          McpOAuth,
+          oauthHandlers(() => authorizations),
+          {
+            logger,
+            version: MCP_BROKER_VERSION,
+            description: 'AgentLoop MCP broker: OAuth authorization code flow per tenant',
+          },
+        ),
         // POST /admin/reload (libs/bus cluster-reload.ts).
         await serveClusterReload(deps.bus, { service: MCP_TOOLS_RPC.queue, instance, logger, reload }),
         // POST /admin/mcp/servers/{id}/reload (libs/bus mcp-admin.ts).
@@ -158,6 +190,7 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile, workspac
     idleTimeoutMs: deps.config.MCP_IDLE_TIMEOUT_MS,
     callMaxMs: deps.config.MCP_CALL_MAX_MS,
     sampler: busSampler(deps.bus, (id) => servers[id]?.sampling),
+    ...(deps.oauthStore ? { tenantOAuth: tenantOAuthFor(deps.oauthStore, deps.env) } : {}),
     ...(deps.env ? { env: deps.env } : {}),
     ...(deps.backoff?.baseMs !== undefined ? { backoffBaseMs: deps.backoff.baseMs } : {}),
     ...(deps.backoff?.maxMs !== undefined ? { backoffMaxMs: deps.backoff.maxMs } : {}),
@@ -191,6 +224,8 @@ function generation(deps: McpBrokerDeps, logger: Logger, file: McpFile, workspac
 function startAtBoot(g: Generation, logger: Logger): void {
   const ids = Object.entries(g.servers)
     .filter(([, s]) => !g.file.global.lazy_startup || s.always_available || Object.values(s.tools).some((t) => t.enabled && t.always_available))
+    // A server called with each tenant's token starts on a tenant's first call.
+    .filter(([id]) => !g.pool.perTenant(id))
     .map(([id]) => id);
   for (const id of ids) {
     g.pool.connect(id).catch((err: unknown) => logger.warn({ mcp_server: id, err: errorMessage(err) }, 'MCP server did not start at boot'));
