@@ -32,8 +32,29 @@ node22="$PWD/$dir/node_modules/$NODE_PKG/bin/node"
 client="services/mcp-broker/dist/conformance-client.js"
 [[ -f $client ]] || { echo "mcp-conformance: $client is missing: run npm run build first" >&2; exit 1; }
 
-args=("$@")
-[[ ${#args[@]} -gt 0 ]] || args=(--suite all --expected-failures services/mcp-broker/conformance-baseline.yml)
+suite() {
+  "$node22" "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
+    --command "$(command -v node) $PWD/$client" --timeout 20000 -o "$dir/results" "$@"
+}
 echo "MCP conformance $CONFORMANCE_VERSION (client) with node $("$node22" --version)"
-"$node22" "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
-  --command "$(command -v node) $PWD/$client" --timeout 20000 -o "$dir/results" "${args[@]}"
+if [[ $# -gt 0 ]]; then
+  suite "$@"
+  exit
+fi
+log="$dir/last-run.log"
+if suite --suite all --expected-failures services/mcp-broker/conformance-baseline.yml 2>&1 | tee "$log"; then
+  exit 0
+fi
+# A scenario can fail on timing alone when the machine is loaded (sse-retry measures the client's
+# reconnection delay against the server's `retry:`). Each unexpected failure is run once more on its
+# own: the run passes only if all of them pass then, and says which needed it. A stale baseline
+# entry (a listed scenario that passes) still fails the run.
+failed=$(sed -n '/Unexpected failures (not in baseline)/,/^$/p' "$log" | sed -n 's/^.*✗ \([^ ]*\).*$/\1/p')
+if [[ -z $failed ]] || grep -q 'Stale' "$log"; then
+  exit 1
+fi
+for scenario in $failed; do
+  echo "mcp-conformance: $scenario failed in the full run; running it again alone"
+  suite --scenario "$scenario" || { echo "mcp-conformance: $scenario failed again: a real failure" >&2; exit 1; }
+done
+echo "mcp-conformance: passed; $(echo $failed | wc -w) scenario(s) passed only when run alone: $failed"
