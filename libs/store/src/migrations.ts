@@ -23,6 +23,8 @@ import { tokenUsage } from './migrations/0014_token_usage.js';
 import { consoleIndexes } from './migrations/0018_console_indexes.js';
 // Record and replay (issue 17)
 import { runRecordings } from './migrations/0015_run_recordings.js';
+// Recordings' tool sets stored once (issue 9)
+import { recordingToolsets } from './migrations/0020_recording_toolsets.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -330,6 +332,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0015_run_recordings': runRecordings(dialect),
     // Ops console (issue 16)
     '0018_console_indexes': consoleIndexes(dialect),
+    // Run recordings' tool sets, stored once (issue 9)
+    '0020_recording_toolsets': recordingToolsets(dialect),
   };
 }
 

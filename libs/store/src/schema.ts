@@ -236,6 +236,16 @@ export interface RunRecordingsTable {
   payload: string;
   created_at: number;
 }
+
+/** A set of tools offered to a model, as recorded, stored once per tenant under its hash (migration 0020). */
+export interface RunRecordingToolsetsTable {
+  tenant_id: string;
+  /** SHA-256 (hex) of `tools`. */
+  toolset_hash: string;
+  /** JSON array of `{name, description, parameters}`. */
+  tools: string;
+  created_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -256,6 +266,7 @@ export interface Database {
   token_usage: TokenUsageTable;
   // Record and replay (issue 17)
   run_recordings: RunRecordingsTable;
+  run_recording_toolsets: RunRecordingToolsetsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -108,6 +108,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0015_run_recordings',
             // Ops console (issue 16)
             '0018_console_indexes',
+            // Run recordings' tool sets (issue 9)
+            '0020_recording_toolsets',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);
