@@ -18,10 +18,13 @@ const SEQ_PER_MS = 1000;
  * writes nothing for it. Bounded: past this many it starts over (a forgotten set costs one ignored insert).
  */
 const KNOWN_TOOLSETS_MAX = 10_000;
+/** Hashes of recent tool set texts: a recorder hands the same string run after run (V8 keeps a string's own hash). */
+const HASHED_TEXTS_MAX = 64;
 
 export class RecordingRepository {
   private counter = 0;
   private readonly knownToolsets = new Set<string>();
+  private readonly hashes = new Map<string, string>();
 
   constructor(private readonly ctx: RepositoryContext) {}
 
@@ -61,7 +64,12 @@ export class RecordingRepository {
   /** Stores a tool set (JSON array text) for the tenant unless it is there; returns its hash. */
   async saveToolset(tenantId: string, toolsJson: string): Promise<string> {
     checkId('tenantId', tenantId);
-    const hash = toolsetHash(toolsJson);
+    let hash = this.hashes.get(toolsJson);
+    if (hash === undefined) {
+      hash = toolsetHash(toolsJson);
+      if (this.hashes.size >= HASHED_TEXTS_MAX) this.hashes.clear();
+      this.hashes.set(toolsJson, hash);
+    }
     const known = `${tenantId}\0${hash}`;
     if (this.knownToolsets.has(known)) return hash;
     try {

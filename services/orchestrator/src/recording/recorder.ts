@@ -19,6 +19,27 @@ import { messageToJson } from '../serialize.js';
 
 export type RecorderStore = Pick<Store, 'appendRecordingEvent' | 'saveRecordingToolset'>;
 
+/** One set of tool specs and its recorded JSON. */
+interface SerializedTools {
+  specs: readonly ToolSpec[];
+  json: string;
+}
+
+const sameSpecs = (a: readonly ToolSpec[], b: readonly ToolSpec[]): boolean => a.length === b.length && a.every((t, i) => t === b[i]);
+
+/**
+ * The last tool set serialized, shared by the recorders of this process: the tool client caches
+ * its list, so run after run offers the very same spec objects, and the same JSON text lets the
+ * store find the set's hash without hashing it again.
+ */
+let lastSerialized: SerializedTools | undefined;
+
+function serializedTools(tools: readonly ToolSpec[]): string {
+  if (lastSerialized && sameSpecs(lastSerialized.specs, tools)) return lastSerialized.json;
+  lastSerialized = { specs: [...tools], json: JSON.stringify(recordTools(tools)) };
+  return lastSerialized.json;
+}
+
 export class RunRecorder implements RunTape {
   /** The last model call written by this recorder: the base of the next one's messages. */
   private lastRequest: StoredMessages | undefined;
@@ -77,8 +98,8 @@ export class RunRecorder implements RunTape {
 
   private async toolsetOf(tools: readonly ToolSpec[]): Promise<string> {
     const last = this.lastTools;
-    if (last && last.specs.length === tools.length && last.specs.every((t, i) => t === tools[i])) return last.hash;
-    const hash = await this.store.saveRecordingToolset(this.run.tenantId, JSON.stringify(recordTools(tools)));
+    if (last && sameSpecs(last.specs, tools)) return last.hash;
+    const hash = await this.store.saveRecordingToolset(this.run.tenantId, serializedTools(tools));
     this.lastTools = { specs: [...tools], hash };
     return hash;
   }
