@@ -5,8 +5,10 @@
  *
  * - the tools as a reference to a tool set (`run_recording_toolsets`: the tools' JSON under its
  *   SHA-256, once per tenant and distinct set), and
- * - the messages as what it adds to an earlier request of the same run: the first `keep` messages of
- *   event `base`, then its own `messages` (all of them, with no `base`, when nothing is shared).
+ * - the messages as what it adds to an earlier request of the same run: its own first `head`
+ *   messages (0 or, when only the system prompt differs, 1), then event `base`'s messages from
+ *   `head` up to `keep`, then the rest of its own `messages` (all of them, with no `base`, when
+ *   nothing is shared).
  *
  * Both references sit under the reserved request key `$stored`, which only the recorder writes
  * (`NewRecordingEvent.compact`); the repository expands them when it reads, so every reader —
@@ -20,8 +22,8 @@ import type { JsonObject, RecordingEvent } from './types.js';
 export const STORED_REQUEST_KEY = '$stored';
 
 export interface StoredRequestRefs {
-  /** The request's messages start with the first `keep` messages of the run's event `event`. */
-  base?: { event: string; keep: number };
+  /** The request's first `head` (default 0) own messages, then messages `head`..`keep` of the run's event `event`, then its other own messages. */
+  base?: { event: string; keep: number; head?: number };
   /** The request's tools are the tool set stored under this hash (same tenant). */
   tools_set?: string;
 }
@@ -68,11 +70,12 @@ export function expandStoredRequests(events: readonly RecordingEvent[], toolsets
     const own = Array.isArray(rest.messages) ? rest.messages : [];
     let messages = own;
     if (refs.base) {
-      const earlier = messagesOf.get(refs.base.event);
-      if (!earlier || earlier.length < refs.base.keep) {
-        throw new AgentLoopError('INTERNAL', `Recording of run ${e.runId}: event ${e.key} builds on ${refs.base.event}, which is missing or shorter`);
+      const { event, keep, head = 0 } = refs.base;
+      const earlier = messagesOf.get(event);
+      if (!earlier || earlier.length < keep || head > keep || own.length < head) {
+        throw new AgentLoopError('INTERNAL', `Recording of run ${e.runId}: event ${e.key} builds on ${event}, which is missing or shorter`);
       }
-      messages = earlier.slice(0, refs.base.keep).concat(own);
+      messages = own.slice(0, head).concat(earlier.slice(head, keep), own.slice(head));
     }
     messagesOf.set(e.key, messages);
     let tools = rest.tools;

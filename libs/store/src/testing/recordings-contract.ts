@@ -49,11 +49,14 @@ export function recordingsContract(harness: StoreTestHarness): void {
       // A prefix that differs after its first message (history trimmed): one message of the base.
       await compact('model:2', 2, { model, messages: [m(9)], $stored: { base: { event: 'model:1', keep: 1 }, tools_set: hash } });
       expect(await compact('model:2', 2, { model, messages: [], $stored: { tools_set: hash } })).toBe(false);
+      // Its own first message (a new system prompt), then the base's from the second on.
+      await compact('model:3', 3, { model, messages: [m(7), m(8)], $stored: { base: { event: 'model:1', keep: 3, head: 1 }, tools_set: hash } });
       const events = await store().listRecordingEvents(t, run);
       expect(events.map((e) => e.payload)).toEqual([
         { request: { model, messages: [m(0), m(1)], tools }, response: { n: 0 } },
         { request: { model, messages: [m(0), m(1), m(2), m(3)], tools }, response: { n: 1 } },
         { request: { model, messages: [m(0), m(9)], tools }, response: { n: 2 } },
+        { request: { model, messages: [m(7), m(1), m(2), m(8)], tools }, response: { n: 3 } },
       ]);
     });
 

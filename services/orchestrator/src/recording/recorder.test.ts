@@ -81,6 +81,29 @@ describe('RunRecorder', () => {
     ]);
   });
 
+  it('shares the history after a system prompt that changed (it names the current second)', async () => {
+    const recorder = new RunRecorder(store, { tenantId: 't', runId: 'r3' }, silentLogger());
+    const human = new HumanMessage('hi');
+    const a1 = answer('c1');
+    const t1 = new ToolMessage({ content: 'alpha', tool_call_id: 'c1' });
+    const requests = [
+      [new SystemMessage('sys at 10:00:01'), human],
+      [new SystemMessage('sys at 10:00:02'), human, a1, t1],
+      [new SystemMessage('sys at 10:00:02'), human, a1, t1, answer('c2')],
+    ];
+    for (const [turn, messages] of requests.entries()) {
+      await recorder.modelCall({ turn, model, tools: TOOLS, messages, response: answer(`x${turn}`), startedAt: new Date() });
+    }
+    const events = await store.listRecordingEvents('t', 'r3');
+    expect(events.map((e) => (e.payload.request as { messages: unknown }).messages)).toEqual(requests.map((m) => recordMessages(m)));
+    const rows = await rawRows('r3');
+    expect(rows.map((r) => [(r.request.messages as unknown[]).length, (r.request.$stored as { base?: unknown }).base])).toEqual([
+      [2, undefined],
+      [3, { event: 'model:0', keep: 2, head: 1 }],
+      [1, { event: 'model:1', keep: 4 }],
+    ]);
+  });
+
   it('does not build on a model call whose key was written before (a step re-run): the next one is a full copy', async () => {
     const first = new RunRecorder(store, { tenantId: 't', runId: 'r2' }, silentLogger());
     const msgs = [new SystemMessage('sys'), new HumanMessage('hi')];
