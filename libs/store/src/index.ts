@@ -47,6 +47,7 @@ export { type TokenUsageIncrement, type TokenUsageRow, type TokenUsageSoFar } fr
 export { TenantBudgets, type TenantBudgetsOptions } from './usage/tenant-budgets.js';
 // Record and replay (issue 17)
 export { type NewRecordingEvent, type RecordingEvent, type RecordingEventKind } from './types.js';
+export { STORED_REQUEST_KEY, type StoredRequestRefs } from './recording-storage.js';
 // Crons (issue 12)
 export { CRON_SORT_FIELDS, type CronRecord, type NewCron, type CronPatch, type CronFilter, type CronSearch, type CronSortField } from './types.js';
 export { SqlStore, type SqlStoreOptions } from './sql-store.js';

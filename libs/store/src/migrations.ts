@@ -25,6 +25,8 @@ import { consoleIndexes } from './migrations/0018_console_indexes.js';
 import { runRecordings } from './migrations/0015_run_recordings.js';
 // OAuth grants of remote MCP servers (issue 14)
 import { mcpOAuth } from './migrations/0019_mcp_oauth.js';
+// Recordings' tool sets stored once (issue 9)
+import { recordingToolsets } from './migrations/0020_recording_toolsets.js';
 
 /** Longest id (tenant, thread, run, assistant) the schema accepts. */
 export const MAX_ID_LENGTH = 128;
@@ -334,6 +336,8 @@ export function storeMigrations(dialect: SqlDialectName): Record<string, Migrati
     '0018_console_indexes': consoleIndexes(dialect),
     // OAuth grants of remote MCP servers (issue 14)
     '0019_mcp_oauth': mcpOAuth(dialect),
+    // Run recordings' tool sets, stored once (issue 9)
+    '0020_recording_toolsets': recordingToolsets(dialect),
   };
 }
 

@@ -261,6 +261,16 @@ export interface McpOAuthFlowsTable {
   redirect_uri: string;
   created_at: number;
 }
+
+/** A set of tools offered to a model, as recorded, stored once per tenant under its hash (migration 0020). */
+export interface RunRecordingToolsetsTable {
+  tenant_id: string;
+  /** SHA-256 (hex) of `tools`. */
+  toolset_hash: string;
+  /** JSON array of `{name, description, parameters}`. */
+  tools: string;
+  created_at: number;
+}
 // ---------------------------------------------------------------------------
 
 export interface Database {
@@ -284,6 +294,8 @@ export interface Database {
   // OAuth grants of remote MCP servers (issue 14)
   mcp_oauth_grants: McpOAuthGrantsTable;
   mcp_oauth_flows: McpOAuthFlowsTable;
+  // Run recordings' tool sets, stored once (issue 9)
+  run_recording_toolsets: RunRecordingToolsetsTable;
 }
 
 export type SqlDialectName = 'mysql' | 'sqlite';

@@ -380,8 +380,11 @@ export class SqlStore implements Store {
   // -------------------------------------------------------------------------
   // Record and replay (issue 17)
 
-  appendRecordingEvent(e: NewRecordingEvent): Promise<void> {
+  appendRecordingEvent(e: NewRecordingEvent): Promise<boolean> {
     return this.recordings.append(e);
+  }
+  saveRecordingToolset(tenantId: string, toolsJson: string): Promise<string> {
+    return this.recordings.saveToolset(tenantId, toolsJson);
   }
   listRecordingEvents(tenantId: string, runId: string): Promise<RecordingEvent[]> {
     return this.recordings.list(tenantId, runId);

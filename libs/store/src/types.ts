@@ -401,9 +401,15 @@ export interface NewRecordingEvent {
   /** The model call (turn) the event belongs to. */
   step: number;
   payload: JsonObject;
+  /**
+   * The payload's request refers to an earlier event's messages and to a stored tool set
+   * (`recording-storage.ts`, written by the run recorder); reads expand it. Without it a payload
+   * must not use the reserved request key `$stored`.
+   */
+  compact?: boolean;
 }
 
-export interface RecordingEvent extends Omit<NewRecordingEvent, 'tenantId'> {
+export interface RecordingEvent extends Omit<NewRecordingEvent, 'tenantId' | 'compact'> {
   createdAt: Date;
 }
 // ---------------------------------------------------------------------------
@@ -596,8 +602,16 @@ export interface Store {
   findRunAnyTenant(runId: string): Promise<RunRecord | undefined>;
   // Record and replay (issue 17)
 
-  /** Records one event of a run; an event already recorded under the same key is kept unchanged. */
-  appendRecordingEvent(e: NewRecordingEvent): Promise<void>;
+  /**
+   * Records one event of a run; an event already recorded under the same key is kept unchanged.
+   * True when this call wrote it, false when the key was there already.
+   */
+  appendRecordingEvent(e: NewRecordingEvent): Promise<boolean>;
+  /**
+   * Stores a recorded set of offered tools (a JSON array's text) once per tenant; returns the hash
+   * a compact model call refers to it by (`recording-storage.ts`).
+   */
+  saveRecordingToolset(tenantId: string, toolsJson: string): Promise<string>;
   /** A run's recorded events, in the order they were written; empty for a run not recorded or of another tenant. */
   listRecordingEvents(tenantId: string, runId: string): Promise<RecordingEvent[]>;
   // -------------------------------------------------------------------------

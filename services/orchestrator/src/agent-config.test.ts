@@ -45,6 +45,16 @@ describe('agentPolicyOf', () => {
     expect(() => agentPolicyOf({ configurable: { require_approval: 'write_file' } })).toThrow(/config\.configurable\.require_approval/);
     expect(() => agentPolicyOf({ configurable: { max_loops: 501 } })).toThrow(/config\.configurable\.max_loops/);
   });
+
+  it('parses a run config once: the same config object gives the same policy, a malformed one fails every time', () => {
+    const config = { configurable: { tools: ['read_file'] } };
+    const first = agentPolicyOf(config);
+    expect(agentPolicyOf(config)).toBe(first);
+    expect(agentPolicyOf({ configurable: { tools: ['read_file'] } })).not.toBe(first);
+    const bad = { configurable: { tools: 'read_file' } };
+    expect(() => agentPolicyOf(bad)).toThrow(/config\.configurable\.tools/);
+    expect(() => agentPolicyOf(bad)).toThrow(/config\.configurable\.tools/);
+  });
 });
 
 describe('offeredTools and allowedSkills', () => {

@@ -40,7 +40,7 @@ import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
-import { stopAfterCheckpointWhen, trackingWrites, type InFlightWrites } from './run/draining-saver.js';
+import { DrainingSaver, type InFlightWrites } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
 import { abandonRun, deadLetterRun, type DeadLetterDeps } from './run/dead-letter.js';
@@ -178,11 +178,12 @@ export class RunExecutor {
       webhookBackoffMs: deps.config.webhookBackoffMs,
       checkpointThreadId,
     });
-    this.trackedSaver = trackingWrites(deps.checkpointer);
+    const saver = new DrainingSaver(deps.checkpointer, () => this.draining);
+    this.trackedSaver = { saver, writes: saver };
     this.graph = buildAgentGraph({
       ...(this.delegation ? { delegation: limits } : {}),
       tools: deps.tools,
-      checkpointer: stopAfterCheckpointWhen(this.trackedSaver.saver, () => this.draining),
+      checkpointer: saver,
       ledger: deps.store,
       runContext: (id) => this.contexts.get(id),
       ...(deps.config.language ? { language: deps.config.language } : {}),

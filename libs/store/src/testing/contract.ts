@@ -110,6 +110,8 @@ export function storeContract(harness: StoreTestHarness): void {
             '0018_console_indexes',
             // OAuth grants of remote MCP servers (issue 14)
             '0019_mcp_oauth',
+            // Run recordings' tool sets (issue 9)
+            '0020_recording_toolsets',
           ]);
           const t = await clients[1]!.createThread({ tenantId: 'a', threadId: 'x' });
           expect(await clients[2]!.getThread('a', 'x')).toEqual(t);

@@ -3,12 +3,12 @@
  * on another thread with the replay model and no divergence, including a compaction summary call
  * (which takes a model call index like any other); a tool that now answers differently is reported.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MemorySaver } from '@langchain/langgraph';
 import { HumanMessage } from '@langchain/core/messages';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { silentLogger } from '@agentloop/core';
-import type { RecordingEvent } from '@agentloop/store';
+import { createSqliteStore, type Store } from '@agentloop/store';
 import { buildAgentGraph, type RunContext } from '../graph.js';
 import { ScriptedChatModel, type ScriptedTurn } from '../models/scripted.js';
 import { promptTexts } from '../prompts.js';
@@ -58,17 +58,18 @@ const scripted = (turns: ScriptedTurn[]): ResolvedModel => ({
   modelId: 'scripted',
 });
 
-/** A store that keeps events in a list (the SQL store's contract is tested in libs/store). */
-function eventList() {
-  const events: RecordingEvent[] = [];
-  const store = {
-    appendRecordingEvent: (e: Omit<RecordingEvent, 'createdAt'> & { tenantId: string }) => {
-      if (!events.some((x) => x.key === e.key))
-        events.push({ runId: e.runId, key: e.key, kind: e.kind, step: e.step, payload: e.payload, createdAt: new Date() });
-      return Promise.resolve();
-    },
-  };
-  return { events, store };
+let stores: Store[] = [];
+afterEach(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  stores = [];
+});
+
+/** A real (in-memory SQLite) store to record into: replay reads what its `listRecordingEvents` expands. */
+async function recordingStore(): Promise<Store> {
+  const store = createSqliteStore({ path: ':memory:' });
+  stores.push(store);
+  await store.migrate();
+  return store;
 }
 
 const FIRST: ScriptedTurn[] = [{ tool_calls: [{ name: 'echo', args: { pad: 'x'.repeat(6000) } }] }, { content: 'a1' }];
@@ -77,7 +78,7 @@ const SECOND: ScriptedTurn[] = [{ content: 'SUMMARY' }, { tool_calls: [{ name: '
 describe('record and replay through the agent graph', () => {
   it('records a compaction summary as a model call and replays the run on another thread without divergence', async () => {
     const recorded = world('');
-    const { events, store } = eventList();
+    const store = await recordingStore();
     await recorded.run('A', 'r1', 'hi', scripted(FIRST));
     const original = await recorded.run(
       'A',
@@ -86,6 +87,7 @@ describe('record and replay through the agent graph', () => {
       scripted(SECOND),
       new RunRecorder(store, { tenantId: 't1', runId: 'r2' }, silentLogger()),
     );
+    const events = await store.listRecordingEvents('t1', 'r2');
     expect(
       events.map((e) => [e.kind, e.step]),
       JSON.stringify(original.messages.map((m) => [m.getType(), m.content])),
@@ -112,7 +114,7 @@ describe('record and replay through the agent graph', () => {
 
   it('re-executing a tool that now answers differently reports the tool result and goes on from the recording', async () => {
     const recorded = world('');
-    const { events, store } = eventList();
+    const store = await recordingStore();
     await recorded.run(
       'A',
       'r1',
@@ -120,6 +122,7 @@ describe('record and replay through the agent graph', () => {
       scripted([{ tool_calls: [{ name: 'echo', args: { q: 1 } }] }, { content: 'done' }]),
       new RunRecorder(store, { tenantId: 't1', runId: 'r1' }, silentLogger()),
     );
+    const events = await store.listRecordingEvents('t1', 'r1');
     const changed = world('-v2');
     const session = new ReplaySession('r1', 'execute', events, silentLogger());
     const out = await changed.run('B', 'r1b', 'hi', replayModel(session), session);

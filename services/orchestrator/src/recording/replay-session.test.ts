@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { silentLogger } from '@agentloop/core';
-import type { RecordingEvent } from '@agentloop/store';
+import { createSqliteStore, type RecordingEvent } from '@agentloop/store';
 import type { ToolSpec } from '@agentloop/proto';
 import { REPORT_STRING_MAX, ReplayExhaustedError, ReplaySession } from './replay-session.js';
 import { ReplayChatModel } from './replay-model.js';
@@ -31,21 +31,19 @@ const record = (turn: number, messages: ModelCallRecord['messages'], response: A
   startedAt: new Date(),
 });
 
-/** Records a two-call run through the real recorder into an in-test event list (the store's contract is tested in libs/store). */
+/** Records a two-call run through the real recorder into an in-memory SQLite store, and reads it back as replay does. */
 async function recordRun(): Promise<RecordingEvent[]> {
-  const events: RecordingEvent[] = [];
-  const store = {
-    appendRecordingEvent: (e: Omit<RecordingEvent, 'createdAt'> & { tenantId: string }) => {
-      const { tenantId: _t, ...rest } = e;
-      events.push({ ...rest, createdAt: new Date() });
-      return Promise.resolve();
-    },
-  };
-  const recorder = new RunRecorder(store, { tenantId: 't', runId: 'r1' }, silentLogger());
-  await recorder.modelCall(record(0, asked, firstAnswer));
-  await recorder.toolCall(0, call, () => Promise.resolve({ content: 'friday', isError: false }));
-  await recorder.modelCall(record(1, answered, finalAnswer));
-  return events;
+  const store = createSqliteStore({ path: ':memory:' });
+  try {
+    await store.migrate();
+    const recorder = new RunRecorder(store, { tenantId: 't', runId: 'r1' }, silentLogger());
+    await recorder.modelCall(record(0, asked, firstAnswer));
+    await recorder.toolCall(0, call, () => Promise.resolve({ content: 'friday', isError: false }));
+    await recorder.modelCall(record(1, answered, finalAnswer));
+    return await store.listRecordingEvents('t', 'r1');
+  } finally {
+    await store.close();
+  }
 }
 
 describe('ReplaySession', () => {
@@ -131,7 +129,11 @@ describe('ReplaySession', () => {
 });
 
 describe('openRunTape', () => {
-  const store = (events: RecordingEvent[]) => ({ appendRecordingEvent: () => Promise.resolve(), listRecordingEvents: () => Promise.resolve(events) });
+  const store = (events: RecordingEvent[]) => ({
+    appendRecordingEvent: () => Promise.resolve(true),
+    saveRecordingToolset: () => Promise.resolve('hash'),
+    listRecordingEvents: () => Promise.resolve(events),
+  });
   const job = { tenantId: 't', runId: 'r2' };
   const replayOf = (of: string, tools: string) => ({ agentloop_replay: { of, tools } });
 

@@ -9,7 +9,7 @@ import type { RunJob } from '@agentloop/proto';
 import { RunInputError } from '../errors.js';
 import type { ModelResolver } from '../run/input.js';
 import { REPLAY_CONFIG_KEY, REPLAY_EVENT_KEY, type ReplayReport, type ReplayTools } from './format.js';
-import { RunRecorder } from './recorder.js';
+import { RunRecorder, type RecorderStore } from './recorder.js';
 import { ReplaySession } from './replay-session.js';
 import { replayModel } from './replay-model.js';
 import { chainTapes, type RunTape } from './tape.js';
@@ -78,7 +78,7 @@ export interface OpenedTape {
 
 /** The tape of a job: a recorder, a replay, both (a recorded replay) or none. */
 export async function openRunTape(
-  deps: { store: Pick<Store, 'appendRecordingEvent' | 'listRecordingEvents'>; policy: RecordingPolicy },
+  deps: { store: RecorderStore & Pick<Store, 'listRecordingEvents'>; policy: RecordingPolicy },
   job: Pick<RunJob, 'tenantId' | 'runId'>,
   configurable: JsonObject,
   log: Logger,

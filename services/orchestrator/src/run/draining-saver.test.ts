@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemorySaver } from '@langchain/langgraph';
 import { emptyCheckpoint } from '@langchain/langgraph-checkpoint';
-import { stopAfterCheckpointWhen, trackingWrites, WorkerDrainingError } from './draining-saver.js';
+import { DrainingSaver, stopAfterCheckpointWhen, trackingWrites, WorkerDrainingError } from './draining-saver.js';
 import { CancelRegistry, RunCancelledError } from './cancellations.js';
 
 const config = { configurable: { thread_id: 't1:th1', checkpoint_ns: '' } };
@@ -21,6 +21,23 @@ describe('draining checkpointer', () => {
     const ids: string[] = [];
     for await (const t of wrapped.list(config)) ids.push(t.checkpoint.id);
     expect(ids.sort()).toEqual(['c1', 'c2']);
+  });
+});
+
+describe('DrainingSaver (both, as the executor builds it)', () => {
+  it('counts a put in flight and fails it after saving once draining', async () => {
+    const saver = new MemorySaver();
+    let draining = false;
+    const both = new DrainingSaver(saver, () => draining);
+    draining = true;
+    const put = both.put(config, { ...emptyCheckpoint(), id: 'c1' }, { source: 'loop', step: 0, parents: {} }, {});
+    const waiting = both.settled('t1:th1');
+    await expect(put).rejects.toBeInstanceOf(WorkerDrainingError);
+    await waiting;
+    expect((await both.getTuple(config))?.checkpoint.id).toBe('c1');
+    expect(both.getNextVersion(undefined)).toBe(saver.getNextVersion(undefined));
+    await both.deleteThread('t1:th1');
+    expect(await saver.getTuple(config)).toBeUndefined();
   });
 });
 

@@ -2,7 +2,16 @@
  * The checkpointer of a draining executor: how a worker that shuts down lets the steps in flight
  * finish and starts no more, so each run is handed back at a persisted step boundary.
  */
-import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+} from '@langchain/langgraph-checkpoint';
 
 /** Thrown by the checkpointer of a draining executor once a step's checkpoint is saved. */
 export class WorkerDrainingError extends Error {
@@ -15,19 +24,7 @@ export class WorkerDrainingError extends Error {
  * next one not started. That is how a draining worker lets in-flight steps finish and no more.
  */
 export function stopAfterCheckpointWhen(saver: BaseCheckpointSaver, stop: () => boolean): BaseCheckpointSaver {
-  return new Proxy(saver, {
-    get(target, prop) {
-      if (prop === 'put') {
-        return async (...args: Parameters<BaseCheckpointSaver['put']>) => {
-          const saved = await target.put(...args);
-          if (stop()) throw new WorkerDrainingError('The worker is shutting down: the run stops after this checkpoint');
-          return saved;
-        };
-      }
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  return new DrainingSaver(saver, stop);
 }
 
 /** Checkpoint writes still in flight, by checkpoint thread id (see `trackingWrites`). */
@@ -43,11 +40,65 @@ export interface InFlightWrites {
  * rollback deleting the run's checkpoints) sees every checkpoint the run will ever write.
  */
 export function trackingWrites(saver: BaseCheckpointSaver): { saver: BaseCheckpointSaver; writes: InFlightWrites } {
-  const pending = new Map<string, Set<Promise<unknown>>>();
-  const track = <T>(threadId: unknown, p: Promise<T>): Promise<T> => {
+  const tracked = new DrainingSaver(saver, () => false);
+  return { saver: tracked, writes: tracked };
+}
+
+/**
+ * Both of the above in one object, built once per executor: `put` and `putWrites` are counted in
+ * flight per thread, and `put` fails after saving once `stop()` is true. A plain delegating
+ * subclass, not a Proxy: LangGraph calls the checkpointer several times per step, and a Proxy that
+ * binds the method on every property access cost a closure per call (issue 9, bench/throughput).
+ */
+export class DrainingSaver extends BaseCheckpointSaver implements InFlightWrites {
+  private readonly pending = new Map<string, Set<Promise<void>>>();
+
+  constructor(
+    private readonly inner: BaseCheckpointSaver,
+    private readonly stop: () => boolean,
+  ) {
+    super(inner.serde);
+  }
+
+  getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.inner.getTuple(config);
+  }
+
+  list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    return this.inner.list(config, options);
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const saved = await this.track(config, this.inner.put(config, checkpoint, metadata, newVersions));
+    if (this.stop()) throw new WorkerDrainingError('The worker is shutting down: the run stops after this checkpoint');
+    return saved;
+  }
+
+  putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    return this.track(config, this.inner.putWrites(config, writes, taskId, taskPath));
+  }
+
+  deleteThread(threadId: string): Promise<void> {
+    return this.inner.deleteThread(threadId);
+  }
+
+  override getNextVersion(current: number | undefined): number {
+    return this.inner.getNextVersion(current);
+  }
+
+  override getDeltaChannelHistory(options: Parameters<BaseCheckpointSaver['getDeltaChannelHistory']>[0]) {
+    return this.inner.getDeltaChannelHistory(options);
+  }
+
+  async settled(threadId: string): Promise<void> {
+    await Promise.all([...(this.pending.get(threadId) ?? [])]);
+  }
+
+  private track<T>(config: RunnableConfig, p: Promise<T>): Promise<T> {
+    const threadId: unknown = config.configurable?.thread_id;
     if (typeof threadId !== 'string') return p;
-    const set = pending.get(threadId) ?? new Set();
-    pending.set(threadId, set);
+    const set = this.pending.get(threadId) ?? new Set();
+    this.pending.set(threadId, set);
     const settled = p.then(
       () => undefined,
       () => undefined,
@@ -55,29 +106,8 @@ export function trackingWrites(saver: BaseCheckpointSaver): { saver: BaseCheckpo
     set.add(settled);
     void settled.then(() => {
       set.delete(settled);
-      if (set.size === 0) pending.delete(threadId);
+      if (set.size === 0) this.pending.delete(threadId);
     });
     return p;
-  };
-  const proxy = new Proxy(saver, {
-    get(target, prop) {
-      if (prop === 'put' || prop === 'putWrites') {
-        const fn = Reflect.get(target, prop, target) as (...a: unknown[]) => Promise<unknown>;
-        return (...args: unknown[]) => {
-          const config = args[0] as { configurable?: { thread_id?: unknown } } | undefined;
-          return track(config?.configurable?.thread_id, fn.apply(target, args));
-        };
-      }
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-  return {
-    saver: proxy,
-    writes: {
-      async settled(threadId) {
-        await Promise.all([...(pending.get(threadId) ?? [])]);
-      },
-    },
-  };
+  }
 }
