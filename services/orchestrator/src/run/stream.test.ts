@@ -96,7 +96,7 @@ describe('run stream', () => {
     expect(events.published[0]!.data).not.toHaveProperty('context_id');
     expect(seen.values).toMatchObject({ loops: 1 });
     expect(stopped.kind).toBe('success');
-    expect(graph.options).toMatchObject({ ...cp, streamMode: ['values', 'updates'], recursionLimit: 34, signal, durability: 'sync' });
+    expect(graph.options).toMatchObject({ ...cp, streamMode: ['values', 'updates'], recursionLimit: 42, signal, durability: 'sync' });
   });
 
   it('a stream that throws leaves the last published values seen', async () => {
