@@ -1,7 +1,9 @@
 /**
  * A read-only copy of AgentLoop at a commit, to measure while the working tree is being edited:
  * `git archive <ref>` extracted into a directory of its own, with a node_modules of links to the repo's installed
- * packages — except the workspace packages (@agentloop/*), which point into the copy.
+ * packages — except the workspace packages (@agentloop/*), which point into the copy — and, for each
+ * workspace with a node_modules of its own (npm nests a version that conflicts with the root's there,
+ * e.g. libs/core), a link to it in the copy's workspace.
  * Nothing in the repository (working tree, index, refs) is written.
  */
 import { execFileSync } from 'node:child_process';
@@ -29,6 +31,15 @@ export function prepareSnapshot(repoRoot: string, ref: string, parentDir: string
     // e.g. ../../services/approval: the same relative link, now into the copy.
     const target = readlinkSync(path.join(nm, '@agentloop', pkg));
     symlinkSync(target, path.join(out, '@agentloop', pkg));
+  }
+  for (const group of ['apps', 'libs', 'services', 'tests']) {
+    const dir = path.join(repoRoot, group);
+    if (!existsSync(dir)) continue;
+    for (const ws of readdirSync(dir)) {
+      const nested = path.join(dir, ws, 'node_modules');
+      const inCopy = path.join(root, group, ws);
+      if (existsSync(nested) && existsSync(inCopy) && !existsSync(path.join(inCopy, 'node_modules'))) symlinkSync(nested, path.join(inCopy, 'node_modules'));
+    }
   }
   writeFileSync(done, `${commit}\n`);
   return { root, commit };
