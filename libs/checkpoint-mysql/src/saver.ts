@@ -321,21 +321,26 @@ export class MySQLSaver extends BaseCheckpointSaver {
     // execute(): the binary protocol sends the (often large) values as raw bytes; query() would inline
     // them as hex literals, doubling the bytes on the wire and making the server parse them
     // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
-    await this.transaction(async (conn) => {
-      if (blobs.length > 0) {
-        await conn.execute(
-          `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
-           ON DUPLICATE KEY UPDATE thread_id = thread_id`,
-          blobs.flat(),
-        );
-      }
-      await conn.execute(
-        `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
-        [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
+    //
+    // Two autocommit statements, blobs first, rather than BEGIN / INSERT / INSERT / COMMIT: half the
+    // round trips of every step's checkpoint (issue 9, bench/throughput "Cluster mode"). Atomicity is
+    // not needed for correctness: a reader only reaches blobs through a checkpoint row that names
+    // their versions, and the row is written only after its blobs are committed; a put that fails in
+    // between leaves blobs no checkpoint names (versions are unique per write, see getNextVersion),
+    // which no read returns and deleteThread removes with the thread.
+    if (blobs.length > 0) {
+      await this.pool.execute(
+        `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
+         ON DUPLICATE KEY UPDATE thread_id = thread_id`,
+        blobs.flat(),
       );
-    });
+    }
+    await this.pool.execute(
+      `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
+      [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
+    );
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
