@@ -6,6 +6,9 @@ import type { WaitResult } from '../run-service.js';
 import { isTerminal } from './cancellation.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './event-cursor.js';
 
+/** How long errorFromLog waits for the next event of a log that already holds the run's end. */
+const LOG_IDLE_MS = 5_000;
+
 export interface WaitDeps {
   events: RunEventStream;
   store: Pick<Store, 'getRun'>;
@@ -52,8 +55,8 @@ export async function waitForRunEnd(deps: WaitDeps, tenantId: string, runId: str
  * a consumer created, pulled and deleted per wait — issue 9, bench/throughput "Cluster mode").
  * The watch is live before the record is read, and the end event is published only after the
  * record says the run ended, so an end is either in the record or seen by the watch. Undefined
- * when it has no verdict: no watch, the connection dropped (events may be lost), or a failed run
- * whose `error` event was published before the watch started (the log has it, with its type).
+ * when it has no verdict: no watch, or the connection dropped (events may be lost). A failed run
+ * whose `error` event was published before the watch started has it read from the log (its type).
  */
 async function waitByWatch(deps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult | undefined> {
   if (!deps.events.watchEnd) return undefined;
@@ -69,9 +72,26 @@ async function waitByWatch(deps: WaitDeps, tenantId: string, runId: string, sign
     const run = await deps.store.getRun(tenantId, runId);
     if (!run) return { kind: 'missing' };
     if (r.errorJson !== undefined) return { kind: 'finished', run, error: parseErrorEvent(r.errorJson) };
-    if (run.status === 'error' || run.status === 'timeout') return undefined;
-    return { kind: 'finished', run, error: undefined };
+    if (run.status !== 'error' && run.status !== 'timeout') return { kind: 'finished', run, error: undefined };
+    return { kind: 'finished', run, error: (await errorFromLog(deps.events, runId, signal)) ?? errorFromRecord(run) };
   } finally {
     watch.close();
+  }
+}
+
+/** The `error` event of a run whose `end` is in its log already (undefined: none). */
+async function errorFromLog(events: RunEventStream, runId: string, signal: AbortSignal): Promise<RunErrorInfo | undefined> {
+  const cursor = new EventCursor(events, runId, 0, signal);
+  try {
+    let error: RunErrorInfo | undefined;
+    for (;;) {
+      // The log is complete up to `end`: silence means it was purged meanwhile (thread deleted).
+      const ev = await cursor.next(LOG_IDLE_MS);
+      if (ev === undefined || ev === 'idle') return error;
+      if (ev.event === 'error') error = parseErrorEvent(ev.dataJson);
+      if (ev.event === 'end') return error;
+    }
+  } finally {
+    cursor.close();
   }
 }
