@@ -1,12 +1,12 @@
-import { context, trace, tracer, tracingEnabled } from './instruments.js';
+import { context, failSpan, trace, tracer, tracingEnabled } from './instruments.js';
 
 /**
- * `target` with a client span around each call of its methods whose result is a promise, named
- * `<prefix>.<method>`: the store's queries, the checkpointer's writes and the event stream's
- * publishes show up in a run's trace instead of as unexplained "own" time of the run span
- * (issue 9: where a cluster run's wall time goes). With tracing off the target itself is
- * returned, so production pays nothing. A method that returns something other than a promise
- * (an async generator, a sync getter) is called as is, outside any span.
+ * `target` with a span around each call of its methods, named `<prefix>.<method>`: the store's
+ * queries, the checkpointer's writes and the event stream's publishes show up in a run's trace
+ * instead of as unexplained "own" time of the run span (issue 9: where a cluster run's wall time
+ * goes). A promise's span ends when it settles (failed when it rejects), a synchronous method's
+ * when it returns; generator methods are called as is, outside any span. With tracing off the
+ * target itself is returned, so production pays nothing.
  */
 export function tracedMethods<T extends object>(target: T, prefix: string): T {
   if (!tracingEnabled()) return target;
@@ -27,11 +27,22 @@ export function tracedMethods<T extends object>(target: T, prefix: string): T {
         try {
           result = context.with(trace.setSpan(parent, span), () => method.apply(obj, args));
         } catch (err) {
+          failSpan(span, err);
           span.end();
           throw err;
         }
         if (result instanceof Promise) {
-          return result.finally(() => span.end());
+          return result.then(
+            (value: unknown) => {
+              span.end();
+              return value;
+            },
+            (err: unknown) => {
+              failSpan(span, err);
+              span.end();
+              throw err;
+            },
+          );
         }
         span.end();
         return result;
