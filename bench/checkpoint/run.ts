@@ -313,7 +313,7 @@ function printReport(rows: Row[], subjects: Subject[]): void {
     `\nCheckpointer throughput — ${THREADS} threads × ${STEPS} steps, reads ${READS}, pool ${POOL_SIZE} connections each\n` +
       `MariaDB ${args['server-defaults'] ? 'as startMariaDb configures it (64 MB buffer pool, 8 MB redo log)' : 'with 128 MB buffer pool and 256 MB redo log (PostgreSQL defaults: 128 MB shared_buffers, 1 GB max_wal_size)'}; ` +
       `${os.cpus().length} CPUs, load average ${load} at the end\n` +
-      `MySQLSaver on MariaDB (startMariaDb) vs PostgresSaver on PostgreSQL (startPostgres); stmts/op = statements sent per operation (MySQLSaver's reads send 2 of their 3 in parallel)\n\n` +
+      `MySQLSaver on MariaDB (startMariaDb) vs PostgresSaver on PostgreSQL (startPostgres); stmts/op = statements sent per operation\n\n` +
       `${table}\n\ngeometric mean of time per op, MySQL÷PG: ${fmt(1 / gm, 2)} (${gm >= 1 ? '≤ 1.0: MySQL at least as fast' : '> 1.0: MySQL slower'}); of throughput, MySQL÷PG: ${fmt(gm, 2)}\n`,
   );
 }

@@ -11,6 +11,8 @@ export {
   type StoredRunEvent,
   type RunEventSubscribeOptions,
   type RunEventStream,
+  type RunEndWatch,
+  type RunEndWatchResult,
 } from './types.js';
 export { RemoteError, encodeErrorHeader, decodeErrorHeader } from './errors.js';
 export { subjectMatches } from './subject.js';

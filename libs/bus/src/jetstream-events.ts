@@ -19,7 +19,8 @@ import {
 import { connectionState, type ConnectionState } from './connection-state.js';
 import type { NatsBus } from './nats-bus.js';
 import { assertRunId, END_EVENT } from './run-id.js';
-import type { RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
+import { watchRunEnd } from './run-end-watch.js';
+import type { RunEndWatch, RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
 
 export const RUN_EVENTS_STREAM = 'RUN_EVENTS';
 export const RUN_EVENTS_SUBJECT_PREFIX = 'agentloop.events';
@@ -77,6 +78,7 @@ const isApiError = (err: unknown, code: number) => err instanceof JetStreamApiEr
  * an ordered consumer filtered on the run's subject, starting after `afterId`.
  */
 export class JetStreamRunEventStream implements RunEventStream {
+  private readonly nc: NatsConnection;
   private readonly js: JetStreamClient;
   private readonly jsm: Promise<JetStreamManager>;
   private readonly stream: string;
@@ -98,6 +100,7 @@ export class JetStreamRunEventStream implements RunEventStream {
     this.maxBytes = opts.maxBytes ?? DEFAULT_STREAM_MAX_BYTES;
     this.logger = opts.logger ?? silentLogger();
     this.publishTimeoutMs = opts.publishTimeoutMs ?? 30_000;
+    this.nc = nc;
     this.conn = connectionState(nc);
     this.js = jetstream(nc);
     this.jsm = jetstreamManager(nc);
@@ -260,6 +263,11 @@ export class JetStreamRunEventStream implements RunEventStream {
       // The consumer ended without `end` (connection lost, consumer gone): start a new one after `after`.
       await sleep(RESUBSCRIBE_PAUSE_MS, signal);
     }
+  }
+
+  /** See RunEndWatch: a core NATS subscription on the run's subject instead of a JetStream consumer. */
+  watchEnd(runId: string, signal: AbortSignal): RunEndWatch {
+    return watchRunEnd(this.nc, this.conn, this.subjectOf(runId), signal);
   }
 
   async purge(runId: string): Promise<void> {

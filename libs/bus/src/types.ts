@@ -95,6 +95,21 @@ export interface RunEventSubscribeOptions {
   signal?: AbortSignal;
 }
 
+/** How a RunEndWatch ended: the run's `end` (with the `error` event's JSON seen before it, if any), or no verdict. */
+export type RunEndWatchResult = { kind: 'end'; errorJson?: string } | { kind: 'lost' } | { kind: 'aborted' };
+
+/**
+ * A live watch of a run's end (`RunEventStream.watchEnd`). Events published after `ready`
+ * resolves are seen: the waiter reads the run's record after that, and waits on `done` only when
+ * the record is not terminal yet. `lost`: events may have been missed (connection dropped); the
+ * waiter falls back to `subscribe`. `close` is idempotent.
+ */
+export interface RunEndWatch {
+  ready: Promise<void>;
+  done: Promise<RunEndWatchResult>;
+  close(): void;
+}
+
 /**
  * Per-run event log that a client can re-join. NATS: the RUN_EVENTS JetStream
  * stream on `agentloop.events.<run_id>`. Memory: a bounded in-process log.
@@ -103,6 +118,11 @@ export interface RunEventSubscribeOptions {
 export interface RunEventStream {
   publish(runId: string, threadId: string, event: string, data: unknown): Promise<number>;
   subscribe(runId: string, opts?: RunEventSubscribeOptions): AsyncIterable<StoredRunEvent>;
+  /**
+   * Optional, cheaper than `subscribe` for a waiter that only needs the run's end: live events
+   * only, no replay. Implemented where a replaying subscription costs more (JetStream).
+   */
+  watchEnd?(runId: string, signal: AbortSignal): RunEndWatch;
   /** Removes a run's events (thread deletion). */
   purge(runId: string): Promise<void>;
   close(): Promise<void>;

@@ -44,10 +44,13 @@ interface CheckpointRow extends RowDataPacket {
   metadata: string;
 }
 
-interface BlobRow extends RowDataPacket {
+/** A row of loadValuesAndWrites: a channel value (kind 0) or a pending write (kind 1). */
+interface ValueOrWriteRow extends RowDataPacket {
+  kind: number | string;
   channel: Buffer;
   type: string;
   data: Buffer | null;
+  task_id: Buffer;
 }
 
 interface WriteRow extends RowDataPacket {
@@ -121,7 +124,10 @@ export class MySQLSaver extends BaseCheckpointSaver {
    */
   static fromConnString(connString: string, options?: MySQLSaverOptions & { pool?: Omit<PoolOptions, 'uri'> }): MySQLSaver {
     const { pool: poolOptions, ...saverOptions } = options ?? {};
-    const pool = createPool({ connectionLimit: 10, ...poolOptions, uri: connString, charset: 'utf8mb4', supportBigNumbers: true });
+    // trace: false — mysql2's promise API otherwise captures a stack trace on every query in case it
+    // fails (~2.5% of a cluster orchestrator's CPU, bench/throughput "Cluster mode"); a failed
+    // query's error keeps its message and the server's code.
+    const pool = createPool({ connectionLimit: 10, trace: false, ...poolOptions, uri: connString, charset: 'utf8mb4', supportBigNumbers: true });
     return new MySQLSaver(pool, undefined, saverOptions);
   }
 
@@ -229,9 +235,8 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const checkpointId = text(row.checkpoint_id);
     const parentId = row.parent_checkpoint_id ? text(row.parent_checkpoint_id) : undefined;
     const stored = (await this.serde.loadsTyped(row.type, bytes(row.checkpoint))) as Omit<Checkpoint, 'channel_values'>;
-    const [channelValues, pendingWrites, metadata] = await Promise.all([
-      this.loadChannelValues(threadId, checkpointNs, stored.channel_versions ?? {}),
-      this.loadWrites(threadId, checkpointNs, checkpointId),
+    const [[channelValues, pendingWrites], metadata] = await Promise.all([
+      this.loadValuesAndWrites(threadId, checkpointNs, checkpointId, stored.channel_versions ?? {}),
       this.serde.loadsTyped('json', row.metadata) as Promise<CheckpointMetadata>,
     ]);
     const checkpoint: Checkpoint = {
@@ -250,19 +255,38 @@ export class MySQLSaver extends BaseCheckpointSaver {
     };
   }
 
-  private async loadChannelValues(threadId: string, checkpointNs: string, versions: ChannelVersions): Promise<Record<string, unknown>> {
+  /**
+   * A checkpoint's channel values and its pending writes in one statement (UNION ALL): one round
+   * trip per read instead of two (issue 9, bench/throughput "Cluster mode"). Writes come in
+   * `writesSortKey` order, after the values.
+   */
+  private async loadValuesAndWrites(
+    threadId: string,
+    checkpointNs: string,
+    checkpointId: string,
+    versions: ChannelVersions,
+  ): Promise<[Record<string, unknown>, CheckpointPendingWrite[]]> {
     const entries = Object.entries(versions);
-    if (entries.length === 0) return {};
-    const [rows] = await this.pool.query<BlobRow[]>(
-      `SELECT channel, type, data FROM ${this.tables.blobs} WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (${entries.map(() => '(?, ?)').join(', ')})`,
-      [threadId, checkpointNs, ...entries.flatMap(([channel, version]) => [channel, String(version)])],
+    if (entries.length === 0) return [{}, await this.loadWrites(threadId, checkpointNs, checkpointId)];
+    const [rows] = await this.pool.query<ValueOrWriteRow[]>(
+      `(SELECT 0 AS kind, channel, type, data, CAST('' AS BINARY) AS task_id, CAST('' AS BINARY) AS task_path, 0 AS idx FROM ${this.tables.blobs}
+         WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (${entries.map(() => '(?, ?)').join(', ')}))
+       UNION ALL
+       (SELECT 1, channel, type, data, task_id, task_path, idx FROM ${this.tables.writes}
+         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?)
+       ORDER BY kind, task_path, task_id, idx`,
+      [threadId, checkpointNs, ...entries.flatMap(([channel, version]) => [channel, String(version)]), threadId, checkpointNs, checkpointId],
     );
     const values: Record<string, unknown> = {};
+    const writes: CheckpointPendingWrite[] = [];
     for (const r of rows) {
-      if (r.type === 'empty' || r.data === null) continue;
-      values[text(r.channel)] = await this.serde.loadsTyped(r.type, bytes(r.data));
+      if (Number(r.kind) === 1) {
+        writes.push([text(r.task_id), text(r.channel), await this.serde.loadsTyped(r.type, bytes(r.data as Buffer))]);
+      } else if (r.type !== 'empty' && r.data !== null) {
+        values[text(r.channel)] = await this.serde.loadsTyped(r.type, bytes(r.data));
+      }
     }
-    return values;
+    return [values, writes];
   }
 
   private async loadWrites(threadId: string, checkpointNs: string, checkpointId: string, channel?: string): Promise<CheckpointPendingWrite[]> {
@@ -321,21 +345,26 @@ export class MySQLSaver extends BaseCheckpointSaver {
     // execute(): the binary protocol sends the (often large) values as raw bytes; query() would inline
     // them as hex literals, doubling the bytes on the wire and making the server parse them
     // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
-    await this.transaction(async (conn) => {
-      if (blobs.length > 0) {
-        await conn.execute(
-          `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
-           ON DUPLICATE KEY UPDATE thread_id = thread_id`,
-          blobs.flat(),
-        );
-      }
-      await conn.execute(
-        `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
-        [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
+    //
+    // Two autocommit statements, blobs first, rather than BEGIN / INSERT / INSERT / COMMIT: half the
+    // round trips of every step's checkpoint (issue 9, bench/throughput "Cluster mode"). Atomicity is
+    // not needed for correctness: a reader only reaches blobs through a checkpoint row that names
+    // their versions, and the row is written only after its blobs are committed; a put that fails in
+    // between leaves blobs no checkpoint names (versions are unique per write, see getNextVersion),
+    // which no read returns and deleteThread removes with the thread.
+    if (blobs.length > 0) {
+      await this.pool.execute(
+        `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
+         ON DUPLICATE KEY UPDATE thread_id = thread_id`,
+        blobs.flat(),
       );
-    });
+    }
+    await this.pool.execute(
+      `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
+      [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
+    );
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 

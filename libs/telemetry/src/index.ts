@@ -7,6 +7,7 @@
 export { initTelemetry, type Telemetry, type TelemetryOptions } from './sdk.js';
 export {
   withSpan,
+  tracingEnabled,
   failSpan,
   tracer,
   injectTraceContext,
@@ -24,6 +25,7 @@ export {
   type Attributes,
   type Context,
 } from './instruments.js';
+export { tracedMethods } from './traced-methods.js';
 export { exportLogLine, logTelemetry } from './logs.js';
 export { observeQueues, observePendingApprovals, type ObservedQueue, type PendingCount } from './gauges.js';
 export { startTestTelemetry, type TestTelemetry, type ReadableSpan, type ReadableLogRecord } from './testing.js';

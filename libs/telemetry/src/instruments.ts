@@ -31,6 +31,11 @@ export function setTracingRegistered(on: boolean): void {
   tracingRegistered = on;
 }
 
+/** Whether spans are recorded at all: instrumentation that costs something even as a no-op can skip itself. */
+export function tracingEnabled(): boolean {
+  return tracingRegistered;
+}
+
 export function tracer() {
   return trace.getTracer(SCOPE);
 }

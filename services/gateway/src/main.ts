@@ -3,7 +3,7 @@
  * queues (Redis) and JetStream run events (NATS), plus the webhook worker.
  */
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, logTelemetry, observePendingApprovals } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry, observePendingApprovals, tracedMethods } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -45,10 +45,11 @@ await runMain('gateway', async () => {
   // tables when the gateway boots first).
   const checkpointer = MySQLSaver.fromConnString(config.MYSQL_URL, { pool: { connectionLimit: 4 } });
   await checkpointer.setup();
+  // With tracing on, a span per store query, job enqueue and event-stream call.
   const app = await createGatewayApp({
-    store,
-    runs,
-    events,
+    store: tracedMethods(store, 'store'),
+    runs: tracedMethods(runs, 'queue.runs'),
+    events: tracedMethods(events, 'events'),
     logger,
     config,
     bus,

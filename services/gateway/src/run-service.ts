@@ -6,7 +6,7 @@
 import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, type JsonObject, type RunRecord, type Store, type TenantBudgets, type UploadRecord } from '@agentloop/store';
-import { assertNever, errorMessage, newId, UnavailableError, type Logger } from '@agentloop/core';
+import { assertNever, errorMessage, newId, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
@@ -21,7 +21,8 @@ import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
 import { checkQuota, stampThread } from './run-service/admission.js';
 import { checkTokenBudget } from './run-service/budget-admission.js';
 import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
-import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './run-service/event-cursor.js';
+import { errorFromRecord, EventCursor, type RunErrorInfo } from './run-service/event-cursor.js';
+import { waitForRunEnd } from './run-service/wait.js';
 import { SkillsConfig } from './skills-config.js';
 import { hasUserMessage, isCompactRequest } from './uploads.js';
 import { buildRunJob } from './run-service/run-job.js';
@@ -316,33 +317,9 @@ export class RunService {
    * subscription starts before the Store is checked, so an `end` published in
    * between is still seen; a run that has already finished returns at once.
    */
-  async waitForEnd(tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
-    const cursor = new EventCursor(this.deps.events, runId, 0, signal);
-    try {
-      const rec = await this.deps.store.getRun(tenantId, runId);
-      if (!rec) return { kind: 'missing' };
-      if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
-      let error: RunErrorInfo | undefined;
-      let sawEnd = false;
-      for (;;) {
-        const ev = await cursor.next();
-        if (ev === undefined || ev === 'idle') break;
-        if (ev.event === 'error') error = parseErrorEvent(ev.dataJson);
-        if (ev.event === 'end') {
-          sawEnd = true;
-          break;
-        }
-      }
-      if (!sawEnd && signal.aborted) return { kind: 'aborted' };
-      const run = await this.deps.store.getRun(tenantId, runId);
-      if (!run) return { kind: 'missing' };
-      if (!sawEnd && !isTerminal(run.status)) {
-        throw new UnavailableError(`The event stream of run ${runId} closed before the run finished; join it again.`);
-      }
-      return { kind: 'finished', run, error: error ?? errorFromRecord(run) };
-    } finally {
-      cursor.close();
-    }
+  /** See waitForRunEnd (run-service/wait.ts). */
+  waitForEnd(tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+    return waitForRunEnd(this.deps, tenantId, runId, signal);
   }
 
   /**

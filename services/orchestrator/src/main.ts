@@ -3,7 +3,7 @@
  * agent loop with MySQL checkpoints and calls tools over NATS.
  */
 import { ConfigError, createLogger, exitOnSignals, runMain } from '@agentloop/core';
-import { initTelemetry, logTelemetry, observeQueues } from '@agentloop/telemetry';
+import { initTelemetry, logTelemetry, observeQueues, tracedMethods } from '@agentloop/telemetry';
 import { connectNatsBus, createJetStreamRunEventStream } from '@agentloop/bus';
 import { BullMqScheduler, createBullMqQueue } from '@agentloop/queue';
 import { createMysqlStore } from '@agentloop/store';
@@ -32,7 +32,19 @@ await runMain('orchestrator', async () => {
   const webhooks = createBullMqQueue({ name: 'webhooks', redisUrl: config.REDIS_URL, logger });
   // The scheduled-task tools write crons; the gateways' worker fires them (this process runs no scheduler worker).
   const scheduler = new BullMqScheduler({ name: 'crons', redisUrl: config.REDIS_URL, logger });
-  const orchestrator = createOrchestrator({ bus, store, events, runs, webhooks, checkpointer, logger, config, durability: 'sync', scheduler });
+  // With tracing on, a span per store query, checkpoint write, event publish and job enqueue.
+  const orchestrator = createOrchestrator({
+    bus,
+    store: tracedMethods(store, 'store'),
+    events: tracedMethods(events, 'events'),
+    runs: tracedMethods(runs, 'queue.runs'),
+    webhooks,
+    checkpointer: tracedMethods(checkpointer, 'checkpoints'),
+    logger,
+    config,
+    durability: 'sync',
+    scheduler,
+  });
   await orchestrator.start();
   // Queue depth and age on this process's /metrics (every replica reports the same Redis queues).
   const unobserve = observeQueues([runs, webhooks]);

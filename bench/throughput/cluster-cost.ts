@@ -1,0 +1,92 @@
+/**
+ * What one cluster run costs, counted rather than timed (issue 9, README "Cluster mode"): N
+ * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
+ * (/proc) and the statements, transactions and commits MariaDB executed (its global status
+ * counters, read before and after). CPU time and statement counts barely depend on what else runs
+ * on the machine; latency does, so it is printed but only as a median.
+ *
+ *   npx tsx --conditions=@agentloop/source bench/throughput/cluster-cost.ts [--runs 40] [--snapshot REF] [--env K=V]...
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createConnection } from 'mysql2/promise';
+import { checkValues, runConfig, sdkClient } from './load.js';
+import { cpuMs } from './proc.js';
+import { prepareSnapshot } from './snapshot.js';
+import { REPO_ROOT, startClusterTarget } from './targets.js';
+
+const { values: args } = parseArgs({
+  options: { runs: { type: 'string', default: '40' }, snapshot: { type: 'string' }, env: { type: 'string', multiple: true } },
+});
+const runs = Number(args.runs);
+const snap = args.snapshot ? prepareSnapshot(REPO_ROOT, args.snapshot, os.tmpdir()) : undefined;
+const outDir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-cluster-cost-'));
+const target = await startClusterTarget({
+  outDir,
+  env: Object.fromEntries((args.env ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
+  peerJobsPerWorker: 10,
+  log: () => undefined,
+  agentloopRoot: snap?.root ?? REPO_ROOT,
+});
+
+/** A process's name: the service of a node process, else its command. */
+function nameOf(pid: number): string {
+  const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  const main = cmd.find((a) => a.includes('/services/'));
+  return main ? (main.split('/services/')[1]?.split('/')[0] ?? main) : path.basename(cmd[0] ?? String(pid));
+}
+
+function mariadbPort(): number {
+  for (const pid of target.allPids()) {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const port = cmd.find((a) => a.startsWith('--port='));
+    if (port) return Number(port.slice('--port='.length));
+  }
+  throw new Error('mariadbd not found among the target processes');
+}
+
+const COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
+const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
+async function counters(): Promise<Record<string, number>> {
+  const [rows] = await db.query<Array<{ Variable_name: string; Value: string } & import('mysql2').RowDataPacket>>('SHOW GLOBAL STATUS');
+  return Object.fromEntries(rows.filter((r) => COUNTERS.includes(r.Variable_name)).map((r) => [r.Variable_name, Number(r.Value)]));
+}
+const cpu = () => new Map(target.allPids().map((pid) => [pid, cpuMs(pid)]));
+
+const client = sdkClient(target.url);
+const config = runConfig(0);
+const input = { messages: [{ role: 'user', content: 'What time is it?' }] };
+const oneRun = async (): Promise<number> => {
+  const t0 = performance.now();
+  const thread = await client.threads.create();
+  checkValues(await client.runs.wait(thread.thread_id, 'agent', { input, config }));
+  return performance.now() - t0;
+};
+try {
+  for (let i = 0; i < 10; i++) await oneRun();
+  const [cpu0, db0] = [cpu(), await counters()];
+  const latencies: number[] = [];
+  for (let i = 0; i < runs; i++) latencies.push(await oneRun());
+  const [cpu1, db1] = [cpu(), await counters()];
+  latencies.sort((a, b) => a - b);
+  console.log(
+    `AgentLoop cluster from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}; ${runs} sequential runs; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(`latency p50 ${latencies[Math.floor(runs / 2)]?.toFixed(1)} ms (threads.create + runs.wait)`);
+  const perProcess = new Map<string, number>();
+  for (const [pid, before] of cpu0) perProcess.set(nameOf(pid), (perProcess.get(nameOf(pid)) ?? 0) + ((cpu1.get(pid) ?? before) - before) / runs);
+  const total = [...perProcess.values()].reduce((a, b) => a + b, 0);
+  console.log(`CPU ms per run: total ${total.toFixed(1)}`);
+  for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(16)} ${ms.toFixed(1)}`);
+  console.log('MariaDB per run (the read of the counters itself excluded):');
+  // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
+  for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
+} finally {
+  await db.end();
+  await target.stop();
+}

@@ -1,0 +1,60 @@
+import { fromBinary, RunEventSchema } from '@agentloop/proto';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { ConnectionState } from './connection-state.js';
+import { END_EVENT } from './run-id.js';
+import type { RunEndWatch, RunEndWatchResult } from './types.js';
+
+/**
+ * A live watch of one run's `error` and `end` events over a plain NATS subscription on the run's
+ * event subject: JetStream stores each event and NATS also delivers it to core subscribers of the
+ * subject. Unlike an ordered JetStream consumer (created, pulled from and deleted per wait: three
+ * API requests and server-side consumer state), this costs one SUB and one UNSUB, which matters for
+ * `runs.wait` (issue 9, bench/throughput "Cluster mode"). It replays nothing, so a waiter must
+ * read the run's record after `ready` (see RunEndWatch); a dropped connection may lose events, so
+ * it then reports `lost` and the waiter falls back to the replaying subscription.
+ */
+export function watchRunEnd(nc: NatsConnection, conn: ConnectionState, subject: string, signal: AbortSignal): RunEndWatch {
+  let sub: Subscription | undefined;
+  let settle: (r: RunEndWatchResult) => void = () => undefined;
+  const done = new Promise<RunEndWatchResult>((resolve) => (settle = resolve));
+  const lost = conn.lostAfter(conn.epoch);
+  const close = () => {
+    lost.cancel();
+    signal.removeEventListener('abort', onAbort);
+    sub?.unsubscribe();
+  };
+  const finish = (r: RunEndWatchResult) => {
+    close();
+    settle(r);
+  };
+  const onAbort = () => finish({ kind: 'aborted' });
+  if (signal.aborted) {
+    settle({ kind: 'aborted' });
+    return { ready: Promise.resolve(), done, close: () => undefined };
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  void lost.promise.then(() => finish({ kind: 'lost' }));
+  let errorJson: string | undefined;
+  try {
+    sub = nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return finish({ kind: 'lost' });
+        let ev;
+        try {
+          ev = fromBinary(RunEventSchema, msg.data);
+        } catch {
+          return; // undecodable: the replaying subscription skips it too
+        }
+        if (ev.event === 'error') errorJson = ev.dataJson;
+        else if (ev.event === END_EVENT) finish({ kind: 'end', ...(errorJson !== undefined ? { errorJson } : {}) });
+      },
+    });
+  } catch {
+    finish({ kind: 'lost' });
+    return { ready: Promise.resolve(), done, close };
+  }
+  // The server has registered the SUB once a flush (PING/PONG) returns: events published after that are delivered.
+  // A flush waiting for a reconnect does not hold the waiter: the watch is over (lost) by then.
+  const ready = Promise.race([nc.flush().catch(() => finish({ kind: 'lost' })), done]).then(() => undefined);
+  return { ready, done, close };
+}

@@ -1,0 +1,99 @@
+import { createJetStreamRunEventStream, connectNatsBus, type JetStreamRunEventStream, type NatsBus } from '@agentloop/bus';
+import { startNats, type DevServer } from '@agentloop/devservers';
+import type { RunRecord, RunStatusName } from '@agentloop/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForRunEnd } from './wait.js';
+
+let server: DevServer;
+let bus: NatsBus;
+let events: JetStreamRunEventStream;
+beforeAll(async () => {
+  server = await startNats({ jetstream: true });
+  bus = await connectNatsBus({ url: server.url, name: 'gateway-wait-test' });
+  events = await createJetStreamRunEventStream({ bus });
+});
+afterAll(async () => {
+  await events?.close();
+  await bus?.close();
+  await server?.stop();
+});
+
+function run(runId: string, status: RunStatusName, error: string | null = null): RunRecord {
+  const now = new Date();
+  return {
+    runId,
+    threadId: 't1',
+    tenantId: 'acme',
+    assistantId: 'agent',
+    status,
+    createdAt: now,
+    updatedAt: now,
+    startedAt: now,
+    endedAt: status === 'running' ? null : now,
+    attempts: 1,
+    error,
+    metadata: {},
+    kwargs: {},
+    multitaskStrategy: 'reject',
+    deferred: false,
+    deadLetter: null,
+    redrives: 0,
+  };
+}
+
+/** A store whose run record reads `running` until `end()`; `read` resolves at the first read. */
+function storeOf(runId: string, ended: RunRecord) {
+  let current = run(runId, 'running');
+  let firstRead: () => void = () => undefined;
+  const read = new Promise<void>((r) => (firstRead = r));
+  return {
+    read,
+    end: () => void (current = ended),
+    getRun: async (tenantId: string, id: string) => {
+      firstRead();
+      return tenantId === 'acme' && id === runId ? current : undefined;
+    },
+  };
+}
+
+describe('waitForRunEnd over JetStream', () => {
+  it('returns the run and the error event of a run that fails after the wait began', async () => {
+    const store = storeOf('run-a', run('run-a', 'error', 'boom'));
+    const waiting = waitForRunEnd({ events, store }, 'acme', 'run-a', AbortSignal.timeout(10_000));
+    await store.read;
+    await events.publish('run-a', 't1', 'error', { error: 'ValueError', message: 'boom' });
+    store.end();
+    await events.publish('run-a', 't1', 'end', null);
+    const r = await waiting;
+    expect(r.kind).toBe('finished');
+    expect(r.kind === 'finished' && [r.run.status, r.error]).toEqual(['error', { error: 'ValueError', message: 'boom' }]);
+  });
+
+  it('finds the error type in the log when the error event came before the wait', async () => {
+    const store = storeOf('run-b', run('run-b', 'error', 'boom'));
+    await events.publish('run-b', 't1', 'error', { error: 'ValueError', message: 'boom' });
+    const waiting = waitForRunEnd({ events, store }, 'acme', 'run-b', AbortSignal.timeout(10_000));
+    await store.read;
+    store.end();
+    await events.publish('run-b', 't1', 'end', null);
+    const r = await waiting;
+    // The record alone says only "Error": the type comes from the replayed error event.
+    expect(r.kind === 'finished' && r.error).toEqual({ error: 'ValueError', message: 'boom' });
+  });
+
+  it('returns at once for a run that had already ended, and "missing" for another tenant\'s run', async () => {
+    const done = { getRun: async (tenantId: string) => (tenantId === 'acme' ? run('run-c', 'success') : undefined) };
+    const r = await waitForRunEnd({ events, store: done }, 'acme', 'run-c', AbortSignal.timeout(10_000));
+    expect(r.kind === 'finished' && [r.run.status, r.error]).toEqual(['success', undefined]);
+    expect(await waitForRunEnd({ events, store: done }, 'other', 'run-c', AbortSignal.timeout(10_000))).toEqual({ kind: 'missing' });
+  });
+
+  it('returns "aborted" when the caller gives up before the end', async () => {
+    const store = storeOf('run-d', run('run-d', 'success'));
+    const ac = new AbortController();
+    const waiting = waitForRunEnd({ events, store }, 'acme', 'run-d', ac.signal);
+    await store.read;
+    ac.abort();
+    expect(await waiting).toEqual({ kind: 'aborted' });
+  });
+});

@@ -1,0 +1,97 @@
+/** `runs.wait` and `join`: waiting for a run's end, pushed by the run-event stream (no polling). */
+import { UnavailableError } from '@agentloop/core';
+import type { RunEventStream } from '@agentloop/bus';
+import type { Store } from '@agentloop/store';
+import type { WaitResult } from '../run-service.js';
+import { isTerminal } from './cancellation.js';
+import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './event-cursor.js';
+
+/** How long errorFromLog waits for the next event of a log that already holds the run's end. */
+const LOG_IDLE_MS = 5_000;
+
+export interface WaitDeps {
+  events: RunEventStream;
+  store: Pick<Store, 'getRun'>;
+}
+
+/**
+ * Waits for the run's end: through the stream's live watch when it has one (cheaper, see
+ * waitByWatch), else — or when the watch has no verdict — by following the run's event log from
+ * its start, which also replays an end that happened before the wait began.
+ */
+export async function waitForRunEnd(deps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+  const watched = await waitByWatch(deps, tenantId, runId, signal);
+  if (watched) return watched;
+  const cursor = new EventCursor(deps.events, runId, 0, signal);
+  try {
+    const rec = await deps.store.getRun(tenantId, runId);
+    if (!rec) return { kind: 'missing' };
+    if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
+    let error: RunErrorInfo | undefined;
+    let sawEnd = false;
+    for (;;) {
+      const ev = await cursor.next();
+      if (ev === undefined || ev === 'idle') break;
+      if (ev.event === 'error') error = parseErrorEvent(ev.dataJson);
+      if (ev.event === 'end') {
+        sawEnd = true;
+        break;
+      }
+    }
+    if (!sawEnd && signal.aborted) return { kind: 'aborted' };
+    const run = await deps.store.getRun(tenantId, runId);
+    if (!run) return { kind: 'missing' };
+    if (!sawEnd && !isTerminal(run.status)) {
+      throw new UnavailableError(`The event stream of run ${runId} closed before the run finished; join it again.`);
+    }
+    return { kind: 'finished', run, error: error ?? errorFromRecord(run) };
+  } finally {
+    cursor.close();
+  }
+}
+
+/**
+ * The run's end through RunEventStream.watchEnd (JetStream: a core NATS subscription instead of
+ * a consumer created, pulled and deleted per wait — issue 9, bench/throughput "Cluster mode").
+ * The watch is live before the record is read, and the end event is published only after the
+ * record says the run ended, so an end is either in the record or seen by the watch. Undefined
+ * when it has no verdict: no watch, or the connection dropped (events may be lost). A failed run
+ * whose `error` event was published before the watch started has it read from the log (its type).
+ */
+async function waitByWatch(deps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult | undefined> {
+  if (!deps.events.watchEnd) return undefined;
+  const watch = deps.events.watchEnd(runId, signal);
+  try {
+    await watch.ready;
+    const rec = await deps.store.getRun(tenantId, runId);
+    if (!rec) return { kind: 'missing' };
+    if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
+    const r = await watch.done;
+    if (r.kind === 'aborted') return { kind: 'aborted' };
+    if (r.kind === 'lost') return undefined;
+    const run = await deps.store.getRun(tenantId, runId);
+    if (!run) return { kind: 'missing' };
+    if (r.errorJson !== undefined) return { kind: 'finished', run, error: parseErrorEvent(r.errorJson) };
+    if (run.status !== 'error' && run.status !== 'timeout') return { kind: 'finished', run, error: undefined };
+    return { kind: 'finished', run, error: (await errorFromLog(deps.events, runId, signal)) ?? errorFromRecord(run) };
+  } finally {
+    watch.close();
+  }
+}
+
+/** The `error` event of a run whose `end` is in its log already (undefined: none). */
+async function errorFromLog(events: RunEventStream, runId: string, signal: AbortSignal): Promise<RunErrorInfo | undefined> {
+  const cursor = new EventCursor(events, runId, 0, signal);
+  try {
+    let error: RunErrorInfo | undefined;
+    for (;;) {
+      // The log is complete up to `end`: silence means it was purged meanwhile (thread deleted).
+      const ev = await cursor.next(LOG_IDLE_MS);
+      if (ev === undefined || ev === 'idle') return error;
+      if (ev.event === 'error') error = parseErrorEvent(ev.dataJson);
+      if (ev.event === 'end') return error;
+    }
+  } finally {
+    cursor.close();
+  }
+}
