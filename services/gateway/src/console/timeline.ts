@@ -25,8 +25,22 @@ export interface RunTimeline {
 
 /** Tool results and model text are cut to this many characters: the timeline is an overview. */
 const PREVIEW_CHARS = 2_000;
+/** A message content's text: text parts as they are, media parts (images, audio) as a short label, never their base64. */
+export function contentText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (!Array.isArray(v)) return JSON.stringify(v);
+  return v
+    .map((part: unknown) => {
+      if (typeof part === 'string') return part;
+      const p = (part ?? {}) as { type?: unknown; text?: unknown; mimeType?: unknown; mime_type?: unknown };
+      if (p.type === 'text' && typeof p.text === 'string') return p.text;
+      const mime = typeof p.mimeType === 'string' ? p.mimeType : typeof p.mime_type === 'string' ? p.mime_type : undefined;
+      return `[${typeof p.type === 'string' ? p.type : 'part'}${mime ? `: ${mime}` : ''}]`;
+    })
+    .join('\n');
+}
 const preview = (v: unknown): string => {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  const s = contentText(v);
   return s.length > PREVIEW_CHARS ? `${s.slice(0, PREVIEW_CHARS)}…` : s;
 };
 const iso = (ms: number) => new Date(ms).toISOString();
