@@ -1,19 +1,10 @@
 /**
  * Images and audio passed back with a result for a model that takes them (ExecuteToolResponse.media,
- * issue 14): which parts become blocks, the per-block and per-result caps, and the reply over the
- * memory bus from a real MCP server (the echo server's `picture`).
+ * issue 14): which parts become blocks, and the per-block and per-result caps. The reply over the
+ * bus from a real MCP server is in service.content.test.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Headers, MemoryBus, type Bus } from '@agentloop/bus';
-import { silentLogger } from '@agentloop/core';
-import { ExecuteToolRequestSchema, ExecuteToolResponseSchema, create, fromBinary, toBinary } from '@agentloop/proto';
-import { loadMcpBrokerConfig, parseMcpFile } from './config.js';
+import { describe, expect, it } from 'vitest';
 import { resultMedia } from './media.js';
-import { MCP_SUBJECTS, createMcpBroker, type McpBroker } from './service.js';
-import { ECHO_SERVER_SCRIPT, serverCommand } from './testing/index.js';
 
 const b64 = (bytes: number, fill = 1) => Buffer.alloc(bytes, fill).toString('base64');
 
@@ -62,61 +53,5 @@ describe('resultMedia', () => {
       omitted: 1,
     });
     expect(resultMedia(undefined, undefined, limits)).toEqual({ blocks: [], omitted: 0 });
-  });
-});
-
-describe('ExecuteToolResponse.media over the bus', () => {
-  let dir: string;
-  let bus: Bus;
-  let broker: McpBroker | undefined;
-  beforeEach(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mcp-media-'));
-    bus = new MemoryBus();
-  });
-  afterEach(async () => {
-    await broker?.stop();
-    broker = undefined;
-    await bus.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  const echo = serverCommand(ECHO_SERVER_SCRIPT);
-  async function picture(env: Record<string, string>, threadId: string) {
-    broker = await createMcpBroker({
-      bus,
-      logger: silentLogger(),
-      config: loadMcpBrokerConfig({ MCP_CALL_TIMEOUT_MS: '20000', WORKSPACE_ROOT: path.join(dir, 'workspaces'), ...env }),
-      file: parseMcpFile(`servers:\n  echo: { command: ${JSON.stringify(echo.command)}, args: ${JSON.stringify(echo.args)}, always_available: true }\n`),
-      env: { PATH: process.env.PATH },
-    });
-    await broker.start();
-    const req = create(ExecuteToolRequestSchema, { tenantId: 'acme', threadId, toolName: 'echo_picture', argsJson: '{}', runId: 'run-1', toolCallId: 'c1' });
-    const reply = await bus.request(MCP_SUBJECTS.toolsExecute, toBinary(ExecuteToolRequestSchema, req), {
-      timeoutMs: 30_000,
-      headers: { [Headers.tenant]: 'acme' },
-    });
-    return fromBinary(ExecuteToolResponseSchema, reply.data);
-  }
-
-  it("carries the picture's PNG bytes and saved path beside the text naming the file", async () => {
-    const res = await picture({}, 'thread-1');
-    expect(res.content).toContain('[image saved to outputs/mcp/echo-picture-1.png (image/png, 70 bytes)]');
-    expect(res.media).toHaveLength(1);
-    const [m] = res.media;
-    expect({ kind: m!.kind, mimeType: m!.mimeType, savedPath: m!.savedPath, bytes: m!.data.length }).toEqual({
-      kind: 'image',
-      mimeType: 'image/png',
-      savedPath: 'outputs/mcp/echo-picture-1.png',
-      bytes: 70,
-    });
-    expect(Buffer.from(m!.data).subarray(1, 4).toString('latin1')).toBe('PNG');
-  });
-
-  it('sends no media when MCP_MAX_RESULT_MEDIA_BYTES is 0; without a thread the block is not saved but still sent', async () => {
-    expect((await picture({ MCP_MAX_RESULT_MEDIA_BYTES: '0' }, 'thread-1')).media).toEqual([]);
-    await broker?.stop();
-    broker = undefined;
-    const unsaved = await picture({}, '');
-    expect(unsaved.media.map((m) => [m.mimeType, m.savedPath, m.data.length])).toEqual([['image/png', '', 70]]);
   });
 });

@@ -41,11 +41,11 @@ const echo = serverCommand(ECHO_SERVER_SCRIPT);
 const stdio = (env: Record<string, string> = {}) =>
   `{ command: ${JSON.stringify(echo.command)}, args: ${JSON.stringify(echo.args)}, env: ${JSON.stringify(env)}`;
 
-async function setup(yaml: string): Promise<McpBroker> {
+async function setup(yaml: string, env: Record<string, string> = {}): Promise<McpBroker> {
   broker = await createMcpBroker({
     bus,
     logger: silentLogger(),
-    config: loadMcpBrokerConfig({ MCP_CALL_TIMEOUT_MS: '20000', WORKSPACE_ROOT: path.join(dir, 'workspaces') }),
+    config: loadMcpBrokerConfig({ MCP_CALL_TIMEOUT_MS: '20000', WORKSPACE_ROOT: path.join(dir, 'workspaces'), ...env }),
     file: parseMcpFile(yaml),
     env: { PATH: process.env.PATH },
   });
@@ -89,6 +89,25 @@ describe('MCP results with images', () => {
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     expect(png.length).toBe(70);
     expect((await call('echo_picture', {}, 'thread-1')).content).toContain('[image saved to outputs/mcp/echo-picture-2.png (image/png, 70 bytes)]');
+  });
+
+  it("carries the picture's PNG bytes and saved path in `media` beside the text naming the file", async () => {
+    await setup(`servers:\n  echo: ${stdio()} }\n`);
+    const res = await call('echo_picture', {}, 'thread-1');
+    expect(res.content).toContain('[image saved to outputs/mcp/echo-picture-1.png (image/png, 70 bytes)]');
+    expect(res.media.map((m) => ({ kind: m.kind, mimeType: m.mimeType, savedPath: m.savedPath, bytes: m.data.length }))).toEqual([
+      { kind: 'image', mimeType: 'image/png', savedPath: 'outputs/mcp/echo-picture-1.png', bytes: 70 },
+    ]);
+    expect(Buffer.from(res.media[0]!.data).subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+
+  it('sends no media when MCP_MAX_RESULT_MEDIA_BYTES is 0; without a thread the block is not saved but still sent', async () => {
+    await setup(`servers:\n  echo: ${stdio()} }\n`, { MCP_MAX_RESULT_MEDIA_BYTES: '0' });
+    expect((await call('echo_picture', {}, 'thread-1')).media).toEqual([]);
+    await broker?.stop();
+    await setup(`servers:\n  echo: ${stdio()} }\n`);
+    const unsaved = await call('echo_picture', {}, '');
+    expect(unsaved.media.map((m) => [m.mimeType, m.savedPath, m.data.length])).toEqual([['image/png', '', 70]]);
   });
 });
 
