@@ -13,7 +13,7 @@ import { ConfigError, createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
-import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
+import { createSqliteStore, openCheckpointSqlite } from '@agentloop/store';
 import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
 import { createThreadCheckpoints, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
@@ -92,7 +92,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
-  const checkpointer = new SqliteSaver(openCachedSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+  const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
 
   // The services that execute runs: in this thread, or (EMBEDDED_THREADS=orchestrator) in a worker
   // thread of their own with its own connections to the same files (orchestrator-thread.ts).

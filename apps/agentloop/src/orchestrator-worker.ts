@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
 import { adoptLiveOwner, SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
-import { createSqliteStore, openCachedSqlite } from '@agentloop/store';
+import { createSqliteStore, openCheckpointSqlite } from '@agentloop/store';
 import { loadGatewayConfig } from '@agentloop/gateway';
 import { announcingQueue, wakeOnAnnouncement } from './queue-wake.js';
 import { startRunServices } from './run-services.js';
@@ -40,7 +40,7 @@ const webhookQueue = queues.queue('webhooks', { logger: loggerFor('orchestrator'
 wakeOnAnnouncement(control, [runs]);
 const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('orchestrator') });
 const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
-const checkpointer = new SqliteSaver(openCachedSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
 
 const services = await startRunServices({
   env,

@@ -1,11 +1,11 @@
 /**
  * Embedded mode's checkpointer is LangGraph's SqliteSaver over a database whose statements are
- * cached (openCachedSqlite): LangGraph's official conformance suite proves the cache changes
+ * cached (openCheckpointSqlite): LangGraph's official conformance suite proves the cache changes
  * nothing it can observe. Each checkpointer gets its own in-memory database.
  */
 import * as vitest from 'vitest';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { openCachedSqlite } from '@agentloop/store';
+import { openCheckpointSqlite } from '@agentloop/store';
 
 /**
  * SqliteSaver itself (without the cache too) stores every channel value in each checkpoint rather
@@ -27,7 +27,7 @@ const { validate } = await import('@langchain/langgraph-checkpoint-validation');
 validate({
   checkpointerName: 'SqliteSaver (cached statements)',
   async createCheckpointer() {
-    return new SqliteSaver(openCachedSqlite(':memory:'));
+    return new SqliteSaver(openCheckpointSqlite(':memory:'));
   },
   async destroyCheckpointer(saver: SqliteSaver) {
     saver.db.close();

@@ -77,7 +77,7 @@ export {
   type LifecycleSubscriber,
 } from './run-lifecycle.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite.js';
-export { cachePreparedStatements, openCachedSqlite } from './statement-cache.js';
+export { cachePreparedStatements, openCheckpointSqlite } from './statement-cache.js';
 export { createMysqlStore, type MysqlStoreOptions } from './mysql.js';
 export { createStore, type CreateStoreOptions } from './create-store.js';
 export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';

@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { cachePreparedStatements } from './statement-cache.js';
+import { cachePreparedStatements, openCheckpointSqlite } from './statement-cache.js';
 
 describe('cachePreparedStatements', () => {
   it('returns the same statement for the same SQL, and results stay right', () => {
@@ -38,5 +41,21 @@ describe('cachePreparedStatements', () => {
     db.prepare('SELECT 3'); // evicts SELECT 2
     expect(db.prepare('SELECT 1')).toBe(a);
     db.close();
+  });
+});
+
+describe('openCheckpointSqlite', () => {
+  it("opens the checkpoint file with the store's durability settings (WAL, synchronous NORMAL, busy timeout)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-checkpoints-'));
+    try {
+      const db = openCheckpointSqlite(path.join(dir, 'checkpoints.sqlite'), 1234);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL; SQLite's default is FULL (2)
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+      expect(db.prepare('SELECT 1')).toBe(db.prepare('SELECT 1'));
+      db.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -37,9 +37,23 @@ export function cachePreparedStatements(db: BetterSqlite3.Database, maxSize = DE
 }
 
 /**
- * Opens a SQLite file for a component that prepares its statements per call (LangGraph's
- * SqliteSaver in embedded mode) with those statements cached.
+ * Opens the embedded checkpoint database (LangGraph's SqliteSaver, which prepares its statements
+ * per call) with those statements cached and the same durability settings as the store and the
+ * queue: WAL, `synchronous = NORMAL`, a busy timeout.
+ *
+ * SqliteSaver itself only switches to WAL, leaving SQLite's default `synchronous = FULL`: an fsync
+ * of the WAL on every commit, ~0.25 ms of this machine's main thread per checkpoint write, and a
+ * run writes ~11 of them (issue 9, bench/throughput README). With NORMAL in WAL mode a commit
+ * survives the process being killed (it is in the OS's page cache before `run` returns); only an OS
+ * crash or power loss can drop the last commits, never corrupt the file — and the store and the
+ * queue, written in the same steps, already run that way, so FULL here bought no consistent state.
+ * The busy timeout matters when a second connection of this process writes the file
+ * (`EMBEDDED_THREADS=orchestrator`: the gateway rolls checkpoints back while the worker writes).
  */
-export function openCachedSqlite(file: string): BetterSqlite3.Database {
-  return cachePreparedStatements(new BetterSqlite3(file));
+export function openCheckpointSqlite(file: string, busyTimeoutMs = 5000): BetterSqlite3.Database {
+  const db = new BetterSqlite3(file);
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  if (file !== ':memory:') db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  return cachePreparedStatements(db);
 }

@@ -1,0 +1,83 @@
+/**
+ * What one embedded run does, counted rather than timed (issue 9): N sequential `runs.wait` runs
+ * against AgentLoop embedded started in this process, and per run the SQLite statements executed
+ * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
+ * do not depend on what else runs on the machine; they show which work a change removed.
+ *
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
+import { checkValues, runConfig, sdkClient } from './load.js';
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' }, top: { type: 'string', default: '40' } } });
+const runs = Number(args.runs);
+
+const counts = new Map<string, number>();
+let counting = false;
+const count = (key: string): void => {
+  if (counting) counts.set(key, (counts.get(key) ?? 0) + 1);
+};
+
+// Every statement of every connection: better-sqlite3's Statement methods live on one prototype.
+const probe = new BetterSqlite3(':memory:');
+const stmtProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+probe.close();
+for (const method of ['run', 'get', 'all', 'iterate'] as const) {
+  const original = stmtProto[method]!;
+  stmtProto[method] = function (this: { source: string; database: { name: string } }, ...a: unknown[]) {
+    count(`sql ${path.basename(this.database.name)}: ${this.source.replace(/\s+/g, ' ').trim().slice(0, 90)}`);
+    return original.apply(this, a);
+  };
+}
+const dbProto = BetterSqlite3.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+for (const method of ['exec', 'pragma'] as const) {
+  const original = dbProto[method]!;
+  dbProto[method] = function (this: { name: string }, ...a: unknown[]) {
+    count(`sql ${path.basename(this.name)}: ${method} ${String(a[0]).replace(/\s+/g, ' ').slice(0, 80)}`);
+    return original.apply(this, a);
+  };
+}
+// Filesystem calls through fs.promises and the synchronous API.
+for (const [api, label] of [
+  [fs.promises as unknown as Record<string, unknown>, 'fs.promises'],
+  [fs as unknown as Record<string, unknown>, 'fs'],
+] as const) {
+  for (const name of Object.keys(api)) {
+    const fn = api[name];
+    if (typeof fn !== 'function' || /^[A-Z]/.test(name) || name === 'constants' || name.startsWith('watch')) continue;
+    api[name] = function (this: unknown, ...a: unknown[]) {
+      count(`${label}.${name}`);
+      return (fn as (...x: unknown[]) => unknown).apply(this, a);
+    };
+  }
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-embedded-cost-'));
+const { startEmbedded } = await import('@agentloop/agentloop-app');
+const server = await startEmbedded({
+  port: 0,
+  env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', ALLOW_SCRIPTED_MODEL: 'true', LOG_LEVEL: 'warn' },
+});
+const client = sdkClient(server.url);
+const input = { messages: [{ role: 'user', content: 'What time is it?' }] };
+const one = async (): Promise<void> => {
+  const thread = await client.threads.create();
+  checkValues(await client.runs.wait(thread.thread_id, 'agent', { input, config: runConfig(0) }));
+};
+for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migrations
+await new Promise((r) => setTimeout(r, 300));
+counting = true;
+for (let i = 0; i < runs; i++) await one();
+await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
+counting = false;
+await server.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
+
+const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+const total = (prefix: string) => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
+console.log(`${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls`);
+for (const [key, c] of rows.slice(0, Number(args.top))) console.log(`${(c / runs).toFixed(2).padStart(7)}  ${key}`);
