@@ -222,12 +222,12 @@ export function runsTests(t: Target): void {
     expect(texts(resumed).at(-1)).toBe('After the pause.');
   });
 
-  it('interruptAfter agent: the run stops after the agent node, with the approval check next', async () => {
+  it('interruptAfter agent: the run stops after the agent node, with the (already judged) tool calls next', async () => {
     const { thread_id: tid } = await t.client.threads.create();
     await t.client.runs.wait(tid, 'agent', { input: ask('write a note'), config: scripted(TOOL_TURNS('unused')), interruptAfter: ['agent'] });
     const state = await t.client.threads.getState(tid);
-    // The agent graph judges every tool call (approve node) before the tools node runs it.
-    expect(state.next).toEqual(['approve']);
+    // The agent step judges its tool calls with the approval service in the same step (issue 9), so the tools node is next.
+    expect(state.next).toEqual(['tools']);
     expect((state.values as Values).messages.map((m) => m.type)).toEqual(['human', 'ai']);
     expect((await t.client.threads.get(tid)).status).toBe('interrupted');
     const bad = await fetch(`${t.url}/threads/${tid}/runs`, {

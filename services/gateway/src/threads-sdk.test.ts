@@ -50,7 +50,9 @@ describe('threads.count', () => {
     expect(await acme.threads.count({ metadata: { tag, n: 2 } })).toBe(1);
     expect(await acme.threads.count({ metadata: { tag, n: '2' } })).toBe(0);
     expect(await other.threads.count({ metadata: { tag } })).toBe(1);
-    await acme.threads.updateState(a.thread_id, { values: { max_loops: 7 }, asNode: 'agent' });
+    // As the tools node: the agent runs next, so the thread is no longer idle (an update as the agent
+    // without tool calls leaves nothing to run: a final answer goes to END).
+    await acme.threads.updateState(a.thread_id, { values: { max_loops: 7 }, asNode: 'tools' });
     expect(await acme.threads.count({ metadata: { tag }, values: { max_loops: 7 } })).toBe(1);
     expect(await acme.threads.count({ metadata: { tag }, status: 'idle' })).toBe(2);
   });

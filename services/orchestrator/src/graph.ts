@@ -1,5 +1,6 @@
 /**
- * The agent loop (seed 000 §1.1–1.4): START → (compact | agent) ; agent ⇄ tools → finalize → END.
+ * The agent loop (seed 000 §1.1–1.4): START → (compact | agent) ; agent ⇄ tools ; agent → END, or
+ * → finalize → END when forced.
  * This file only wires the graph; state and types are in graph/state.ts, each node in
  * graph/nodes/, the routers in graph/edges.ts. It also remains the import path the rest of the
  * repository uses for all of them.
@@ -7,13 +8,17 @@
  * - agent: routes to a model slot, builds the system prompt (base, time, summaries, todo and
  *   @mention reminders) on every call without storing it, windows the history, compacts
  *   automatically past the token budget, and calls the model with the visible tools.
- * - approve / await_approval: the approval service's verdicts, then a human's decisions.
+ *   After a model answer with bus tool calls it also asks the approval service's verdicts (issue 9:
+ *   checkpointed with the answer, no step of their own).
+ * - approve: the same verdicts for calls the agent step did not judge (a client-written history, a
+ *   checkpoint taken before it asked); await_approval: a human's decisions.
  * - tools: todo_write / todo_read run here (they change graph state); every other call goes over
  *   the bus to tool-runner, in parallel; failures become "Error:" ToolMessages.
  * - elicit: an MCP server asked the user's input during a call: an interrupt, then the call runs again
  *   with the answer (graph/elicitation.ts).
  * - delegate / human: delegate_task and ask_human, each suspending the run with an interrupt.
- * - finalize: when forced, answers pending tool calls (so history stays valid) and explains why it stopped.
+ * - finalize: only when forced (loop limit, repeated call): answers the pending tool calls (so history
+ *   stays valid) and explains why it stopped. A model's final answer goes straight to END.
  */
 import { END, START, StateGraph } from '@langchain/langgraph';
 import { installLightRunContext } from './langchain-context.js';
@@ -61,7 +66,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addNode('finalize', finalizeNode(deps, shared))
     .addConditionalEdges(START, routeStart, ['compact', 'agent'])
     .addEdge('compact', END)
-    .addConditionalEdges('agent', routeAfterAgent(deps), ['tools', 'approve', 'finalize'])
+    .addConditionalEdges('agent', routeAfterAgent(deps), ['tools', 'approve', 'await_approval', 'finalize', END])
     .addEdge('await_approval', 'tools')
     .addConditionalEdges('tools', routeAfterTools(deps), ['elicit', 'delegate', 'human', 'agent'])
     .addEdge('elicit', 'tools')

@@ -162,6 +162,9 @@ describe('assistants through the SDK', () => {
     const graph = await acme.assistants.getGraph(a.assistant_id, { xray: true });
     expect(graph.nodes.map((n) => n.id)).toEqual(expect.arrayContaining(['__start__', 'agent', 'approve', 'await_approval', 'tools', 'finalize', '__end__']));
     expect(graph.edges).toContainEqual(expect.objectContaining({ source: 'approve', target: 'await_approval', conditional: true }));
+    // The agent step writes its calls' verdicts and may end the run itself (issue 9: no approve or finalize step in between).
+    expect(graph.edges).toContainEqual(expect.objectContaining({ source: 'agent', target: 'await_approval', conditional: true }));
+    expect(graph.edges).toContainEqual(expect.objectContaining({ source: 'agent', target: '__end__', conditional: true }));
     expect(await acme.assistants.getSubgraphs(a.assistant_id)).toEqual({});
   });
 });

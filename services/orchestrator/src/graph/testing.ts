@@ -10,6 +10,7 @@ import { EMPTY_RUN_USAGE, ZERO_USAGE } from '../usage.js';
 import { ScriptedChatModel } from '../models/scripted.js';
 import { nodeShared, type NodeShared } from './shared.js';
 import { AgentState, type AgentGraphDeps, type AgentStateType, type RunContext } from './state.js';
+import type { ApprovalCall, ApprovalVerdict } from '../approval-client.js';
 
 export const RUN_ID = 'r1';
 
@@ -67,4 +68,23 @@ export function aloneInGraph(node: (state: AgentStateType, config: LangGraphRunn
     .addEdge('node', END)
     .compile({ checkpointer: new MemorySaver() });
   return { graph, config: { configurable: { thread_id: 'alone', run_id: RUN_ID } } };
+}
+
+/** An approval service answering from a table by tool name, recording what it is told. */
+export function fakeApprovals(verdicts: Record<string, ApprovalVerdict['action'] | Error>) {
+  const checked: ApprovalCall[] = [];
+  const recorded: Array<{ tool: string; decision: string; by: string }> = [];
+  return {
+    checked,
+    recorded,
+    async check(call: ApprovalCall): Promise<ApprovalVerdict> {
+      checked.push(call);
+      const v = verdicts[call.toolName] ?? 'allow';
+      if (v instanceof Error) throw v;
+      return { action: v, reason: `because ${call.toolName}`, risk_level: 'medium', rule: 'r1' };
+    },
+    async record(call: ApprovalCall, _v: ApprovalVerdict, decision: string, by: string) {
+      recorded.push({ tool: call.toolName, decision, by });
+    },
+  };
 }

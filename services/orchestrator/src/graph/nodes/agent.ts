@@ -26,9 +26,11 @@ import { allowedSkills, offeredTools } from '../../agent-config.js';
 import { runPolicy } from '../../environments.js';
 import { activeSkills, scopeSkillTool, skillsCatalogSection, toolAllowed, toolRestriction } from '../../skill-policy.js';
 import { ctxOf, type NodeShared, type RunContextDeps } from '../shared.js';
-import type { AgentGraphDeps, AgentStateType, RunContext } from '../state.js';
+import { judgedCalls, judgeToolCalls } from '../approval-verdicts.js';
+import { forcedStop } from '../edges.js';
+import type { AgentGraphDeps, AgentStateType, AgentUpdate, ApprovalEntry, RunContext } from '../state.js';
 
-export type AgentDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'skills' | 'delegation' | 'systemPrompt'>;
+export type AgentDeps = RunContextDeps & Pick<AgentGraphDeps, 'tools' | 'skills' | 'delegation' | 'systemPrompt' | 'approvals'>;
 
 /** What the model is sent: the system prompt (rebuilt every call, never stored) and the history window. */
 export interface ModelInput {
@@ -312,5 +314,29 @@ async function agentStep(deps: AgentDeps, shared: NodeShared, state: AgentStateT
   meter.record(usageOf(ai));
   ctx.logger.debug({ slot: resolved.label, reason: decision.reason, tools: tools.visible.length, history: next.history.length }, 'model call');
   const out: BaseMessage[] = rewrite ? [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...rewrite, ai] : [ai];
-  return { messages: out, loops: state.loops + 1, ...meter.update(ctx.runId) };
+  const approvals = await verdictsFor(deps, ctx, state, [...messages, ai]);
+  return {
+    messages: out,
+    loops: state.loops + 1,
+    ...meter.update(ctx.runId),
+    ...(approvals ? { approvals } : {}),
+    // The model answered, so no earlier stop reason holds any more (a command resuming a run that
+    // stopped keeps the old value otherwise); a run that ends with this answer goes straight to END.
+    ...(state.finalize_reason !== null ? { finalize_reason: null } : {}),
+  } satisfies AgentUpdate;
+}
+
+/**
+ * Seed 001 §7.3 in the agent step: the verdicts on the bus tool calls of the model's answer, asked
+ * here so they are checkpointed with the answer in one superstep (issue 9) rather than by an
+ * approve step of their own. Undefined when there is nothing to ask: approvals off, no bus calls,
+ * or calls that will not run (loop limit, repeated call: finalize answers them). A crash before
+ * this step's checkpoint re-runs the whole step — the model is called again and the new calls are
+ * judged again (a denial may then be audited twice, as when the approve step re-ran) — and no call
+ * runs without the verdicts of the checkpoint it is read from.
+ */
+async function verdictsFor(deps: AgentDeps, ctx: RunContext, state: AgentStateType, next: BaseMessage[]): Promise<Record<string, ApprovalEntry> | undefined> {
+  const calls = (next.at(-1) as AIMessage).tool_calls ?? [];
+  if (!deps.approvals || judgedCalls(calls).length === 0 || forcedStop(next, state.loops + 1, state.max_loops)) return undefined;
+  return judgeToolCalls({ approvals: deps.approvals, tools: deps.tools }, ctx, calls, state.parent_context !== null);
 }

@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Command } from '@langchain/langgraph';
-import type { ApprovalCall, ApprovalVerdict } from '../../approval-client.js';
-import { aiCalling, config, fakeCtx, runContextOf, sharedEn, stateOf } from '../testing.js';
+import { aiCalling, config, fakeApprovals, fakeCtx, runContextOf, sharedEn, stateOf } from '../testing.js';
 import type { ApprovalEntry } from '../state.js';
 import { approveNode, type ApproveDeps } from './approve.js';
-
-/** An approval service answering from a table by tool name, recording what it is told. */
-function fakeApprovals(verdicts: Record<string, ApprovalVerdict['action'] | Error>) {
-  const checked: ApprovalCall[] = [];
-  const recorded: Array<{ tool: string; decision: string; by: string }> = [];
-  return {
-    checked,
-    recorded,
-    async check(call: ApprovalCall): Promise<ApprovalVerdict> {
-      checked.push(call);
-      const v = verdicts[call.toolName] ?? 'allow';
-      if (v instanceof Error) throw v;
-      return { action: v, reason: `because ${call.toolName}`, risk_level: 'medium', rule: 'r1' };
-    },
-    async record(call: ApprovalCall, _v: ApprovalVerdict, decision: string, by: string) {
-      recorded.push({ tool: call.toolName, decision, by });
-    },
-  };
-}
 
 const result = (cmd: unknown) => {
   const c = cmd as Command;

@@ -1,108 +1,24 @@
 import { Command, type LangGraphRunnableConfig } from '@langchain/langgraph';
-import { errorMessage } from '@agentloop/core';
-import { isLocalTool } from '../../local-tools.js';
-import { tightenVerdict } from '../../agent-config.js';
-import { runPolicy } from '../../environments.js';
-import { MCP_PROVIDER } from '../../tool-client.js';
-import { sharedToolCallIds } from '../../tool-call-ids.js';
+import { awaitsHuman, judgeToolCalls, type VerdictDeps } from '../approval-verdicts.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
-import type { AgentGraphDeps, AgentStateType, ApprovalEntry, RunContext } from '../state.js';
+import type { AgentGraphDeps, AgentStateType } from '../state.js';
 
-/** The argument naming the file a tool writes, for tools whose approval depends on where it lands. */
-const PATH_ARGS: Readonly<Record<string, string>> = { write_file: 'file_path' };
-/** How much of a file's end an append's approval sees (CheckApprovalRequest.preceding_text). */
-const APPEND_CONTEXT_BYTES = 4096;
-
-export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools: Pick<AgentGraphDeps['tools'], 'inspectPath' | 'providerOf'> };
-
-/** The approval service's view of a tool call; await_approval records decisions with the same one. */
-export const approvalCall = (ctx: RunContext, tc: { id?: string; name: string; args: unknown }, subagent: boolean) => ({
-  tenantId: ctx.tenantId,
-  threadId: ctx.threadId,
-  runId: ctx.runId,
-  toolCallId: tc.id ?? '',
-  toolName: tc.name,
-  args: tc.args,
-  subagent,
-});
+export type ApproveDeps = RunContextDeps & { approvals?: AgentGraphDeps['approvals']; tools?: VerdictDeps['tools'] };
 
 /**
- * What the rules need besides the arguments for calls that name a file: where the path really
- * lands (an absolute spelling of uploads/x is uploads/x) and, for an append, the end of the file
- * it extends (a secret split across two appends is seen whole). Asked of the tool-runner, which
- * resolves paths exactly as the write will. When it cannot say, the rules get nothing extra and
- * judge the raw path, failing closed on what they cannot place.
- */
-export async function approvalContext(
-  deps: { tools?: ApproveDeps['tools'] },
-  ctx: RunContext,
-  tc: { name: string; args: unknown },
-): Promise<{ resolvedPaths?: Record<string, string>; precedingText?: string }> {
-  const arg = PATH_ARGS[tc.name];
-  const args = (tc.args ?? {}) as Record<string, unknown>;
-  const raw = arg ? args[arg] : undefined;
-  const tools = deps.tools;
-  if (!arg || typeof raw !== 'string' || raw === '' || !tools?.inspectPath) return {};
-  const append = tc.name === 'write_file' && args.append === true;
-  try {
-    const seen = await tools.inspectPath(ctx.tenantId, ctx.workspaceThreadId ?? ctx.threadId, raw, { tailBytes: append ? APPEND_CONTEXT_BYTES : 0 });
-    if ('refused' in seen) return {}; // the tool refuses the path itself
-    return { resolvedPaths: { [arg]: seen.relativePath }, ...(append && seen.tail !== '' ? { precedingText: seen.tail } : {}) };
-  } catch (err) {
-    ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'path not inspected before approval; the rules judge the raw path');
-    return {};
-  }
-}
-
-/**
- * Seed 001 §7.3: asks the approval service about every bus tool call of the step (in parallel)
- * and stores the verdicts. Fails closed: a call without a verdict is not run. Calls the rules
- * deny are recorded in the audit trail. The run's agent configuration may only tighten a verdict
- * (`require_approval`, `skills`: agent-config.ts). Then: await_approval when a human must decide, else tools.
+ * Seed 001 §7.3 for the calls the agent step did not judge itself (it normally does, in the same
+ * step as the model's answer: agent.ts): a history a client wrote as the agent's
+ * (`as_node: "agent"`, which clears the verdicts: client-update.ts), a checkpoint taken before the
+ * agent step asked, a client's `goto`. Asks the approval service about every bus tool call of the
+ * latest AI message and stores the verdicts (approval-verdicts.ts), then: await_approval when a
+ * human must decide, else tools.
  */
 export function approveNode(deps: ApproveDeps, _shared: NodeShared) {
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
     const ctx = ctxOf(deps, config);
-    const policy = runPolicy(ctx);
-    const subagent = state.parent_context !== null;
-    const all = lastAi(state.messages)?.tool_calls ?? [];
-    // Calls sharing an id are never run (see tools); asking about them would only mix verdicts.
-    const shared = sharedToolCallIds(all);
-    const calls = all.filter((tc) => !isLocalTool(tc.name) && !shared.has(tc.id ?? ''));
-    const approvals: Record<string, ApprovalEntry> = {};
-    await Promise.all(
-      calls.map(async (tc) => {
-        const id = tc.id ?? '';
-        const call = approvalCall(ctx, tc, subagent);
-        let entry: ApprovalEntry;
-        try {
-          const verdict = await deps.approvals!.check({ ...call, ...(await approvalContext(deps, ctx, tc)) });
-          entry = { ...tightenVerdict(verdict, tc, policy, { mcp: deps.tools?.providerOf?.(tc.name) === MCP_PROVIDER }), tool: tc.name };
-        } catch (err) {
-          ctx.logger.error({ tool: tc.name, tool_call_id: id, err: errorMessage(err) }, 'no approval verdict; the call will not run');
-          approvals[id] = { action: 'unavailable', reason: errorMessage(err), risk_level: 'unspecified', rule: '', tool: tc.name, decision: 'unavailable' };
-          return;
-        }
-        // A delegated agent has no human to ask: what would need one is denied.
-        if (entry.action === 'deny' || (entry.action === 'require_approval' && subagent)) {
-          entry.decision = 'denied';
-          entry.by = 'rules';
-          await deps
-            .approvals!.record(
-              call,
-              { ...entry, action: entry.action },
-              'denied',
-              'rules',
-              subagent && entry.action === 'require_approval' ? 'delegated agent: no human to ask' : '',
-            )
-            .catch((err: unknown) => ctx.logger.warn({ tool: tc.name, err: errorMessage(err) }, 'denial not recorded in the audit trail'));
-        }
-        if (entry.action !== 'allow')
-          ctx.logger.info({ tool: tc.name, tool_call_id: id, action: entry.action, rule: entry.rule, risk: entry.risk_level }, 'tool call approval');
-        approvals[id] = entry;
-      }),
-    );
-    const waiting = Object.values(approvals).some((a) => a.action === 'require_approval' && a.decision === undefined);
-    return new Command({ update: { approvals }, goto: waiting ? 'await_approval' : 'tools' });
+    const calls = lastAi(state.messages)?.tool_calls ?? [];
+    // Approvals off (APPROVAL_MODE=off): nothing to ask; the tools node runs the calls unchecked.
+    const approvals = deps.approvals ? await judgeToolCalls({ approvals: deps.approvals, tools: deps.tools }, ctx, calls, state.parent_context !== null) : {};
+    return new Command({ update: { approvals }, goto: awaitsHuman(approvals) ? 'await_approval' : 'tools' });
   };
 }

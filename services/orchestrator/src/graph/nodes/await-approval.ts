@@ -4,9 +4,9 @@ import type { ApprovalVerdict, HumanDecision } from '../../approval-client.js';
 import { hitlRequest, parseApprovalResume } from '../../hitl.js';
 import { ctxOf, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import { TOOL_APPROVAL_INTERRUPT, type AgentGraphDeps, type AgentStateType, type ApprovalEntry, type RunContext } from '../state.js';
-import { approvalCall, approvalContext, type ApproveDeps } from './approve.js';
+import { approvalCall, approvalContext, type VerdictDeps } from '../approval-verdicts.js';
 
-type AwaitApprovalDeps = RunContextDeps & Pick<AgentGraphDeps, 'approvals'> & { tools?: ApproveDeps['tools'] };
+type AwaitApprovalDeps = RunContextDeps & Pick<AgentGraphDeps, 'approvals'> & { tools?: VerdictDeps['tools'] };
 
 /**
  * An `edit` decision: the edited call is checked by the approval service like any call before it

@@ -3,7 +3,11 @@ import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { ctxOf, detectRepeatedToolCall, lastAi, type NodeShared, type RunContextDeps } from '../shared.js';
 import type { AgentStateType, FinalizeReason } from '../state.js';
 
-/** When forced, answers the pending tool calls (so the history stays valid) and explains why the run stopped. */
+/**
+ * When forced, answers the pending tool calls (so the history stays valid) and explains why the run
+ * stopped. The router only comes here with pending calls (a final answer goes to END); without any
+ * (a client's `goto`) there is nothing to answer.
+ */
 export function finalizeNode(deps: RunContextDeps, shared: Pick<NodeShared, 'texts'>) {
   const { texts } = shared;
   return async (state: AgentStateType, config: LangGraphRunnableConfig) => {
