@@ -108,9 +108,9 @@ export class SqlStore implements Store {
     this.db = opts.db;
     this.migrateTimeoutMs = opts.migrateTimeoutMs ?? 60_000;
     const ctx: RepositoryContext = { db: opts.db, dialect: opts.dialect, now: opts.now ?? Date.now };
-    // One writer for the store: it remembers the SQLite busy timeout it swaps out around BEGIN IMMEDIATE.
+    // One writer for the store: every multi-statement write takes SQLite's lock up front through it.
     this.writer = new SqlWriter(opts.db, opts.dialect);
-    this.threads = new ThreadRepository(ctx);
+    this.threads = new ThreadRepository(ctx, this.writer);
     this.runs = new RunRepository(ctx);
     this.toolEffects = new ToolEffectRepository(ctx);
     this.uploads = new UploadRepository(ctx);

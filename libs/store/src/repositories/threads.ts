@@ -5,11 +5,15 @@
 import { AgentLoopError } from '@agentloop/core';
 import type { NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadSearch, ThreadStatus } from '../types.js';
 import type { RepositoryContext } from './context.js';
+import type { SqlWriter } from '../write-transaction.js';
 import { checkId, isDuplicateKey, toThread } from './rows.js';
 import { jsonKeyEquals } from './json-filter.js';
 
 export class ThreadRepository {
-  constructor(private readonly ctx: RepositoryContext) {}
+  constructor(
+    private readonly ctx: RepositoryContext,
+    private readonly writer: SqlWriter,
+  ) {}
 
   async create(t: NewThread): Promise<ThreadRecord> {
     checkId('tenantId', t.tenantId);
@@ -54,9 +58,13 @@ export class ThreadRepository {
       .execute();
   }
 
-  /** The thread with everything hanging off it (ledger, uploads, runs), in one transaction. */
+  /**
+   * The thread with everything hanging off it (ledger, uploads, runs), in one transaction — a
+   * write transaction, so on SQLite it holds the lock from its first statement (a deferred BEGIN
+   * would meet another connection's lock midway, where it cannot be waited for: sqlite-busy-wait.ts).
+   */
   async delete(tenantId: string, threadId: string): Promise<boolean> {
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return this.writer.writeTransaction(async (trx) => {
       await trx.deleteFrom('tool_effects').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('thread_uploads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
