@@ -27,15 +27,26 @@ function recordPath(workspaceRoot: string, runId: string): string {
  * artifacts can later be told apart without comparing clocks of different
  * machines. Written once per run (O_EXCL): a resumed run keeps its first record.
  * Returns whether this call wrote it.
+ *
+ * `opts.emptyWorkspace`: the caller has just created the workspace's folder
+ * (`WorkspaceManager.ensureCreated`), so the folders hold nothing and are not
+ * listed. Runs of one thread never overlap, so no other tool writes there
+ * between that creation and this record.
  */
-export async function recordRunStart(workspaceRoot: string, runId: string, folders: readonly string[]): Promise<boolean> {
+export async function recordRunStart(
+  workspaceRoot: string,
+  runId: string,
+  folders: readonly string[],
+  opts: { emptyWorkspace?: boolean } = {},
+): Promise<boolean> {
   const file = recordPath(workspaceRoot, runId);
   const dir = path.dirname(file);
-  await fs.mkdir(dir, { recursive: true });
-  if ((await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
+  // A folder this mkdir created is a plain one; one that was there may be a planted link.
+  const madeDir = (await fs.mkdir(dir, { recursive: true })) !== undefined;
+  if (!madeDir && (await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
-  const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
+  const { files } = opts.emptyWorkspace ? { files: [] } : await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
   const record: StartRecord = {
     run_id: runId,
     created_at: new Date().toISOString(),
@@ -50,9 +61,12 @@ export async function recordRunStart(workspaceRoot: string, runId: string, folde
     if (errnoCode(err) !== 'EEXIST') throw err;
     return false;
   } finally {
-    await fs.rm(temp, { force: true });
+    // unlink, not rm: rm looks at what the path is first, and this is the file just written.
+    await fs.unlink(temp).catch(() => undefined);
   }
-  await pruneRecords(dir);
+  // A folder created just now holds no old records to prune.
+  if (madeDir) notePruned(dir, Date.now());
+  else await pruneRecords(dir);
   return true;
 }
 
@@ -65,12 +79,16 @@ const lastPruned = new Map<string, number>();
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const PRUNED_REMEMBERED = 10_000;
 
-async function pruneRecords(dir: string): Promise<void> {
-  const now = Date.now();
-  if ((lastPruned.get(dir) ?? -Infinity) > now - PRUNE_EVERY_MS) return;
+function notePruned(dir: string, now: number): void {
   lastPruned.delete(dir);
   lastPruned.set(dir, now);
   if (lastPruned.size > PRUNED_REMEMBERED) lastPruned.delete(lastPruned.keys().next().value!);
+}
+
+async function pruneRecords(dir: string): Promise<void> {
+  const now = Date.now();
+  if ((lastPruned.get(dir) ?? -Infinity) > now - PRUNE_EVERY_MS) return;
+  notePruned(dir, now);
   const cutoff = now - RECORD_MAX_AGE_MS;
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     const p = path.join(dir, name);
