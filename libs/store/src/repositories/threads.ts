@@ -19,19 +19,20 @@ export class ThreadRepository {
     checkId('tenantId', t.tenantId);
     checkId('threadId', t.threadId);
     const now = this.ctx.now();
+    const row = {
+      tenant_id: t.tenantId,
+      thread_id: t.threadId,
+      created_at: now,
+      updated_at: now,
+      status: 'idle',
+      metadata: JSON.stringify(t.metadata ?? {}),
+      state_values: null,
+    };
     try {
-      await this.ctx.db
-        .insertInto('threads')
-        .values({
-          tenant_id: t.tenantId,
-          thread_id: t.threadId,
-          created_at: now,
-          updated_at: now,
-          status: 'idle',
-          metadata: JSON.stringify(t.metadata ?? {}),
-          state_values: null,
-        })
-        .execute();
+      await this.ctx.db.insertInto('threads').values(row).execute();
+      // Inserted: the thread is what was written, no need to read it back (a statement less per
+      // new thread, issue 9). A run admitted on it meanwhile changes it after its creation.
+      return toThread({ ...row, active_run_id: null });
     } catch (err) {
       // Plain INSERT, duplicate caught (not INSERT IGNORE, which would also hide truncation on MySQL).
       if (!isDuplicateKey(err)) throw err;
