@@ -551,18 +551,9 @@ export class RunLifecycle<C = unknown> {
       }
       return { kind: 'already_ended', run };
     }
+    if (this.store.dialect === 'sqlite') return this.releaseSqlite(db, req, run, now, values);
     // The thread's oldest deferred run, read before the thread is handed over (locked on MySQL).
-    let q = db
-      .selectFrom('runs')
-      .selectAll()
-      .where('tenant_id', '=', req.tenantId)
-      .where('thread_id', '=', run.threadId)
-      .where('deferred', '=', 1)
-      .where('status', '=', 'pending')
-      .orderBy('seq')
-      .limit(1);
-    if (this.store.dialect === 'mysql') q = q.forUpdate();
-    const next = await q.executeTakeFirst();
+    const next = await this.oldestDeferred(db, req.tenantId, run.threadId).forUpdate().executeTakeFirst();
     const threadStatus = next ? 'busy' : threadStatusAfter(req.status, req.waitsForHuman);
     const released = await db
       .updateTable('threads')
@@ -574,6 +565,65 @@ export class RunLifecycle<C = unknown> {
     if (released.numUpdatedRows === 0n) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
     if (!next) return { kind: 'ended', run, threadStatus, promoted: undefined };
     await db.updateTable('runs').set({ deferred: 0, updated_at: now }).where('tenant_id', '=', req.tenantId).where('run_id', '=', next.run_id).execute();
+    return this.promotedEnd(run, threadStatus, next, now);
+  }
+
+  /**
+   * SQLite's release of the thread by an ended run: one UPDATE hands the thread to its oldest
+   * deferred run or frees it, picking that run in a subquery and returning whom it chose, so the
+   * common end (no run waiting) is one statement where a read and an update were two (issue 9).
+   * The transaction holds SQLite's write lock (BEGIN IMMEDIATE): nothing changes between the
+   * subquery and the update, as the read before it (MySQL's, under FOR UPDATE) guarantees.
+   */
+  private async releaseSqlite(
+    db: Kysely<Database>,
+    req: EndRequest,
+    run: RunRecord,
+    now: number,
+    values: string | undefined,
+  ): Promise<EndResult & { job?: RunJobSpec }> {
+    const nextId = this.oldestDeferred(db, req.tenantId, run.threadId).clearSelect().select('run_id');
+    const after = threadStatusAfter(req.status, req.waitsForHuman);
+    const released = await db
+      .updateTable('threads')
+      .set({
+        status: sql<string>`case when (${nextId}) is null then ${after} else 'busy' end`,
+        active_run_id: sql<string | null>`(${nextId})`,
+        updated_at: now,
+        ...(values !== undefined ? { state_values: values } : {}),
+      })
+      .where('tenant_id', '=', req.tenantId)
+      .where('thread_id', '=', run.threadId)
+      .where('active_run_id', '=', run.runId)
+      .returning(['status', 'active_run_id'])
+      .executeTakeFirst();
+    if (!released) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
+    const threadStatus = released.status as ThreadStatus;
+    if (released.active_run_id === null) return { kind: 'ended', run, threadStatus, promoted: undefined };
+    const next = await db
+      .updateTable('runs')
+      .set({ deferred: 0, updated_at: now })
+      .where('tenant_id', '=', req.tenantId)
+      .where('run_id', '=', released.active_run_id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return this.promotedEnd(run, threadStatus, next, now);
+  }
+
+  /** The thread's oldest deferred run, still pending (to hand the thread to when its holder ends). */
+  private oldestDeferred(db: Kysely<Database>, tenantId: string, threadId: string) {
+    return db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .where('deferred', '=', 1)
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(1);
+  }
+
+  private promotedEnd(run: RunRecord, threadStatus: ThreadStatus, next: Selectable<RunsTable>, now: number): EndResult & { job?: RunJobSpec } {
     const promoted = { ...toRun(next), deferred: false, updatedAt: new Date(now) };
     const job = decodeJob(next.job);
     return { kind: 'ended', run, threadStatus, promoted, ...(job ? { job } : {}) };
