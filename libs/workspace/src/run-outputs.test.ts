@@ -1,3 +1,4 @@
+import { promises as fsp } from 'node:fs';
 import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -47,6 +48,21 @@ describe('run start records', () => {
     await symlink(elsewhere, path.join(ws, RUN_RECORDS_DIR));
     await expect(recordRunStart(ws, 'run-l', ['outputs'])).rejects.toThrow('not a plain folder');
     expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('the first listing of a run uses the record this process just wrote; later ones read the file', async () => {
+    await writeFile(path.join(ws, 'outputs', 'before.md'), 'b');
+    expect(await recordRunStart(ws, 'run-c', ['outputs'])).toBe(true);
+    await writeFile(path.join(ws, 'outputs', 'after.md'), 'a');
+    const readFile = vi.spyOn(fsp, 'readFile');
+    try {
+      expect((await filesChangedSinceRunStart(ws, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
+      expect(readFile).not.toHaveBeenCalled();
+      expect((await filesChangedSinceRunStart(ws, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
+      expect(readFile).toHaveBeenCalledTimes(1);
+    } finally {
+      readFile.mockRestore();
+    }
   });
 
   it('concurrent first starts leave one record', async () => {

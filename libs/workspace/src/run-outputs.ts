@@ -17,6 +17,18 @@ interface StartRecord {
   files: Record<string, [number, number]>;
 }
 
+/**
+ * Start records this process wrote, by file, until the run's first listing reads it: the end of a
+ * run lists its artifacts right after, usually through the same tool-runner, and reading back the
+ * file it wrote was a filesystem call per run (issue 9). A record never changes once in place
+ * (first writer wins), so the copy is the file; a listing elsewhere, or a second one, reads the
+ * file. Bounded: the oldest are dropped (a run that ends on another replica is never listed here).
+ * Should the workspace be deleted meanwhile, the listing compares with the run's real start
+ * rather than finding no record: the same files, minus any that were there when it started.
+ */
+const written = new Map<string, StartRecord>();
+const WRITTEN_REMEMBERED = 1000;
+
 function recordPath(workspaceRoot: string, runId: string): string {
   if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
   return path.join(workspaceRoot, RUN_RECORDS_DIR, `${runId}.json`);
@@ -57,6 +69,8 @@ export async function recordRunStart(
   await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });
   try {
     await fs.link(temp, file);
+    written.set(file, record);
+    if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
     return false;
@@ -107,9 +121,11 @@ export async function filesChangedSinceRunStart(
   folders: readonly string[],
   opts: { maxFiles?: number } = {},
 ): Promise<FileListing | undefined> {
-  let record: StartRecord;
+  const file = recordPath(workspaceRoot, runId);
+  let record = written.get(file);
+  written.delete(file);
   try {
-    record = JSON.parse(await fs.readFile(recordPath(workspaceRoot, runId), 'utf8')) as StartRecord;
+    record ??= JSON.parse(await fs.readFile(file, 'utf8')) as StartRecord;
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || err instanceof SyntaxError) return undefined;
     throw err;
