@@ -96,18 +96,27 @@ class BusyWaitingConnection implements DatabaseConnection {
     private readonly busyTimeoutMs: number,
   ) {}
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // Read before running: after a failure SQLite may have ended the transaction itself.
     if (this.sqlite.inTransaction) return this.inner.executeQuery<R>(query);
-    let deadline: number | undefined;
+    // Kysely's SQLite connection runs the statement synchronously and throws: the common case
+    // (no lock in the way) costs no extra promise here.
+    try {
+      return this.inner.executeQuery<R>(query);
+    } catch (err) {
+      if (!isSqliteBusy(err)) throw err;
+      return this.retry<R>(query, Date.now() + this.busyTimeoutMs);
+    }
+  }
+
+  private async retry<R>(query: CompiledQuery, deadline: number): Promise<QueryResult<R>> {
     for (let attempt = 0; ; attempt++) {
+      if (Date.now() >= deadline) return this.inner.executeQuery<R>(query);
+      await sleep(Math.min(1 + attempt, 10) + Math.random() * 5);
       try {
         return await this.inner.executeQuery<R>(query);
       } catch (err) {
         if (!isSqliteBusy(err)) throw err;
-        deadline ??= Date.now() + this.busyTimeoutMs;
-        if (Date.now() >= deadline) throw err;
-        await sleep(Math.min(1 + attempt, 10) + Math.random() * 5);
       }
     }
   }
