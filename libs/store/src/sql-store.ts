@@ -218,6 +218,9 @@ export class SqlStore implements Store {
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
     return this.runs.get(tenantId, runId);
   }
+  getRunWithThreadValues(tenantId: string, runId: string): Promise<{ run: RunRecord; threadValues: JsonObject | null } | undefined> {
+    return this.runs.getWithThreadValues(tenantId, runId);
+  }
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]> {
     return this.runs.list(tenantId, threadId, opts);
   }
