@@ -4,7 +4,10 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX]
+ *
+ * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
+ * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,13 +16,31 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, runConfig, sdkClient } from './load.js';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' }, top: { type: 'string', default: '40' } } });
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' }, top: { type: 'string', default: '40' }, where: { type: 'string' } } });
+const where = args.where ? new RegExp(args.where) : undefined;
+if (where) Error.stackTraceLimit = 60;
 const runs = Number(args.runs);
 
 const counts = new Map<string, number>();
 let counting = false;
 const count = (key: string): void => {
-  if (counting) counts.set(key, (counts.get(key) ?? 0) + 1);
+  if (!counting) return;
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  if (where?.test(key)) {
+    const frames = (new Error().stack ?? '')
+      .split('\n')
+      .filter((l) => /\/(libs|services|apps)\//.test(l) && !/node_modules|libs\/store\/src\/(sqlite|statement)/.test(l))
+      .slice(0, 4)
+      .map((l) =>
+        l
+          .trim()
+          .replace(/^at /, '')
+          .replace(/\(?\/.*?\/((libs|services|apps)\/)/, '$1')
+          .replace(/\)$/, ''),
+      );
+    const site = `  ↳ ${key.slice(0, 40)} ← ${frames.join(' ← ')}`;
+    counts.set(site, (counts.get(site) ?? 0) + 1);
+  }
 };
 
 // Every statement of every connection: better-sqlite3's Statement methods live on one prototype.
@@ -78,6 +99,6 @@ await server.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 
 const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
-const total = (prefix: string) => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
+const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
 console.log(`${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls`);
 for (const [key, c] of rows.slice(0, Number(args.top))) console.log(`${(c / runs).toFixed(2).padStart(7)}  ${key}`);

@@ -29,9 +29,9 @@
  *
  * Longer than ~400 lines on purpose: every status transition lives here, in one place to audit.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
-import type { Database } from './schema.js';
+import type { Database, RunsTable, ThreadUploadsTable } from './schema.js';
 import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
 
@@ -349,22 +349,29 @@ export class RunLifecycle<C = unknown> {
     }
     let uploads: UploadRecord[] = [];
     if (req.claimUploads) {
-      await db
+      const claim = db
         .updateTable('thread_uploads')
         .set({ run_id: r.runId })
         .where('tenant_id', '=', r.tenantId)
         .where('thread_id', '=', r.threadId)
-        .where('run_id', 'is', null)
-        .execute();
-      const rows = await db
-        .selectFrom('thread_uploads')
-        .selectAll()
-        .where('tenant_id', '=', r.tenantId)
-        .where('thread_id', '=', r.threadId)
-        .where('run_id', '=', r.runId)
-        .orderBy('created_at')
-        .orderBy('upload_id')
-        .execute();
+        .where('run_id', 'is', null);
+      // The claimed rows are exactly the run's (its id is new, and a failed admission rolls back):
+      // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them.
+      let rows: Selectable<ThreadUploadsTable>[];
+      if (this.store.dialect === 'sqlite') {
+        rows = (await claim.returningAll().execute()).sort(byCreationThenId);
+      } else {
+        await claim.execute();
+        rows = await db
+          .selectFrom('thread_uploads')
+          .selectAll()
+          .where('tenant_id', '=', r.tenantId)
+          .where('thread_id', '=', r.threadId)
+          .where('run_id', '=', r.runId)
+          .orderBy('created_at')
+          .orderBy('upload_id')
+          .execute();
+      }
       uploads = rows.map(toUpload);
     }
     const job = req.job?.(uploads);
@@ -496,7 +503,7 @@ export class RunLifecycle<C = unknown> {
   }
 
   private async endTx(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
-    const ended = await db
+    const update = db
       .updateTable('runs')
       .set({
         status: req.status,
@@ -514,13 +521,23 @@ export class RunLifecycle<C = unknown> {
       })
       .where('tenant_id', '=', req.tenantId)
       .where('run_id', '=', req.runId)
-      .where('status', 'in', ACTIVE)
-      .executeTakeFirst();
+      .where('status', 'in', ACTIVE);
     const values = req.values ? JSON.stringify(req.values) : undefined;
-    const self = await db.selectFrom('runs').selectAll().where('tenant_id', '=', req.tenantId).where('run_id', '=', req.runId).executeTakeFirst();
+    const read = () => db.selectFrom('runs').selectAll().where('tenant_id', '=', req.tenantId).where('run_id', '=', req.runId).executeTakeFirst();
+    let self: Selectable<RunsTable> | undefined;
+    let endedHere: boolean;
+    if (this.store.dialect === 'sqlite') {
+      // SQLite returns the updated row (a statement less per run's end, issue 9); MySQL has no UPDATE … RETURNING.
+      self = await update.returningAll().executeTakeFirst();
+      endedHere = self !== undefined;
+      self ??= await read();
+    } else {
+      endedHere = (await update.executeTakeFirst()).numUpdatedRows > 0n;
+      self = await read();
+    }
     if (!self) return { kind: 'missing' };
     const run = toRun(self);
-    if (ended.numUpdatedRows === 0n) {
+    if (!endedHere) {
       // Ended first by someone else (a cancel): the values of where the run stopped still land on
       // its thread, unless another run holds it by now.
       if (values !== undefined) {
@@ -534,18 +551,9 @@ export class RunLifecycle<C = unknown> {
       }
       return { kind: 'already_ended', run };
     }
+    if (this.store.dialect === 'sqlite') return this.releaseSqlite(db, req, run, now, values);
     // The thread's oldest deferred run, read before the thread is handed over (locked on MySQL).
-    let q = db
-      .selectFrom('runs')
-      .selectAll()
-      .where('tenant_id', '=', req.tenantId)
-      .where('thread_id', '=', run.threadId)
-      .where('deferred', '=', 1)
-      .where('status', '=', 'pending')
-      .orderBy('seq')
-      .limit(1);
-    if (this.store.dialect === 'mysql') q = q.forUpdate();
-    const next = await q.executeTakeFirst();
+    const next = await this.oldestDeferred(db, req.tenantId, run.threadId).forUpdate().executeTakeFirst();
     const threadStatus = next ? 'busy' : threadStatusAfter(req.status, req.waitsForHuman);
     const released = await db
       .updateTable('threads')
@@ -557,6 +565,65 @@ export class RunLifecycle<C = unknown> {
     if (released.numUpdatedRows === 0n) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
     if (!next) return { kind: 'ended', run, threadStatus, promoted: undefined };
     await db.updateTable('runs').set({ deferred: 0, updated_at: now }).where('tenant_id', '=', req.tenantId).where('run_id', '=', next.run_id).execute();
+    return this.promotedEnd(run, threadStatus, next, now);
+  }
+
+  /**
+   * SQLite's release of the thread by an ended run: one UPDATE hands the thread to its oldest
+   * deferred run or frees it, picking that run in a subquery and returning whom it chose, so the
+   * common end (no run waiting) is one statement where a read and an update were two (issue 9).
+   * The transaction holds SQLite's write lock (BEGIN IMMEDIATE): nothing changes between the
+   * subquery and the update, as the read before it (MySQL's, under FOR UPDATE) guarantees.
+   */
+  private async releaseSqlite(
+    db: Kysely<Database>,
+    req: EndRequest,
+    run: RunRecord,
+    now: number,
+    values: string | undefined,
+  ): Promise<EndResult & { job?: RunJobSpec }> {
+    const nextId = this.oldestDeferred(db, req.tenantId, run.threadId).clearSelect().select('run_id');
+    const after = threadStatusAfter(req.status, req.waitsForHuman);
+    const released = await db
+      .updateTable('threads')
+      .set({
+        status: sql<string>`case when (${nextId}) is null then ${after} else 'busy' end`,
+        active_run_id: sql<string | null>`(${nextId})`,
+        updated_at: now,
+        ...(values !== undefined ? { state_values: values } : {}),
+      })
+      .where('tenant_id', '=', req.tenantId)
+      .where('thread_id', '=', run.threadId)
+      .where('active_run_id', '=', run.runId)
+      .returning(['status', 'active_run_id'])
+      .executeTakeFirst();
+    if (!released) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
+    const threadStatus = released.status as ThreadStatus;
+    if (released.active_run_id === null) return { kind: 'ended', run, threadStatus, promoted: undefined };
+    const next = await db
+      .updateTable('runs')
+      .set({ deferred: 0, updated_at: now })
+      .where('tenant_id', '=', req.tenantId)
+      .where('run_id', '=', released.active_run_id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return this.promotedEnd(run, threadStatus, next, now);
+  }
+
+  /** The thread's oldest deferred run, still pending (to hand the thread to when its holder ends). */
+  private oldestDeferred(db: Kysely<Database>, tenantId: string, threadId: string) {
+    return db
+      .selectFrom('runs')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('thread_id', '=', threadId)
+      .where('deferred', '=', 1)
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(1);
+  }
+
+  private promotedEnd(run: RunRecord, threadStatus: ThreadStatus, next: Selectable<RunsTable>, now: number): EndResult & { job?: RunJobSpec } {
     const promoted = { ...toRun(next), deferred: false, updatedAt: new Date(now) };
     const job = decodeJob(next.job);
     return { kind: 'ended', run, threadStatus, promoted, ...(job ? { job } : {}) };
@@ -833,4 +900,9 @@ export class RunLifecycle<C = unknown> {
     }
     return enqueued;
   }
+}
+
+/** The order uploads are listed in everywhere (created_at, then upload_id), for rows read without ORDER BY. */
+function byCreationThenId(a: Selectable<ThreadUploadsTable>, b: Selectable<ThreadUploadsTable>): number {
+  return a.created_at - b.created_at || (a.upload_id < b.upload_id ? -1 : a.upload_id > b.upload_id ? 1 : 0);
 }

@@ -108,9 +108,9 @@ export class SqlStore implements Store {
     this.db = opts.db;
     this.migrateTimeoutMs = opts.migrateTimeoutMs ?? 60_000;
     const ctx: RepositoryContext = { db: opts.db, dialect: opts.dialect, now: opts.now ?? Date.now };
-    // One writer for the store: it remembers the SQLite busy timeout it swaps out around BEGIN IMMEDIATE.
+    // One writer for the store: every multi-statement write takes SQLite's lock up front through it.
     this.writer = new SqlWriter(opts.db, opts.dialect);
-    this.threads = new ThreadRepository(ctx);
+    this.threads = new ThreadRepository(ctx, this.writer);
     this.runs = new RunRepository(ctx);
     this.toolEffects = new ToolEffectRepository(ctx);
     this.uploads = new UploadRepository(ctx);
@@ -217,6 +217,9 @@ export class SqlStore implements Store {
 
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
     return this.runs.get(tenantId, runId);
+  }
+  getRunWithThreadValues(tenantId: string, runId: string): Promise<{ run: RunRecord; threadValues: JsonObject | null } | undefined> {
+    return this.runs.getWithThreadValues(tenantId, runId);
   }
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]> {
     return this.runs.list(tenantId, threadId, opts);

@@ -1,8 +1,9 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { cachePreparedStatements } from './statement-cache.js';
+import { busyWaitingSqliteDialect } from './sqlite-busy-wait.js';
 import type { Store } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -16,14 +17,16 @@ export interface SqliteStoreOptions {
 
 /**
  * The embedded-mode store: one SQLite file in WAL mode (readers never block the
- * writer), with a busy timeout so several processes can share the file.
+ * writer), with a busy timeout so several processes can share the file. SQLite's own busy
+ * timeout is 0: the wait for another connection's lock is asynchronous (sqlite-busy-wait.ts).
  */
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
   const sqlite = new BetterSqlite3(opts.path);
-  sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+  const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
+  sqlite.pragma('busy_timeout = 0');
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachePreparedStatements(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs) });
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }

@@ -464,6 +464,11 @@ export interface Store {
   // --- end threads API ---------------------------------------------------------------------
 
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  /**
+   * The run and its thread's values in one read (`runs.wait` answers with both once the run has
+   * ended); `threadValues` is null when the thread has none (or is gone). Undefined: no such run.
+   */
+  getRunWithThreadValues(tenantId: string, runId: string): Promise<{ run: RunRecord; threadValues: JsonObject | null } | undefined>;
   listRuns(tenantId: string, threadId: string, opts?: { limit?: number; offset?: number; status?: RunStatusName }): Promise<RunRecord[]>;
   /** Runs of the tenant that are pending or running (admission quotas). */
   countActiveRuns(tenantId: string): Promise<number>;

@@ -1,4 +1,5 @@
-import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { promises as fsp } from 'node:fs';
+import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { filesChangedSinceRunStart, recordRunStart, RUN_RECORDS_DIR } from './run-outputs.js';
@@ -31,6 +32,37 @@ describe('run start records', () => {
     await writeFile(path.join(ws, 'outputs', 'before-crash.md'), 'x');
     expect(await recordRunStart(ws, 'run-1', ['outputs'])).toBe(false);
     expect((await filesChangedSinceRunStart(ws, 'run-1', ['outputs']))?.files.map((f) => f.name)).toEqual(['before-crash.md']);
+  });
+
+  it('an empty workspace is not listed: every file there at the end is new', async () => {
+    expect(await recordRunStart(ws, 'run-e', ['outputs'], { emptyWorkspace: true })).toBe(true);
+    await writeFile(path.join(ws, 'outputs', 'a.md'), 'a');
+    expect((await filesChangedSinceRunStart(ws, 'run-e', ['outputs']))?.files.map((f) => f.path)).toEqual(['outputs/a.md']);
+    // Only the record is left behind, no temporary file.
+    expect(await readdir(path.join(ws, RUN_RECORDS_DIR))).toEqual(['run-e.json']);
+  });
+
+  it('refuses a records folder that is a link, also when it was there before', async () => {
+    const elsewhere = path.join(ws, 'elsewhere');
+    await mkdir(elsewhere);
+    await symlink(elsewhere, path.join(ws, RUN_RECORDS_DIR));
+    await expect(recordRunStart(ws, 'run-l', ['outputs'])).rejects.toThrow('not a plain folder');
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  it('the first listing of a run uses the record this process just wrote; later ones read the file', async () => {
+    await writeFile(path.join(ws, 'outputs', 'before.md'), 'b');
+    expect(await recordRunStart(ws, 'run-c', ['outputs'])).toBe(true);
+    await writeFile(path.join(ws, 'outputs', 'after.md'), 'a');
+    const readFile = vi.spyOn(fsp, 'readFile');
+    try {
+      expect((await filesChangedSinceRunStart(ws, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
+      expect(readFile).not.toHaveBeenCalled();
+      expect((await filesChangedSinceRunStart(ws, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
+      expect(readFile).toHaveBeenCalledTimes(1);
+    } finally {
+      readFile.mockRestore();
+    }
   });
 
   it('concurrent first starts leave one record', async () => {

@@ -17,6 +17,18 @@ interface StartRecord {
   files: Record<string, [number, number]>;
 }
 
+/**
+ * Start records this process wrote, by file, until the run's first listing reads it: the end of a
+ * run lists its artifacts right after, usually through the same tool-runner, and reading back the
+ * file it wrote was a filesystem call per run (issue 9). A record never changes once in place
+ * (first writer wins), so the copy is the file; a listing elsewhere, or a second one, reads the
+ * file. Bounded: the oldest are dropped (a run that ends on another replica is never listed here).
+ * Should the workspace be deleted meanwhile, the listing compares with the run's real start
+ * rather than finding no record: the same files, minus any that were there when it started.
+ */
+const written = new Map<string, StartRecord>();
+const WRITTEN_REMEMBERED = 1000;
+
 function recordPath(workspaceRoot: string, runId: string): string {
   if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
   return path.join(workspaceRoot, RUN_RECORDS_DIR, `${runId}.json`);
@@ -27,15 +39,26 @@ function recordPath(workspaceRoot: string, runId: string): string {
  * artifacts can later be told apart without comparing clocks of different
  * machines. Written once per run (O_EXCL): a resumed run keeps its first record.
  * Returns whether this call wrote it.
+ *
+ * `opts.emptyWorkspace`: the caller has just created the workspace's folder
+ * (`WorkspaceManager.ensureCreated`), so the folders hold nothing and are not
+ * listed. Runs of one thread never overlap, so no other tool writes there
+ * between that creation and this record.
  */
-export async function recordRunStart(workspaceRoot: string, runId: string, folders: readonly string[]): Promise<boolean> {
+export async function recordRunStart(
+  workspaceRoot: string,
+  runId: string,
+  folders: readonly string[],
+  opts: { emptyWorkspace?: boolean } = {},
+): Promise<boolean> {
   const file = recordPath(workspaceRoot, runId);
   const dir = path.dirname(file);
-  await fs.mkdir(dir, { recursive: true });
-  if ((await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
+  // A folder this mkdir created is a plain one; one that was there may be a planted link.
+  const madeDir = (await fs.mkdir(dir, { recursive: true })) !== undefined;
+  if (!madeDir && (await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
-  const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
+  const { files } = opts.emptyWorkspace ? { files: [] } : await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
   const record: StartRecord = {
     run_id: runId,
     created_at: new Date().toISOString(),
@@ -46,13 +69,18 @@ export async function recordRunStart(workspaceRoot: string, runId: string, folde
   await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });
   try {
     await fs.link(temp, file);
+    written.set(file, record);
+    if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
     return false;
   } finally {
-    await fs.rm(temp, { force: true });
+    // unlink, not rm: rm looks at what the path is first, and this is the file just written.
+    await fs.unlink(temp).catch(() => undefined);
   }
-  await pruneRecords(dir);
+  // A folder created just now holds no old records to prune.
+  if (madeDir) notePruned(dir, Date.now());
+  else await pruneRecords(dir);
   return true;
 }
 
@@ -65,12 +93,16 @@ const lastPruned = new Map<string, number>();
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const PRUNED_REMEMBERED = 10_000;
 
-async function pruneRecords(dir: string): Promise<void> {
-  const now = Date.now();
-  if ((lastPruned.get(dir) ?? -Infinity) > now - PRUNE_EVERY_MS) return;
+function notePruned(dir: string, now: number): void {
   lastPruned.delete(dir);
   lastPruned.set(dir, now);
   if (lastPruned.size > PRUNED_REMEMBERED) lastPruned.delete(lastPruned.keys().next().value!);
+}
+
+async function pruneRecords(dir: string): Promise<void> {
+  const now = Date.now();
+  if ((lastPruned.get(dir) ?? -Infinity) > now - PRUNE_EVERY_MS) return;
+  notePruned(dir, now);
   const cutoff = now - RECORD_MAX_AGE_MS;
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
     const p = path.join(dir, name);
@@ -89,9 +121,11 @@ export async function filesChangedSinceRunStart(
   folders: readonly string[],
   opts: { maxFiles?: number } = {},
 ): Promise<FileListing | undefined> {
-  let record: StartRecord;
+  const file = recordPath(workspaceRoot, runId);
+  let record = written.get(file);
+  written.delete(file);
   try {
-    record = JSON.parse(await fs.readFile(recordPath(workspaceRoot, runId), 'utf8')) as StartRecord;
+    record ??= JSON.parse(await fs.readFile(file, 'utf8')) as StartRecord;
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || err instanceof SyntaxError) return undefined;
     throw err;

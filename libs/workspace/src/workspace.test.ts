@@ -19,6 +19,20 @@ afterEach(async () => {
   await tmp[Symbol.asyncDispose]();
 });
 
+describe('WorkspaceManager.ensureCreated', () => {
+  it('says created only when the thread’s folder was not there', async () => {
+    expect((await manager.ensureCreated('tenant-1', 'thread-1')).created).toBe(true);
+    expect((await manager.ensureCreated('tenant-1', 'thread-1')).created).toBe(false);
+    // A process that never ensured it finds the folder there.
+    const other = new WorkspaceManager({ root, logger: silentLogger() });
+    expect((await other.ensureCreated('tenant-1', 'thread-1')).created).toBe(false);
+    // Another thread of the same tenant: its own folder is new.
+    expect((await other.ensureCreated('tenant-1', 'thread-2')).created).toBe(true);
+    await manager.delete('tenant-1', 'thread-1');
+    expect((await manager.ensureCreated('tenant-1', 'thread-1')).created).toBe(true);
+  });
+});
+
 describe('validateWorkspaceId', () => {
   it.each(['tenant-1', 'a', 'thread_2.v1', 'ns:thread-1', '0b6c1f0e-4a8e-4a8e-9f3e-3c2f5a6b7c8d', 'x'.repeat(128)])('accepts %s', (id) => {
     expect(() => validateWorkspaceId('thread_id', id)).not.toThrow();

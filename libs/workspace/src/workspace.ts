@@ -125,14 +125,24 @@ export class WorkspaceManager {
 
   /** Creates the workspace (and its folders and metadata) when missing; returns it. */
   async ensure(tenantId: string, threadId: string): Promise<Workspace> {
+    return (await this.ensureCreated(tenantId, threadId)).workspace;
+  }
+
+  /**
+   * `ensure`, also telling whether this call created the thread's folder: then the workspace held
+   * nothing before (no tool can have written into a folder that did not exist), so a run starting
+   * in it needs no listing of what was there (issue 9: fewer filesystem calls per run).
+   */
+  async ensureCreated(tenantId: string, threadId: string): Promise<{ workspace: Workspace; created: boolean }> {
     validateWorkspaceId('tenant_id', tenantId);
     validateWorkspaceId('thread_id', threadId);
     const { root, skillRoots } = await this.init();
     const dir = path.join(root, tenantId, threadId);
     const key = `${tenantId}/${threadId}`;
     const now = Date.now();
-    if ((this.ensured.get(key) ?? 0) > now) return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
-    await fs.mkdir(dir, { recursive: true });
+    if ((this.ensured.get(key) ?? 0) > now) return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), created: false };
+    // Recursive mkdir returns the first folder it created, undefined when `dir` was there already.
+    const created = (await fs.mkdir(dir, { recursive: true })) !== undefined;
     // A tenant or thread folder replaced by a symlink would move the whole workspace elsewhere.
     if ((await fs.realpath(dir)) !== dir) {
       throw new WorkspacePermissionError(`the workspace of thread ${threadId} is not a plain directory`);
@@ -148,7 +158,7 @@ export class WorkspaceManager {
     this.ensured.delete(key);
     this.ensured.set(key, now + (this.opts.ensuredTtlMs ?? ENSURED_TTL_MS));
     if (this.ensured.size > ENSURED_MAX) this.ensured.delete(this.ensured.keys().next().value!);
-    return new Workspace(dir, tenantId, threadId, skillRoots, this.known);
+    return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), created };
   }
 
   /**

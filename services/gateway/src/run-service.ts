@@ -52,7 +52,8 @@ export type { CancelAction } from './run-service/cancel-actions.js';
 export type { RunErrorInfo } from './run-service/event-cursor.js';
 
 export type WaitResult =
-  | { kind: 'finished'; run: RunRecord; error: RunErrorInfo | undefined }
+  /** `threadValues`: the thread's values read with the ended run (undefined: not read). */
+  | { kind: 'finished'; run: RunRecord; error: RunErrorInfo | undefined; threadValues?: JsonObject | null }
   /** The run record no longer exists (its thread was deleted). */
   | { kind: 'missing' }
   /** The caller's signal aborted first. */
@@ -356,6 +357,7 @@ export class RunService {
     if (result.run.status === 'error' || result.run.status === 'timeout') {
       return { __error__: result.error ?? errorFromRecord(result.run) ?? { error: 'Error', message: `Run ${result.run.status}` } };
     }
+    if (result.threadValues !== undefined) return result.threadValues ?? {};
     const thread = await this.deps.store.getThread(tenantId, result.run.threadId);
     return thread?.values ?? {};
   }

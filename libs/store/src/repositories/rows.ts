@@ -25,7 +25,7 @@ import type {
 // ---------------------------------------------------------------------------
 // Row mapping
 
-function parseObject(text: string, what: string): JsonObject {
+export function parseObject(text: string, what: string): JsonObject {
   const value: unknown = JSON.parse(text);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new AgentLoopError('INTERNAL', `Stored ${what} is not a JSON object`);

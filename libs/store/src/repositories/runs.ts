@@ -2,9 +2,9 @@
  * Reads of runs. Every write of a run (admission, status, deferral, dead letter) belongs to
  * `RunLifecycle`, the one owner of run and thread status (issue 10): there is no write here on purpose.
  */
-import type { RunRecord, RunStatusName } from '../types.js';
+import type { JsonObject, RunRecord, RunStatusName } from '../types.js';
 import type { RepositoryContext } from './context.js';
-import { toRun } from './rows.js';
+import { parseObject, toRun } from './rows.js';
 
 export class RunRepository {
   constructor(private readonly ctx: RepositoryContext) {}
@@ -12,6 +12,21 @@ export class RunRepository {
   async get(tenantId: string, runId: string): Promise<RunRecord | undefined> {
     const row = await this.ctx.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
     return row && toRun(row);
+  }
+
+  /** See `Store.getRunWithThreadValues`: one statement, the thread joined on the run's key. */
+  async getWithThreadValues(tenantId: string, runId: string): Promise<{ run: RunRecord; threadValues: JsonObject | null } | undefined> {
+    const row = await this.ctx.db
+      .selectFrom('runs')
+      .leftJoin('threads', (j) => j.onRef('threads.tenant_id', '=', 'runs.tenant_id').onRef('threads.thread_id', '=', 'runs.thread_id'))
+      .selectAll('runs')
+      .select('threads.state_values as thread_values')
+      .where('runs.tenant_id', '=', tenantId)
+      .where('runs.run_id', '=', runId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { thread_values, ...run } = row;
+    return { run: toRun(run), threadValues: thread_values === null ? null : parseObject(thread_values, 'thread values') };
   }
 
   /** Newest first (ties in the same millisecond: last inserted first). */

@@ -5,29 +5,34 @@
 import { AgentLoopError } from '@agentloop/core';
 import type { NewThread, ThreadCountFilter, ThreadPatch, ThreadRecord, ThreadSearch, ThreadStatus } from '../types.js';
 import type { RepositoryContext } from './context.js';
+import type { SqlWriter } from '../write-transaction.js';
 import { checkId, isDuplicateKey, toThread } from './rows.js';
 import { jsonKeyEquals } from './json-filter.js';
 
 export class ThreadRepository {
-  constructor(private readonly ctx: RepositoryContext) {}
+  constructor(
+    private readonly ctx: RepositoryContext,
+    private readonly writer: SqlWriter,
+  ) {}
 
   async create(t: NewThread): Promise<ThreadRecord> {
     checkId('tenantId', t.tenantId);
     checkId('threadId', t.threadId);
     const now = this.ctx.now();
+    const row = {
+      tenant_id: t.tenantId,
+      thread_id: t.threadId,
+      created_at: now,
+      updated_at: now,
+      status: 'idle',
+      metadata: JSON.stringify(t.metadata ?? {}),
+      state_values: null,
+    };
     try {
-      await this.ctx.db
-        .insertInto('threads')
-        .values({
-          tenant_id: t.tenantId,
-          thread_id: t.threadId,
-          created_at: now,
-          updated_at: now,
-          status: 'idle',
-          metadata: JSON.stringify(t.metadata ?? {}),
-          state_values: null,
-        })
-        .execute();
+      await this.ctx.db.insertInto('threads').values(row).execute();
+      // Inserted: the thread is what was written, no need to read it back (a statement less per
+      // new thread, issue 9). A run admitted on it meanwhile changes it after its creation.
+      return toThread({ ...row, active_run_id: null });
     } catch (err) {
       // Plain INSERT, duplicate caught (not INSERT IGNORE, which would also hide truncation on MySQL).
       if (!isDuplicateKey(err)) throw err;
@@ -54,9 +59,13 @@ export class ThreadRepository {
       .execute();
   }
 
-  /** The thread with everything hanging off it (ledger, uploads, runs), in one transaction. */
+  /**
+   * The thread with everything hanging off it (ledger, uploads, runs), in one transaction — a
+   * write transaction, so on SQLite it holds the lock from its first statement (a deferred BEGIN
+   * would meet another connection's lock midway, where it cannot be waited for: sqlite-busy-wait.ts).
+   */
   async delete(tenantId: string, threadId: string): Promise<boolean> {
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return this.writer.writeTransaction(async (trx) => {
       await trx.deleteFrom('tool_effects').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('thread_uploads').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();
       await trx.deleteFrom('runs').where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).execute();

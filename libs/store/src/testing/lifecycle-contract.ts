@@ -333,6 +333,46 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       expect(seen).toEqual([['u1']]);
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBe(second.kind === 'admitted' ? second.run.runId : '');
     });
+    it('getRunWithThreadValues reads the run and the values its end left on the thread, tenant-scoped', async () => {
+      const { tenantId, threadId } = await thread(a);
+      const l = new RunLifecycle(a);
+      const admitted = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject' });
+      if (admitted.kind !== 'admitted') throw new Error(admitted.kind);
+      const { runId } = admitted.run;
+      expect(await a.getRunWithThreadValues(tenantId, runId)).toMatchObject({ run: { runId, status: 'pending', threadId }, threadValues: null });
+      await l.end({ tenantId, runId, status: 'success', cause: 'finished', values: { answer: 42 } });
+      expect(await a.getRunWithThreadValues(tenantId, runId)).toEqual({ run: await a.getRun(tenantId, runId), threadValues: { answer: 42 } });
+      expect(await a.getRunWithThreadValues(uid('tenant'), runId)).toBeUndefined();
+      expect(await a.getRunWithThreadValues(tenantId, 'no-such-run')).toBeUndefined();
+    });
+
+    it("admission hands the job every pending upload it claimed, in the thread's upload order", async () => {
+      const { tenantId, threadId } = await thread(a);
+      for (const id of ['u3', 'u1', 'u4', 'u2']) {
+        await a.addUpload({
+          tenantId,
+          threadId,
+          uploadId: id,
+          path: `uploads/${id}`,
+          name: id,
+          originalName: id,
+          type: 'text',
+          mime: 'text/plain',
+          size: 1,
+          mismatch: null,
+        });
+      }
+      const seen: string[][] = [];
+      const admitted = await new RunLifecycle(a).admit({
+        run: runOf(tenantId, threadId),
+        whenBusy: 'reject',
+        claimUploads: true,
+        job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
+      });
+      expect(admitted.kind).toBe('admitted');
+      expect(seen).toEqual([(await a.listUploads(tenantId, threadId)).map((u) => u.uploadId)]);
+      expect(seen[0]?.slice().sort()).toEqual(['u1', 'u2', 'u3', 'u4']);
+    });
     it('deleteRun removes an ended run only (active: refused), tenant-scoped; restoreThread only while no run holds the thread', async () => {
       const l = new RunLifecycle(a);
       const { tenantId, threadId } = await thread(a);

@@ -1,6 +1,6 @@
 import { createJetStreamRunEventStream, connectNatsBus, type JetStreamRunEventStream, type NatsBus } from '@agentloop/bus';
 import { startNats, type DevServer } from '@agentloop/devservers';
-import type { RunRecord, RunStatusName } from '@agentloop/store';
+import type { JsonObject, RunRecord, RunStatusName } from '@agentloop/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForRunEnd } from './wait.js';
 
@@ -41,17 +41,24 @@ function run(runId: string, status: RunStatusName, error: string | null = null):
   };
 }
 
-/** A store whose run record reads `running` until `end()`; `read` resolves at the first read. */
+/**
+ * A store whose run record reads `running` until `end()`, its thread's values `{step: 1}` until
+ * then and `{done: true}` after; `read` resolves at the first read.
+ */
 function storeOf(runId: string, ended: RunRecord) {
   let current = run(runId, 'running');
+  let values: JsonObject = { step: 1 };
   let firstRead: () => void = () => undefined;
   const read = new Promise<void>((r) => (firstRead = r));
   return {
     read,
-    end: () => void (current = ended),
-    getRun: async (tenantId: string, id: string) => {
+    end: () => {
+      current = ended;
+      values = { done: true };
+    },
+    getRunWithThreadValues: async (tenantId: string, id: string) => {
       firstRead();
-      return tenantId === 'acme' && id === runId ? current : undefined;
+      return tenantId === 'acme' && id === runId ? { run: current, threadValues: values } : undefined;
     },
   };
 }
@@ -82,10 +89,22 @@ describe('waitForRunEnd over JetStream', () => {
   });
 
   it('returns at once for a run that had already ended, and "missing" for another tenant\'s run', async () => {
-    const done = { getRun: async (tenantId: string) => (tenantId === 'acme' ? run('run-c', 'success') : undefined) };
+    const done = {
+      getRunWithThreadValues: async (tenantId: string) => (tenantId === 'acme' ? { run: run('run-c', 'success'), threadValues: { answer: 1 } } : undefined),
+    };
     const r = await waitForRunEnd({ events, store: done }, 'acme', 'run-c', AbortSignal.timeout(10_000));
-    expect(r.kind === 'finished' && [r.run.status, r.error]).toEqual(['success', undefined]);
+    expect(r.kind === 'finished' && [r.run.status, r.error, r.threadValues]).toEqual(['success', undefined, { answer: 1 }]);
     expect(await waitForRunEnd({ events, store: done }, 'other', 'run-c', AbortSignal.timeout(10_000))).toEqual({ kind: 'missing' });
+  });
+
+  it('returns the thread values read with the ended run, not those of before the end', async () => {
+    const store = storeOf('run-e', run('run-e', 'success'));
+    const waiting = waitForRunEnd({ events, store }, 'acme', 'run-e', AbortSignal.timeout(10_000));
+    await store.read;
+    store.end();
+    await events.publish('run-e', 't1', 'end', null);
+    const r = await waiting;
+    expect(r.kind === 'finished' && [r.run.status, r.threadValues]).toEqual(['success', { done: true }]);
   });
 
   it('returns "aborted" when the caller gives up before the end', async () => {

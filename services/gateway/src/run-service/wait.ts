@@ -1,7 +1,7 @@
 /** `runs.wait` and `join`: waiting for a run's end, pushed by the run-event stream (no polling). */
 import { UnavailableError } from '@agentloop/core';
 import type { RunEventStream } from '@agentloop/bus';
-import type { Store } from '@agentloop/store';
+import type { JsonObject, RunRecord, Store } from '@agentloop/store';
 import type { WaitResult } from '../run-service.js';
 import { isTerminal } from './cancellation.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './event-cursor.js';
@@ -11,7 +11,7 @@ const LOG_IDLE_MS = 5_000;
 
 export interface WaitDeps {
   events: RunEventStream;
-  store: Pick<Store, 'getRun'>;
+  store: Pick<Store, 'getRunWithThreadValues'>;
 }
 
 /**
@@ -24,9 +24,9 @@ export async function waitForRunEnd(deps: WaitDeps, tenantId: string, runId: str
   if (watched) return watched;
   const cursor = new EventCursor(deps.events, runId, 0, signal);
   try {
-    const rec = await deps.store.getRun(tenantId, runId);
-    if (!rec) return { kind: 'missing' };
-    if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
+    const read = await deps.store.getRunWithThreadValues(tenantId, runId);
+    if (!read) return { kind: 'missing' };
+    if (isTerminal(read.run.status)) return finished(read, errorFromRecord(read.run));
     let error: RunErrorInfo | undefined;
     let sawEnd = false;
     for (;;) {
@@ -39,12 +39,12 @@ export async function waitForRunEnd(deps: WaitDeps, tenantId: string, runId: str
       }
     }
     if (!sawEnd && signal.aborted) return { kind: 'aborted' };
-    const run = await deps.store.getRun(tenantId, runId);
-    if (!run) return { kind: 'missing' };
-    if (!sawEnd && !isTerminal(run.status)) {
+    const end = await deps.store.getRunWithThreadValues(tenantId, runId);
+    if (!end) return { kind: 'missing' };
+    if (!sawEnd && !isTerminal(end.run.status)) {
       throw new UnavailableError(`The event stream of run ${runId} closed before the run finished; join it again.`);
     }
-    return { kind: 'finished', run, error: error ?? errorFromRecord(run) };
+    return finished(end, error ?? errorFromRecord(end.run));
   } finally {
     cursor.close();
   }
@@ -63,20 +63,30 @@ async function waitByWatch(deps: WaitDeps, tenantId: string, runId: string, sign
   const watch = deps.events.watchEnd(runId, signal);
   try {
     await watch.ready;
-    const rec = await deps.store.getRun(tenantId, runId);
-    if (!rec) return { kind: 'missing' };
-    if (isTerminal(rec.status)) return { kind: 'finished', run: rec, error: errorFromRecord(rec) };
+    const read = await deps.store.getRunWithThreadValues(tenantId, runId);
+    if (!read) return { kind: 'missing' };
+    if (isTerminal(read.run.status)) return finished(read, errorFromRecord(read.run));
     const r = await watch.done;
     if (r.kind === 'aborted') return { kind: 'aborted' };
     if (r.kind === 'lost') return undefined;
-    const run = await deps.store.getRun(tenantId, runId);
-    if (!run) return { kind: 'missing' };
-    if (r.errorJson !== undefined) return { kind: 'finished', run, error: parseErrorEvent(r.errorJson) };
-    if (run.status !== 'error' && run.status !== 'timeout') return { kind: 'finished', run, error: undefined };
-    return { kind: 'finished', run, error: (await errorFromLog(deps.events, runId, signal)) ?? errorFromRecord(run) };
+    const end = await deps.store.getRunWithThreadValues(tenantId, runId);
+    if (!end) return { kind: 'missing' };
+    const { run } = end;
+    if (r.errorJson !== undefined) return finished(end, parseErrorEvent(r.errorJson));
+    if (run.status !== 'error' && run.status !== 'timeout') return finished(end, undefined);
+    return finished(end, (await errorFromLog(deps.events, runId, signal)) ?? errorFromRecord(run));
   } finally {
     watch.close();
   }
+}
+
+/**
+ * A finished wait: the run and, read in the same statement, its thread's values, which the run's
+ * end wrote in the transaction that ended it — the body of `runs.wait` without a read of the
+ * thread after it (issue 9).
+ */
+function finished(read: { run: RunRecord; threadValues: JsonObject | null }, error: RunErrorInfo | undefined): WaitResult {
+  return { kind: 'finished', run: read.run, error, threadValues: read.threadValues };
 }
 
 /** The `error` event of a run whose `end` is in its log already (undefined: none). */

@@ -32,10 +32,10 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
     }
     switch (req.action) {
       case WorkspaceRequest_Action.ENSURE: {
-        const ws = await workspaces.ensure(req.tenantId, req.threadId);
+        const { workspace: ws, created } = await workspaces.ensureCreated(req.tenantId, req.threadId);
         if (req.runId !== '') {
           validateWorkspaceId('run_id', req.runId);
-          if (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS)) log.debug({ run_id: req.runId }, 'run start recorded');
+          if (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created })) log.debug({ run_id: req.runId }, 'run start recorded');
         }
         res = create(WorkspaceResponseSchema, { entries: await workspaces.entries(ws) });
         break;
