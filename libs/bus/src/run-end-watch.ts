@@ -1,7 +1,7 @@
-import { fromBinary, RunEventSchema } from '@agentloop/proto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectionState } from './connection-state.js';
 import { END_EVENT } from './run-id.js';
+import { decodeMessage, isBatch } from './run-event-batch.js';
 import type { RunEndWatch, RunEndWatchResult } from './types.js';
 
 /**
@@ -39,14 +39,17 @@ export function watchRunEnd(nc: NatsConnection, conn: ConnectionState, subject: 
     sub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return finish({ kind: 'lost' });
-        let ev;
+        let evs;
         try {
-          ev = fromBinary(RunEventSchema, msg.data);
+          // A message may hold several of the run's events (run-event-batch.ts), `end` among them.
+          evs = decodeMessage(msg.data, isBatch(msg.headers));
         } catch {
           return; // undecodable: the replaying subscription skips it too
         }
-        if (ev.event === 'error') errorJson = ev.dataJson;
-        else if (ev.event === END_EVENT) finish({ kind: 'end', ...(errorJson !== undefined ? { errorJson } : {}) });
+        for (const ev of evs) {
+          if (ev.event === 'error') errorJson = ev.dataJson;
+          else if (ev.event === END_EVENT) return finish({ kind: 'end', ...(errorJson !== undefined ? { errorJson } : {}) });
+        }
       },
     });
   } catch {

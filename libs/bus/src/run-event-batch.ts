@@ -1,0 +1,95 @@
+import { create, fromBinary, toBinary, RunEventSchema, type RunEvent } from '@agentloop/proto';
+import type { MsgHdrs } from '@nats-io/transport-node';
+
+/**
+ * The wire format of one JetStream message of the RUN_EVENTS stream (jetstream-events.ts).
+ *
+ * A message holds one or more of a run's events, in order: the events a run publishes while the
+ * previous message of the run waits for its JetStream ack go out together as the next message
+ * (jetstream-batcher.ts). Issue 9 ("fewer round trips per step, batch what belongs to one step"):
+ * each JetStream publish is a request the publisher, nats-server and its file store each pay for.
+ *
+ * - A message without the BATCH_HEADER is one proto RunEvent (what every message was before
+ *   batching, so events already stored still read).
+ * - With the header, its payload is the events as proto RunEvents, each preceded by its length
+ *   as a 4-byte big-endian integer; the header's value is their count. No proto change: the
+ *   framing is this file's.
+ *
+ * An event's id (the SSE `id:`, what `Last-Event-ID` sends back) is `seq * ID_SPAN + index`, the
+ * message's stream sequence and the event's index in it: monotonic across runs, and a position a
+ * subscriber resumes from exactly, inside a message too. Ids given out before batching were the
+ * bare sequence: a client resuming from one replays from an earlier message (repeats, never a
+ * gap).
+ */
+export const BATCH_HEADER = 'AgentLoop-Run-Events';
+
+/** Ids per message: the most events one message may hold. */
+export const ID_SPAN = 1000;
+
+/** The id of the index-th event of the message at stream sequence seq. */
+export function eventId(seq: number, index: number): number {
+  return seq * ID_SPAN + index;
+}
+
+/** Where to resume after the event `afterId`: the message to start from and the events of it to skip. */
+export function resumePoint(afterId: number): { seq: number; skip: number } {
+  const seq = Math.floor(afterId / ID_SPAN);
+  if (seq < 1) return { seq: 1, skip: 0 };
+  const index = afterId % ID_SPAN;
+  // ID_SPAN - 1 is the last index a message can hold: that message is done.
+  return index === ID_SPAN - 1 ? { seq: seq + 1, skip: 0 } : { seq, skip: index + 1 };
+}
+
+export interface EncodedBatch {
+  payload: Uint8Array;
+  /** Events in the payload; 1 is sent as a bare RunEvent (no header). */
+  count: number;
+}
+
+/** The proto RunEvent of one published event. */
+export function runEventOf(runId: string, threadId: string, event: string, dataJson: string, seq: number): RunEvent {
+  return create(RunEventSchema, { runId, threadId, event, dataJson, tsMs: BigInt(Date.now()), seq: BigInt(seq) });
+}
+
+/** Encodes events for one message: a bare RunEvent for one, the framed sequence for more. */
+export function encodeBatch(events: readonly Uint8Array[]): EncodedBatch {
+  if (events.length === 1) return { payload: events[0]!, count: 1 };
+  let size = 0;
+  for (const e of events) size += 4 + e.length;
+  const payload = new Uint8Array(size);
+  const view = new DataView(payload.buffer);
+  let at = 0;
+  for (const e of events) {
+    view.setUint32(at, e.length);
+    payload.set(e, at + 4);
+    at += 4 + e.length;
+  }
+  return { payload, count: events.length };
+}
+
+/** Encodes one event as it goes into a message (encodeBatch's input). */
+export const encodeEvent = (ev: RunEvent): Uint8Array => toBinary(RunEventSchema, ev);
+
+/** Whether a message's headers say it holds a batch. */
+export function isBatch(headers: MsgHdrs | undefined): boolean {
+  return headers?.has(BATCH_HEADER) ?? false;
+}
+
+/**
+ * The events of one message, in order. Throws when the payload is not what its header says (the
+ * caller skips such a message, as it skips an undecodable event).
+ */
+export function decodeMessage(data: Uint8Array, batch: boolean): RunEvent[] {
+  if (!batch) return [fromBinary(RunEventSchema, data)];
+  const out: RunEvent[] = [];
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let at = 0;
+  while (at < data.length) {
+    if (at + 4 > data.length) throw new Error('truncated run event batch');
+    const len = view.getUint32(at);
+    if (at + 4 + len > data.length) throw new Error('truncated run event batch');
+    out.push(fromBinary(RunEventSchema, data.subarray(at + 4, at + 4 + len)));
+    at += 4 + len;
+  }
+  return out;
+}
