@@ -3,7 +3,8 @@
  * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
  * (/proc) and the statements, transactions and commits MariaDB executed (its global status
  * counters, read before and after). CPU time and statement counts barely depend on what else runs
- * on the machine; latency does, so it is printed but only as a median.
+ * on the machine; latency does, so it is printed but only as a median. Also the messages the
+ * RUN_EVENTS JetStream stream stored per run (its publishes).
  *
  *   npx tsx --conditions=@agentloop/source bench/throughput/cluster-cost.ts [--runs 40] [--snapshot REF] [--env K=V]...
  */
@@ -11,6 +12,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { createConnection } from 'mysql2/promise';
 import { checkValues, runConfig, sdkClient } from './load.js';
 import { cpuMs } from './proc.js';
@@ -47,6 +50,23 @@ function mariadbPort(): number {
   throw new Error('mariadbd not found among the target processes');
 }
 
+/** The RUN_EVENTS stream's messages and bytes: JetStream publishes (each a request its publisher awaits the ack of) per run. */
+async function runEventMessages(): Promise<{ messages: number; bytes: number }> {
+  for (const pid of target.allPids()) {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (!path.basename(cmd[0] ?? '').startsWith('nats-server')) continue;
+    const port = cmd[cmd.indexOf('-p') + 1];
+    const nc = await connect({ servers: `127.0.0.1:${port}` });
+    try {
+      const { state } = await (await jetstreamManager(nc)).streams.info('RUN_EVENTS');
+      return { messages: state.messages, bytes: state.bytes };
+    } finally {
+      await nc.close();
+    }
+  }
+  throw new Error('nats-server not found among the target processes');
+}
+
 const COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
 const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
 async function counters(): Promise<Record<string, number>> {
@@ -66,10 +86,10 @@ const oneRun = async (): Promise<number> => {
 };
 try {
   for (let i = 0; i < 10; i++) await oneRun();
-  const [cpu0, db0] = [cpu(), await counters()];
+  const [cpu0, db0, js0] = [cpu(), await counters(), await runEventMessages()];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
-  const [cpu1, db1] = [cpu(), await counters()];
+  const [cpu1, db1, js1] = [cpu(), await counters(), await runEventMessages()];
   latencies.sort((a, b) => a - b);
   console.log(
     `AgentLoop cluster from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}; ${runs} sequential runs; load average ${os
@@ -86,6 +106,9 @@ try {
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
   for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
+  console.log('JetStream (RUN_EVENTS) per run:');
+  console.log(`  messages         ${((js1.messages - js0.messages) / runs).toFixed(1)}`);
+  console.log(`  bytes            ${((js1.bytes - js0.bytes) / runs).toFixed(0)}`);
 } finally {
   await db.end();
   await target.stop();

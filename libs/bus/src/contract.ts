@@ -326,7 +326,9 @@ export function runEventStreamContract(name: string, makeStream: () => Promise<R
     it('stores events published without awaiting each in publication order, and resumes after any of them', async () => {
       const run = newId();
       // The orchestrator's stream loop publishes a step's events this way (services/orchestrator run/publish-pipeline.ts).
-      const ids = await Promise.all([1, 2, 3, 4].map((n) => stream.publish(run, 't', n % 2 ? 'updates' : 'values', { n })).concat(stream.publish(run, 't', 'end', null)));
+      const ids = await Promise.all(
+        [1, 2, 3, 4].map((n) => stream.publish(run, 't', n % 2 ? 'updates' : 'values', { n })).concat(stream.publish(run, 't', 'end', null)),
+      );
       for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1]!);
       const all = await collect(stream.subscribe(run, { signal: safety() }));
       expect(all.map((e) => [e.id, e.event, e.dataJson])).toEqual([

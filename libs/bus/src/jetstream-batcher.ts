@@ -63,11 +63,7 @@ export class RunEventBatcher {
     while (q.queued.length > 0) {
       const batch = this.take(q);
       try {
-        const seq = await this.send(
-          runId,
-          encodeBatch(batch.map((b) => b.bytes)),
-          batch[0]!.event,
-        );
+        const seq = await this.send(runId, encodeBatch(batch.map((b) => b.bytes)), batch[0]!.event);
         batch.forEach((b, i) => b.resolve(eventId(seq, i)));
       } catch (err) {
         for (const b of batch) b.reject(err);

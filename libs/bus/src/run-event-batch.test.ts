@@ -68,7 +68,11 @@ async function collect(iter: AsyncIterable<StoredRunEvent>): Promise<StoredRunEv
 
 describe('JetStreamRunEventStream batching', () => {
   it('stores the events published while none of the run is acked yet as one message; awaited ones one each', async () => {
-    await Promise.all([s.publish('run-b1', 't', 'updates', { n: 1 }), s.publish('run-b1', 't', 'values', { n: 2 }), s.publish('run-b1', 't', 'values', { n: 3 })]);
+    await Promise.all([
+      s.publish('run-b1', 't', 'updates', { n: 1 }),
+      s.publish('run-b1', 't', 'values', { n: 2 }),
+      s.publish('run-b1', 't', 'values', { n: 3 }),
+    ]);
     expect(await messagesOf('run-b1')).toBe(1);
     await s.publish('run-b1', 't', 'values', { n: 4 });
     await s.publish('run-b1', 't', 'end', null);
@@ -80,7 +84,10 @@ describe('JetStreamRunEventStream batching', () => {
   it('reads messages stored before batching (a bare RunEvent each), ids after the stream sequence', async () => {
     const js = jetstream(nc);
     const bare = (event: string, dataJson: string) =>
-      js.publish(`${PREFIX}.run-old`, toBinary(RunEventSchema, create(RunEventSchema, { runId: 'run-old', threadId: 't', event, dataJson, tsMs: 1n, seq: 1n })));
+      js.publish(
+        `${PREFIX}.run-old`,
+        toBinary(RunEventSchema, create(RunEventSchema, { runId: 'run-old', threadId: 't', event, dataJson, tsMs: 1n, seq: 1n })),
+      );
     const a = await bare('values', '{"old":1}');
     const b = await bare('end', 'null');
     const events = await collect(s.subscribe('run-old', { signal: AbortSignal.timeout(10_000) }));
