@@ -21,7 +21,7 @@ import { prepareSnapshot } from './snapshot.js';
 import { REPO_ROOT, startClusterTarget } from './targets.js';
 
 const { values: args } = parseArgs({
-  options: { runs: { type: 'string', default: '40' }, snapshot: { type: 'string' }, env: { type: 'string', multiple: true } },
+  options: { runs: { type: 'string', default: '40' }, snapshot: { type: 'string' }, env: { type: 'string', multiple: true }, statements: { type: 'boolean' } },
 });
 const runs = Number(args.runs);
 const snap = args.snapshot ? prepareSnapshot(REPO_ROOT, args.snapshot, os.tmpdir()) : undefined;
@@ -67,6 +67,25 @@ async function runEventMessages(): Promise<{ messages: number; bytes: number }> 
   throw new Error('nats-server not found among the target processes');
 }
 
+/** The general log's statements per run by text (values replaced by `?`), most frequent first. */
+async function printStatements(): Promise<void> {
+  await db.query('SET GLOBAL general_log = 0');
+  const [rows] = await db.query<Array<{ t: string; n: number } & import('mysql2').RowDataPacket>>(
+    "SELECT CONVERT(argument USING utf8mb4) AS t, COUNT(*) AS n FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') GROUP BY t",
+  );
+  const byShape = new Map<string, number>();
+  for (const r of rows) {
+    const shape = r.t
+      .replace(/'(?:[^'\\]|\\.)*'/g, '?')
+      .replace(/\b\d+\b/g, '?')
+      .replace(/\s+/g, ' ')
+      .slice(0, 150);
+    byShape.set(shape, (byShape.get(shape) ?? 0) + Number(r.n));
+  }
+  console.log('MariaDB statements per run by text (general log):');
+  for (const [t, n] of [...byShape].sort((a, b) => b[1] - a[1])) if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)}  ${t}`);
+}
+
 const COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
 const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
 async function counters(): Promise<Record<string, number>> {
@@ -86,6 +105,8 @@ const oneRun = async (): Promise<number> => {
 };
 try {
   for (let i = 0; i < 10; i++) await oneRun();
+  // --statements: MariaDB's general log (to its mysql.general_log table) over the measured runs, grouped by statement text.
+  if (args.statements) await db.query("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1");
   const [cpu0, db0, js0] = [cpu(), await counters(), await runEventMessages()];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
@@ -106,6 +127,7 @@ try {
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
   for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
+  if (args.statements) await printStatements();
   console.log('JetStream (RUN_EVENTS) per run:');
   console.log(`  messages         ${((js1.messages - js0.messages) / runs).toFixed(1)}`);
   console.log(`  bytes            ${((js1.bytes - js0.bytes) / runs).toFixed(0)}`);

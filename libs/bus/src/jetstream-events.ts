@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
-import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import {
   DeliverPolicy,
   DiscardPolicy,
@@ -20,7 +20,7 @@ import type { NatsBus } from './nats-bus.js';
 import { assertRunId, END_EVENT } from './run-id.js';
 import { watchRunEnd } from './run-end-watch.js';
 import { RunEventBatcher } from './jetstream-batcher.js';
-import { BATCH_HEADER, decodeMessage, encodeEvent, eventId, ID_SPAN, isBatch, resumePoint, runEventOf, type EncodedBatch } from './run-event-batch.js';
+import { decodeMessage, encodeEvent, eventId, ID_SPAN, resumePoint, runEventOf, type EncodedBatch } from './run-event-batch.js';
 import type { RunEndWatch, RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
 
 export const RUN_EVENTS_STREAM = 'RUN_EVENTS';
@@ -33,7 +33,7 @@ const PUBLISH_TRY_MS = 5_000;
 const RESUBSCRIBE_WAIT_MS = 30_000;
 const RESUBSCRIBE_ATTEMPTS = 30;
 const RESUBSCRIBE_PAUSE_MS = 100;
-/** Payload bytes of a message left for its headers (message id, batch count) under the server's max_payload. */
+/** Payload bytes of a message left for its headers (the message id) under the server's max_payload. */
 const HEADER_ROOM = 4 * 1024;
 const LOST: unique symbol = Symbol('connection lost');
 
@@ -187,8 +187,6 @@ export class JetStreamRunEventStream implements RunEventStream {
   private async sendBatch(runId: string, batch: EncodedBatch, firstEvent: string): Promise<number> {
     const subject = this.subjectOf(runId);
     const what = batch.count === 1 ? `publish the "${firstEvent}" event of run ${runId}` : `publish ${batch.count} events ("${firstEvent}"…) of run ${runId}`;
-    const hdrs = batch.count > 1 ? headers() : undefined;
-    hdrs?.set(BATCH_HEADER, String(batch.count));
     // One message id per message: JetStream drops a repeat within its duplicate window, so the
     // publish can be retried when its ack is lost to a reconnect or a server restart.
     const msgID = randomUUID();
@@ -201,7 +199,7 @@ export class JetStreamRunEventStream implements RunEventStream {
       const lost = this.conn.lostAfter(epoch);
       try {
         const timeout = Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now()));
-        const sent = this.js.publish(subject, batch.payload, { msgID, timeout, ...(hdrs ? { headers: hdrs } : {}) });
+        const sent = this.js.publish(subject, batch.payload, { msgID, timeout });
         sent.catch(() => undefined); // abandoned when the connection drops first
         const ack = await Promise.race([sent, lost.promise.then((): typeof LOST => LOST)]);
         if (ack !== LOST) return ack.seq;
@@ -257,7 +255,7 @@ export class JetStreamRunEventStream implements RunEventStream {
           failures = 0;
           let evs;
           try {
-            evs = decodeMessage(m.data, isBatch(m.headers));
+            evs = decodeMessage(m.data);
           } catch (err) {
             this.logger.warn({ err, seq: m.seq, subject }, 'undecodable run event skipped');
             after = eventId(m.seq, ID_SPAN - 1);

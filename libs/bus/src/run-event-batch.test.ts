@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJetStreamRunEventStream, type JetStreamRunEventStream } from './jetstream-events.js';
-import { decodeMessage, encodeBatch, encodeEvent, eventId, ID_SPAN, resumePoint, runEventOf } from './run-event-batch.js';
+import { decodeMessage, encodeBatch, encodeEvent, eventId, eventNameOf, framesOf, ID_SPAN, resumePoint, runEventOf } from './run-event-batch.js';
 import type { StoredRunEvent } from './types.js';
 
 describe('run event batch format', () => {
@@ -12,19 +12,29 @@ describe('run event batch format', () => {
     const evs = ['values', 'updates', 'end'].map((e, i) => runEventOf('r1', 't1', e, `{"i":${i}}`, i + 1));
     const batch = encodeBatch(evs.map(encodeEvent));
     expect(batch.count).toBe(3);
-    expect(decodeMessage(batch.payload, true).map((e) => [e.event, e.dataJson, Number(e.seq)])).toEqual([
+    expect(decodeMessage(batch.payload).map((e) => [e.event, e.dataJson, Number(e.seq)])).toEqual([
       ['values', '{"i":0}', 1],
       ['updates', '{"i":1}', 2],
       ['end', '{"i":2}', 3],
     ]);
     const single = encodeBatch([encodeEvent(evs[0]!)]);
     expect(single.count).toBe(1);
-    expect(decodeMessage(single.payload, false)[0]?.event).toBe('values');
+    expect(decodeMessage(single.payload)[0]?.event).toBe('values');
+  });
+
+  it('reads the event name of an encoded event without decoding it, and not from garbage', () => {
+    const evs = ['values', 'end'].map((e) => runEventOf('r1', 't1', e, JSON.stringify({ big: 'x'.repeat(300) }), 1));
+    const frames = framesOf(encodeBatch(evs.map(encodeEvent)).payload);
+    expect(frames.map(eventNameOf)).toEqual(['values', 'end']);
+    expect(eventNameOf(encodeEvent(create(RunEventSchema, { runId: 'r', event: 'error', dataJson: '{}', tsMs: BigInt(Date.now()), seq: 2n ** 40n })))).toBe(
+      'error',
+    );
+    expect(eventNameOf(new Uint8Array([0x1a, 0x05, 0x65]))).toBeUndefined(); // a length past the end
   });
 
   it('rejects a truncated batch', () => {
     const batch = encodeBatch(['a', 'b'].map((e) => encodeEvent(runEventOf('r1', 't1', e, 'null', 1))));
-    expect(() => decodeMessage(batch.payload.subarray(0, batch.payload.length - 2), true)).toThrow(/truncated/);
+    expect(() => decodeMessage(batch.payload.subarray(0, batch.payload.length - 2))).toThrow(/truncated/);
   });
 
   it('resumes inside a message, after a full one, and from ids of before batching (repeats, no gap)', () => {
