@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { PublishPipeline, UPDATES_LINGER_MS } from './publish-pipeline.js';
+import { PublishPipeline, LINGER_MS } from './publish-pipeline.js';
 
 /** A stream whose publishes settle only when the test says so. */
 function heldStream() {
@@ -18,9 +18,9 @@ describe('PublishPipeline', () => {
   it('hands events over in order without waiting for each to be stored; drain waits for all', async () => {
     const s = heldStream();
     const p = new PublishPipeline(s, 'r', 't');
-    await p.send('updates', 1);
-    await p.send('values', 2);
-    expect(s.calls.map((c) => c.event)).toEqual(['updates', 'values']);
+    await p.send('custom', 1);
+    await p.send('messages/partial', 2);
+    expect(s.calls.map((c) => c.event)).toEqual(['custom', 'messages/partial']);
     let drained = false;
     const d = p.drain().then(() => (drained = true));
     s.calls[0]!.settle();
@@ -34,12 +34,12 @@ describe('PublishPipeline', () => {
   it('fails drain, and the next send, with the first publish failure', async () => {
     const s = heldStream();
     const p = new PublishPipeline(s, 'r', 't');
-    await p.send('updates', 1);
-    await p.send('values', 2);
+    await p.send('custom', 1);
+    await p.send('custom', 2);
     s.calls[0]!.settle(new Error('JetStream unavailable'));
     s.calls[1]!.settle();
     await expect(p.drain()).rejects.toThrow('JetStream unavailable');
-    await expect(p.send('values', 3)).rejects.toThrow('JetStream unavailable');
+    await expect(p.send('custom', 3)).rejects.toThrow('JetStream unavailable');
     expect(s.calls).toHaveLength(2);
   });
 
@@ -57,27 +57,38 @@ describe('PublishPipeline', () => {
   });
 });
 
-describe('PublishPipeline: a step in one message', () => {
-  it('hands an update over together with the values after it, in order', async () => {
-    const s = heldStream();
-    const p = new PublishPipeline(s, 'r', 't');
-    await p.send('updates', { agent: 1 });
-    expect(s.calls).toHaveLength(0);
-    await p.send('values', { n: 1 });
-    expect(s.calls.map((c) => c.event)).toEqual(['updates', 'values']);
+describe('PublishPipeline: step events together', () => {
+  it('holds step events and hands them over together, in order, after the linger', async () => {
+    vi.useFakeTimers();
+    try {
+      const s = heldStream();
+      const p = new PublishPipeline(s, 'r', 't');
+      await p.send('values', { n: 0 });
+      await p.send('updates', { agent: 1 });
+      vi.advanceTimersByTime(LINGER_MS - 1);
+      await p.send('values', { n: 1 });
+      expect(s.calls).toHaveLength(0);
+      vi.advanceTimersByTime(1);
+      expect(s.calls.map((c) => c.event)).toEqual(['values', 'updates', 'values']);
+      // The next step's events start a new linger.
+      await p.send('updates', { tools: 1 });
+      expect(s.calls).toHaveLength(3);
+      vi.advanceTimersByTime(LINGER_MS);
+      expect(s.calls).toHaveLength(4);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('hands a held update over by itself after the linger, and at drain', async () => {
+  it('hands what is held over at drain without waiting for the linger', async () => {
     vi.useFakeTimers();
     try {
       const s = heldStream();
       const p = new PublishPipeline(s, 'r', 't');
       await p.send('updates', { a: 1 });
-      vi.advanceTimersByTime(UPDATES_LINGER_MS);
-      expect(s.calls.map((c) => c.event)).toEqual(['updates']);
-      await p.send('updates', { b: 1 });
+      await p.send('values', { b: 1 });
       const d = p.drain();
-      expect(s.calls.map((c) => c.event)).toEqual(['updates', 'updates']);
+      expect(s.calls.map((c) => c.event)).toEqual(['updates', 'values']);
       for (const c of s.calls) c.settle();
       await d;
     } finally {
@@ -85,7 +96,7 @@ describe('PublishPipeline: a step in one message', () => {
     }
   });
 
-  it('does not hold token events: they go out at once, after any held update', async () => {
+  it('does not hold token events: they go out at once, after what is held', async () => {
     const s = heldStream();
     const p = new PublishPipeline(s, 'r', 't');
     await p.send('updates', { a: 1 });

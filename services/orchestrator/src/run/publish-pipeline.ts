@@ -4,11 +4,14 @@ import type { RunEventStream } from '@agentloop/bus';
 const MAX_IN_FLIGHT = 256;
 
 /**
- * How long an `updates` event may wait for its step's `values` (see PublishPipeline). Covers the
- * step's checkpoint writes, which come between the two; a step whose tasks finish far apart
- * (parallel tasks, one slow) sends each task's update after at most this.
+ * How long a step's events may wait to be handed over together with later ones (see
+ * PublishPipeline). Streaming clients see them up to this much later; the run's end never waits
+ * for it (`drain` hands everything over at once).
  */
-export const UPDATES_LINGER_MS = 25;
+export const LINGER_MS = 25;
+
+/** The modes LangGraph streams at step boundaries (a task's end, a step's end): held for LINGER_MS. */
+const STEP_EVENTS = new Set(['values', 'updates', 'debug', 'tasks', 'checkpoints']);
 
 /**
  * A run's event publishing without a round trip per event (issue 9: "batch what belongs to one
@@ -19,11 +22,12 @@ export const UPDATES_LINGER_MS = 25;
  * LangGraph runs the graph ahead of the stream loop anyway (its chunks are buffered), so awaiting
  * each event only serialized the acks.
  *
- * A step streams its tasks' `updates`, then, after its checkpoint is written, its `values`: the
- * `updates` are held until the next event of another kind (normally that `values`) and handed
- * over together with it, so a step costs one JetStream message instead of two. They are held at
- * most UPDATES_LINGER_MS. Everything else (tokens, tool progress, custom events) is handed over
- * at once: clients see it live.
+ * A step streams its tasks' `updates`, then, after its checkpoint is written, its `values`; a fast
+ * step (a tool call, an approval check) follows within milliseconds. Step events are therefore
+ * held from the first one for LINGER_MS and handed over together: a run of fast steps costs a
+ * JetStream message per LINGER_MS rather than two per step; a step after a model call (seconds)
+ * is still one message. Everything else — tokens, tool progress, custom and `events` — is handed
+ * over at once, after what is held, so clients see it live and in order.
  *
  * A failed publish fails the run as before, at the next `send` or at `drain` rather than at once;
  * `drain` comes before the run's end is recorded, so no run ends with its events unstored.
@@ -40,12 +44,12 @@ export class PublishPipeline {
     private readonly threadId: string,
   ) {}
 
-  /** Hands one event to the stream (an `updates` a little later); waits only when MAX_IN_FLIGHT are still unstored. */
+  /** Hands one event to the stream (a step event up to LINGER_MS later); waits only when MAX_IN_FLIGHT are still unstored. */
   async send(event: string, data: unknown): Promise<void> {
     this.throwIfFailed();
-    if (event === 'updates') {
+    if (STEP_EVENTS.has(event)) {
       this.held.push([event, data]);
-      this.linger ??= setTimeout(() => this.release(), UPDATES_LINGER_MS);
+      this.linger ??= setTimeout(() => this.release(), LINGER_MS);
       return;
     }
     this.release();
@@ -59,7 +63,7 @@ export class PublishPipeline {
     await this.settleOldest(this.pending.length);
   }
 
-  /** Hands the held `updates` over. */
+  /** Hands the held step events over. */
   private release(): void {
     clearTimeout(this.linger);
     this.linger = undefined;
