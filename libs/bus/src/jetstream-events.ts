@@ -219,7 +219,7 @@ export class JetStreamRunEventStream implements RunEventStream {
     const subject = this.subjectOf(runId);
     const { signal } = opts;
     let after = opts.afterId ?? 0;
-    let skip = 0;
+    let resume = resumePoint(after);
     let failures = 0;
     // An ordered consumer from the next unseen sequence; when the connection drops (a server
     // restart loses the consumer, and nats.js may wait long before noticing) or the consumer
@@ -229,12 +229,11 @@ export class JetStreamRunEventStream implements RunEventStream {
       let consumer;
       try {
         if (!(await this.conn.whenConnected(Date.now() + RESUBSCRIBE_WAIT_MS))) throw new Error('the NATS connection is down');
-        const from = resumePoint(after);
-        skip = from.skip;
+        resume = resumePoint(after);
         consumer = await this.js.consumers.get(this.stream, {
           filter_subjects: subject,
           deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: from.seq,
+          opt_start_seq: resume.seq,
         });
         messages = await consumer.consume();
       } catch (err) {
@@ -261,9 +260,8 @@ export class JetStreamRunEventStream implements RunEventStream {
             after = eventId(m.seq, ID_SPAN - 1);
             continue;
           }
-          // Only the first message after a (re)subscription may hold events already delivered.
-          const first = skip;
-          skip = 0;
+          // Only the message holding `after` may hold events already delivered (it may be gone: purged, aged out).
+          const first = m.seq === resume.seq ? resume.skip : 0;
           for (let i = first; i < evs.length; i++) {
             const ev = evs[i]!;
             after = eventId(m.seq, i);

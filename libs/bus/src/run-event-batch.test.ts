@@ -124,3 +124,16 @@ describe('JetStreamRunEventStream batching', () => {
     await tiny.close();
   });
 });
+
+describe('JetStreamRunEventStream resuming', () => {
+  it('resumes after an event inside a message whose events were partly read, and skips nothing of a later message', async () => {
+    const ids = await Promise.all([s.publish('run-r1', 't', 'values', { n: 1 }), s.publish('run-r1', 't', 'values', { n: 2 })]);
+    const later = await s.publish('run-r1', 't', 'values', { n: 3 });
+    const end = await s.publish('run-r1', 't', 'end', null);
+    const fromFirst = await collect(s.subscribe('run-r1', { afterId: ids[0], signal: AbortSignal.timeout(10_000) }));
+    expect(fromFirst.map((e) => e.id)).toEqual([ids[1], later, end]);
+    // An id whose message is gone (here: one that never held this run's events) skips nothing after it.
+    const fromGone = await collect(s.subscribe('run-r1', { afterId: eventId(Math.floor(ids[0]! / ID_SPAN) - 1, 0), signal: AbortSignal.timeout(10_000) }));
+    expect(fromGone.map((e) => e.id)).toEqual([ids[0], ids[1], later, end]);
+  });
+});
