@@ -19,7 +19,8 @@ import { create, fromBinary, toBinary, RunEventSchema, type RunEvent } from '@ag
  * message's stream sequence and the event's index in it: monotonic across runs, and a position a
  * subscriber resumes from exactly, inside a message too. Ids given out before batching were the
  * bare sequence: a client resuming from one replays from an earlier message (repeats, never a
- * gap).
+ * gap). Ids stay within the gateway's 15-digit `Last-Event-ID` (services/gateway sse.ts) up to a
+ * stream sequence of 10^12.
  */
 export const BATCH_MARK = 0;
 
