@@ -3,7 +3,8 @@
  * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
  * (/proc) and the statements, transactions and commits MariaDB executed (its global status
  * counters, read before and after). CPU time and statement counts barely depend on what else runs
- * on the machine; latency does, so it is printed but only as a median.
+ * on the machine; latency does, so it is printed but only as a median. Also the messages the
+ * RUN_EVENTS JetStream stream stored per run (its publishes).
  *
  *   npx tsx --conditions=@agentloop/source bench/throughput/cluster-cost.ts [--runs 40] [--snapshot REF] [--env K=V]...
  */
@@ -11,6 +12,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { createConnection } from 'mysql2/promise';
 import { checkValues, runConfig, sdkClient } from './load.js';
 import { cpuMs } from './proc.js';
@@ -18,7 +21,7 @@ import { prepareSnapshot } from './snapshot.js';
 import { REPO_ROOT, startClusterTarget } from './targets.js';
 
 const { values: args } = parseArgs({
-  options: { runs: { type: 'string', default: '40' }, snapshot: { type: 'string' }, env: { type: 'string', multiple: true } },
+  options: { runs: { type: 'string', default: '40' }, snapshot: { type: 'string' }, env: { type: 'string', multiple: true }, statements: { type: 'boolean' } },
 });
 const runs = Number(args.runs);
 const snap = args.snapshot ? prepareSnapshot(REPO_ROOT, args.snapshot, os.tmpdir()) : undefined;
@@ -47,6 +50,42 @@ function mariadbPort(): number {
   throw new Error('mariadbd not found among the target processes');
 }
 
+/** The RUN_EVENTS stream's messages and bytes: JetStream publishes (each a request its publisher awaits the ack of) per run. */
+async function runEventMessages(): Promise<{ messages: number; bytes: number }> {
+  for (const pid of target.allPids()) {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (!path.basename(cmd[0] ?? '').startsWith('nats-server')) continue;
+    const port = cmd[cmd.indexOf('-p') + 1];
+    const nc = await connect({ servers: `127.0.0.1:${port}` });
+    try {
+      const { state } = await (await jetstreamManager(nc)).streams.info('RUN_EVENTS');
+      return { messages: state.messages, bytes: state.bytes };
+    } finally {
+      await nc.close();
+    }
+  }
+  throw new Error('nats-server not found among the target processes');
+}
+
+/** The general log's statements per run by text (values replaced by `?`), most frequent first. */
+async function printStatements(): Promise<void> {
+  await db.query('SET GLOBAL general_log = 0');
+  const [rows] = await db.query<Array<{ t: string; n: number } & import('mysql2').RowDataPacket>>(
+    "SELECT CONVERT(argument USING utf8mb4) AS t, COUNT(*) AS n FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') GROUP BY t",
+  );
+  const byShape = new Map<string, number>();
+  for (const r of rows) {
+    const shape = r.t
+      .replace(/'(?:[^'\\]|\\.)*'/g, '?')
+      .replace(/\b\d+\b/g, '?')
+      .replace(/\s+/g, ' ')
+      .slice(0, 150);
+    byShape.set(shape, (byShape.get(shape) ?? 0) + Number(r.n));
+  }
+  console.log('MariaDB statements per run by text (general log):');
+  for (const [t, n] of [...byShape].sort((a, b) => b[1] - a[1])) if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)}  ${t}`);
+}
+
 const COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
 const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
 async function counters(): Promise<Record<string, number>> {
@@ -66,10 +105,12 @@ const oneRun = async (): Promise<number> => {
 };
 try {
   for (let i = 0; i < 10; i++) await oneRun();
-  const [cpu0, db0] = [cpu(), await counters()];
+  // --statements: MariaDB's general log (to its mysql.general_log table) over the measured runs, grouped by statement text.
+  if (args.statements) await db.query("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1");
+  const [cpu0, db0, js0] = [cpu(), await counters(), await runEventMessages()];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
-  const [cpu1, db1] = [cpu(), await counters()];
+  const [cpu1, db1, js1] = [cpu(), await counters(), await runEventMessages()];
   latencies.sort((a, b) => a - b);
   console.log(
     `AgentLoop cluster from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}; ${runs} sequential runs; load average ${os
@@ -86,6 +127,10 @@ try {
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
   for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
+  if (args.statements) await printStatements();
+  console.log('JetStream (RUN_EVENTS) per run:');
+  console.log(`  messages         ${((js1.messages - js0.messages) / runs).toFixed(1)}`);
+  console.log(`  bytes            ${((js1.bytes - js0.bytes) / runs).toFixed(0)}`);
 } finally {
   await db.end();
   await target.stop();

@@ -323,6 +323,27 @@ export function runEventStreamContract(name: string, makeStream: () => Promise<R
       expect(events.map((e) => e.id)).toEqual([b, c]);
     });
 
+    it('stores events published without awaiting each in publication order, and resumes after any of them', async () => {
+      const run = newId();
+      // The orchestrator's stream loop publishes a step's events this way (services/orchestrator run/publish-pipeline.ts).
+      const ids = await Promise.all(
+        [1, 2, 3, 4].map((n) => stream.publish(run, 't', n % 2 ? 'updates' : 'values', { n })).concat(stream.publish(run, 't', 'end', null)),
+      );
+      for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1]!);
+      const all = await collect(stream.subscribe(run, { signal: safety() }));
+      expect(all.map((e) => [e.id, e.event, e.dataJson])).toEqual([
+        [ids[0], 'updates', '{"n":1}'],
+        [ids[1], 'values', '{"n":2}'],
+        [ids[2], 'updates', '{"n":3}'],
+        [ids[3], 'values', '{"n":4}'],
+        [ids[4], 'end', 'null'],
+      ]);
+      for (let k = 0; k < ids.length - 1; k++) {
+        const rest = await collect(stream.subscribe(run, { afterId: ids[k], signal: safety() }));
+        expect(rest.map((e) => e.id)).toEqual(ids.slice(k + 1));
+      }
+    });
+
     it('tails live events published after the subscription started', async () => {
       const run = newId();
       const iter = stream.subscribe(run, { signal: safety() })[Symbol.asyncIterator]();

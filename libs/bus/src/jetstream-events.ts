@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
-import { create, fromBinary, toBinary, RunEventSchema } from '@agentloop/proto';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import {
   DeliverPolicy,
@@ -20,6 +19,8 @@ import { connectionState, type ConnectionState } from './connection-state.js';
 import type { NatsBus } from './nats-bus.js';
 import { assertRunId, END_EVENT } from './run-id.js';
 import { watchRunEnd } from './run-end-watch.js';
+import { RunEventBatcher } from './jetstream-batcher.js';
+import { decodeMessage, encodeEvent, eventId, ID_SPAN, resumePoint, runEventOf, type EncodedBatch } from './run-event-batch.js';
 import type { RunEndWatch, RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
 
 export const RUN_EVENTS_STREAM = 'RUN_EVENTS';
@@ -32,6 +33,8 @@ const PUBLISH_TRY_MS = 5_000;
 const RESUBSCRIBE_WAIT_MS = 30_000;
 const RESUBSCRIBE_ATTEMPTS = 30;
 const RESUBSCRIBE_PAUSE_MS = 100;
+/** Payload bytes of a message left for its headers (the message id) under the server's max_payload. */
+const HEADER_ROOM = 4 * 1024;
 const LOST: unique symbol = Symbol('connection lost');
 
 /** Resolves after ms, or early when the signal aborts. */
@@ -91,6 +94,10 @@ export class JetStreamRunEventStream implements RunEventStream {
   private readonly active = new Set<ConsumerMessages>();
   /** Publisher-side per-run counter for RunEvent.seq (informational; ids come from JetStream). */
   private readonly runSeq = new Map<string, number>();
+  private readonly batcher = new RunEventBatcher(
+    (runId, batch, first) => this.sendBatch(runId, batch, first),
+    () => Math.max(64 * 1024, (this.nc.info?.max_payload ?? 1024 * 1024) - HEADER_ROOM),
+  );
   private closed = false;
 
   constructor(nc: NatsConnection, opts: JetStreamRunEventStreamOptions = {}) {
@@ -155,9 +162,14 @@ export class JetStreamRunEventStream implements RunEventStream {
     return `${this.prefix}.${runId}`;
   }
 
-  async publish(runId: string, threadId: string, event: string, data: unknown): Promise<number> {
-    if (this.closed) throw new UnavailableError('The run event stream is closed');
-    const subject = this.subjectOf(runId);
+  /**
+   * Queues the event on its run's message batcher (jetstream-batcher.ts): resolves with its id once
+   * the message holding it is stored. Events of one run are stored in the order published, also
+   * when the caller does not await one before publishing the next.
+   */
+  publish(runId: string, threadId: string, event: string, data: unknown): Promise<number> {
+    if (this.closed) return Promise.reject(new UnavailableError('The run event stream is closed'));
+    assertRunId(runId);
     const seq = (this.runSeq.get(runId) ?? 0) + 1;
     if (event === END_EVENT) this.runSeq.delete(runId);
     else {
@@ -167,34 +179,34 @@ export class JetStreamRunEventStream implements RunEventStream {
         if (!oldest.done) this.runSeq.delete(oldest.value);
       }
     }
-    const msg = create(RunEventSchema, {
-      runId,
-      threadId,
-      event,
-      dataJson: JSON.stringify(data ?? null),
-      tsMs: BigInt(Date.now()),
-      seq: BigInt(seq),
-    });
-    const payload = toBinary(RunEventSchema, msg);
-    // One message id per event: JetStream drops a repeat within its duplicate window, so the
+    const bytes = encodeEvent(runEventOf(runId, threadId, event, JSON.stringify(data ?? null), seq));
+    return this.batcher.enqueue(runId, bytes, event);
+  }
+
+  /** Stores one message of a run's events (RunEventBatcher's SendBatch); resolves with its stream sequence. */
+  private async sendBatch(runId: string, batch: EncodedBatch, firstEvent: string): Promise<number> {
+    const subject = this.subjectOf(runId);
+    const what = batch.count === 1 ? `publish the "${firstEvent}" event of run ${runId}` : `publish ${batch.count} events ("${firstEvent}"…) of run ${runId}`;
+    // One message id per message: JetStream drops a repeat within its duplicate window, so the
     // publish can be retried when its ack is lost to a reconnect or a server restart.
     const msgID = randomUUID();
     const deadline = Date.now() + this.publishTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       if (!this.conn.connected && !(await this.conn.whenConnected(deadline))) {
-        throw this.unavailable(`publish the "${event}" event of run ${runId}`, new Error('the NATS connection is down'));
+        throw this.unavailable(what, new Error('the NATS connection is down'));
       }
       const epoch = this.conn.epoch;
       const lost = this.conn.lostAfter(epoch);
       try {
-        const sent = this.js.publish(subject, payload, { msgID, timeout: Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now())) });
+        const timeout = Math.max(1, Math.min(PUBLISH_TRY_MS, deadline - Date.now()));
+        const sent = this.js.publish(subject, batch.payload, { msgID, timeout });
         sent.catch(() => undefined); // abandoned when the connection drops first
         const ack = await Promise.race([sent, lost.promise.then((): typeof LOST => LOST)]);
         if (ack !== LOST) return ack.seq;
         if (Date.now() >= deadline) throw new Error('the NATS connection dropped');
       } catch (err) {
         // Timeouts, "no responders" and "JetStream not ready" are what a server restart looks like.
-        if (Date.now() >= deadline || this.closed) throw this.unavailable(`publish the "${event}" event of run ${runId}`, err);
+        if (Date.now() >= deadline || this.closed) throw this.unavailable(what, err);
         this.logger.debug({ err: errorMessage(err), attempt, subject }, 'run event publish failed; retrying');
         await sleep(Math.min(1_000, 50 * 2 ** attempt));
       } finally {
@@ -207,6 +219,7 @@ export class JetStreamRunEventStream implements RunEventStream {
     const subject = this.subjectOf(runId);
     const { signal } = opts;
     let after = opts.afterId ?? 0;
+    let resume = resumePoint(after);
     let failures = 0;
     // An ordered consumer from the next unseen sequence; when the connection drops (a server
     // restart loses the consumer, and nats.js may wait long before noticing) or the consumer
@@ -216,10 +229,11 @@ export class JetStreamRunEventStream implements RunEventStream {
       let consumer;
       try {
         if (!(await this.conn.whenConnected(Date.now() + RESUBSCRIBE_WAIT_MS))) throw new Error('the NATS connection is down');
+        resume = resumePoint(after);
         consumer = await this.js.consumers.get(this.stream, {
           filter_subjects: subject,
           deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: after + 1,
+          opt_start_seq: resume.seq,
         });
         messages = await consumer.consume();
       } catch (err) {
@@ -238,16 +252,23 @@ export class JetStreamRunEventStream implements RunEventStream {
         if (signal?.aborted) return;
         for await (const m of messages) {
           failures = 0;
-          let ev;
-          after = m.seq;
+          let evs;
           try {
-            ev = fromBinary(RunEventSchema, m.data);
+            evs = decodeMessage(m.data);
           } catch (err) {
             this.logger.warn({ err, seq: m.seq, subject }, 'undecodable run event skipped');
+            after = eventId(m.seq, ID_SPAN - 1);
             continue;
           }
-          yield { id: m.seq, runId: ev.runId, event: ev.event, dataJson: ev.dataJson, tsMs: Number(ev.tsMs) };
-          if (ev.event === END_EVENT || signal?.aborted) return;
+          // Only the message holding `after` may hold events already delivered (it may be gone: purged, aged out).
+          const first = m.seq === resume.seq ? resume.skip : 0;
+          for (let i = first; i < evs.length; i++) {
+            const ev = evs[i]!;
+            after = eventId(m.seq, i);
+            yield { id: after, runId: ev.runId, event: ev.event, dataJson: ev.dataJson, tsMs: Number(ev.tsMs) };
+            if (ev.event === END_EVENT || signal?.aborted) return;
+          }
+          after = eventId(m.seq, ID_SPAN - 1);
         }
       } catch (err) {
         if (this.closed || signal?.aborted) return;

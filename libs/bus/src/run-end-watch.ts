@@ -2,6 +2,7 @@ import { fromBinary, RunEventSchema } from '@agentloop/proto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { ConnectionState } from './connection-state.js';
 import { END_EVENT } from './run-id.js';
+import { eventNameOf, framesOf } from './run-event-batch.js';
 import type { RunEndWatch, RunEndWatchResult } from './types.js';
 
 /**
@@ -39,14 +40,24 @@ export function watchRunEnd(nc: NatsConnection, conn: ConnectionState, subject: 
     sub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return finish({ kind: 'lost' });
-        let ev;
+        // A message may hold several of the run's events (run-event-batch.ts), `end` among them;
+        // only an `error` is decoded whole, the others by their name alone.
+        let frames;
         try {
-          ev = fromBinary(RunEventSchema, msg.data);
+          frames = framesOf(msg.data);
         } catch {
           return; // undecodable: the replaying subscription skips it too
         }
-        if (ev.event === 'error') errorJson = ev.dataJson;
-        else if (ev.event === END_EVENT) finish({ kind: 'end', ...(errorJson !== undefined ? { errorJson } : {}) });
+        for (const frame of frames) {
+          const name = eventNameOf(frame);
+          if (name === 'error') {
+            try {
+              errorJson = fromBinary(RunEventSchema, frame).dataJson;
+            } catch {
+              // undecodable: skipped, as the replaying subscription does
+            }
+          } else if (name === END_EVENT) return finish({ kind: 'end', ...(errorJson !== undefined ? { errorJson } : {}) });
+        }
       },
     });
   } catch {

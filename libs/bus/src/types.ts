@@ -116,6 +116,11 @@ export interface RunEndWatch {
  * Iteration ends after the event named `end` or when the signal aborts.
  */
 export interface RunEventStream {
+  /**
+   * Stores one event; resolves with its id once stored. A run's events are stored in the order of
+   * the calls, also when a caller publishes the next before the previous resolved (the
+   * orchestrator's stream loop does: run/publish-pipeline.ts); contract.ts tests it.
+   */
   publish(runId: string, threadId: string, event: string, data: unknown): Promise<number>;
   subscribe(runId: string, opts?: RunEventSubscribeOptions): AsyncIterable<StoredRunEvent>;
   /**

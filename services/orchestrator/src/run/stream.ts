@@ -15,6 +15,7 @@ import { humanInterrupts, isDelegationInterrupt, publicValues } from './values.j
 import { interruptOnlyValues } from '../hitl.js';
 import { MessageEvents, wantsTokens, type PublicRun } from './messages.js';
 import { graphStreamModes, inspectionPayload, isInspectionMode } from './stream-modes.js';
+import { PublishPipeline } from './publish-pipeline.js';
 import { publicEvent, splitStreamEvents, wantsEvents, type RunChunk, type StreamEventV2 } from './events-mode.js';
 
 /** How the graph stopped when it did not throw. */
@@ -103,37 +104,47 @@ export async function streamGraph(
     ...(before ? { interruptBefore: before } : {}),
     ...(after ? { interruptAfter: after } : {}),
   };
-  const publish = (event: string, data: unknown) => events.publish(job.runId, job.threadId, event, data);
+  // Not a round trip per event: the step's events share a message (run/publish-pipeline.ts).
+  const pipeline = new PublishPipeline(events, job.runId, job.threadId);
+  const publish = (event: string, data: unknown) => pipeline.send(event, data);
   // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
   const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
-  for await (const chunk of await chunks) {
-    if (chunk.kind === 'event') {
-      await publish('events', publicEvent(chunk.event, run));
-      continue;
+  try {
+    for await (const chunk of await chunks) {
+      if (chunk.kind === 'event') {
+        await publish('events', publicEvent(chunk.event, run));
+        continue;
+      }
+      const { mode, data } = chunk;
+      if (mode === 'messages') {
+        for (const [event, payload] of tokens?.events(data) ?? []) await publish(event, payload);
+        continue;
+      }
+      if (isInspectionMode(mode)) {
+        await publish(mode, inspectionPayload(mode, data, run, opts.displayNameOf));
+        continue;
+      }
+      // A delegation interrupt is internal: clients see the `delegate` update the executor publishes instead.
+      if (mode === 'updates' && isDelegationInterrupt(data)) continue;
+      // A stop at an interrupt streams as LangGraph does: a values event holding only `__interrupt__`.
+      const interrupted = mode === 'values' ? interruptOnlyValues(data) : undefined;
+      if (interrupted === null) continue;
+      if (interrupted) {
+        await publish(mode, interrupted);
+        continue;
+      }
+      const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
+      if (mode === 'values') seen.values = json as JsonObject;
+      await publish(mode, json);
     }
-    const { mode, data } = chunk;
-    if (mode === 'messages') {
-      for (const [event, payload] of tokens?.events(data) ?? []) await publish(event, payload);
-      continue;
-    }
-    if (isInspectionMode(mode)) {
-      await publish(mode, inspectionPayload(mode, data, run, opts.displayNameOf));
-      continue;
-    }
-    // A delegation interrupt is internal: clients see the `delegate` update the executor publishes instead.
-    if (mode === 'updates' && isDelegationInterrupt(data)) continue;
-    // A stop at an interrupt streams as LangGraph does: a values event holding only `__interrupt__`.
-    const interrupted = mode === 'values' ? interruptOnlyValues(data) : undefined;
-    if (interrupted === null) continue;
-    if (interrupted) {
-      await publish(mode, interrupted);
-      continue;
-    }
-    const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
-    if (mode === 'values') seen.values = json as JsonObject;
-    await publish(mode, json);
+  } catch (err) {
+    // The events the run did publish are stored before its failure is (run/outcome.ts records it).
+    await pipeline.drain().catch(() => undefined);
+    throw err;
   }
-  const stopped = stoppedAt(await graph.getState(opts.cpConfig), job.runId);
+  // Every event stored before the run's end is recorded (and `end` published after it).
+  const [final] = await Promise.all([graph.getState(opts.cpConfig), pipeline.drain()]);
+  const stopped = stoppedAt(final, job.runId);
   if (stopped.kind === 'waits_for_human') {
     const interrupts = (stopped.values.__interrupt__ ?? []) as Array<{ value: unknown }>;
     log.info({ interrupts: interrupts.map((i) => (i.value as { type?: unknown } | null)?.type), next: stopped.next }, 'run waits for a human');
