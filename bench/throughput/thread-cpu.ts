@@ -6,7 +6,7 @@
  * load generator's own CPU. The main thread's tid is the pid; JavaScript worker threads, V8's
  * platform threads and libuv's pool are told apart by their names (/proc/.../comm) and CPU.
  *
- *   npx tsx bench/throughput/thread-cpu.ts [--clients 32] [--seconds 8] [--env EMBEDDED_THREADS=orchestrator]
+ *   npx tsx bench/throughput/thread-cpu.ts [--clients 32] [--seconds 8] [--warmup 3] [--env EMBEDDED_THREADS=orchestrator]
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,21 +19,22 @@ const { values: args } = parseArgs({
   options: {
     clients: { type: 'string', default: '32' },
     seconds: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '3' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
 const env = Object.fromEntries(args.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
-/** CPU ms and name of every thread of `pid`. */
-function threadCpu(pid: number): Map<number, { name: string; ms: number }> {
-  const out = new Map<number, { name: string; ms: number }>();
+/** CPU ms (user + system, and system alone) and name of every thread of `pid`. */
+function threadCpu(pid: number): Map<number, { name: string; ms: number; sys: number }> {
+  const out = new Map<number, { name: string; ms: number; sys: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // utime(11) + stime(12) after comm, in clock ticks (100/s on Linux).
-      out.set(Number(tid), { name, ms: (Number(f[11]) + Number(f[12])) * 10 });
+      out.set(Number(tid), { name, ms: (Number(f[11]) + Number(f[12])) * 10, sys: Number(f[12]) * 10 });
     } catch {
       // The thread ended between the listing and the read.
     }
@@ -45,7 +46,7 @@ const outDir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-thread-cpu-'));
 const target = await startEmbeddedTarget({ outDir, env, peerJobsPerWorker: 10, log: console.log, agentloopRoot: REPO_ROOT });
 try {
   const pid = target.proc!.pid;
-  await waitLoad(target, { concurrency: 4, seconds: 3 }); // warm-up
+  await waitLoad(target, { concurrency: 4, seconds: Number(args.warmup) }); // warm-up: every thread's JIT
   const before = threadCpu(pid);
   const self0 = process.cpuUsage();
   const round = await waitLoad(target, { concurrency: Number(args.clients), seconds: Number(args.seconds) });
@@ -56,13 +57,15 @@ try {
     `${round.runs} runs (${round.errors} errors) in ${(round.elapsedMs / 1000).toFixed(1)} s = ${((round.runs * 1000) / round.elapsedMs).toFixed(1)} runs/s,` +
       ` ${Number(args.clients)} clients, env ${JSON.stringify(env)}, load ${os.loadavg()[0]!.toFixed(2)}`,
   );
-  console.log('tid       name             CPU ms   ms/run   share of the wall time');
-  const rows = [...after].map(([tid, a]) => ({ tid, name: a.name, ms: a.ms - (before.get(tid)?.ms ?? 0) })).filter((r) => r.ms > 0);
+  console.log('tid       name             CPU ms   ms/run   system ms/run   share of the wall time');
+  const rows = [...after]
+    .map(([tid, a]) => ({ tid, name: a.name, ms: a.ms - (before.get(tid)?.ms ?? 0), sys: a.sys - (before.get(tid)?.sys ?? 0) }))
+    .filter((r) => r.ms > 0);
   rows.sort((a, b) => b.ms - a.ms);
   for (const r of rows) {
     const tag = r.tid === pid ? ' (main)' : '';
     console.log(
-      `${String(r.tid).padEnd(9)} ${(r.name + tag).padEnd(16)} ${String(r.ms).padStart(6)}  ${perRun(r.ms).padStart(7)}   ${((100 * r.ms) / round.elapsedMs).toFixed(0)}%`,
+      `${String(r.tid).padEnd(9)} ${(r.name + tag).padEnd(16)} ${String(r.ms).padStart(6)}  ${perRun(r.ms).padStart(7)}   ${perRun(r.sys).padStart(13)}   ${((100 * r.ms) / round.elapsedMs).toFixed(0)}%`,
     );
   }
   const total = rows.reduce((s, r) => s + r.ms, 0);
