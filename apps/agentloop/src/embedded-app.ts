@@ -186,7 +186,7 @@ const MAX_ORCHESTRATOR_THREADS = 16;
  * EMBEDDED_THREADS, as the number of orchestrator threads: unset or `none` — 0 (everything in
  * this thread); `orchestrator` — 1; `orchestrator:N` — N (1–16).
  */
-export function embeddedThreads(env: NodeJS.ProcessEnv): number {
+function embeddedThreads(env: NodeJS.ProcessEnv): number {
   const v = (env.EMBEDDED_THREADS ?? '').trim();
   if (v === '' || v === 'none') return 0;
   if (v === 'orchestrator') return 1;
