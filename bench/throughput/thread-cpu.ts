@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/throughput/thread-cpu.ts [--clients 32] [--seconds 8] [--warmup 3] [--env EMBEDDED_THREADS=orchestrator]
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,6 +42,20 @@ function threadCpu(pid: number): Map<number, { name: string; ms: number; sys: nu
   return out;
 }
 
+/** The SQLite WAL files the process has open, with their sizes: a WAL that no checkpoint can reset grows, and every read searches it. */
+function walSizes(pid: number): string {
+  const files = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const file = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (file.endsWith('-wal')) files.add(file);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return [...files].map((f) => `${path.basename(f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB`).join(', ');
+}
+
 const outDir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-thread-cpu-'));
 const target = await startEmbeddedTarget({ outDir, env, peerJobsPerWorker: 10, log: console.log, agentloopRoot: REPO_ROOT });
 try {
@@ -69,6 +83,7 @@ try {
     );
   }
   const total = rows.reduce((s, r) => s + r.ms, 0);
+  console.log(`WAL files: ${walSizes(pid)}`);
   console.log(
     `process total ${total} ms = ${perRun(total)} ms/run; load generator ${((self.user + self.system) / 1000).toFixed(0)} ms = ${perRun((self.user + self.system) / 1000)} ms/run`,
   );
