@@ -1,7 +1,7 @@
 /**
- * Embedded mode with EMBEDDED_THREADS=orchestrator (issue 9): the orchestrator and the services it
- * calls run in a worker thread with their own SQLite connections; the gateway, webhook delivery
- * and the run event log stay on the main thread. Every hop between them is exercised here: a run
+ * Embedded mode with EMBEDDED_THREADS=orchestrator and orchestrator:2 (issue 9): the orchestrator
+ * and the services it calls run in one or two worker threads, each with its own SQLite
+ * connections; the gateway, webhook delivery and the run event log stay on the main thread. Every hop between them is exercised here: a run
  * the gateway enqueues (queue wake-up →), its tool calls and events (bus, run events ←), a
  * webhook the orchestrator enqueues (queue wake-up ←), a cancel and a thread deletion (bus →),
  * the thread's state from the main thread's own checkpoint connection, and a restart on the same files.
@@ -18,12 +18,15 @@ import { HELLO_TURNS, poll, scripted, startWebhookReceiver } from './helpers.js'
 type Msg = { type: string; content: string };
 const THREADED = { EMBEDDED_THREADS: 'orchestrator', LOG_LEVEL: 'warn', WEBHOOK_ALLOW: '127.0.0.0/8' };
 
-describe('embedded mode with the orchestrator in a worker thread', () => {
+describe.each([
+  { mode: 'orchestrator', count: 1 },
+  { mode: 'orchestrator:2', count: 2 },
+])('embedded mode with EMBEDDED_THREADS=$mode', ({ mode, count }) => {
   let dataDir: string;
   let server: EmbeddedServer;
   let client: Client;
   const start = async () => {
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, ...THREADED }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, ...THREADED, EMBEDDED_THREADS: mode }, port: 0 });
     client = new Client({ apiUrl: server.url });
   };
 
@@ -36,9 +39,30 @@ describe('embedded mode with the orchestrator in a worker thread', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('runs the orchestrator in a thread other than the caller', () => {
+  it('runs the orchestrator in threads other than the caller', () => {
     expect(server.orchestratorThreadId).toBeTypeOf('number');
-    expect(server.orchestratorThreadId).not.toBe(threadId);
+    expect(server.orchestratorThreadIds).toHaveLength(count);
+    expect(new Set(server.orchestratorThreadIds).size).toBe(count);
+    expect(server.orchestratorThreadIds).not.toContain(threadId);
+  });
+
+  it('executes concurrent runs, each exactly once, wherever they are taken', async () => {
+    // More runs than threads at once: each thread's queue worker competes for them, none may run twice.
+    const results = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const thread = await client.threads.create();
+        const values = (await client.runs.wait(thread.thread_id, 'agent', {
+          input: { messages: [{ role: 'user', content: `run ${i}` }] },
+          config: scripted(HELLO_TURNS),
+        })) as { messages: Msg[] };
+        const runs = await client.runs.list(thread.thread_id);
+        return { types: values.messages.map((m) => m.type), statuses: runs.map((r) => r.status) };
+      }),
+    );
+    for (const r of results) {
+      expect(r.types).toEqual(['human', 'ai', 'tool', 'ai', 'tool', 'ai']);
+      expect(r.statuses).toEqual(['success']);
+    }
   });
 
   it('executes a run with tool calls through runs.wait and reads its state back', async () => {
@@ -87,7 +111,7 @@ describe('embedded mode with the orchestrator in a worker thread', () => {
     }
   });
 
-  it('cancels a running run in the thread and deletes a thread with its checkpoints and workspace', async () => {
+  it('cancels a running run in whichever thread holds it and deletes a thread with its checkpoints and workspace', async () => {
     const thread = await client.threads.create();
     const slow = await client.runs.create(thread.thread_id, 'agent', {
       input: { messages: [{ role: 'user', content: 'take your time' }] },
@@ -123,16 +147,22 @@ describe('EMBEDDED_THREADS configuration', () => {
   it('refuses an unknown value, naming the variable', async () => {
     await expect(
       startEmbedded({ env: { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'agentloop-threads-')), EMBEDDED_THREADS: 'gateway' }, port: 0 }),
-    ).rejects.toThrow(/EMBEDDED_THREADS must be "none" or "orchestrator"/);
+    ).rejects.toThrow(/EMBEDDED_THREADS must be "none", "orchestrator" or "orchestrator:N"/);
+  });
+
+  it.each(['orchestrator:0', 'orchestrator:17', 'orchestrator:two'])('refuses %s', async (value) => {
+    await expect(
+      startEmbedded({ env: { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'agentloop-threads-')), EMBEDDED_THREADS: value }, port: 0 }),
+    ).rejects.toThrow(/EMBEDDED_THREADS must be/);
   });
 
   it('reports a thread that fails to start instead of hanging', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'agentloop-threads-'));
     try {
       // Only the orchestrator thread reads RUN_CONCURRENCY: its start fails, and so must startEmbedded.
-      await expect(startEmbedded({ env: { DATA_DIR: dir, ...THREADED, RUN_CONCURRENCY: 'lots' }, port: 0 })).rejects.toThrow(
-        /orchestrator thread failed.*RUN_CONCURRENCY/s,
-      );
+      await expect(
+        startEmbedded({ env: { DATA_DIR: dir, ...THREADED, EMBEDDED_THREADS: 'orchestrator:2', RUN_CONCURRENCY: 'lots' }, port: 0 }),
+      ).rejects.toThrow(/orchestrator thread failed.*RUN_CONCURRENCY/s);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

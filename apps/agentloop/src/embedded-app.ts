@@ -18,7 +18,7 @@ import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
 import { createThreadCheckpoints, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
 import { startRunServices, type RunServices } from './run-services.js';
-import { startOrchestratorThread, type OrchestratorThread } from './orchestrator-thread.js';
+import { startOrchestratorPool, type OrchestratorPool } from './orchestrator-pool.js';
 import { announcingQueue } from './queue-wake.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
@@ -29,7 +29,7 @@ export interface EmbeddedOptions {
   port?: number;
   logger?: Logger;
   /**
-   * Called when the orchestrator thread (EMBEDDED_THREADS=orchestrator) fails, after the server
+   * Called when an orchestrator thread (EMBEDDED_THREADS=orchestrator[:N]) fails, after the server
    * has closed what it could. Default: log it and exit the process with status 1 — a server that
    * accepts runs nobody executes must not keep running.
    */
@@ -42,8 +42,10 @@ export interface EmbeddedServer {
   /** Port of the gRPC API (undefined when GRPC_ENABLED=false). */
   grpcPort: number | undefined;
   port: number;
-  /** The worker thread's id when the run-executing services run in one (EMBEDDED_THREADS=orchestrator). */
+  /** The first orchestrator thread's id when the run-executing services run in worker threads (EMBEDDED_THREADS=orchestrator[:N]). */
   orchestratorThreadId: number | undefined;
+  /** The ids of every orchestrator thread (empty in one-thread mode). */
+  orchestratorThreadIds: number[];
   close(): Promise<void>;
 }
 
@@ -94,25 +96,27 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
   const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
 
-  // The services that execute runs: in this thread, or (EMBEDDED_THREADS=orchestrator) in a worker
-  // thread of their own with its own connections to the same files (orchestrator-thread.ts).
+  // The services that execute runs: in this thread, or (EMBEDDED_THREADS=orchestrator[:N]) in N
+  // worker threads, each with its own connections to the same files (orchestrator-pool.ts).
   let services: RunServices;
   let gatewayRuns: JobQueue = runs;
-  let thread: OrchestratorThread | undefined;
-  if (threads === 'orchestrator') {
-    thread = await startOrchestratorThread({ env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(async (err: unknown) => {
-      // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
-      await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
-      await queues.close();
-      await store.close();
-      checkpointer.db.close();
-      await bus.close();
-      await telemetry.shutdown();
-      throw err;
-    });
-    // The gateway's runs are taken by the thread's workers: each one added wakes them.
-    gatewayRuns = announcingQueue(runs, thread.port);
-    services = { stop: () => thread!.stop() };
+  let pool: OrchestratorPool | undefined;
+  if (threads > 0) {
+    pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(
+      async (err: unknown) => {
+        // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
+        await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
+        await queues.close();
+        await store.close();
+        checkpointer.db.close();
+        await bus.close();
+        await telemetry.shutdown();
+        throw err;
+      },
+    );
+    // The gateway's runs are taken by the threads' workers: each one added wakes them.
+    gatewayRuns = announcingQueue(runs, pool.port);
+    services = { stop: () => pool!.stop() };
   } else {
     services = await startRunServices({ env, bus, store, events, runs, webhooks, checkpointer, scheduler, loggerFor });
   }
@@ -149,7 +153,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     url,
     grpcPort: grpcServer?.port,
     port,
-    orchestratorThreadId: thread?.threadId,
+    orchestratorThreadId: pool?.threadIds[0],
+    orchestratorThreadIds: pool?.threadIds ?? [],
     async close() {
       if (closed) return;
       closed = true;
@@ -166,7 +171,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await telemetry.shutdown();
     },
   };
-  thread?.failed.catch((err: Error) => {
+  pool?.failed.catch((err: Error) => {
     logger.fatal({ err }, 'the orchestrator thread failed; stopping');
     const fatal = opts.onFatal ?? (() => process.exit(1));
     void server.close().finally(() => fatal(err));
@@ -174,10 +179,18 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   return server;
 }
 
-/** EMBEDDED_THREADS: unset or `none` — one thread; `orchestrator` — the run-executing services in a worker thread. */
-function embeddedThreads(env: NodeJS.ProcessEnv): 'none' | 'orchestrator' {
+/** The most orchestrator threads EMBEDDED_THREADS may ask for: each holds its own copy of every run-executing service. */
+const MAX_ORCHESTRATOR_THREADS = 16;
+
+/**
+ * EMBEDDED_THREADS, as the number of orchestrator threads: unset or `none` — 0 (everything in
+ * this thread); `orchestrator` — 1; `orchestrator:N` — N (1–16).
+ */
+function embeddedThreads(env: NodeJS.ProcessEnv): number {
   const v = (env.EMBEDDED_THREADS ?? '').trim();
-  if (v === '' || v === 'none') return 'none';
-  if (v === 'orchestrator') return 'orchestrator';
-  throw new ConfigError(`EMBEDDED_THREADS must be "none" or "orchestrator", not "${v}"`);
+  if (v === '' || v === 'none') return 0;
+  if (v === 'orchestrator') return 1;
+  const n = /^orchestrator:(\d+)$/.exec(v)?.[1];
+  if (n !== undefined && Number(n) >= 1 && Number(n) <= MAX_ORCHESTRATOR_THREADS) return Number(n);
+  throw new ConfigError(`EMBEDDED_THREADS must be "none", "orchestrator" or "orchestrator:N" with N from 1 to ${MAX_ORCHESTRATOR_THREADS}, not "${v}"`);
 }

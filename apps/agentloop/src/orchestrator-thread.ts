@@ -24,7 +24,8 @@ export interface OrchestratorThreadData {
   dataDir: string;
   /** The worker's queue database owner id, adopted as alive by the main thread before the worker starts. */
   queueOwner: string;
-  mainQueueOwner: string;
+  /** The queue owners of the process's other threads (the main thread's, the sibling workers'), adopted as alive by the worker. */
+  liveQueueOwners: string[];
   busPort: MessagePort;
   eventsPort: MessagePort;
 }
@@ -36,7 +37,15 @@ export interface OrchestratorThreadDeps {
   events: MemoryRunEventStream;
   /** The main thread's queues the worker's jobs land in (webhooks), woken when the worker announces one. */
   wakeQueues: SqliteQueue[];
-  mainQueueOwner: string;
+  /** This worker's queue owner id (default: a new one). */
+  queueOwner?: string;
+  /**
+   * The queue owners of the process's other threads — the main thread's and, with several
+   * orchestrator threads, the siblings' (orchestrator-pool.ts). The worker counts their active
+   * jobs as held by a live owner; any it did not know would count as a dead previous life of the
+   * process and be taken back from under them.
+   */
+  liveQueueOwners: string[];
 }
 
 export interface OrchestratorThread {
@@ -57,13 +66,13 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
   const eventsChannel = new MessageChannel();
   const busBridge = bridgeBus(busChannel.port1, d.bus);
   const eventsBridge = bridgeRunEvents(eventsChannel.port1, d.events);
-  const queueOwner = randomUUID();
+  const queueOwner = d.queueOwner ?? randomUUID();
   const forgetOwner = adoptLiveOwner(queueOwner);
   const workerData: OrchestratorThreadData = {
     env: { ...d.env },
     dataDir: d.dataDir,
     queueOwner,
-    mainQueueOwner: d.mainQueueOwner,
+    liveQueueOwners: d.liveQueueOwners,
     busPort: busChannel.port2,
     eventsPort: eventsChannel.port2,
   };

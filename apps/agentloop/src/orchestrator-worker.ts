@@ -29,8 +29,9 @@ const loggerFor = (service: string): Logger => createLogger({ service, level: ga
 const logger = loggerFor('agentloop');
 const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
 
-// The main thread's queue owner is alive: its active jobs (webhooks, cron ticks) are not stalled ones.
-adoptLiveOwner(data.mainQueueOwner);
+// The other threads' queue owners are alive: the main thread's active jobs (webhooks, cron ticks)
+// and the runs a sibling orchestrator thread holds are not stalled ones.
+for (const owner of data.liveQueueOwners) adoptLiveOwner(owner);
 // The services of this thread call each other here; the gateway's calls and all events cross the port.
 const bus = new ThreadBus(new MemoryBus({ logger: loggerFor('bus') }), new PortBus(data.busPort as MessagePort, { logger: loggerFor('bus') }));
 const events = new PortRunEventStream(data.eventsPort as MessagePort);
