@@ -96,7 +96,8 @@ export async function streamGraph(
   const config = {
     ...opts.cpConfig,
     streamMode: graphStreamModes(job.streamMode),
-    // agent → approve → await_approval → tools → elicit → tools → delegate → human: at most eight steps per loop.
+    // agent → (approve, only for calls the agent step did not judge) → await_approval → tools → elicit →
+    // tools → delegate → human: at most eight steps per loop (an ordinary loop is agent → tools).
     recursionLimit: opts.maxLoops * 8 + 10,
     signal: opts.signal,
     durability: opts.durability,
