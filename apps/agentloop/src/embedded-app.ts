@@ -95,6 +95,15 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await store.migrate();
   // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
   const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+  /** Closes the queues, the databases, the bus and telemetry: the last step of a close, and of a failed start. */
+  const closeStorage = async (): Promise<void> => {
+    await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
+    await queues.close();
+    await store.close();
+    checkpointer.db.close();
+    await bus.close();
+    await telemetry.shutdown();
+  };
 
   // The services that execute runs: in this thread, or (EMBEDDED_THREADS=orchestrator[:N]) in N
   // worker threads, each with its own connections to the same files (orchestrator-pool.ts).
@@ -105,12 +114,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(
       async (err: unknown) => {
         // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
-        await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
-        await queues.close();
-        await store.close();
-        checkpointer.db.close();
-        await bus.close();
-        await telemetry.shutdown();
+        await closeStorage();
         throw err;
       },
     );
@@ -163,12 +167,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await app.close();
       await services.stop();
       await webhookWorker.close(5_000);
-      await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
-      await queues.close();
-      await store.close();
-      checkpointer.db.close();
-      await bus.close();
-      await telemetry.shutdown();
+      await closeStorage();
     },
   };
   pool?.failed.catch((err: Error) => {

@@ -10,11 +10,10 @@ import type { PendingWrite } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
-import { silentLogger } from '@agentloop/core';
-import { buildAgentGraph, type AgentGraphDeps, type RunContext } from './graph.js';
+import { buildAgentGraph, type AgentGraphDeps } from './graph.js';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted.js';
 import type { ToolCallInput, ToolCallResult } from './tool-client.js';
-import { fakeApprovals } from './graph/testing.js';
+import { fakeApprovals, fakeCtx } from './graph/testing.js';
 
 const spec = (name: string) =>
   create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
@@ -52,14 +51,7 @@ function harness(turns: ScriptedTurn[], opts: { approvals?: ReturnType<typeof fa
   let modelCalls = 0;
   const generate = model._generate.bind(model);
   model._generate = (msgs, o) => (modelCalls++, generate(msgs, o));
-  const ctx: RunContext = {
-    runId: 'r1',
-    tenantId: 't1',
-    threadId: 'th1',
-    model: { model, label: 'scripted', provider: 'scripted', modelId: 'scripted' },
-    logger: silentLogger(),
-    signal: new AbortController().signal,
-  };
+  const ctx = fakeCtx({}, model);
   const tools: AgentGraphDeps['tools'] = {
     listTools: async () => [spec('now'), spec('rm')],
     async execute(call: ToolCallInput): Promise<ToolCallResult> {
