@@ -5,7 +5,7 @@ import { ScriptedChatModel, type ScriptedTurn } from '../../models/scripted.js';
 import type { ModelSlot } from '../../models/registry.js';
 import { config, fakeCtx, runContextOf, sharedEn, stateOf } from '../testing.js';
 import type { RunContext } from '../state.js';
-import { agentNode, postProcess, promptBuilder, routeModel, visibleTools, type AgentDeps } from './agent.js';
+import { agentNode, postProcess, promptBuilder, routeModel, toOpenAiTools, visibleTools, type AgentDeps } from './agent.js';
 
 const spec = (name: string) =>
   create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
@@ -88,5 +88,23 @@ describe('agent node, alone', () => {
     const ai = postProcess(ctx, r, ctx.model, { slot: 'base', reason: 'default' });
     const ids = (ai.tool_calls ?? []).map((tc) => tc.id);
     expect(new Set(ids).size).toBe(2);
+  });
+});
+
+describe('toOpenAiTools', () => {
+  const withSchema = (name: string, parametersJsonSchema: string) =>
+    create(ToolSpecSchema, { name, description: name, parametersJsonSchema, metadata: create(ToolMetadataSchema, {}) });
+
+  it('parses each schema text once and gives later calls the same object', () => {
+    const text = '{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}';
+    const [first] = toOpenAiTools([withSchema('read_file', text)]);
+    const [again] = toOpenAiTools([withSchema('read_file', text)]);
+    expect(first!.function.parameters).toEqual({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    expect(again!.function.parameters).toBe(first!.function.parameters);
+  });
+
+  it('offers an open object schema for a schema that is not a JSON object', () => {
+    const tools = toOpenAiTools([withSchema('a', 'not json'), withSchema('b', '3'), withSchema('c', 'null')]);
+    expect(tools.map((t) => t.function.parameters)).toEqual([{ type: 'object' }, { type: 'object' }, { type: 'object' }]);
   });
 });

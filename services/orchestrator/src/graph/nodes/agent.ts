@@ -45,13 +45,29 @@ export function toOpenAiTools(specs: ToolSpec[]) {
   }));
 }
 
+/** Parsed tool schemas by their JSON text; beyond this many distinct schemas the oldest is dropped. */
+const SCHEMA_CACHE_SIZE = 1024;
+const parsedSchemas = new Map<string, Record<string, unknown>>();
+
+/**
+ * A tool's JSON Schema as an object, parsed once per distinct text: every model call sends every
+ * visible tool's schema, and parsing them again per call was ~1.3% of an embedded run's CPU
+ * (issue 9, bench/throughput profile). The object is shared between calls; its readers (the
+ * providers' request builders in @langchain/openai and the scripted model) only read it.
+ */
 function safeJson(s: string): Record<string, unknown> {
+  const hit = parsedSchemas.get(s);
+  if (hit) return hit;
+  let parsed: Record<string, unknown> = { type: 'object' };
   try {
     const v: unknown = JSON.parse(s);
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : { type: 'object' };
+    if (v && typeof v === 'object') parsed = v as Record<string, unknown>;
   } catch {
-    return { type: 'object' };
+    // Not JSON: the model sees an open object schema, as before.
   }
+  parsedSchemas.set(s, parsed);
+  if (parsedSchemas.size > SCHEMA_CACHE_SIZE) parsedSchemas.delete(parsedSchemas.keys().next().value!);
+  return parsed;
 }
 
 /**
