@@ -6,9 +6,9 @@
  * approval and resumed with a Command.
  */
 import { describe, expect, it } from 'vitest';
-import { Command, MemorySaver } from '@langchain/langgraph';
+import { Command, MemorySaver, Send } from '@langchain/langgraph';
 import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
-import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { CheckpointSerializer } from '@agentloop/checkpoint-mysql';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { buildAgentGraph, type AgentGraphDeps } from './graph.js';
@@ -81,6 +81,23 @@ describe('CheckpointSerializer on what the agent graph checkpoints', () => {
     for (const { fast, stock: stockBytes, type } of serde.seen) {
       expect(text(fast)).toBe(text(stockBytes));
       expect(await serde.loadsTyped(type, fast)).toStrictEqual(await stock.loadsTyped(type, fast));
+    }
+  });
+
+  it("writes the stock bytes for LangGraph's own objects: Commands with Sends, Sends, interrupts", async () => {
+    const values: unknown[] = [
+      new Command({ resume: { decision: 'approve', by: 'alice' } }),
+      new Command({ goto: [new Send('tools', { call: { id: 'c1', args: {} } })], update: { loops: 1, messages: [new AIMessage('x')] } }),
+      [new Send('agent', { messages: [new HumanMessage('hi')] }), new Send('tools', undefined)],
+      [{ value: { type: 'tool_approval', tool: 'rm', args: { path: undefined } }, id: 'i1' }],
+      { messages: [new ToolMessage({ content: 'ran', tool_call_id: 'c1', status: 'error' })], at: new Date(0), seen: new Set(['c1']) },
+    ];
+    for (const value of values) {
+      const [type, bytes] = await new CheckpointSerializer().dumpsTyped(value);
+      const [stockType, stockBytes] = await stock.dumpsTyped(value);
+      expect(type).toBe(stockType);
+      expect(text(bytes)).toBe(text(stockBytes));
+      expect(await new CheckpointSerializer().loadsTyped(type, bytes)).toStrictEqual(await stock.loadsTyped(type, bytes));
     }
   });
 });
