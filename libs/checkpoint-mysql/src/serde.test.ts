@@ -48,6 +48,13 @@ const CASES: Record<string, () => unknown> = {
   'functions and symbols': () => ({ f: () => 1, sym: Symbol('s'), list: [() => 2, Symbol('t')], [Symbol('key')]: 1 }),
   'a value with toJSON': () => ({ custom: { toJSON: () => ({ replaced: undefined, when: new Date(5) }) } }),
   cycles: circular,
+  'a message holding a cycle, or itself': () => {
+    const loop: Record<string, unknown> = { name: 'loop' };
+    loop.self = loop;
+    const msg = new AIMessage({ content: 'x', additional_kwargs: { loop } });
+    msg.response_metadata = { msg };
+    return { messages: [msg] };
+  },
   'a BigInt': () => ({ n: 10n }),
   'a throwing toJSON': () => ({
     bad: {

@@ -6,9 +6,10 @@
  * Writing. The stock `_dumps` first walks the whole value to replace cycles with "[Circular]"
  * (fast-safe-stringify's `decirc`), then runs `JSON.stringify` with a replacer that encodes the
  * values JSON has no form for (undefined, Map, Set, Uint8Array…), then undoes the replacements.
- * A checkpoint has no cycles, so the walk finds nothing: here the same `JSON.stringify` with the
- * same encoding runs first, and only when it throws (a cycle, a BigInt, a throwing `toJSON`) is
- * the value handed to the stock path, which then writes what it always wrote.
+ * The walk changes nothing in a value without cycles — a checkpoint has none — so here the same
+ * `JSON.stringify` with the same encoding runs first, and only when it throws (a cycle, a BigInt,
+ * a throwing `toJSON`) or meets what a `toJSON` writes for a cut cycle (MAYBE_CUT_CYCLE) is the
+ * value handed to the stock path, which then writes what it always wrote.
  *
  * Reading. The stock reviver rebuilds every object and array with an `await` per key and a
  * `Promise.all` per array: thousands of microtasks for a checkpoint. Here the same rebuild is
@@ -35,7 +36,10 @@ function encodeValue(_key: string, value: unknown): unknown {
   // Most of a checkpoint is plain objects and arrays (a message is one after its toJSON): none of
   // the classes below is on their prototype chain, so only the Send check applies.
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto === Object.prototype || proto === Array.prototype) return encodeSend(value) ?? value;
+  if (proto === Object.prototype || proto === Array.prototype) {
+    if (isNotImplementedRecord(value)) throw MAYBE_CUT_CYCLE;
+    return encodeSend(value) ?? value;
+  }
   if (value instanceof DeltaSnapshot) return { lc: 2, type: 'delta_snapshot', value: value.value };
   if (value instanceof Set || value instanceof Map) return constructed(value.constructor.name, null, [Array.from(value as Iterable<unknown>)]);
   if (value instanceof RegExp) return constructed('RegExp', null, [value.source, value.flags]);
@@ -45,6 +49,19 @@ function encodeValue(_key: string, value: unknown): unknown {
   if (value instanceof Uint8Array) return constructed('Uint8Array', 'from', [Array.from(value)]);
   return value;
 }
+
+/**
+ * Thrown when a value's `toJSON` may have cut a cycle that the stock path's walk would have
+ * replaced first. LangChain's `Serializable.toJSON` (messages) puts `{lc: 1, type: "not_implemented"}`
+ * where its kwargs lead back to an object on their path, so JSON.stringify meets no cycle — while
+ * the stock path, walking the message's fields before its toJSON runs, writes "[Circular]" there.
+ * Any such record (also written for a non-serializable object, rare in a checkpoint) hands the
+ * value to the stock path. Other toJSON methods met in checkpoints (Date, Command, Send) keep
+ * every cycle visible to JSON.stringify, which then throws.
+ */
+const MAYBE_CUT_CYCLE = new Error('a toJSON may have cut a cycle');
+
+const isNotImplementedRecord = (value: object) => (value as { type?: unknown }).type === 'not_implemented' && (value as { lc?: unknown }).lc === 1;
 
 /** A Send (LangGraph marks one with `lg_name`) as JsonPlusSerializer writes it, or undefined for anything else. */
 function encodeSend(value: object): object | undefined {
