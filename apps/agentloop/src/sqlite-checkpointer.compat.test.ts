@@ -25,10 +25,10 @@ async function writeThread(saver: SqliteSaver) {
   const first: Checkpoint = {
     ...emptyCheckpoint(),
     id: '1ef00000-0000-6000-8000-000000000001',
-    channel_values: { messages: [new HumanMessage({ content: 'hi', id: 'h1' })], loops: 0, approvals: new Map([['c1', 'allow']]) },
+    channel_values: { messages: [new HumanMessage({ content: 'hi', id: 'h1' })], loops: 0, approvals: new Map([['c1', 'allow']]), todos: undefined },
     channel_versions: { messages: 1, loops: 1, approvals: 1 },
   };
-  const c1 = await saver.put(thread, first, { source: 'loop', step: 0, parents: {}, run_id: undefined } as never);
+  const c1 = await saver.put(thread, first, { source: 'loop', step: 0, parents: {} });
   await saver.putWrites(
     c1,
     [
