@@ -8,15 +8,15 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { ConfigError, createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
-import { createSqliteStore, openCheckpointSqlite } from '@agentloop/store';
+import { createSqliteStore } from '@agentloop/store';
 import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
 import { createThreadCheckpoints, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
+import { openEmbeddedCheckpointer } from './sqlite-checkpointer.js';
 import { startRunServices, type RunServices } from './run-services.js';
 import { startOrchestratorPool, type OrchestratorPool } from './orchestrator-pool.js';
 import { announcingQueue } from './queue-wake.js';
@@ -93,8 +93,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('gateway') });
   const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
   await store.migrate();
-  // Its statements are prepared once, not on every checkpoint read and write (statement-cache.ts).
-  const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+  // Its statements are prepared once, its writes batched, its serializer cheaper (sqlite-checkpointer.ts).
+  const checkpointer = openEmbeddedCheckpointer(path.join(dataDir, 'checkpoints.sqlite'));
   /** Closes the queues, the databases, the bus and telemetry: the last step of a close, and of a failed start. */
   const closeStorage = async (): Promise<void> => {
     await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);

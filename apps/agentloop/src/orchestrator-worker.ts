@@ -8,14 +8,14 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import path from 'node:path';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
 import { adoptLiveOwner, SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
-import { createSqliteStore, openCheckpointSqlite } from '@agentloop/store';
+import { createSqliteStore } from '@agentloop/store';
 import { loadGatewayConfig } from '@agentloop/gateway';
 import { announcingQueue, wakeOnAnnouncement } from './queue-wake.js';
+import { openEmbeddedCheckpointer } from './sqlite-checkpointer.js';
 import { startRunServices } from './run-services.js';
 import type { ThreadControl, OrchestratorThreadData } from './orchestrator-thread.js';
 
@@ -41,7 +41,7 @@ const webhookQueue = queues.queue('webhooks', { logger: loggerFor('orchestrator'
 wakeOnAnnouncement(control, [runs]);
 const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('orchestrator') });
 const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
-const checkpointer = new SqliteSaver(openCheckpointSqlite(path.join(dataDir, 'checkpoints.sqlite')));
+const checkpointer = openEmbeddedCheckpointer(path.join(dataDir, 'checkpoints.sqlite'));
 
 const services = await startRunServices({
   env,

@@ -1,11 +1,11 @@
 /**
  * Embedded mode's checkpointer is LangGraph's SqliteSaver over a database whose statements are
- * cached (openCheckpointSqlite): LangGraph's official conformance suite proves the cache changes
- * nothing it can observe. Each checkpointer gets its own in-memory database.
+ * cached, with its writes batched and a cheaper serializer (sqlite-checkpointer.ts): LangGraph's
+ * official conformance suite proves none of it changes anything it can observe. Each checkpointer
+ * gets its own in-memory database.
  */
 import * as vitest from 'vitest';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import { openCheckpointSqlite } from '@agentloop/store';
+import { openEmbeddedCheckpointer, type EmbeddedSqliteSaver } from './sqlite-checkpointer.js';
 
 /**
  * SqliteSaver itself (without the cache too) stores every channel value in each checkpoint rather
@@ -25,11 +25,11 @@ Object.assign(globalThis, { describe, it, test: it, expect, beforeAll, afterAll,
 const { validate } = await import('@langchain/langgraph-checkpoint-validation');
 
 validate({
-  checkpointerName: 'SqliteSaver (cached statements)',
+  checkpointerName: 'EmbeddedSqliteSaver',
   async createCheckpointer() {
-    return new SqliteSaver(openCheckpointSqlite(':memory:'));
+    return openEmbeddedCheckpointer(':memory:');
   },
-  async destroyCheckpointer(saver: SqliteSaver) {
+  async destroyCheckpointer(saver: EmbeddedSqliteSaver) {
     saver.db.close();
   },
 });

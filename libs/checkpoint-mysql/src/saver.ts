@@ -20,6 +20,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
+import { CheckpointSerializer } from './serde.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
@@ -101,7 +102,8 @@ export class MySQLSaver extends BaseCheckpointSaver {
   private ended: Promise<void> | undefined;
 
   constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
-    super(serde);
+    // LangGraph's format, written for less CPU (serde.ts).
+    super(serde ?? new CheckpointSerializer());
     const prefix = options.tablePrefix ?? '';
     if (!IDENT.test(prefix)) throw new Error(`Invalid tablePrefix "${prefix}": use letters, digits and _ only`);
     if (options.schema !== undefined && (!options.schema || !IDENT.test(options.schema))) {
