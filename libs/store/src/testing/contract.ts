@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
+import { admissionStampContract } from './admission-stamp-contract.js';
 import { lifecycleContract } from './lifecycle-contract.js';
 // Ops console (issue 16)
 import { consoleContract } from './console-contract.js';
@@ -783,6 +784,7 @@ export function storeContract(harness: StoreTestHarness): void {
     });
   });
   lifecycleContract(harness);
+  admissionStampContract(harness);
   assistantsContract(harness);
   // Crons (issue 12)
   cronsContract(harness);
