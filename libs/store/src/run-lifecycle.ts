@@ -365,12 +365,12 @@ export class RunLifecycle<C = unknown> {
     let uploads: UploadRecord[] = [];
     if (req.claimUploads) {
       // The claimed rows are exactly the run's (its id is new, and a failed admission rolls back):
-      // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them.
-      let rows: Selectable<ThreadUploadsTable>[];
+      // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them,
+      // unless the update claimed none (most runs: a thread without pending uploads).
+      let rows: Selectable<ThreadUploadsTable>[] = [];
       if (this.store.dialect === 'sqlite') {
         rows = (await claimUploadsReturning.rows(db, key)).sort(byCreationThenId);
-      } else {
-        await claimUploads.execute(db, key);
+      } else if ((await claimUploads.affected(db, key)) > 0n) {
         rows = await db
           .selectFrom('thread_uploads')
           .selectAll()
