@@ -20,8 +20,9 @@
  * Compiled once per Kysely instance (per store): SQLite and MySQL quote identifiers differently and
  * MySQL has no `RETURNING`, so the SQL text is the dialect's own. A transaction of the instance
  * shares its compiled text. The compiled query keeps its operation tree and id, so the executor
- * runs it exactly as it would have run the builder's (plugins' result transforms included; the
- * store configures none) — on SQLite the statement cache then finds the prepared statement by text.
+ * runs it exactly as it would have run the builder's (the instance's plugins applied when it was
+ * compiled; the store configures none, and one added later with `withPlugin` would not apply) — on
+ * SQLite the statement cache then finds the prepared statement by text.
  */
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { AgentLoopError } from '@agentloop/core';
