@@ -11,7 +11,8 @@ import type { Database } from './schema.js';
 import { preparedQuery } from './prepared-query.js';
 import type { RunStatusName } from './types.js';
 
-const ACTIVE: RunStatusName[] = ['pending', 'running'];
+/** The statuses of a run not ended yet (the guard of every start and end). */
+export const ACTIVE: RunStatusName[] = ['pending', 'running'];
 
 /** Admission: the run takes the thread when no run holds it (the database decides between racing admissions). */
 export const takeThread = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number }) =>

@@ -35,6 +35,7 @@ import type { Database, RunsTable, ThreadUploadsTable } from './schema.js';
 import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
 import { selectRun } from './repositories/runs.js';
 import {
+  ACTIVE,
   claimUploads,
   claimUploadsReturning,
   endRun,
@@ -218,8 +219,6 @@ export interface RunLifecycleOptions {
   /** Clock in epoch ms (tests). */
   now?: () => number;
 }
-
-const ACTIVE: RunStatusName[] = ['pending', 'running'];
 
 /** The thread's status once its run ended with `status`. A cancelled run leaves its thread usable. */
 export function threadStatusAfter(status: TerminalRunStatus, waitsForHuman = false): ThreadStatus {
