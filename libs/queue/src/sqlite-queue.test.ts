@@ -167,6 +167,24 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
     await q.close();
   }, 60_000);
 
+  it('a take that finds a job also arms the wake-up for a delayed job another connection added', async () => {
+    const f = file('wake-after-take');
+    const fairness = { weights: new Map<string, number>() };
+    // Another connection with no worker (a gateway): its adds wake no worker of this one.
+    const elsewhere = new SqliteQueue('runs', { path: f, fairness });
+    await elsewhere.enqueue(new Uint8Array([1]), { jobId: 'ready', group: 'acme' });
+    await elsewhere.enqueue(new Uint8Array([2]), { jobId: 'due-later', group: 'acme', delayMs: 200 });
+    const q = new SqliteQueue('runs', { path: f, fairness });
+    const took: string[] = [];
+    // The stalled-job check, the other way to find the delayed job, comes only after the test's deadline.
+    const w = await q.process(async (job) => void took.push(job.id), { concurrency: 2, stalledIntervalMs: 600_000 });
+    await until('both jobs taken', () => took.length === 2);
+    expect(took).toEqual(['ready', 'due-later']);
+    await w.close();
+    await q.close();
+    await elsewhere.close();
+  }, 60_000);
+
   it('keeps queues of one file apart (the same job id in two queues)', async () => {
     const db = new SqliteQueueDatabase({ path: file('two-queues') });
     const runs = db.queue('runs');
@@ -247,12 +265,15 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
   it('takes the next job through the index of ready jobs, and settles it by rowid (no table scan)', () => {
     const db = new BetterSqlite3(':memory:');
     db.exec(SQL.schema);
-    const plan = (sql: string) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<null>((sql.match(/\?/g) ?? []).length).fill(null)) as Array<{ detail: string }>)
-        .map((r) => r.detail)
-        .join('; ');
+    const plan = (sql: string) => {
+      // Named parameters (@name) bound as one object, positional ones (?) one by one.
+      const names = [...new Set(sql.match(/@\w+/g) ?? [])].map((n) => [n.slice(1), null] as const);
+      const args = names.length > 0 ? [Object.fromEntries(names)] : Array<null>((sql.match(/\?/g) ?? []).length).fill(null);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    };
     for (const k of [
       'enqueue',
+      'enqueueFair',
       'take',
       'nextReadyAt',
       'settle',
@@ -262,7 +283,6 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
       'failStalled',
       'ownerBusy',
       'wakeParked',
-      'fairState',
     ] as const) {
       const p = plan(SQL[k]);
       expect(p, k).not.toMatch(/SCAN queue_jobs|TEMP B-TREE/);

@@ -12,13 +12,15 @@
  * `maxStalledCount` times.
  *
  * Cost per job: one INSERT (enqueue), one UPDATE…RETURNING (take, through the partial index of
- * ready jobs: O(log n)), one UPDATE (settle); statements are prepared once. Workers are woken in
- * process on enqueue, by a timer only for the next delayed job, and by the stalled-job check.
+ * ready jobs: O(log n), its rows also saying when the next delayed job is due), one UPDATE
+ * (settle); statements are prepared once. Workers are woken in process on enqueue, by a timer only
+ * for the next delayed job, and by the stalled-job check.
  *
  * Fairness (`fairness`, docs/adr/0008-fair-scheduling.md): each job gets its start tag at enqueue
- * (fair-tags.ts) from the virtual time and its group's finish tag, kept in the file and updated in
- * the enqueue's transaction; workers take ready jobs by (tag, ready_at, seq), and a take moves the
- * virtual time on. Without it every tag is 0: FIFO by readiness.
+ * (fair-tags.ts) from the virtual time and its group's finish tag, kept in the file: the enqueue's
+ * INSERT computes the tag from them, and its transaction moves the group's finish tag on; workers
+ * take ready jobs by (tag, ready_at, seq), and a take moves the virtual time on in its transaction.
+ * Without it every tag is 0: FIFO by readiness.
  */
 
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
@@ -36,7 +38,7 @@ import {
 import { assertQueueName, assertWorkerOptions, backoffDelay, DEFAULT_RETENTION_MS, resolveEnqueue } from './validate.js';
 import { ACTIVE, COMPLETED, FAILED, QUEUED, SqliteQueueDatabase, TAKE_BATCH } from './sqlite-database.js';
 import { SqliteWorker } from './sqlite-worker.js';
-import { advance, finishTag, startTag, weightOf, type FairnessOptions } from './fair-tags.js';
+import { advance, finishTag, weightOf, type FairnessOptions } from './fair-tags.js';
 
 export { SqliteQueueDatabase, SQL, type SqliteQueueDatabaseOptions } from './sqlite-database.js';
 
@@ -108,17 +110,27 @@ export class SqliteQueue implements JobQueue {
     const readyAt = now + r.delayMs;
     const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     const group = opts.group ?? '';
-    const changes = this.database.transaction(() => {
-      const fair = this.fairness;
-      const state = fair ? (this.database.stmt('fairState').get(this.name, this.name, group) as { v: number; finish: number | null }) : undefined;
-      const tag = state ? startTag(state.v, state.finish ?? undefined) : 0;
-      const added = this.database
-        .stmt('enqueue')
-        .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), tag, group, now - this.retentionMs).changes;
-      // A duplicate id adds nothing: the group's finish tag stays.
-      if (fair && added > 0) this.database.stmt('fairFinish').run(this.name, group, finishTag(tag, weightOf(fair, group)));
-      return added;
-    });
+    const fair = this.fairness;
+    const changes = fair
+      ? this.database.transaction(() => {
+          const added = this.database.stmt('enqueueFair').get({
+            queue: this.name,
+            id: opts.jobId,
+            payload: bytes,
+            attempts: r.attempts,
+            backoffMs: r.backoffMs,
+            readyAt,
+            seq: this.database.nextSeq(),
+            grp: group,
+            retainedSince: now - this.retentionMs,
+          }) as { tag: number } | undefined;
+          // A duplicate id adds nothing: the group's finish tag stays.
+          if (added) this.database.stmt('fairFinish').run(this.name, group, finishTag(added.tag, weightOf(fair, group)));
+          return added ? 1 : 0;
+        })
+      : this.database
+          .stmt('enqueue')
+          .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), 0, group, now - this.retentionMs).changes;
     if (changes === 0) return { jobId: opts.jobId, added: false };
     if (r.delayMs > 0) this.wakeAt(readyAt);
     else this.wakeAll();
@@ -200,7 +212,9 @@ export class SqliteQueue implements JobQueue {
     if (!this.mayHaveReady) return [];
     const limit = Math.min(max, TAKE_BATCH);
     const rows = this.database.transaction(() => {
-      const taken = this.database.stmt('take').all(this.database.owner, this.name, Date.now(), limit) as Array<Omit<Taken, 'payload'> & { payload: Buffer }>;
+      const taken = this.database.stmt('take').all({ owner: this.database.owner, queue: this.name, now: Date.now(), limit }) as Array<
+        Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null }
+      >;
       // The virtual time moves on to the largest tag taken: a group idle until now is tagged from there.
       if (this.fairness && taken.length > 0)
         this.database.stmt('fairAdvance').run(
@@ -210,13 +224,13 @@ export class SqliteQueue implements JobQueue {
       return taken;
     });
     if (rows.length < limit) {
-      // Nothing more is ready: wake up when the next delayed job is due.
+      // Nothing more is ready: wake up when the next delayed job is due (the take's rows say when).
       this.mayHaveReady = false;
-      const next = this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined;
-      if (next) this.wakeAt(next.t);
+      const next = rows.length > 0 ? rows[0]!.nextReadyAt : (this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined)?.t;
+      if (next !== undefined && next !== null) this.wakeAt(next);
     }
     if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
-    return rows.map((r) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
+    return rows.map(({ nextReadyAt: _, ...r }) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
   }
 
   /** @internal records the outcome of one attempt (ignored when the job was handed to someone else meanwhile). */

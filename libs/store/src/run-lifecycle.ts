@@ -33,6 +33,19 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import type { Database, RunsTable, ThreadUploadsTable } from './schema.js';
 import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
+import { selectRun } from './repositories/runs.js';
+import {
+  ACTIVE,
+  claimUploads,
+  claimUploadsReturning,
+  endRun,
+  endRunReturning,
+  insertRun,
+  releaseThreadSqlite,
+  startRun,
+  takeThread,
+  takeThreadStamping,
+} from './lifecycle-statements.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
 
 /**
@@ -73,6 +86,12 @@ export interface AdmitRequest {
   whenBusy: 'reject' | 'defer';
   /** Hand the thread's pending uploads to this run, in the same transaction (given to `job`). */
   claimUploads?: boolean;
+  /**
+   * The thread's metadata to write when the run takes the thread (`admitted`), in the statement
+   * that takes it: the gateway's stamp of the run's graph and assistant, one statement less per run
+   * (issue 9). Not written when the run is deferred or refused: the caller writes it then.
+   */
+  threadMetadata?: JsonObject;
   /**
    * The run's queue job, built in the transaction from the claimed uploads (keep it pure). Stored
    * with the run; enqueued after the commit when the run holds the thread. Without it the caller
@@ -201,8 +220,6 @@ export interface RunLifecycleOptions {
   now?: () => number;
 }
 
-const ACTIVE: RunStatusName[] = ['pending', 'running'];
-
 /** The thread's status once its run ended with `status`. A cancelled run leaves its thread usable. */
 export function threadStatusAfter(status: TerminalRunStatus, waitsForHuman = false): ThreadStatus {
   switch (status) {
@@ -323,15 +340,12 @@ export class RunLifecycle<C = unknown> {
   private async admitTx(db: Kysely<Database>, req: AdmitRequest): Promise<AdmitResult & { job?: RunJobSpec }> {
     const r = req.run;
     const now = this.now();
-    const took = await db
-      .updateTable('threads')
-      .set({ active_run_id: r.runId, status: 'busy', updated_at: now })
-      .where('tenant_id', '=', r.tenantId)
-      .where('thread_id', '=', r.threadId)
-      .where('active_run_id', 'is', null)
-      .executeTakeFirst();
+    const key = { tenantId: r.tenantId, threadId: r.threadId, runId: r.runId, now };
+    const took = req.threadMetadata
+      ? await takeThreadStamping.affected(db, { ...key, metadata: JSON.stringify(req.threadMetadata) })
+      : await takeThread.affected(db, key);
     let behind: string | undefined;
-    if (took.numUpdatedRows === 0n) {
+    if (took === 0n) {
       const thread = await db
         .selectFrom('threads')
         .select('active_run_id')
@@ -349,19 +363,13 @@ export class RunLifecycle<C = unknown> {
     }
     let uploads: UploadRecord[] = [];
     if (req.claimUploads) {
-      const claim = db
-        .updateTable('thread_uploads')
-        .set({ run_id: r.runId })
-        .where('tenant_id', '=', r.tenantId)
-        .where('thread_id', '=', r.threadId)
-        .where('run_id', 'is', null);
       // The claimed rows are exactly the run's (its id is new, and a failed admission rolls back):
-      // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them.
-      let rows: Selectable<ThreadUploadsTable>[];
+      // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them,
+      // unless the update claimed none (most runs: a thread without pending uploads).
+      let rows: Selectable<ThreadUploadsTable>[] = [];
       if (this.store.dialect === 'sqlite') {
-        rows = (await claim.returningAll().execute()).sort(byCreationThenId);
-      } else {
-        await claim.execute();
+        rows = (await claimUploadsReturning.rows(db, key)).sort(byCreationThenId);
+      } else if ((await claimUploads.affected(db, key)) > 0n) {
         rows = await db
           .selectFrom('thread_uploads')
           .selectAll()
@@ -393,7 +401,18 @@ export class RunLifecycle<C = unknown> {
       job: job ? encodeJob(job) : null,
     };
     try {
-      await db.insertInto('runs').values(row).execute();
+      await insertRun.execute(db, {
+        runId: row.run_id,
+        threadId: row.thread_id,
+        tenantId: row.tenant_id,
+        assistantId: row.assistant_id,
+        now,
+        metadata: row.metadata,
+        kwargs: row.kwargs,
+        multitaskStrategy: row.multitask_strategy,
+        deferred: row.deferred,
+        job: row.job,
+      });
     } catch (err) {
       if (isDuplicateKey(err)) throw new DuplicateRun();
       throw err;
@@ -438,17 +457,8 @@ export class RunLifecycle<C = unknown> {
    */
   async start(run: RunRecord): Promise<StartResult> {
     const now = this.now();
-    const res = await this.store.writeStatement((db) =>
-      db
-        .updateTable('runs')
-        .set((eb) => ({ status: 'running', updated_at: now, attempts: eb('attempts', '+', 1), started_at: sql<number>`coalesce(started_at, ${now})` }))
-        .where('tenant_id', '=', run.tenantId)
-        .where('run_id', '=', run.runId)
-        .where('status', 'in', ACTIVE)
-        .where('deferred', '=', 0)
-        .executeTakeFirst(),
-    );
-    if (res.numUpdatedRows > 0n) {
+    const updated = await this.store.writeStatement((db) => startRun.affected(db, { tenantId: run.tenantId, runId: run.runId, now }));
+    if (updated > 0n) {
       const started: RunRecord = {
         ...run,
         status: 'running',
@@ -503,37 +513,36 @@ export class RunLifecycle<C = unknown> {
   }
 
   private async endTx(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
-    const update = db
-      .updateTable('runs')
-      .set({
-        status: req.status,
-        ended_at: now,
-        updated_at: now,
-        error: req.error?.message ?? null,
-        deferred: 0,
-        ...(req.deadLetter
-          ? {
-              dead_letter_reason: req.deadLetter.reason,
-              dead_lettered_at: now,
-              ...(req.deadLetter.job ? { job: sql<string>`coalesce(job, ${encodeJob(req.deadLetter.job)})` } : {}),
-            }
-          : {}),
-      })
-      .where('tenant_id', '=', req.tenantId)
-      .where('run_id', '=', req.runId)
-      .where('status', 'in', ACTIVE);
+    // Every end but a dead letter is the prepared `endRun` (built once: lifecycle-statements.ts).
+    const end = { tenantId: req.tenantId, runId: req.runId, status: req.status, now, error: req.error?.message ?? null };
+    const deadLetter = (d: NonNullable<EndRequest['deadLetter']>) =>
+      db
+        .updateTable('runs')
+        .set({
+          status: req.status,
+          ended_at: now,
+          updated_at: now,
+          error: end.error,
+          deferred: 0,
+          dead_letter_reason: d.reason,
+          dead_lettered_at: now,
+          ...(d.job ? { job: sql<string>`coalesce(job, ${encodeJob(d.job)})` } : {}),
+        })
+        .where('tenant_id', '=', req.tenantId)
+        .where('run_id', '=', req.runId)
+        .where('status', 'in', ACTIVE);
     const values = req.values ? JSON.stringify(req.values) : undefined;
-    const read = () => db.selectFrom('runs').selectAll().where('tenant_id', '=', req.tenantId).where('run_id', '=', req.runId).executeTakeFirst();
     let self: Selectable<RunsTable> | undefined;
     let endedHere: boolean;
     if (this.store.dialect === 'sqlite') {
       // SQLite returns the updated row (a statement less per run's end, issue 9); MySQL has no UPDATE … RETURNING.
-      self = await update.returningAll().executeTakeFirst();
+      self = req.deadLetter ? await deadLetter(req.deadLetter).returningAll().executeTakeFirst() : await endRunReturning.first(db, end);
       endedHere = self !== undefined;
-      self ??= await read();
+      self ??= await selectRun.first(db, end);
     } else {
-      endedHere = (await update.executeTakeFirst()).numUpdatedRows > 0n;
-      self = await read();
+      const ended = req.deadLetter ? (await deadLetter(req.deadLetter).executeTakeFirst()).numUpdatedRows : await endRun.affected(db, end);
+      endedHere = ended > 0n;
+      self = await selectRun.first(db, end);
     }
     if (!self) return { kind: 'missing' };
     const run = toRun(self);
@@ -582,21 +591,14 @@ export class RunLifecycle<C = unknown> {
     now: number,
     values: string | undefined,
   ): Promise<EndResult & { job?: RunJobSpec }> {
-    const nextId = this.oldestDeferred(db, req.tenantId, run.threadId).clearSelect().select('run_id');
-    const after = threadStatusAfter(req.status, req.waitsForHuman);
-    const released = await db
-      .updateTable('threads')
-      .set({
-        status: sql<string>`case when (${nextId}) is null then ${after} else 'busy' end`,
-        active_run_id: sql<string | null>`(${nextId})`,
-        updated_at: now,
-        ...(values !== undefined ? { state_values: values } : {}),
-      })
-      .where('tenant_id', '=', req.tenantId)
-      .where('thread_id', '=', run.threadId)
-      .where('active_run_id', '=', run.runId)
-      .returning(['status', 'active_run_id'])
-      .executeTakeFirst();
+    const released = await releaseThreadSqlite.first(db, {
+      tenantId: req.tenantId,
+      threadId: run.threadId,
+      runId: run.runId,
+      after: threadStatusAfter(req.status, req.waitsForHuman),
+      now,
+      values: values ?? null,
+    });
     if (!released) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
     const threadStatus = released.status as ThreadStatus;
     if (released.active_run_id === null) return { kind: 'ended', run, threadStatus, promoted: undefined };

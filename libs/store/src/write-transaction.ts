@@ -3,10 +3,15 @@
  * audit and assistant repositories need the same transaction on the same Kysely instance, so one
  * `SqlWriter` per `SqlStore` serves them all.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { sleep } from '@agentloop/core';
 import type { Database, SqlDialectName } from './schema.js';
 import { isSqliteBusy } from './repositories/rows.js';
+
+// Compiled once: every run's admission and end is a transaction (issue 9).
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 export class SqlWriter {
   constructor(
@@ -49,7 +54,7 @@ export class SqlWriter {
       const deadline = Date.now() + 30_000;
       for (;;) {
         try {
-          await sql`begin immediate`.execute(conn);
+          await conn.executeQuery(BEGIN_IMMEDIATE);
           break;
         } catch (err) {
           if (!isSqliteBusy(err) || Date.now() > deadline) throw err;
@@ -58,10 +63,10 @@ export class SqlWriter {
       }
       try {
         const out = await fn(conn);
-        await sql`commit`.execute(conn);
+        await conn.executeQuery(COMMIT);
         return out;
       } catch (err) {
-        await sql`rollback`.execute(conn).catch(() => undefined);
+        await conn.executeQuery(ROLLBACK).catch(() => undefined);
         throw err;
       }
     });

@@ -18,7 +18,7 @@ import { WEBHOOK_WORDING } from './webhooks.js';
 import type { ThreadCheckpoints } from './checkpoints.js';
 import { isTerminal, RunCancellation, type CancelSelection } from './run-service/cancellation.js';
 import { RunRemoval, type CheckpointRewinder } from './run-service/rollback.js';
-import { checkQuota, stampThread } from './run-service/admission.js';
+import { checkQuota, stampedMetadata, stampThread } from './run-service/admission.js';
 import { checkTokenBudget } from './run-service/budget-admission.js';
 import { cancelMany, cancelWithAction, type CancelAction, type CancelActionDeps } from './run-service/cancel-actions.js';
 import { errorFromRecord, EventCursor, type RunErrorInfo } from './run-service/event-cursor.js';
@@ -183,8 +183,8 @@ export class RunService {
     });
 
     const tid = threadId ?? newId();
-    /** The thread's metadata before this run, when the run goes to a thread that existed. */
-    let threadMetadata: JsonObject | undefined;
+    /** The thread's metadata with this run's graph and assistant stamped in, when it lacks them (`stampedMetadata`). */
+    let stamp: JsonObject | undefined;
     if (threadId === undefined) {
       await store.createThread({ threadId: tid, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId, stateless: true } });
     } else {
@@ -195,7 +195,7 @@ export class RunService {
         }
         await store.createThread({ threadId, tenantId, metadata: { graph_id: 'agent', assistant_id: assistantId } });
       }
-      threadMetadata = thread?.metadata;
+      stamp = thread && stampedMetadata(thread.metadata, assistantId);
       if (isResume(body) && !thread?.activeRunId && thread?.status !== 'interrupted') {
         // LangGraph answers a resume with nothing to resume with an error; a silent 200 would
         // start a run that replays nothing and tell the client its answer was taken.
@@ -224,9 +224,14 @@ export class RunService {
     // whoever ends that run starts it), "reject" refuses, "interrupt" cancels what is in flight.
     let run: RunRecord | undefined;
     for (let attempt = 1; run === undefined; attempt++) {
-      const res = await this.lifecycle.admit({ run: newRun(tid), whenBusy: strategy === 'enqueue' ? 'defer' : 'reject', claimUploads, job });
+      const whenBusy = strategy === 'enqueue' ? 'defer' : 'reject';
+      // A run that takes the thread writes the stamp in the statement that takes it.
+      const res = await this.lifecycle.admit({ run: newRun(tid), whenBusy, claimUploads, job, ...(stamp ? { threadMetadata: stamp } : {}) });
       switch (res.kind) {
         case 'admitted':
+          stamp = undefined;
+          run = res.run;
+          break;
         case 'exists':
           run = res.run;
           break;
@@ -256,7 +261,7 @@ export class RunService {
           return assertNever(res, 'admission result');
       }
     }
-    if (threadMetadata) await stampThread(this.deps.store, this.log, { tenantId, threadId: tid, metadata: threadMetadata, assistantId });
+    await stampThread(this.deps.store, this.log, { tenantId, threadId: tid, metadata: stamp });
     const deleteOnCompletion = stateless && body.on_completion !== 'keep';
     return { run, stateless, streamModes, deleteOnCompletion };
   }

@@ -5,6 +5,7 @@
  * `list` expands it, so readers see full requests. Every statement is scoped by tenant.
  */
 import { InvalidArgumentError } from '@agentloop/core';
+import { preparedQuery } from '../prepared-query.js';
 import { expandStoredRequests, STORED_REQUEST_KEY, toolsetHash, toolsetRefs, usesStoredRefs } from '../recording-storage.js';
 import type { NewRecordingEvent, RecordingEvent, RecordingEventKind } from '../types.js';
 import type { RepositoryContext } from './context.js';
@@ -18,6 +19,21 @@ const SEQ_PER_MS = 1000;
  * writes nothing for it. Bounded: past this many it starts over (a forgotten set costs one ignored insert).
  */
 const KNOWN_TOOLSETS_MAX = 10_000;
+/** One row per model or tool call of a recorded run: built once (prepared-query.ts). */
+const insertEvent = preparedQuery(
+  (db, p: { tenantId: string; runId: string; key: string; seq: number; kind: string; step: number; payload: string; now: number }) =>
+    db.insertInto('run_recordings').values({
+      tenant_id: p.tenantId,
+      run_id: p.runId,
+      event_key: p.key,
+      seq: p.seq,
+      kind: p.kind,
+      step: p.step,
+      payload: p.payload,
+      created_at: p.now,
+    }),
+);
+
 /** Hashes of recent tool set texts: a recorder hands the same string run after run (V8 keeps a string's own hash). */
 const HASHED_TEXTS_MAX = 64;
 
@@ -41,19 +57,16 @@ export class RecordingRepository {
     const now = this.ctx.now();
     this.counter = (this.counter + 1) % SEQ_PER_MS;
     try {
-      await this.ctx.db
-        .insertInto('run_recordings')
-        .values({
-          tenant_id: e.tenantId,
-          run_id: e.runId,
-          event_key: e.key,
-          seq: now * SEQ_PER_MS + this.counter,
-          kind: e.kind,
-          step: e.step,
-          payload: JSON.stringify(e.payload),
-          created_at: now,
-        })
-        .execute();
+      await insertEvent.execute(this.ctx.db, {
+        tenantId: e.tenantId,
+        runId: e.runId,
+        key: e.key,
+        seq: now * SEQ_PER_MS + this.counter,
+        kind: e.kind,
+        step: e.step,
+        payload: JSON.stringify(e.payload),
+        now,
+      });
       return true;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;

@@ -5,25 +5,35 @@
 import type { JsonObject, RunRecord, RunStatusName } from '../types.js';
 import type { RepositoryContext } from './context.js';
 import { parseObject, toRun } from './rows.js';
+import { preparedQuery } from '../prepared-query.js';
+
+/** A run by its key: read when a worker takes the run, and by the API. Built once (prepared-query.ts). */
+export const selectRun = preparedQuery((db, p: { tenantId: string; runId: string }) =>
+  db.selectFrom('runs').selectAll().where('tenant_id', '=', p.tenantId).where('run_id', '=', p.runId),
+);
+
+/** The run and its thread's values: `runs.wait` reads it before and after the wait. Built once. */
+const selectRunWithThreadValues = preparedQuery((db, p: { tenantId: string; runId: string }) =>
+  db
+    .selectFrom('runs')
+    .leftJoin('threads', (j) => j.onRef('threads.tenant_id', '=', 'runs.tenant_id').onRef('threads.thread_id', '=', 'runs.thread_id'))
+    .selectAll('runs')
+    .select('threads.state_values as thread_values')
+    .where('runs.tenant_id', '=', p.tenantId)
+    .where('runs.run_id', '=', p.runId),
+);
 
 export class RunRepository {
   constructor(private readonly ctx: RepositoryContext) {}
 
   async get(tenantId: string, runId: string): Promise<RunRecord | undefined> {
-    const row = await this.ctx.db.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).executeTakeFirst();
+    const row = await selectRun.first(this.ctx.db, { tenantId, runId });
     return row && toRun(row);
   }
 
   /** See `Store.getRunWithThreadValues`: one statement, the thread joined on the run's key. */
   async getWithThreadValues(tenantId: string, runId: string): Promise<{ run: RunRecord; threadValues: JsonObject | null } | undefined> {
-    const row = await this.ctx.db
-      .selectFrom('runs')
-      .leftJoin('threads', (j) => j.onRef('threads.tenant_id', '=', 'runs.tenant_id').onRef('threads.thread_id', '=', 'runs.thread_id'))
-      .selectAll('runs')
-      .select('threads.state_values as thread_values')
-      .where('runs.tenant_id', '=', tenantId)
-      .where('runs.run_id', '=', runId)
-      .executeTakeFirst();
+    const row = await selectRunWithThreadValues.first(this.ctx.db, { tenantId, runId });
     if (!row) return undefined;
     const { thread_values, ...run } = row;
     return { run: toRun(run), threadValues: thread_values === null ? null : parseObject(thread_values, 'thread values') };

@@ -8,6 +8,25 @@ import type { RepositoryContext } from './context.js';
 import type { SqlWriter } from '../write-transaction.js';
 import { checkId, isDuplicateKey, toThread } from './rows.js';
 import { jsonKeyEquals } from './json-filter.js';
+import { preparedQuery } from '../prepared-query.js';
+
+/** A new thread (one per run in the bench's workload, as with `threads.create` then a run). Built once (prepared-query.ts). */
+const insertThread = preparedQuery((db, p: { tenantId: string; threadId: string; now: number; metadata: string }) =>
+  db.insertInto('threads').values({
+    tenant_id: p.tenantId,
+    thread_id: p.threadId,
+    created_at: p.now,
+    updated_at: p.now,
+    status: 'idle',
+    metadata: p.metadata,
+    state_values: null,
+  }),
+);
+
+/** A thread by its key: read before every admission on an existing thread. Built once. */
+const selectThread = preparedQuery((db, p: { tenantId: string; threadId: string }) =>
+  db.selectFrom('threads').selectAll().where('tenant_id', '=', p.tenantId).where('thread_id', '=', p.threadId),
+);
 
 export class ThreadRepository {
   constructor(
@@ -29,7 +48,7 @@ export class ThreadRepository {
       state_values: null,
     };
     try {
-      await this.ctx.db.insertInto('threads').values(row).execute();
+      await insertThread.execute(this.ctx.db, { tenantId: row.tenant_id, threadId: row.thread_id, now, metadata: row.metadata });
       // Inserted: the thread is what was written, no need to read it back (a statement less per
       // new thread, issue 9). A run admitted on it meanwhile changes it after its creation.
       return toThread({ ...row, active_run_id: null });
@@ -43,7 +62,7 @@ export class ThreadRepository {
   }
 
   async get(tenantId: string, threadId: string): Promise<ThreadRecord | undefined> {
-    const row = await this.ctx.db.selectFrom('threads').selectAll().where('tenant_id', '=', tenantId).where('thread_id', '=', threadId).executeTakeFirst();
+    const row = await selectThread.first(this.ctx.db, { tenantId, threadId });
     return row && toThread(row);
   }
 

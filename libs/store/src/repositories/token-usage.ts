@@ -9,6 +9,7 @@ import type { TokenUsageTable } from '../schema.js';
 import type { TokenUsageIncrement, TokenUsageRow, TokenUsageSoFar } from '../types.js';
 import type { RepositoryContext } from './context.js';
 import { checkId } from './rows.js';
+import { preparedQuery, type PreparedQuery } from '../prepared-query.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -31,8 +32,53 @@ function toRow(r: Selectable<TokenUsageTable>): TokenUsageRow {
   };
 }
 
+/** What one model call adds to its row. */
+interface UsageIncrement {
+  tenantId: string;
+  day: string;
+  model: string;
+  input: number;
+  output: number;
+  total: number;
+  runs: number;
+  now: number;
+}
+
 export class TokenUsageRepository {
-  constructor(private readonly ctx: RepositoryContext) {}
+  /** The upsert-increment, built once (prepared-query.ts): one per model call of every run. */
+  private readonly upsert: PreparedQuery<UsageIncrement, unknown>;
+
+  constructor(private readonly ctx: RepositoryContext) {
+    const dialect = ctx.dialect;
+    this.upsert = preparedQuery((db, p: UsageIncrement) =>
+      db
+        .insertInto('token_usage')
+        .values({
+          tenant_id: p.tenantId,
+          day: p.day,
+          model: p.model,
+          input_tokens: p.input,
+          output_tokens: p.output,
+          total_tokens: p.total,
+          model_calls: 1,
+          runs: p.runs,
+          updated_at: p.now,
+        })
+        .$call((q) => {
+          // The stored value plus this call's: the increment happens in the database.
+          const inc = (column: keyof TokenUsageTable, by: number) => sql<number>`${sql.ref(`token_usage.${column}`)} + ${by}`;
+          const set = {
+            input_tokens: inc('input_tokens', p.input),
+            output_tokens: inc('output_tokens', p.output),
+            total_tokens: inc('total_tokens', p.total),
+            model_calls: inc('model_calls', 1),
+            runs: inc('runs', p.runs),
+            updated_at: p.now,
+          };
+          return dialect === 'mysql' ? q.onDuplicateKeyUpdate(set) : q.onConflict((oc) => oc.columns(['tenant_id', 'day', 'model']).doUpdateSet(set));
+        }),
+    );
+  }
 
   /** Adds one model call's usage to its (tenant, day, model) row, creating the row when it is the first. */
   async record(u: TokenUsageIncrement): Promise<void> {
@@ -40,34 +86,7 @@ export class TokenUsageRepository {
     checkDay('day', u.day);
     const model = u.model.slice(0, 128) || 'unknown';
     const add = { input: count(u.inputTokens), output: count(u.outputTokens), total: count(u.totalTokens), runs: u.firstCallOfRun ? 1 : 0 };
-    const now = this.ctx.now();
-    await this.ctx.db
-      .insertInto('token_usage')
-      .values({
-        tenant_id: u.tenantId,
-        day: u.day,
-        model,
-        input_tokens: add.input,
-        output_tokens: add.output,
-        total_tokens: add.total,
-        model_calls: 1,
-        runs: add.runs,
-        updated_at: now,
-      })
-      .$call((q) => {
-        // The stored value plus this call's: the increment happens in the database.
-        const inc = (column: keyof TokenUsageTable, by: number) => sql<number>`${sql.ref(`token_usage.${column}`)} + ${by}`;
-        const set = {
-          input_tokens: inc('input_tokens', add.input),
-          output_tokens: inc('output_tokens', add.output),
-          total_tokens: inc('total_tokens', add.total),
-          model_calls: inc('model_calls', 1),
-          runs: inc('runs', add.runs),
-          updated_at: now,
-        };
-        return this.ctx.dialect === 'mysql' ? q.onDuplicateKeyUpdate(set) : q.onConflict((oc) => oc.columns(['tenant_id', 'day', 'model']).doUpdateSet(set));
-      })
-      .execute();
+    await this.upsert.execute(this.ctx.db, { tenantId: u.tenantId, day: u.day, model, ...add, now: this.ctx.now() });
   }
 
   /** Total tokens of the tenant on `day` and from `monthStart` through `day`: one range read of the key. */

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
+import { admissionStampContract } from './admission-stamp-contract.js';
 import { lifecycleContract } from './lifecycle-contract.js';
 // Ops console (issue 16)
 import { consoleContract } from './console-contract.js';
@@ -409,6 +410,8 @@ export function storeContract(harness: StoreTestHarness): void {
         const { run } = await newRun(tenantId, threadId);
         const first = await store.claimToolEffect(key(tenantId, threadId, run.runId));
         expect(first).toMatchObject({ created: true, effect: { state: 'started', executions: 1, content: null } });
+        // The entry a claim returns without reading it back is the stored one.
+        expect([first.effect]).toEqual(await store.listToolEffects(tenantId, run.runId));
         const again = await store.claimToolEffect(key(tenantId, threadId, run.runId));
         expect(again).toMatchObject({ created: false, effect: { state: 'started' } });
       });
@@ -419,6 +422,7 @@ export function storeContract(harness: StoreTestHarness): void {
         await store.claimToolEffect(key(tenantId, threadId, run.runId));
         const done = await store.completeToolEffect(tenantId, run.runId, 'call_1', { content: 'Wrote 3 bytes', isError: false });
         expect(done).toMatchObject({ state: 'completed', content: 'Wrote 3 bytes', isError: false });
+        expect([done]).toEqual(await store.listToolEffects(tenantId, run.runId));
         const second = await store.completeToolEffect(tenantId, run.runId, 'call_1', { content: 'other', isError: true });
         expect(second).toMatchObject({ content: 'Wrote 3 bytes', isError: false });
         const claim = await store.claimToolEffect(key(tenantId, threadId, run.runId));
@@ -783,6 +787,7 @@ export function storeContract(harness: StoreTestHarness): void {
     });
   });
   lifecycleContract(harness);
+  admissionStampContract(harness);
   assistantsContract(harness);
   // Crons (issue 12)
   cronsContract(harness);

@@ -30,15 +30,25 @@ export async function checkQuota(
 /**
  * As LangGraph does, a run stamps its graph and assistant into its thread's metadata, so
  * `threads.search({metadata: {graph_id}})` finds threads made with a bare `POST /threads`
- * (agent-chat-ui's history). Written only when they differ; best effort (the run is admitted).
+ * (agent-chat-ui's history). The metadata to write, or undefined when it has them already.
+ */
+export function stampedMetadata(metadata: JsonObject, assistantId: string): JsonObject | undefined {
+  if (metadata.graph_id === GRAPH_ID && metadata.assistant_id === assistantId) return undefined;
+  return { ...metadata, graph_id: GRAPH_ID, assistant_id: assistantId };
+}
+
+/**
+ * Writes the stamp (`stampedMetadata`) on its own, for a run that did not take its thread at
+ * admission (deferred, or a retried request): the admission of a run that takes it writes the
+ * stamp in the same statement (`AdmitRequest.threadMetadata`). Best effort (the run is admitted).
  */
 export async function stampThread(
   store: Pick<Store, 'updateThread'>,
   log: Logger,
-  t: { tenantId: string; threadId: string; metadata: JsonObject; assistantId: string },
+  t: { tenantId: string; threadId: string; metadata: JsonObject | undefined },
 ): Promise<void> {
-  if (t.metadata.graph_id === GRAPH_ID && t.metadata.assistant_id === t.assistantId) return;
+  if (!t.metadata) return;
   await store
-    .updateThread(t.tenantId, t.threadId, { metadata: { ...t.metadata, graph_id: GRAPH_ID, assistant_id: t.assistantId } })
+    .updateThread(t.tenantId, t.threadId, { metadata: t.metadata })
     .catch((err: unknown) => log.warn({ thread_id: t.threadId, err: errorMessage(err) }, 'graph_id/assistant_id not stamped into the thread metadata'));
 }

@@ -1,0 +1,132 @@
+/**
+ * The statements `RunLifecycle` makes for every run — its admission, its start, its end — built and
+ * compiled once (prepared-query.ts, issue 9). Each is the same guarded statement the lifecycle
+ * wrote inline before; the guards (`where` on the holder, on an active status) are what make the
+ * transitions safe against a racing cancel or a second worker, and they are unchanged here. The
+ * rarer transitions (dead letter, redrive, recovery, deletion) keep their builder chains in
+ * run-lifecycle.ts.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import { preparedQuery } from './prepared-query.js';
+import type { RunStatusName } from './types.js';
+
+/** The statuses of a run not ended yet (the guard of every start and end). */
+export const ACTIVE: RunStatusName[] = ['pending', 'running'];
+
+/** Admission: the run takes the thread when no run holds it (the database decides between racing admissions). */
+export const takeThread = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number }) =>
+  db
+    .updateTable('threads')
+    .set({ active_run_id: p.runId, status: 'busy', updated_at: p.now })
+    .where('tenant_id', '=', p.tenantId)
+    .where('thread_id', '=', p.threadId)
+    .where('active_run_id', 'is', null),
+);
+
+/**
+ * Admission, the same take when the run also stamps its graph and assistant into the thread's
+ * metadata (`AdmitRequest.threadMetadata`): one statement where the take and a metadata update were two.
+ */
+export const takeThreadStamping = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string }) =>
+  db
+    .updateTable('threads')
+    .set({ active_run_id: p.runId, status: 'busy', updated_at: p.now, metadata: p.metadata })
+    .where('tenant_id', '=', p.tenantId)
+    .where('thread_id', '=', p.threadId)
+    .where('active_run_id', 'is', null),
+);
+
+/** Admission: the thread's pending uploads handed to the run. SQLite returns the rows claimed; MySQL reads them after. */
+const claimUploadsWhere = (db: Kysely<Database>, p: { tenantId: string; threadId: string; runId: string }) =>
+  db.updateTable('thread_uploads').set({ run_id: p.runId }).where('tenant_id', '=', p.tenantId).where('thread_id', '=', p.threadId).where('run_id', 'is', null);
+export const claimUploadsReturning = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string }) => claimUploadsWhere(db, p).returningAll());
+export const claimUploads = preparedQuery(claimUploadsWhere);
+
+/** Admission: the run's record. */
+export interface RunInsert {
+  runId: string;
+  threadId: string;
+  tenantId: string;
+  assistantId: string;
+  now: number;
+  metadata: string;
+  kwargs: string;
+  multitaskStrategy: string;
+  deferred: number;
+  job: string | null;
+}
+export const insertRun = preparedQuery((db, p: RunInsert) =>
+  db.insertInto('runs').values({
+    run_id: p.runId,
+    thread_id: p.threadId,
+    tenant_id: p.tenantId,
+    assistant_id: p.assistantId,
+    status: 'pending',
+    created_at: p.now,
+    updated_at: p.now,
+    started_at: null,
+    ended_at: null,
+    error: null,
+    metadata: p.metadata,
+    kwargs: p.kwargs,
+    multitask_strategy: p.multitaskStrategy,
+    deferred: p.deferred,
+    job: p.job,
+  }),
+);
+
+/** Start: pending (or running: a retry) → running, one more attempt, started_at kept from the first start. */
+export const startRun = preparedQuery((db, p: { tenantId: string; runId: string; now: number }) =>
+  db
+    .updateTable('runs')
+    .set((eb) => ({ status: 'running', updated_at: p.now, attempts: eb('attempts', '+', 1), started_at: sql<number>`coalesce(started_at, ${p.now})` }))
+    .where('tenant_id', '=', p.tenantId)
+    .where('run_id', '=', p.runId)
+    .where('status', 'in', ACTIVE)
+    .where('deferred', '=', 0),
+);
+
+/** End (not a dead letter, whose update carries more): only a run still pending or running ends. */
+const endRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
+  db
+    .updateTable('runs')
+    .set({ status: p.status, ended_at: p.now, updated_at: p.now, error: p.error, deferred: 0 })
+    .where('tenant_id', '=', p.tenantId)
+    .where('run_id', '=', p.runId)
+    .where('status', 'in', ACTIVE);
+export const endRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
+  endRunWhere(db, p).returningAll(),
+);
+export const endRun = preparedQuery(endRunWhere);
+
+/**
+ * End on SQLite: the thread handed to its oldest deferred run, or freed with the status the run
+ * leaves it in, in one update (run-lifecycle.ts, `releaseSqlite`). `values`: the thread's values
+ * after the run, or null to leave them as they are.
+ */
+export const releaseThreadSqlite = preparedQuery(
+  (db, p: { tenantId: string; threadId: string; runId: string; after: string; now: number; values: string | null }) => {
+    const nextId = db
+      .selectFrom('runs')
+      .select('run_id')
+      .where('tenant_id', '=', p.tenantId)
+      .where('thread_id', '=', p.threadId)
+      .where('deferred', '=', 1)
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(1);
+    return db
+      .updateTable('threads')
+      .set({
+        status: sql<string>`case when (${nextId}) is null then ${p.after} else 'busy' end`,
+        active_run_id: sql<string | null>`(${nextId})`,
+        updated_at: p.now,
+        state_values: sql<string | null>`coalesce(${p.values}, state_values)`,
+      })
+      .where('tenant_id', '=', p.tenantId)
+      .where('thread_id', '=', p.threadId)
+      .where('active_run_id', '=', p.runId)
+      .returning(['status', 'active_run_id']);
+  },
+);

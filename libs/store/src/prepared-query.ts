@@ -1,0 +1,102 @@
+/**
+ * A Kysely query built and compiled once, then run with new values: for the statements a run makes
+ * per run or per step (issue 9). Building a query (its frozen operation-node tree) and compiling it
+ * (the compiler's node visitor) was ~1.3 ms of Kysely's own JavaScript per embedded run, more than
+ * SQLite took to run the statements (bench/throughput README). Only the hot queries use this; every
+ * other query stays an ordinary builder chain.
+ *
+ * The query is written once as an ordinary, typed builder chain over named parameters:
+ *
+ *   const getRun = preparedQuery((db, p: { tenantId: string; runId: string }) =>
+ *     db.selectFrom('runs').selectAll().where('tenant_id', '=', p.tenantId).where('run_id', '=', p.runId));
+ *   const row = await getRun.first(db, { tenantId, runId });
+ *
+ * `p` hands the builder a marker object per name; compiling puts the markers among the statement's
+ * parameters, in whatever order the dialect's compiler emits them, and each later call substitutes
+ * the values by name — so values cannot be passed in the wrong order, and a name used twice gets
+ * its value twice. A marker the compiler inlined into the SQL text instead of passing it as a
+ * parameter (`sql.raw`, `sql.lit`) is refused at the first compile: its value would be frozen.
+ *
+ * Compiled once per Kysely instance (per store): SQLite and MySQL quote identifiers differently and
+ * MySQL has no `RETURNING`, so the SQL text is the dialect's own. A transaction of the instance
+ * shares its compiled text. The compiled query keeps its operation tree and id, so the executor
+ * runs it exactly as it would have run the builder's (the instance's plugins applied when it was
+ * compiled; the store configures none, and one added later with `withPlugin` would not apply) — on
+ * SQLite the statement cache then finds the prepared statement by text.
+ */
+import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import { AgentLoopError } from '@agentloop/core';
+import type { Database } from './schema.js';
+
+/** Stands for a named value while the query is compiled. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** A parameter of the compiled statement: a constant the builder was given, or a named value. */
+type Binding = { constant: unknown } | { name: string };
+
+interface Template {
+  compiled: CompiledQuery;
+  bindings: Binding[];
+}
+
+export interface PreparedQuery<P extends object, O> {
+  /** Runs the statement with `params` on `db` (the store's instance or one of its transactions). */
+  execute(db: Kysely<Database>, params: P): Promise<QueryResult<O>>;
+  /** Its rows. */
+  rows(db: Kysely<Database>, params: P): Promise<O[]>;
+  /** Its first row, if any (`executeTakeFirst` of a select or a `returning`). */
+  first(db: Kysely<Database>, params: P): Promise<O | undefined>;
+  /** Rows inserted, updated or deleted (Kysely's `numUpdatedRows` / `numDeletedRows` / `numInsertedOrUpdatedRows`). */
+  affected(db: Kysely<Database>, params: P): Promise<bigint>;
+}
+
+/**
+ * Builds the query `build` describes once per Kysely instance and returns a statement to run with
+ * named parameters. `build` must be pure: it is called once per instance, with markers for values.
+ */
+export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>, p: P) => Compilable<O>): PreparedQuery<P, O> {
+  // Keyed by the instance's adapter: one per Kysely instance, shared by its transactions.
+  const templates = new WeakMap<object, Template>();
+  const template = (db: Kysely<Database>): Template => {
+    const key = db.getExecutor().adapter;
+    let t = templates.get(key);
+    if (!t) {
+      t = compile(db, build);
+      templates.set(key, t);
+    }
+    return t;
+  };
+  const execute = (db: Kysely<Database>, params: P): Promise<QueryResult<O>> => {
+    const { compiled, bindings } = template(db);
+    const values = params as Record<string, unknown>;
+    const parameters = bindings.map((b) => ('name' in b ? values[b.name] : b.constant));
+    return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);
+  };
+  return {
+    execute,
+    rows: async (db, params) => (await execute(db, params)).rows,
+    first: async (db, params) => (await execute(db, params)).rows[0],
+    affected: async (db, params) => (await execute(db, params)).numAffectedRows ?? 0n,
+  };
+}
+
+function compile<P extends object, O>(db: Kysely<Database>, build: (db: Kysely<Database>, p: P) => Compilable<O>): Template {
+  const used = new Set<string>();
+  const markers = new Proxy({} as P, {
+    get(_target, name) {
+      if (typeof name !== 'string') return undefined;
+      used.add(name);
+      return new Slot(name);
+    },
+  });
+  const compiled = build(db, markers).compile();
+  const bindings: Binding[] = compiled.parameters.map((v) => (v instanceof Slot ? { name: v.name } : { constant: v }));
+  const bound = new Set(bindings.flatMap((b) => ('name' in b ? [b.name] : [])));
+  const inlined = [...used].filter((name) => !bound.has(name));
+  if (inlined.length > 0) {
+    throw new AgentLoopError('INTERNAL', `Prepared query parameter(s) ${inlined.join(', ')} did not compile to statement parameters: ${compiled.sql}`);
+  }
+  return { compiled, bindings };
+}
