@@ -20,6 +20,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
+import { PutStatements, allowsMultipleStatements, rowPlaceholders, type BlobValues } from './put-statements.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
@@ -75,12 +76,6 @@ function checkBytes(what: string, value: unknown, max: number): string {
   return s;
 }
 
-/** `(?, ?, ...), (?, ?, ...)`: `rows` groups of `columns` placeholders, for a multi-row prepared INSERT. */
-function rowPlaceholders(columns: number, rows: number): string {
-  const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
-  return Array.from({ length: rows }, () => row).join(', ');
-}
-
 /**
  * LangGraph checkpointer over MySQL 8 / MariaDB 10.6+ through a `mysql2` pool,
  * shaped like the official `PostgresSaver`: `fromConnString`, `setup()`, `end()`.
@@ -98,6 +93,7 @@ export class MySQLSaver extends BaseCheckpointSaver {
   private readonly schema: string | undefined;
   private readonly lockTimeoutSeconds: number;
   private readonly lockName: string;
+  private readonly puts: PutStatements;
   private ended: Promise<void> | undefined;
 
   constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
@@ -111,6 +107,7 @@ export class MySQLSaver extends BaseCheckpointSaver {
     this.schema = options.schema;
     const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
     this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
+    this.puts = new PutStatements(this.tables, allowsMultipleStatements(pool));
     this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
     this.lockName = `agentloop_ckpt_${createHash('sha256')
       .update(`${this.schema ?? ''}.${prefix}`)
@@ -126,8 +123,17 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const { pool: poolOptions, ...saverOptions } = options ?? {};
     // trace: false — mysql2's promise API otherwise captures a stack trace on every query in case it
     // fails (~2.5% of a cluster orchestrator's CPU, bench/throughput "Cluster mode"); a failed
-    // query's error keeps its message and the server's code.
-    const pool = createPool({ connectionLimit: 10, trace: false, ...poolOptions, uri: connString, charset: 'utf8mb4', supportBigNumbers: true });
+    // query's error keeps its message and the server's code. multipleStatements: a put's two INSERTs
+    // in one round trip (put-statements.ts); every value the saver sends is a placeholder's.
+    const pool = createPool({
+      connectionLimit: 10,
+      trace: false,
+      multipleStatements: true,
+      ...poolOptions,
+      uri: connString,
+      charset: 'utf8mb4',
+      supportBigNumbers: true,
+    });
     return new MySQLSaver(pool, undefined, saverOptions);
   }
 
@@ -326,45 +332,29 @@ export class MySQLSaver extends BaseCheckpointSaver {
       : undefined;
     checkBytes('checkpoint.id', checkpoint.id, MAX_CHECKPOINT_ID_BYTES);
 
-    // Serialize before taking a connection, so the transaction holds it only for the INSERTs.
     const { channel_values: values, ...rest } = checkpoint;
     const [[type, serialized], [metadataType, metadataBytes], blobs] = await Promise.all([
       this.serde.dumpsTyped(rest),
       this.serde.dumpsTyped(metadata),
       Promise.all(
-        Object.entries(newVersions).map(async ([channel, version]) => {
+        Object.entries(newVersions).map(async ([channel, version]): Promise<BlobValues> => {
           checkBytes('channel name', channel, MAX_KEY_BYTES);
           checkBytes('channel version', String(version), MAX_VERSION_BYTES);
           const [t, data] = channel in values ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]) : ['empty', null];
-          return [threadId, checkpointNs, channel, String(version), t, data === null ? null : Buffer.from(data)] as const;
+          return [threadId, checkpointNs, channel, String(version), t, data === null ? null : Buffer.from(data)];
         }),
       ),
     ]);
     if (metadataType !== 'json') throw new Error(`MySQLSaver needs a serializer that writes metadata as JSON (got "${metadataType}")`);
-
-    // execute(): the binary protocol sends the (often large) values as raw bytes; query() would inline
-    // them as hex literals, doubling the bytes on the wire and making the server parse them
-    // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
-    //
-    // Two autocommit statements, blobs first, rather than BEGIN / INSERT / INSERT / COMMIT: half the
-    // round trips of every step's checkpoint (issue 9, bench/throughput "Cluster mode"). Atomicity is
-    // not needed for correctness: a reader only reaches blobs through a checkpoint row that names
-    // their versions, and the row is written only after its blobs are committed; a put that fails in
-    // between leaves blobs no checkpoint names (versions are unique per write, see getNextVersion),
-    // which no read returns and deleteThread removes with the thread.
-    if (blobs.length > 0) {
-      await this.pool.execute(
-        `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
-         ON DUPLICATE KEY UPDATE thread_id = thread_id`,
-        blobs.flat(),
-      );
-    }
-    await this.pool.execute(
-      `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
-      [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
-    );
+    await this.puts.send(this.pool, blobs, [
+      threadId,
+      checkpointNs,
+      checkpoint.id,
+      parentId ?? null,
+      type,
+      Buffer.from(serialized),
+      Buffer.from(metadataBytes).toString('utf8'),
+    ]);
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
