@@ -1,8 +1,9 @@
 /**
- * The statements MySQLSaver.put sends: the checkpoint's new channel values (blobs), then its row.
- * In one round trip when the pool lets a query carry several statements and the values are small,
- * else as two prepared statements (issue 9: a cluster run's checkpointer round trips,
- * bench/throughput/README.md "Checkpoint puts in one round trip").
+ * The statements MySQLSaver.put sends — the task writes parked for it (write-parking.ts), the
+ * checkpoint's new channel values (blobs), then its row — in one round trip when the pool lets a
+ * query carry several statements and the values are small, else as prepared statements one after
+ * the other (issue 9: a cluster run's checkpointer round trips, bench/throughput/README.md
+ * "Checkpoint writes in one round trip per step").
  */
 import type { Pool } from 'mysql2/promise';
 import type { CheckpointTables } from './migrations.js';
@@ -13,8 +14,8 @@ export type BlobValues = readonly [string, string, string, string, string, Buffe
 export type CheckpointValues = readonly [string, string, string, string | null, string, Buffer, string];
 
 /**
- * Up to this many bytes of channel values, put is one multi-statement text query; above, two
- * prepared statements. The text protocol sends a value as a hex literal the server then parses:
+ * Up to this many bytes of values (Buffers: channel values, writes, the checkpoint), the
+ * statements go as one multi-statement text query; above, as prepared statements. The text protocol sends a value as a hex literal the server then parses:
  * cheaper in CPU than a second round trip for a few KiB, dearer from a few tens of KiB
  * (bench/throughput/README.md, the same subsection).
  */
@@ -29,51 +30,68 @@ export function rowPlaceholders(columns: number, rows: number): string {
 /**
  * Whether the pool's connections accept several statements in one query (mysql2's
  * `multipleStatements`, a flag of the connection handshake, so of the pool). A pool handed to the
- * saver without it gets the two-statement put.
+ * saver without it gets one prepared statement per round trip.
  */
 export function allowsMultipleStatements(pool: Pool): boolean {
   const core = (pool as unknown as { pool?: { config?: { connectionConfig?: { multipleStatements?: boolean } } } }).pool;
   return core?.config?.connectionConfig?.multipleStatements === true;
 }
 
+/** A statement and its placeholders' values. */
+export interface Statement {
+  sql: string;
+  values: unknown[];
+}
+
+/**
+ * Sends `statements` in order: as one multi-statement text query when the pool allows it and their
+ * byte values are small, else one prepared statement after the other. Either way each statement
+ * is its own autocommit transaction, run only after the ones before it succeeded: the server runs a
+ * multi-statement query in order and stops at the first failing statement.
+ */
+export async function sendInOrder(pool: Pool, statements: readonly Statement[], multiStatement: boolean): Promise<void> {
+  if (multiStatement && statements.length > 1 && valueBytes(statements) <= ONE_PACKET_MAX_BYTES) {
+    await pool.query(
+      statements.map((st) => st.sql).join(';\n'),
+      statements.flatMap((st) => st.values),
+    );
+    return;
+  }
+  // execute(): the binary protocol sends large values as raw bytes; query() would inline them as
+  // hex literals, doubling the bytes on the wire and making the server parse them
+  // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
+  for (const st of statements) await pool.execute(st.sql, st.values as never);
+}
+
+function valueBytes(statements: readonly Statement[]): number {
+  let n = 0;
+  for (const st of statements) for (const v of st.values) if (Buffer.isBuffer(v)) n += v.byteLength;
+  return n;
+}
+
+/**
+ * The statements of a put: the checkpoint's new channel values (blobs), then its row, each an
+ * autocommit statement rather than BEGIN / INSERT / INSERT / COMMIT. Atomicity is not needed for
+ * correctness: a reader only reaches blobs through a checkpoint row that names their versions, and
+ * the row is written only after its blobs are committed (sendInOrder). A put that fails in between
+ * leaves blobs no checkpoint names (versions are unique per write, MySQLSaver.getNextVersion),
+ * which no read returns and deleteThread removes with the thread.
+ */
 export class PutStatements {
   private readonly checkpointSql: string;
   /** Blob INSERTs by row count: a step changes a handful of channels, so a few texts recur. */
   private readonly blobSql = new Map<number, string>();
 
-  constructor(
-    private readonly tables: CheckpointTables,
-    private readonly multiStatement: boolean,
-  ) {
+  constructor(private readonly tables: CheckpointTables) {
     this.checkpointSql = `INSERT INTO ${tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`;
   }
 
-  /**
-   * Blobs first, then the row, each an autocommit statement rather than BEGIN / INSERT / INSERT /
-   * COMMIT. Atomicity is not needed for correctness: a reader only reaches blobs through a
-   * checkpoint row that names their versions, and the row is written only after its blobs are
-   * committed — in one packet too, since the server runs a multi-statement query in order and stops
-   * at the first failing statement. A put that fails in between leaves blobs no checkpoint names
-   * (versions are unique per write, MySQLSaver.getNextVersion), which no read returns and
-   * deleteThread removes with the thread.
-   */
-  async send(pool: Pool, blobs: readonly BlobValues[], row: CheckpointValues): Promise<void> {
-    if (blobs.length === 0) {
-      await pool.execute(this.checkpointSql, [...row]);
-      return;
-    }
-    const blobSql = this.blobInsert(blobs.length);
-    if (this.multiStatement && blobBytes(blobs) <= ONE_PACKET_MAX_BYTES) {
-      await pool.query(`${blobSql};\n${this.checkpointSql}`, [...blobs.flat(), ...row]);
-      return;
-    }
-    // execute(): the binary protocol sends large values as raw bytes; query() would inline them as
-    // hex literals, doubling the bytes on the wire and making the server parse them
-    // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
-    await pool.execute(blobSql, blobs.flat());
-    await pool.execute(this.checkpointSql, [...row]);
+  statements(blobs: readonly BlobValues[], row: CheckpointValues): Statement[] {
+    const out: Statement[] = blobs.length > 0 ? [{ sql: this.blobInsert(blobs.length), values: blobs.flat() }] : [];
+    out.push({ sql: this.checkpointSql, values: [...row] });
+    return out;
   }
 
   private blobInsert(n: number): string {
@@ -85,10 +103,4 @@ export class PutStatements {
     }
     return sql;
   }
-}
-
-function blobBytes(blobs: readonly BlobValues[]): number {
-  let n = 0;
-  for (const b of blobs) n += b[5]?.byteLength ?? 0;
-  return n;
 }

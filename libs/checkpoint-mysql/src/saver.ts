@@ -20,7 +20,8 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
-import { PutStatements, allowsMultipleStatements, rowPlaceholders, type BlobValues } from './put-statements.js';
+import { PutStatements, allowsMultipleStatements, rowPlaceholders, sendInOrder, type BlobValues } from './put-statements.js';
+import { WriteParking } from './write-parking.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
@@ -66,6 +67,9 @@ const text = (b: Buffer): string => b.toString('utf8');
 /** mysql2 hands out Buffers; serde consumers compare against plain Uint8Arrays. */
 const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
 
+/** Parked task writes are keyed by thread and namespace: a put takes those of its own. */
+const parkingKey = (threadId: string, checkpointNs: string): string => `${threadId}\u0000${checkpointNs}`;
+
 /** An id from a config as a string (numbers are accepted, as LangGraph users pass them), bounded by its column size. */
 function checkBytes(what: string, value: unknown, max: number): string {
   if (typeof value !== 'string' && typeof value !== 'number') {
@@ -94,6 +98,8 @@ export class MySQLSaver extends BaseCheckpointSaver {
   private readonly lockTimeoutSeconds: number;
   private readonly lockName: string;
   private readonly puts: PutStatements;
+  /** Set when the pool takes multi-statement queries: task writes travel with the thread's next put. */
+  private readonly parking: WriteParking | undefined;
   private ended: Promise<void> | undefined;
 
   constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
@@ -107,7 +113,8 @@ export class MySQLSaver extends BaseCheckpointSaver {
     this.schema = options.schema;
     const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
     this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
-    this.puts = new PutStatements(this.tables, allowsMultipleStatements(pool));
+    this.puts = new PutStatements(this.tables);
+    this.parking = allowsMultipleStatements(pool) ? new WriteParking((statements) => sendInOrder(pool, statements, true)) : undefined;
     this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
     this.lockName = `agentloop_ckpt_${createHash('sha256')
       .update(`${this.schema ?? ''}.${prefix}`)
@@ -346,15 +353,15 @@ export class MySQLSaver extends BaseCheckpointSaver {
       ),
     ]);
     if (metadataType !== 'json') throw new Error(`MySQLSaver needs a serializer that writes metadata as JSON (got "${metadataType}")`);
-    await this.puts.send(this.pool, blobs, [
-      threadId,
-      checkpointNs,
-      checkpoint.id,
-      parentId ?? null,
-      type,
-      Buffer.from(serialized),
-      Buffer.from(metadataBytes).toString('utf8'),
-    ]);
+    const row = [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')] as const;
+    const statements = this.puts.statements(blobs, row);
+    if (this.parking) {
+      // The thread's task writes parked since its last put go first, in the same round trip.
+      const parked = this.parking.take(parkingKey(threadId, checkpointNs));
+      await parked.sent(sendInOrder(this.pool, [...parked.statements, ...statements], true));
+    } else {
+      await sendInOrder(this.pool, statements, false);
+    }
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -387,7 +394,10 @@ export class MySQLSaver extends BaseCheckpointSaver {
     // One statement is atomic on its own: a task's writes are all regular (or all special) in
     // practice, so they take one round trip instead of BEGIN / INSERT / COMMIT.
     if (special.length === 0 || regular.length === 0) {
-      await this.pool.execute(insert(rows.length) + (special.length === 0 ? keepFirst : replace), rows.flat());
+      const statement = { sql: insert(rows.length) + (special.length === 0 ? keepFirst : replace), values: rows.flat() };
+      // With a multi-statement pool the INSERT waits for the thread's next put (write-parking.ts).
+      if (this.parking) await this.parking.park(parkingKey(threadId, checkpointNs), statement);
+      else await this.pool.execute(statement.sql, statement.values);
       return;
     }
     await this.transaction(async (conn) => {
@@ -413,9 +423,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
     return this.transaction((conn) => deleteCheckpointsFrom(conn, this.tables, this.serde, threadId, fromCheckpointId));
   }
 
-  /** Closes the pool; the saver is unusable afterwards. */
+  /** Stores the task writes still parked, then closes the pool; the saver is unusable afterwards. */
   end(): Promise<void> {
-    return (this.ended ??= this.pool.end());
+    return (this.ended ??= (this.parking?.flushAll() ?? Promise.resolve()).then(() => this.pool.end()));
   }
 
   private async transaction<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
