@@ -130,8 +130,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const { pool: poolOptions, ...saverOptions } = options ?? {};
     // trace: false — mysql2's promise API otherwise captures a stack trace on every query in case it
     // fails (~2.5% of a cluster orchestrator's CPU, bench/throughput "Cluster mode"); a failed
-    // query's error keeps its message and the server's code. multipleStatements: a put's two INSERTs
-    // in one round trip (put-statements.ts); every value the saver sends is a placeholder's.
+    // query's error keeps its message and the server's code. multipleStatements: a step's writes and
+    // checkpoint in one round trip (put-statements.ts, write-parking.ts); every value the saver sends
+    // is a placeholder's, escaped by mysql2.
     const pool = createPool({
       connectionLimit: 10,
       trace: false,
