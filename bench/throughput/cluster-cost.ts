@@ -74,14 +74,21 @@ async function printStatements(): Promise<void> {
     "SELECT CONVERT(argument USING utf8mb4) AS t, COUNT(*) AS n FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') GROUP BY t",
   );
   const byShape = new Map<string, number>();
+  let packets = 0;
   for (const r of rows) {
-    const shape = r.t
-      .replace(/'(?:[^'\\]|\\.)*'/g, '?')
-      .replace(/\b\d+\b/g, '?')
-      .replace(/\s+/g, ' ')
-      .slice(0, 150);
+    packets += Number(r.n);
+    // A multi-statement query is one entry (one round trip): named by its statements' count and first one.
+    const statements = r.t.split(/;\s*\n/).length;
+    const shape =
+      (statements > 1 ? `[${statements} statements] ` : '') +
+      r.t
+        .replace(/'(?:[^'\\]|\\.)*'/g, '?')
+        .replace(/\b\d+\b/g, '?')
+        .replace(/\s+/g, ' ')
+        .slice(0, 150);
     byShape.set(shape, (byShape.get(shape) ?? 0) + Number(r.n));
   }
+  console.log(`MariaDB round trips per run (general log: queries and prepared executes): ${(packets / runs).toFixed(1)}`);
   console.log('MariaDB statements per run by text (general log):');
   for (const [t, n] of [...byShape].sort((a, b) => b[1] - a[1])) if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)}  ${t}`);
 }

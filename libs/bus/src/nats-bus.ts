@@ -12,6 +12,7 @@ import {
 import { Svcm, type Service, type ServiceMsg } from '@nats-io/services';
 import { connectionState, type ConnectionState } from './connection-state.js';
 import { decodeErrorHeader, RemoteError } from './errors.js';
+import { NatsReplyMux } from './nats-reply-mux.js';
 import { InFlight, invokeHandler } from './handler.js';
 import { assertTimeout, assertValidSubject, requestDeadline } from './subject.js';
 import {
@@ -103,6 +104,8 @@ export class NatsBus implements Bus {
   private readonly inflight = new InFlight();
   private readonly ownsConnection: boolean;
   private readonly state: ConnectionState;
+  /** Requests without the Error nats.js builds for each one (nats-reply-mux.ts). */
+  private readonly replies: NatsReplyMux;
   private closed = false;
 
   constructor(
@@ -114,6 +117,7 @@ export class NatsBus implements Bus {
     this.ownsConnection = opts.ownsConnection ?? true;
     this.svcm = new Svcm(connection as unknown as SvcmConnection);
     this.state = connectionState(connection);
+    this.replies = new NatsReplyMux(connection);
   }
 
   request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
@@ -142,7 +146,7 @@ export class NatsBus implements Bus {
       }
       const epoch = conn.epoch;
       // (A client that throws synchronously, e.g. closed, rejects this promise instead.)
-      const sent = Promise.resolve().then(() => this.connection.request(subject, data, { timeout: Math.max(1, deadline - Date.now()), headers }));
+      const sent = Promise.resolve().then(() => this.replies.request(subject, data, { timeoutMs: Math.max(1, deadline - Date.now()), headers }));
       const lost = resendable ? conn.lostAfter(epoch) : undefined;
       try {
         const r = await (lost ? Promise.race([sent, lost.promise.then((): typeof LOST => LOST)]) : sent);

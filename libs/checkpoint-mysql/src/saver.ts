@@ -21,6 +21,8 @@ import {
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
 import { CheckpointSerializer } from './serde.js';
+import { PutStatements, allowsMultipleStatements, rowPlaceholders, sendInOrder, type BlobValues } from './put-statements.js';
+import { WriteParking } from './write-parking.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
 export interface MySQLSaverOptions {
@@ -66,6 +68,9 @@ const text = (b: Buffer): string => b.toString('utf8');
 /** mysql2 hands out Buffers; serde consumers compare against plain Uint8Arrays. */
 const bytes = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength).slice();
 
+/** Parked task writes are keyed by thread and namespace: a put takes those of its own. */
+const parkingKey = (threadId: string, checkpointNs: string): string => `${threadId}\u0000${checkpointNs}`;
+
 /** An id from a config as a string (numbers are accepted, as LangGraph users pass them), bounded by its column size. */
 function checkBytes(what: string, value: unknown, max: number): string {
   if (typeof value !== 'string' && typeof value !== 'number') {
@@ -74,12 +79,6 @@ function checkBytes(what: string, value: unknown, max: number): string {
   const s = String(value);
   if (Buffer.byteLength(s, 'utf8') > max) throw new Error(`Invalid ${what}: longer than ${max} bytes (UTF-8)`);
   return s;
-}
-
-/** `(?, ?, ...), (?, ?, ...)`: `rows` groups of `columns` placeholders, for a multi-row prepared INSERT. */
-function rowPlaceholders(columns: number, rows: number): string {
-  const row = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
-  return Array.from({ length: rows }, () => row).join(', ');
 }
 
 /**
@@ -99,6 +98,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
   private readonly schema: string | undefined;
   private readonly lockTimeoutSeconds: number;
   private readonly lockName: string;
+  private readonly puts: PutStatements;
+  /** Set when the pool takes multi-statement queries: task writes travel with the thread's next put. */
+  private readonly parking: WriteParking | undefined;
   private ended: Promise<void> | undefined;
 
   constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
@@ -113,6 +115,8 @@ export class MySQLSaver extends BaseCheckpointSaver {
     this.schema = options.schema;
     const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
     this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
+    this.puts = new PutStatements(this.tables);
+    this.parking = allowsMultipleStatements(pool) ? new WriteParking((statements) => sendInOrder(pool, statements, true)) : undefined;
     this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
     this.lockName = `agentloop_ckpt_${createHash('sha256')
       .update(`${this.schema ?? ''}.${prefix}`)
@@ -128,8 +132,18 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const { pool: poolOptions, ...saverOptions } = options ?? {};
     // trace: false — mysql2's promise API otherwise captures a stack trace on every query in case it
     // fails (~2.5% of a cluster orchestrator's CPU, bench/throughput "Cluster mode"); a failed
-    // query's error keeps its message and the server's code.
-    const pool = createPool({ connectionLimit: 10, trace: false, ...poolOptions, uri: connString, charset: 'utf8mb4', supportBigNumbers: true });
+    // query's error keeps its message and the server's code. multipleStatements: a step's writes and
+    // checkpoint in one round trip (put-statements.ts, write-parking.ts); every value the saver sends
+    // is a placeholder's, escaped by mysql2.
+    const pool = createPool({
+      connectionLimit: 10,
+      trace: false,
+      multipleStatements: true,
+      ...poolOptions,
+      uri: connString,
+      charset: 'utf8mb4',
+      supportBigNumbers: true,
+    });
     return new MySQLSaver(pool, undefined, saverOptions);
   }
 
@@ -328,45 +342,29 @@ export class MySQLSaver extends BaseCheckpointSaver {
       : undefined;
     checkBytes('checkpoint.id', checkpoint.id, MAX_CHECKPOINT_ID_BYTES);
 
-    // Serialize before taking a connection, so the transaction holds it only for the INSERTs.
     const { channel_values: values, ...rest } = checkpoint;
     const [[type, serialized], [metadataType, metadataBytes], blobs] = await Promise.all([
       this.serde.dumpsTyped(rest),
       this.serde.dumpsTyped(metadata),
       Promise.all(
-        Object.entries(newVersions).map(async ([channel, version]) => {
+        Object.entries(newVersions).map(async ([channel, version]): Promise<BlobValues> => {
           checkBytes('channel name', channel, MAX_KEY_BYTES);
           checkBytes('channel version', String(version), MAX_VERSION_BYTES);
           const [t, data] = channel in values ? await this.serde.dumpsTyped((values as Record<string, unknown>)[channel]) : ['empty', null];
-          return [threadId, checkpointNs, channel, String(version), t, data === null ? null : Buffer.from(data)] as const;
+          return [threadId, checkpointNs, channel, String(version), t, data === null ? null : Buffer.from(data)];
         }),
       ),
     ]);
     if (metadataType !== 'json') throw new Error(`MySQLSaver needs a serializer that writes metadata as JSON (got "${metadataType}")`);
-
-    // execute(): the binary protocol sends the (often large) values as raw bytes; query() would inline
-    // them as hex literals, doubling the bytes on the wire and making the server parse them
-    // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
-    //
-    // Two autocommit statements, blobs first, rather than BEGIN / INSERT / INSERT / COMMIT: half the
-    // round trips of every step's checkpoint (issue 9, bench/throughput "Cluster mode"). Atomicity is
-    // not needed for correctness: a reader only reaches blobs through a checkpoint row that names
-    // their versions, and the row is written only after its blobs are committed; a put that fails in
-    // between leaves blobs no checkpoint names (versions are unique per write, see getNextVersion),
-    // which no read returns and deleteThread removes with the thread.
-    if (blobs.length > 0) {
-      await this.pool.execute(
-        `INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, data) VALUES ${rowPlaceholders(6, blobs.length)}
-         ON DUPLICATE KEY UPDATE thread_id = thread_id`,
-        blobs.flat(),
-      );
+    const row = [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')] as const;
+    const statements = this.puts.statements(blobs, row);
+    if (this.parking) {
+      // The thread's task writes parked since its last put go first, in the same round trip.
+      const parked = this.parking.take(parkingKey(threadId, checkpointNs));
+      await parked.sent(sendInOrder(this.pool, [...parked.statements, ...statements], true));
+    } else {
+      await sendInOrder(this.pool, statements, false);
     }
-    await this.pool.execute(
-      `INSERT INTO ${this.tables.checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE type = VALUES(type), checkpoint = VALUES(checkpoint), metadata = VALUES(metadata)`,
-      [threadId, checkpointNs, checkpoint.id, parentId ?? null, type, Buffer.from(serialized), Buffer.from(metadataBytes).toString('utf8')],
-    );
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
 
@@ -399,7 +397,10 @@ export class MySQLSaver extends BaseCheckpointSaver {
     // One statement is atomic on its own: a task's writes are all regular (or all special) in
     // practice, so they take one round trip instead of BEGIN / INSERT / COMMIT.
     if (special.length === 0 || regular.length === 0) {
-      await this.pool.execute(insert(rows.length) + (special.length === 0 ? keepFirst : replace), rows.flat());
+      const statement = { sql: insert(rows.length) + (special.length === 0 ? keepFirst : replace), values: rows.flat() };
+      // With a multi-statement pool the INSERT waits for the thread's next put (write-parking.ts).
+      if (this.parking) await this.parking.park(parkingKey(threadId, checkpointNs), statement);
+      else await this.pool.execute(statement.sql, statement.values);
       return;
     }
     await this.transaction(async (conn) => {
@@ -425,9 +426,9 @@ export class MySQLSaver extends BaseCheckpointSaver {
     return this.transaction((conn) => deleteCheckpointsFrom(conn, this.tables, this.serde, threadId, fromCheckpointId));
   }
 
-  /** Closes the pool; the saver is unusable afterwards. */
+  /** Stores the task writes still parked, then closes the pool; the saver is unusable afterwards. */
   end(): Promise<void> {
-    return (this.ended ??= this.pool.end());
+    return (this.ended ??= (this.parking?.flushAll() ?? Promise.resolve()).then(() => this.pool.end()));
   }
 
   private async transaction<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
