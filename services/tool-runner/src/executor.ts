@@ -1,7 +1,7 @@
 import { AgentLoopError, type Logger } from '@agentloop/core';
 import { ToolDisabledError, ToolError, ToolTimeoutError, UnknownToolError } from './errors.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './registry.js';
-import type { Workspace, WorkspaceManager } from '@agentloop/workspace';
+import { validateWorkspaceId, type Workspace, type WorkspaceManager } from '@agentloop/workspace';
 
 export interface ExecuteInput {
   tenantId: string;
@@ -75,10 +75,21 @@ export class ToolExecutor {
       const budgetMs = this.budgetMs(options.deadline, now);
       const budgetEnds = now + budgetMs;
       const content = await runWithBudget(input.toolName, budgetMs, options.signal, log, async (signal) => {
-        workspace = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
+        let ensured: Workspace | undefined;
+        if (def.usesWorkspace !== false) ensured = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
+        else {
+          // The ids are held to the same shape as when the workspace is created.
+          validateWorkspaceId('tenant_id', input.tenantId);
+          validateWorkspaceId('thread_id', input.threadId);
+        }
+        workspace = ensured;
         signal.throwIfAborted();
         const ctx: ToolContext = {
-          workspace,
+          get workspace() {
+            // Declared not to use it: the workspace was not created, and a write must not go unseen.
+            if (!ensured) throw new Error(`tool ${input.toolName} declared that it does not use the workspace`);
+            return ensured;
+          },
           signal,
           deadline: budgetEnds,
           logger: log,

@@ -4,6 +4,7 @@ import { create, WorkspaceRequest_Action, WorkspaceResponseSchema, type ToolRunn
 import {
   filesChangedSinceRunStart,
   listWorkspaceFiles,
+  noteRunStartWithoutWorkspace,
   recordRunStart,
   validateWorkspaceId,
   MAX_INSPECT_TAIL_BYTES,
@@ -16,7 +17,7 @@ const ARTIFACT_DIRS = ['outputs'];
 
 /**
  * `agentloop.tools.workspace`: ENSURE creates the thread's workspace (and lists
- * its top level), DELETE removes it, LIST reports the regular files of some of
+ * its top level) — at a run's start (`run_id` set) only when it is there already —, DELETE removes it, LIST reports the regular files of some of
  * its folders (a run's artifacts), INSPECT tells where a write of a path would
  * land (and the end of the file there) without creating anything. Failures are
  * replied in `error` (TOOL_RUNNER_RPC), their messages redacted of host paths by the server.
@@ -32,10 +33,21 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
     }
     switch (req.action) {
       case WorkspaceRequest_Action.ENSURE: {
-        const { workspace: ws, created } = await workspaces.ensureCreated(req.tenantId, req.threadId);
         if (req.runId !== '') {
           validateWorkspaceId('run_id', req.runId);
-          if (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created })) log.debug({ run_id: req.runId }, 'run start recorded');
+          // A run's start does not create its workspace: most runs never touch it (issue 9). The
+          // first tool, sandbox, upload or skill that needs it creates it, and this note says the
+          // run started with nothing there (see noteRunStartWithoutWorkspace).
+          const probed = await workspaces.probe(req.tenantId, req.threadId);
+          if (!probed.exists) {
+            noteRunStartWithoutWorkspace(probed.root, req.runId);
+            res = create(WorkspaceResponseSchema, { entries: [] });
+            break;
+          }
+        }
+        const { workspace: ws, created } = await workspaces.ensureCreated(req.tenantId, req.threadId);
+        if (req.runId !== '' && (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created }))) {
+          log.debug({ run_id: req.runId }, 'run start recorded');
         }
         res = create(WorkspaceResponseSchema, { entries: await workspaces.entries(ws) });
         break;
@@ -53,9 +65,14 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
             throw new AgentLoopError('INVALID_ARGUMENT', `WorkspaceRequest.folders: "${f}" is not a workspace folder (${WORKSPACE_DIRS.join(', ')})`);
           }
         }
-        const ws = await workspaces.ensure(req.tenantId, req.threadId);
         const maxFiles = req.maxFiles > 0 ? Math.min(req.maxFiles, 10_000) : 1000;
         if (req.runId !== '') validateWorkspaceId('run_id', req.runId);
+        // A workspace that is not there holds no files, new or old: nothing to create or walk.
+        if (!(await workspaces.probe(req.tenantId, req.threadId)).exists) {
+          res = create(WorkspaceResponseSchema, { comparedToStart: req.runId !== '', truncated: false, files: [] });
+          break;
+        }
+        const ws = await workspaces.ensure(req.tenantId, req.threadId);
         const sinceStart = req.runId !== '' ? await filesChangedSinceRunStart(ws.root, req.runId, folders, { maxFiles }) : undefined;
         const listing =
           sinceStart ??
