@@ -57,14 +57,18 @@ export class ToolExecutor {
 
   async execute(input: ExecuteInput, options: ExecuteOptions = {}): Promise<ToolResult> {
     const started = performance.now();
-    const log = this.opts.logger.child({
-      component: 'executor',
-      tool: input.toolName,
-      tenant: input.tenantId,
-      thread_id: input.threadId,
-      run_id: input.runId,
-      tool_call_id: input.toolCallId,
-    });
+    // Built on first use: most calls log nothing at the default level, and a child logger with its
+    // six bindings per call showed in the profile (issue 9).
+    let child: Logger | undefined;
+    const log = (): Logger =>
+      (child ??= this.opts.logger.child({
+        component: 'executor',
+        tool: input.toolName,
+        tenant: input.tenantId,
+        thread_id: input.threadId,
+        run_id: input.runId,
+        tool_call_id: input.toolCallId,
+      }));
     let workspace: Workspace | undefined;
     let idempotent = false;
     try {
@@ -92,7 +96,9 @@ export class ToolExecutor {
           },
           signal,
           deadline: budgetEnds,
-          logger: log,
+          get logger() {
+            return log();
+          },
           tenantId: input.tenantId,
           threadId: input.threadId,
           runId: input.runId,
@@ -101,13 +107,13 @@ export class ToolExecutor {
         return def.execute(args, ctx);
       });
       const durationMs = elapsed(started);
-      log.debug({ duration_ms: durationMs }, 'tool succeeded');
+      if (this.opts.logger.isLevelEnabled('debug')) log().debug({ duration_ms: durationMs }, 'tool succeeded');
       return { content, durationMs, idempotent };
     } catch (err) {
       const error = this.describe(err, workspace);
       const durationMs = elapsed(started);
-      if (error.code === 'TOOL_FAILED') log.error({ err, duration_ms: durationMs }, `tool failed: ${error.message}`);
-      else log.warn({ code: error.code, duration_ms: durationMs }, `tool failed: ${error.message}`);
+      if (error.code === 'TOOL_FAILED') log().error({ err, duration_ms: durationMs }, `tool failed: ${error.message}`);
+      else log().warn({ code: error.code, duration_ms: durationMs }, `tool failed: ${error.message}`);
       return { content: `Error: ${error.message}`, error, durationMs, idempotent };
     }
   }
@@ -174,7 +180,7 @@ async function runWithBudget(
   tool: string,
   budgetMs: number,
   outer: AbortSignal | undefined,
-  log: Logger,
+  log: () => Logger,
   fn: (signal: AbortSignal) => Promise<string>,
 ): Promise<string> {
   const ctrl = new AbortController();
@@ -193,7 +199,7 @@ async function runWithBudget(
   let settled = false;
   work.then(
     () => {
-      if (settled) log.info('abandoned tool finished after its budget');
+      if (settled) log().info('abandoned tool finished after its budget');
     },
     () => undefined,
   );
