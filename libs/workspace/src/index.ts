@@ -16,7 +16,15 @@ export {
   type ResolveOptions,
   type PathAccess,
 } from './paths.js';
-export { WorkspaceManager, Workspace, validateWorkspaceId, WORKSPACE_ID_PATTERN, type WorkspaceMetadata, type WorkspaceManagerOptions } from './workspace.js';
+export {
+  WorkspaceManager,
+  Workspace,
+  validateWorkspaceId,
+  WORKSPACE_ID_PATTERN,
+  type EnsureOptions,
+  type WorkspaceMetadata,
+  type WorkspaceManagerOptions,
+} from './workspace.js';
 export { inspectWorkspacePath, MAX_INSPECT_TAIL_BYTES, type PathInspection, type InspectOptions } from './inspect.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { detectFileType, fileTypeOfName, type DetectedFileType } from './file-types.js';

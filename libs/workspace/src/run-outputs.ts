@@ -56,10 +56,14 @@ function startedEmpty(workspaceRoot: string, runId: string): boolean {
 
 /**
  * Called by whoever just created the workspace at `workspaceRoot`: writes the (empty) start
- * records of the runs noted as started before it existed, so they are on disk like any other.
+ * records of the runs noted as started before it existed, and of `creatingRun` (the run whose
+ * tool call created it: it started with nothing there), so they are on disk like any other —
+ * also for a process that did not see those runs start (a tool-runner restarted meanwhile).
  */
-export async function recordStartsOfRunsWaiting(workspaceRoot: string): Promise<void> {
-  for (const runId of startedWithoutWorkspace.get(workspaceRoot) ?? []) await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true });
+export async function recordStartsOfRunsWaiting(workspaceRoot: string, creatingRun?: string): Promise<void> {
+  const runs = new Set(startedWithoutWorkspace.get(workspaceRoot));
+  if (creatingRun) runs.add(creatingRun);
+  for (const runId of runs) await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true });
 }
 
 function recordPath(workspaceRoot: string, runId: string): string {

@@ -51,6 +51,11 @@ export class Workspace {
   }
 }
 
+export interface EnsureOptions {
+  /** The run a creation is on behalf of (see WorkspaceManager.ensure); '' or absent: none. */
+  runId?: string;
+}
+
 export interface WorkspaceManagerOptions {
   /** WORKSPACE_ROOT; created when missing. */
   root: string;
@@ -111,9 +116,13 @@ export class WorkspaceManager {
     return this.ready;
   }
 
-  /** Creates the workspace (and its folders and metadata) when missing; returns it. */
-  async ensure(tenantId: string, threadId: string): Promise<Workspace> {
-    return (await this.ensureCreated(tenantId, threadId)).workspace;
+  /**
+   * Creates the workspace (and its folders and metadata) when missing; returns it. `opts.runId`:
+   * the run on whose behalf (a tool call): should this create the workspace, that run started
+   * with it empty, and its start record says so (see recordStartsOfRunsWaiting).
+   */
+  async ensure(tenantId: string, threadId: string, opts: EnsureOptions = {}): Promise<Workspace> {
+    return (await this.ensureCreated(tenantId, threadId, opts)).workspace;
   }
 
   /**
@@ -121,7 +130,7 @@ export class WorkspaceManager {
    * nothing before (no tool can have written into a folder that did not exist), so a run starting
    * in it needs no listing of what was there (issue 9: fewer filesystem calls per run).
    */
-  async ensureCreated(tenantId: string, threadId: string): Promise<{ workspace: Workspace; created: boolean }> {
+  async ensureCreated(tenantId: string, threadId: string, opts: EnsureOptions = {}): Promise<{ workspace: Workspace; created: boolean }> {
     validateWorkspaceId('tenant_id', tenantId);
     validateWorkspaceId('thread_id', threadId);
     const { root, skillRoots } = await this.init();
@@ -146,7 +155,7 @@ export class WorkspaceManager {
     if (created) {
       // Runs that started before it existed get their (empty) start records now; without them a
       // listing elsewhere would fall back to comparing clocks. Best effort: the tool call goes on.
-      await recordStartsOfRunsWaiting(dir).catch((err: unknown) =>
+      await recordStartsOfRunsWaiting(dir, opts.runId).catch((err: unknown) =>
         this.opts.logger.warn({ tenant: tenantId, thread_id: threadId, err: errnoCode(err) ?? String(err) }, 'start records of waiting runs not written'),
       );
     }

@@ -80,7 +80,7 @@ export class ToolExecutor {
       const budgetEnds = now + budgetMs;
       const content = await runWithBudget(input.toolName, budgetMs, options.signal, log, async (signal) => {
         let ensured: Workspace | undefined;
-        if (def.usesWorkspace !== false) ensured = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
+        if (def.usesWorkspace !== false) ensured = await this.opts.workspaces.ensure(input.tenantId, input.threadId, { runId: input.runId });
         else {
           // The ids are held to the same shape as when the workspace is created.
           validateWorkspaceId('tenant_id', input.tenantId);
