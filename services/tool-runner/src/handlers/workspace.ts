@@ -25,10 +25,11 @@ const ARTIFACT_DIRS = ['outputs'];
 export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'workspace'> {
   return async (req, ctx) => {
     let res: WorkspaceResponse;
-    const log = logger.child({ tenant: req.tenantId, thread_id: req.threadId });
+    // Built when something is logged: a run's ENSURE and LIST usually log nothing (issue 9).
+    const log = () => logger.child({ tenant: req.tenantId, thread_id: req.threadId });
     // The workspace is the body's tenant's: a caller that names itself must name that one.
     if (ctx.callerTenant && req.tenantId !== ctx.callerTenant) {
-      log.warn({ header_tenant: ctx.callerTenant }, 'tenant header and workspace request disagree');
+      log().warn({ header_tenant: ctx.callerTenant }, 'tenant header and workspace request disagree');
       throw new AgentLoopError('PERMISSION_DENIED', 'Permission denied: the request names another tenant than its caller');
     }
     switch (req.action) {
@@ -47,14 +48,14 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
         }
         const { workspace: ws, created } = await workspaces.ensureCreated(req.tenantId, req.threadId);
         if (req.runId !== '' && (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created }))) {
-          log.debug({ run_id: req.runId }, 'run start recorded');
+          if (logger.isLevelEnabled('debug')) log().debug({ run_id: req.runId }, 'run start recorded');
         }
         res = create(WorkspaceResponseSchema, { entries: await workspaces.entries(ws) });
         break;
       }
       case WorkspaceRequest_Action.DELETE: {
         const existed = await workspaces.delete(req.tenantId, req.threadId);
-        log.info({ existed }, 'workspace delete');
+        log().info({ existed }, 'workspace delete');
         res = create(WorkspaceResponseSchema, { entries: [] });
         break;
       }
