@@ -31,15 +31,18 @@ const WRITTEN_REMEMBERED = 1000;
 
 /**
  * Runs that started while their workspace did not exist, by workspace root → run ids (this
- * process). Their start was an empty workspace, so nothing is written for it: a run that never
- * touches its workspace does no folder work at all (issue 9). The note stands in for the start
- * record: the listing at the run's end treats every file as new, a resumed run records an empty
- * start, and a creation of the workspace in this process writes the records of the runs noted
- * (`recordStartsOfRunsWaiting`), so a listing in another process finds them on disk. Bounded: the
- * oldest workspaces are forgotten first.
+ * process), until the listing at their end. Their start was an empty workspace, so nothing is
+ * written for it: a run that never touches its workspace does no folder work at all (issue 9).
+ * The note stands in for the start record: the end's listing treats every file as new (and
+ * writes the record then, should the workspace have appeared without one), a resumed run records
+ * an empty start, and a creation of the workspace in this process writes the records of the runs
+ * noted (`recordStartsOfRunsWaiting`), so a listing in another process finds them on disk.
+ * Bounded: the oldest workspaces, and a workspace's oldest runs, are forgotten first (a run that
+ * never reached its listing).
  */
 const startedWithoutWorkspace = new Map<string, Set<string>>();
 const WITHOUT_WORKSPACE_REMEMBERED = 10_000;
+const RUNS_PER_WORKSPACE_REMEMBERED = 100;
 
 /** Notes that `runId` started while the workspace at `workspaceRoot` did not exist (see above). */
 export function noteRunStartWithoutWorkspace(workspaceRoot: string, runId: string): void {
@@ -47,7 +50,18 @@ export function noteRunStartWithoutWorkspace(workspaceRoot: string, runId: strin
   const runs = startedWithoutWorkspace.get(workspaceRoot) ?? new Set<string>();
   startedWithoutWorkspace.delete(workspaceRoot);
   startedWithoutWorkspace.set(workspaceRoot, runs.add(runId));
+  if (runs.size > RUNS_PER_WORKSPACE_REMEMBERED) runs.delete(runs.values().next().value!);
   if (startedWithoutWorkspace.size > WITHOUT_WORKSPACE_REMEMBERED) startedWithoutWorkspace.delete(startedWithoutWorkspace.keys().next().value!);
+}
+
+/**
+ * Drops a run's note: its end found no workspace, so nothing it wrote can be listed later (a
+ * resumed run that finds a workspace then records what is there, none of it this run's).
+ */
+export function forgetRunStartWithoutWorkspace(workspaceRoot: string, runId: string): void {
+  const runs = startedWithoutWorkspace.get(workspaceRoot);
+  runs?.delete(runId);
+  if (runs?.size === 0) startedWithoutWorkspace.delete(workspaceRoot);
 }
 
 function startedEmpty(workspaceRoot: string, runId: string): boolean {
@@ -165,7 +179,17 @@ export async function filesChangedSinceRunStart(
   opts: { maxFiles?: number } = {},
 ): Promise<FileListing | undefined> {
   const file = recordPath(workspaceRoot, runId);
-  let record = written.get(file) ?? (startedEmpty(workspaceRoot, runId) ? EMPTY_START : undefined);
+  let record = written.get(file);
+  if (startedEmpty(workspaceRoot, runId)) {
+    // Created during the run by something that wrote no start record (an upload, a skill's script
+    // in another process): written now, so a resumed run and any later listing compare with the
+    // same empty start once the note is gone. Best effort: this listing is exact either way.
+    if (record === undefined && (await fs.lstat(workspaceRoot).catch(() => undefined))?.isDirectory()) {
+      await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true }).catch(() => false);
+    }
+    forgetRunStartWithoutWorkspace(workspaceRoot, runId);
+    record = EMPTY_START;
+  }
   written.delete(file);
   try {
     record ??= JSON.parse(await fs.readFile(file, 'utf8')) as StartRecord;

@@ -29,13 +29,32 @@ describe('a run that starts before its workspace exists', () => {
     expect((await new WorkspaceManager({ root: path.join(tmp.path, 'root'), logger: silentLogger() }).probe('tenant-a', 'thread-1')).exists).toBe(true);
   });
 
-  it('lists nothing while the workspace is missing, and everything once a tool created it', async () => {
+  it('lists everything once a tool created the workspace; a listing of a missing one ends the note', async () => {
     const { root } = await manager.probe('tenant-a', 'thread-2');
     noteRunStartWithoutWorkspace(root, 'run-1');
-    expect(await names(root, 'run-1')).toEqual([]);
     await manager.ensure('tenant-a', 'thread-2');
     await writeFile(path.join(root, 'outputs', 'made.md'), 'x');
     expect(await names(root, 'run-1')).toEqual(['outputs/made.md']);
+
+    const missing = (await manager.probe('tenant-a', 'thread-2b')).root;
+    noteRunStartWithoutWorkspace(missing, 'run-1b');
+    expect(await names(missing, 'run-1b')).toEqual([]);
+    await expect(stat(missing)).rejects.toThrow('ENOENT');
+    // Its run is over: a creation later writes no record for it.
+    await manager.ensure('tenant-a', 'thread-2b');
+    await expect(stat(path.join(missing, RUN_RECORDS_DIR, 'run-1b.json'))).rejects.toThrow('ENOENT');
+  });
+
+  it('a workspace another process created during the run gets the run’s empty record at its end, for a resume', async () => {
+    const { root } = await manager.probe('tenant-a', 'thread-5');
+    noteRunStartWithoutWorkspace(root, 'run-5');
+    await mkdir(path.join(root, 'outputs'), { recursive: true });
+    await writeFile(path.join(root, 'outputs', 'part-1.md'), 'x');
+    expect(await names(root, 'run-5')).toEqual(['outputs/part-1.md']);
+    // The note is gone; the record on disk keeps the run's empty start for its resumption.
+    expect(await recordRunStart(root, 'run-5', ['outputs'])).toBe(false);
+    await writeFile(path.join(root, 'outputs', 'part-2.md'), 'y');
+    expect(await names(root, 'run-5')).toEqual(['outputs/part-1.md', 'outputs/part-2.md']);
   });
 
   it('the creation in this process writes the noted runs’ empty start records, for a listing elsewhere', async () => {

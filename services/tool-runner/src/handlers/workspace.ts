@@ -4,6 +4,7 @@ import { create, WorkspaceRequest_Action, WorkspaceResponseSchema, type ToolRunn
 import {
   filesChangedSinceRunStart,
   listWorkspaceFiles,
+  forgetRunStartWithoutWorkspace,
   noteRunStartWithoutWorkspace,
   recordRunStart,
   validateWorkspaceId,
@@ -17,9 +18,11 @@ const ARTIFACT_DIRS = ['outputs'];
 
 /**
  * `agentloop.tools.workspace`: ENSURE creates the thread's workspace (and lists
- * its top level) — at a run's start (`run_id` set) only when it is there already —, DELETE removes it, LIST reports the regular files of some of
- * its folders (a run's artifacts), INSPECT tells where a write of a path would
- * land (and the end of the file there) without creating anything. Failures are
+ * its top level) — at a run's start (`run_id` set) only when it is there
+ * already —, DELETE removes it, LIST reports the regular files of some of its
+ * folders (a run's artifacts; a missing workspace has none), INSPECT tells
+ * where a write of a path would land (and the end of the file there) without
+ * creating anything. Failures are
  * replied in `error` (TOOL_RUNNER_RPC), their messages redacted of host paths by the server.
  */
 export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): MethodImpl<ServiceShape<typeof ToolRunner>, 'workspace'> {
@@ -69,7 +72,9 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
         const maxFiles = req.maxFiles > 0 ? Math.min(req.maxFiles, 10_000) : 1000;
         if (req.runId !== '') validateWorkspaceId('run_id', req.runId);
         // A workspace that is not there holds no files, new or old: nothing to create or walk.
-        if (!(await workspaces.probe(req.tenantId, req.threadId)).exists) {
+        const probed = await workspaces.probe(req.tenantId, req.threadId);
+        if (!probed.exists) {
+          if (req.runId !== '') forgetRunStartWithoutWorkspace(probed.root, req.runId);
           res = create(WorkspaceResponseSchema, { comparedToStart: req.runId !== '', truncated: false, files: [] });
           break;
         }
