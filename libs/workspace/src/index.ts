@@ -16,10 +16,18 @@ export {
   type ResolveOptions,
   type PathAccess,
 } from './paths.js';
-export { WorkspaceManager, Workspace, validateWorkspaceId, WORKSPACE_ID_PATTERN, type WorkspaceMetadata, type WorkspaceManagerOptions } from './workspace.js';
+export {
+  WorkspaceManager,
+  Workspace,
+  validateWorkspaceId,
+  WORKSPACE_ID_PATTERN,
+  type EnsureOptions,
+  type WorkspaceMetadata,
+  type WorkspaceManagerOptions,
+} from './workspace.js';
 export { inspectWorkspacePath, MAX_INSPECT_TAIL_BYTES, type PathInspection, type InspectOptions } from './inspect.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { detectFileType, fileTypeOfName, type DetectedFileType } from './file-types.js';
 export { listWorkspaceFiles, type WorkspaceFileEntry, type ListFilesOptions, type FileListing } from './listing.js';
 export { sanitizeFileName, MAX_FILE_NAME_BYTES } from './file-names.js';
-export { recordRunStart, filesChangedSinceRunStart, RUN_RECORDS_DIR } from './run-outputs.js';
+export { recordRunStart, filesChangedSinceRunStart, noteRunStartWithoutWorkspace, forgetRunStartWithoutWorkspace, RUN_RECORDS_DIR } from './run-outputs.js';

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { listWorkspaceFiles, type FileListing, type WorkspaceFileEntry } from './listing.js';
 import { errnoCode } from './paths.js';
-import { WORKSPACE_ID_PATTERN } from './workspace.js';
+import { WORKSPACE_ID_PATTERN } from './workspace-ids.js';
 
 /** Folder (hidden, at the workspace root) holding one start record per run. */
 export const RUN_RECORDS_DIR = '.runs';
@@ -29,6 +29,57 @@ interface StartRecord {
 const written = new Map<string, StartRecord>();
 const WRITTEN_REMEMBERED = 1000;
 
+/**
+ * Runs that started while their workspace did not exist, by workspace root → run ids (this
+ * process), until the listing at their end. Their start was an empty workspace, so nothing is
+ * written for it: a run that never touches its workspace does no folder work at all (issue 9).
+ * The note stands in for the start record: the end's listing treats every file as new (and
+ * writes the record then, should the workspace have appeared without one), a resumed run records
+ * an empty start, and a creation of the workspace in this process writes the records of the runs
+ * noted (`recordStartsOfRunsWaiting`), so a listing in another process finds them on disk.
+ * Bounded: the oldest workspaces, and a workspace's oldest runs, are forgotten first (a run that
+ * never reached its listing).
+ */
+const startedWithoutWorkspace = new Map<string, Set<string>>();
+const WITHOUT_WORKSPACE_REMEMBERED = 10_000;
+const RUNS_PER_WORKSPACE_REMEMBERED = 100;
+
+/** Notes that `runId` started while the workspace at `workspaceRoot` did not exist (see above). */
+export function noteRunStartWithoutWorkspace(workspaceRoot: string, runId: string): void {
+  recordPath(workspaceRoot, runId);
+  const runs = startedWithoutWorkspace.get(workspaceRoot) ?? new Set<string>();
+  startedWithoutWorkspace.delete(workspaceRoot);
+  startedWithoutWorkspace.set(workspaceRoot, runs.add(runId));
+  if (runs.size > RUNS_PER_WORKSPACE_REMEMBERED) runs.delete(runs.values().next().value!);
+  if (startedWithoutWorkspace.size > WITHOUT_WORKSPACE_REMEMBERED) startedWithoutWorkspace.delete(startedWithoutWorkspace.keys().next().value!);
+}
+
+/**
+ * Drops a run's note: its end found no workspace, so nothing it wrote can be listed later (a
+ * resumed run that finds a workspace then records what is there, none of it this run's).
+ */
+export function forgetRunStartWithoutWorkspace(workspaceRoot: string, runId: string): void {
+  const runs = startedWithoutWorkspace.get(workspaceRoot);
+  runs?.delete(runId);
+  if (runs?.size === 0) startedWithoutWorkspace.delete(workspaceRoot);
+}
+
+function startedEmpty(workspaceRoot: string, runId: string): boolean {
+  return startedWithoutWorkspace.get(workspaceRoot)?.has(runId) === true;
+}
+
+/**
+ * Called by whoever just created the workspace at `workspaceRoot`: writes the (empty) start
+ * records of the runs noted as started before it existed, and of `creatingRun` (the run whose
+ * tool call created it: it started with nothing there), so they are on disk like any other —
+ * also for a process that did not see those runs start (a tool-runner restarted meanwhile).
+ */
+export async function recordStartsOfRunsWaiting(workspaceRoot: string, creatingRun?: string): Promise<void> {
+  const runs = new Set(startedWithoutWorkspace.get(workspaceRoot));
+  if (creatingRun) runs.add(creatingRun);
+  for (const runId of runs) await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true });
+}
+
 function recordPath(workspaceRoot: string, runId: string): string {
   if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
   return path.join(workspaceRoot, RUN_RECORDS_DIR, `${runId}.json`);
@@ -43,7 +94,8 @@ function recordPath(workspaceRoot: string, runId: string): string {
  * `opts.emptyWorkspace`: the caller has just created the workspace's folder
  * (`WorkspaceManager.ensureCreated`), so the folders hold nothing and are not
  * listed. Runs of one thread never overlap, so no other tool writes there
- * between that creation and this record.
+ * between that creation and this record. A run noted as started without its
+ * workspace (`noteRunStartWithoutWorkspace`) also records an empty start.
  */
 export async function recordRunStart(
   workspaceRoot: string,
@@ -58,7 +110,8 @@ export async function recordRunStart(
   if (!madeDir && (await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
-  const { files } = opts.emptyWorkspace ? { files: [] } : await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
+  const empty = opts.emptyWorkspace === true || startedEmpty(workspaceRoot, runId);
+  const { files } = empty ? { files: [] } : await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
   const record: StartRecord = {
     run_id: runId,
     created_at: new Date().toISOString(),
@@ -111,9 +164,13 @@ async function pruneRecords(dir: string): Promise<void> {
   }
 }
 
+/** The start of a run noted as started without its workspace: no files. */
+const EMPTY_START: StartRecord = { run_id: '', created_at: '', files: {} };
+
 /**
  * Files of `folders` that are new or changed (size or mtime) since the run's
- * start record, or undefined when the run has no record.
+ * start record, or undefined when the run has no record (nor a note that it
+ * started without its workspace). A missing workspace lists no files.
  */
 export async function filesChangedSinceRunStart(
   workspaceRoot: string,
@@ -123,6 +180,16 @@ export async function filesChangedSinceRunStart(
 ): Promise<FileListing | undefined> {
   const file = recordPath(workspaceRoot, runId);
   let record = written.get(file);
+  if (startedEmpty(workspaceRoot, runId)) {
+    // Created during the run by something that wrote no start record (an upload, a skill's script
+    // in another process): written now, so a resumed run and any later listing compare with the
+    // same empty start once the note is gone. Best effort: this listing is exact either way.
+    if (record === undefined && (await fs.lstat(workspaceRoot).catch(() => undefined))?.isDirectory()) {
+      await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true }).catch(() => false);
+    }
+    forgetRunStartWithoutWorkspace(workspaceRoot, runId);
+    record = EMPTY_START;
+  }
   written.delete(file);
   try {
     record ??= JSON.parse(await fs.readFile(file, 'utf8')) as StartRecord;

@@ -1,25 +1,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '@agentloop/core';
-import { WorkspaceError, WorkspacePermissionError, displayPath } from './errors.js';
+import { WorkspacePermissionError } from './errors.js';
 import { inspectWorkspacePath, type InspectOptions, type PathInspection } from './inspect.js';
 import { WORKSPACE_DIRS, errnoCode, resolveWorkspacePath, type ResolveOptions, type ResolvedPath } from './paths.js';
+import { recordStartsOfRunsWaiting } from './run-outputs.js';
+import { validateWorkspaceId } from './workspace-ids.js';
 
-/**
- * Tenant and thread ids become directory names, so they are held to a shape
- * that can never climb out of the root: no separators, no leading dot, no "..".
- */
-export const WORKSPACE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-
-export function validateWorkspaceId(kind: 'tenant_id' | 'thread_id' | 'run_id', id: string): void {
-  if (!WORKSPACE_ID_PATTERN.test(id) || id.includes('..')) {
-    const shown = id === '' ? '(empty)' : `"${displayPath(id.length > 140 ? `${id.slice(0, 140)}…` : id)}"`;
-    throw new WorkspaceError(
-      'INVALID_ARGUMENT',
-      `Invalid ${kind} ${shown}: expected 1-128 characters from A-Z a-z 0-9 _ . : - starting with a letter or digit, without ".."`,
-    );
-  }
-}
+export { WORKSPACE_ID_PATTERN, validateWorkspaceId } from './workspace-ids.js';
 
 /** Contents of `<workspace>/.metadata.json` (seed 001 §1.1). */
 export interface WorkspaceMetadata {
@@ -61,6 +49,11 @@ export class Workspace {
     for (const r of this.readOnlyRoots) out = out.split(r).join('<skills>');
     return out;
   }
+}
+
+export interface EnsureOptions {
+  /** The run a creation is on behalf of (see WorkspaceManager.ensure); '' or absent: none. */
+  runId?: string;
 }
 
 export interface WorkspaceManagerOptions {
@@ -123,9 +116,13 @@ export class WorkspaceManager {
     return this.ready;
   }
 
-  /** Creates the workspace (and its folders and metadata) when missing; returns it. */
-  async ensure(tenantId: string, threadId: string): Promise<Workspace> {
-    return (await this.ensureCreated(tenantId, threadId)).workspace;
+  /**
+   * Creates the workspace (and its folders and metadata) when missing; returns it. `opts.runId`:
+   * the run on whose behalf (a tool call): should this create the workspace, that run started
+   * with it empty, and its start record says so (see recordStartsOfRunsWaiting).
+   */
+  async ensure(tenantId: string, threadId: string, opts: EnsureOptions = {}): Promise<Workspace> {
+    return (await this.ensureCreated(tenantId, threadId, opts)).workspace;
   }
 
   /**
@@ -133,7 +130,7 @@ export class WorkspaceManager {
    * nothing before (no tool can have written into a folder that did not exist), so a run starting
    * in it needs no listing of what was there (issue 9: fewer filesystem calls per run).
    */
-  async ensureCreated(tenantId: string, threadId: string): Promise<{ workspace: Workspace; created: boolean }> {
+  async ensureCreated(tenantId: string, threadId: string, opts: EnsureOptions = {}): Promise<{ workspace: Workspace; created: boolean }> {
     validateWorkspaceId('tenant_id', tenantId);
     validateWorkspaceId('thread_id', threadId);
     const { root, skillRoots } = await this.init();
@@ -155,10 +152,36 @@ export class WorkspaceManager {
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
     }
+    if (created) {
+      // Runs that started before it existed get their (empty) start records now; without them a
+      // listing elsewhere would fall back to comparing clocks. Best effort: the tool call goes on.
+      await recordStartsOfRunsWaiting(dir, opts.runId).catch((err: unknown) =>
+        this.opts.logger.warn({ tenant: tenantId, thread_id: threadId, err: errnoCode(err) ?? String(err) }, 'start records of waiting runs not written'),
+      );
+    }
     this.ensured.delete(key);
     this.ensured.set(key, now + (this.opts.ensuredTtlMs ?? ENSURED_TTL_MS));
     if (this.ensured.size > ENSURED_MAX) this.ensured.delete(this.ensured.keys().next().value!);
     return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), created };
+  }
+
+  /**
+   * Where a thread's workspace is and whether something is there, without creating it: no look
+   * when this process ensured it lately (ENSURED_TTL_MS), else one `lstat`. A run that never
+   * touches its workspace then costs no folder work (issue 9). What is there is not checked:
+   * `ensure` does that before anything in it is read or written.
+   */
+  async probe(tenantId: string, threadId: string): Promise<{ root: string; exists: boolean }> {
+    validateWorkspaceId('tenant_id', tenantId);
+    validateWorkspaceId('thread_id', threadId);
+    const { root } = await this.init();
+    const dir = path.join(root, tenantId, threadId);
+    if ((this.ensured.get(`${tenantId}/${threadId}`) ?? 0) > Date.now()) return { root: dir, exists: true };
+    const st = await fs.lstat(dir).catch((err: unknown) => {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw err;
+    });
+    return { root: dir, exists: st !== undefined };
   }
 
   /**

@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AgentLoopError, jsonShapeExceeds, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, type Logger, type PathRoot } from '@agentloop/core';
-import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, type Span } from '@agentloop/telemetry';
+import { context, extractTraceContext, instruments, SpanKind, SpanStatusCode, trace, tracer, tracingEnabled, type Span } from '@agentloop/telemetry';
 import type { Bus, RunEventStream } from '@agentloop/bus';
 import type { CronScheduler, JobQueue } from '@agentloop/queue';
 import type { Store } from '@agentloop/store';
@@ -122,25 +122,39 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
 
   app.decorateRequest('tenantId', '');
   const spans = new WeakMap<FastifyRequest, { span: Span; started: number }>();
+  /** Start times of requests without a span (tracing off). */
+  const started = new WeakMap<FastifyRequest, number>();
 
   if (config.CORS_ORIGINS.length > 0) installCors(app, config.CORS_ORIGINS);
 
   const auth = new ApiKeyAuthenticator(config.AGENTLOOP_API_KEYS, config.AGENTLOOP_ADMIN_KEYS);
   const adminAuth = new AdminAuthenticator(auth);
-  app.addHook('onRequest', async (request) => {
-    const path = request.url.split('?')[0] ?? '';
-    if (request.method === 'OPTIONS' || isPublicPath(path)) return;
-    // The operator API: operator keys only (AGENTLOOP_ADMIN_KEYS, admin-auth.ts).
-    if (path.startsWith(ADMIN_PATH_PREFIX)) adminAuth.authorize(request.headers);
-    const caller = auth.identify(request.headers);
-    request.tenantId = caller.tenant;
-    request.apiKeyId = caller.keyId;
-    request.isAdmin = caller.admin;
+  // A callback hook, not an async one: no promise and no extra turn per request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const q = request.url.indexOf('?');
+    const path = q === -1 ? request.url : request.url.slice(0, q);
+    if (request.method === 'OPTIONS' || isPublicPath(path)) return done();
+    try {
+      // The operator API: operator keys only (AGENTLOOP_ADMIN_KEYS, admin-auth.ts).
+      if (path.startsWith(ADMIN_PATH_PREFIX)) adminAuth.authorize(request.headers);
+      const caller = auth.identify(request.headers);
+      request.tenantId = caller.tenant;
+      request.apiKeyId = caller.keyId;
+      request.isAdmin = caller.admin;
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
 
   // Each request is a SERVER span (continuing the client's `traceparent`), active for the rest of its
   // lifecycle so the runs it enqueues carry its trace context to the orchestrator.
   app.addHook('onRequest', (request, _reply, done) => {
+    // Tracing off: no span, no context switch, only the start time the duration metric needs.
+    if (!tracingEnabled()) {
+      started.set(request, performance.now());
+      return done();
+    }
     const parent = extractTraceContext(request.headers as Record<string, string | undefined>);
     const route = request.routeOptions.url ?? 'unmatched';
     const span = tracer().startSpan(
@@ -171,21 +185,30 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
     });
   }
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, tenant: request.tenantId || undefined }, 'request');
-    const entry = spans.get(request);
-    if (!entry) return;
-    spans.delete(request);
+  app.addHook('onResponse', (request, reply, done) => {
+    // The access log; its line is built only when debug lines are written.
+    if (logger.isLevelEnabled('debug')) {
+      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, tenant: request.tenantId || undefined }, 'request');
+    }
     const attrs = {
       'http.request.method': request.method,
       'http.route': request.routeOptions.url ?? 'unmatched',
       'http.response.status_code': reply.statusCode,
     };
+    const start = started.get(request);
+    if (start !== undefined) {
+      instruments().httpRequestDuration.record((performance.now() - start) / 1000, attrs);
+      return done();
+    }
+    const entry = spans.get(request);
+    if (!entry) return done();
+    spans.delete(request);
     entry.span.setAttributes(attrs);
     if (request.tenantId) entry.span.setAttribute('agentloop.tenant', request.tenantId);
     if (reply.statusCode >= 500) entry.span.setStatus({ code: SpanStatusCode.ERROR });
     entry.span.end();
     instruments().httpRequestDuration.record((performance.now() - entry.started) / 1000, attrs);
+    done();
   });
 
   // Error text may carry a host path some layer let through (a file system error, a service's

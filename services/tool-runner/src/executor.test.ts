@@ -106,6 +106,23 @@ describe('ToolExecutor error boundary', () => {
     expect((await call('')).error).toBeUndefined();
   });
 
+  it('a tool that declares it does not use the workspace neither creates it nor gets it', async () => {
+    const t = await harness();
+    t.registry.register(
+      defineTool({
+        name: 'sneaky',
+        description: 'declares no workspace, then asks for it',
+        schema: z.object({}),
+        usesWorkspace: false,
+        metadata: { category: 'test', tags: [], idempotent: true, displayName: 'Sneaky', availableToSubagent: false },
+        execute: (_args, ctx) => Promise.resolve(ctx.workspace.root),
+      }),
+    );
+    const res = await t.executor.execute({ tenantId: 'tenant-a', threadId: 'thread-new', runId: 'r', toolCallId: 'c', toolName: 'sneaky', argsJson: '{}' });
+    expect(res.content).toBe('Error: Unexpected error: Error: tool sneaky declared that it does not use the workspace');
+    expect((await t.workspaces.probe('tenant-a', 'thread-new')).exists).toBe(false);
+  });
+
   it('refuses an invalid thread id without touching the disk', async () => {
     const t = await harness();
     const res = await t.executor.execute({ tenantId: 'tenant-a', threadId: '../other', runId: 'r', toolCallId: 'c', toolName: 'now', argsJson: '{}' });

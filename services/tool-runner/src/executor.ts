@@ -1,7 +1,7 @@
 import { AgentLoopError, type Logger } from '@agentloop/core';
 import { ToolDisabledError, ToolError, ToolTimeoutError, UnknownToolError } from './errors.js';
 import type { ToolContext, ToolDefinition, ToolRegistry } from './registry.js';
-import type { Workspace, WorkspaceManager } from '@agentloop/workspace';
+import { validateWorkspaceId, type Workspace, type WorkspaceManager } from '@agentloop/workspace';
 
 export interface ExecuteInput {
   tenantId: string;
@@ -57,14 +57,18 @@ export class ToolExecutor {
 
   async execute(input: ExecuteInput, options: ExecuteOptions = {}): Promise<ToolResult> {
     const started = performance.now();
-    const log = this.opts.logger.child({
-      component: 'executor',
-      tool: input.toolName,
-      tenant: input.tenantId,
-      thread_id: input.threadId,
-      run_id: input.runId,
-      tool_call_id: input.toolCallId,
-    });
+    // Built on first use: most calls log nothing at the default level, and a child logger with its
+    // six bindings per call showed in the profile (issue 9).
+    let child: Logger | undefined;
+    const log = (): Logger =>
+      (child ??= this.opts.logger.child({
+        component: 'executor',
+        tool: input.toolName,
+        tenant: input.tenantId,
+        thread_id: input.threadId,
+        run_id: input.runId,
+        tool_call_id: input.toolCallId,
+      }));
     let workspace: Workspace | undefined;
     let idempotent = false;
     try {
@@ -75,13 +79,26 @@ export class ToolExecutor {
       const budgetMs = this.budgetMs(options.deadline, now);
       const budgetEnds = now + budgetMs;
       const content = await runWithBudget(input.toolName, budgetMs, options.signal, log, async (signal) => {
-        workspace = await this.opts.workspaces.ensure(input.tenantId, input.threadId);
+        let ensured: Workspace | undefined;
+        if (def.usesWorkspace !== false) ensured = await this.opts.workspaces.ensure(input.tenantId, input.threadId, { runId: input.runId });
+        else {
+          // The ids are held to the same shape as when the workspace is created.
+          validateWorkspaceId('tenant_id', input.tenantId);
+          validateWorkspaceId('thread_id', input.threadId);
+        }
+        workspace = ensured;
         signal.throwIfAborted();
         const ctx: ToolContext = {
-          workspace,
+          get workspace() {
+            // Declared not to use it: the workspace was not created, and a write must not go unseen.
+            if (!ensured) throw new Error(`tool ${input.toolName} declared that it does not use the workspace`);
+            return ensured;
+          },
           signal,
           deadline: budgetEnds,
-          logger: log,
+          get logger() {
+            return log();
+          },
           tenantId: input.tenantId,
           threadId: input.threadId,
           runId: input.runId,
@@ -90,13 +107,13 @@ export class ToolExecutor {
         return def.execute(args, ctx);
       });
       const durationMs = elapsed(started);
-      log.debug({ duration_ms: durationMs }, 'tool succeeded');
+      if (this.opts.logger.isLevelEnabled('debug')) log().debug({ duration_ms: durationMs }, 'tool succeeded');
       return { content, durationMs, idempotent };
     } catch (err) {
       const error = this.describe(err, workspace);
       const durationMs = elapsed(started);
-      if (error.code === 'TOOL_FAILED') log.error({ err, duration_ms: durationMs }, `tool failed: ${error.message}`);
-      else log.warn({ code: error.code, duration_ms: durationMs }, `tool failed: ${error.message}`);
+      if (error.code === 'TOOL_FAILED') log().error({ err, duration_ms: durationMs }, `tool failed: ${error.message}`);
+      else log().warn({ code: error.code, duration_ms: durationMs }, `tool failed: ${error.message}`);
       return { content: `Error: ${error.message}`, error, durationMs, idempotent };
     }
   }
@@ -163,7 +180,7 @@ async function runWithBudget(
   tool: string,
   budgetMs: number,
   outer: AbortSignal | undefined,
-  log: Logger,
+  log: () => Logger,
   fn: (signal: AbortSignal) => Promise<string>,
 ): Promise<string> {
   const ctrl = new AbortController();
@@ -182,7 +199,7 @@ async function runWithBudget(
   let settled = false;
   work.then(
     () => {
-      if (settled) log.info('abandoned tool finished after its budget');
+      if (settled) log().info('abandoned tool finished after its budget');
     },
     () => undefined,
   );

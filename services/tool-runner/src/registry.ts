@@ -53,6 +53,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * (tools declared with a JSON Schema; `schema` then only validates).
    */
   readonly parametersJsonSchema?: Record<string, unknown>;
+  /**
+   * false: the tool never reads or writes the thread's workspace, so a call does not create it
+   * (a run that only calls such tools does no folder work, issue 9) and `ctx.workspace` throws.
+   * Default true: a tool that may write somewhere must leave it so.
+   */
+  readonly usesWorkspace?: boolean;
   /** Per-call idempotency when it depends on the arguments (http_fetch: GET and HEAD only). */
   isIdempotent?(args: z.output<S>): boolean;
   execute(args: z.output<S>, ctx: ToolContext): Promise<string>;

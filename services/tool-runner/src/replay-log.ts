@@ -31,8 +31,9 @@ const DIR = path.join('.agentloop', 'effects');
 export class ReplayLog {
   constructor(private readonly workspaces: WorkspaceManager) {}
 
-  private async file(tenantId: string, threadId: string, key: string): Promise<string> {
-    const ws = await this.workspaces.ensure(tenantId, threadId);
+  /** `runId`: the run of the call, should this create the workspace (WorkspaceManager.ensure). */
+  private async file(tenantId: string, threadId: string, key: string, runId = ''): Promise<string> {
+    const ws = await this.workspaces.ensure(tenantId, threadId, { runId });
     return path.join(ws.root, DIR, `${createHash('sha256').update(key).digest('hex')}.json`);
   }
 
@@ -47,8 +48,8 @@ export class ReplayLog {
   }
 
   /** Creates the `started` entry; when one exists already, returns it instead (the call must not run again). */
-  async begin(tenantId: string, threadId: string, key: string, tool: string): Promise<ReplayEntry | undefined> {
-    const file = await this.file(tenantId, threadId, key);
+  async begin(tenantId: string, threadId: string, key: string, tool: string, runId = ''): Promise<ReplayEntry | undefined> {
+    const file = await this.file(tenantId, threadId, key, runId);
     await mkdir(path.dirname(file), { recursive: true });
     try {
       await writeFile(file, JSON.stringify({ state: 'started', key, tool, at: Date.now() } satisfies ReplayEntry), { flag: 'wx' });

@@ -65,85 +65,89 @@ interface ReceivedFile {
  */
 export async function registerFileRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   const { config } = ctx;
-  await app.register(multipart, {
-    throwFileSizeLimit: false,
-    limits: {
-      fileSize: config.UPLOAD_MAX_FILE_BYTES,
-      files: config.UPLOAD_MAX_FILES,
-      fields: 20,
-      fieldSize: 64 * 1024,
-      parts: config.UPLOAD_MAX_FILES + 20,
-      headerPairs: 100,
-    },
-  });
+  // The multipart plugin only where uploads are received (an encapsulated context): registered on
+  // the whole API, its hooks added a 'close' listener and a cleanup to every request (issue 9).
+  await app.register(async (uploads) => {
+    await uploads.register(multipart, {
+      throwFileSizeLimit: false,
+      limits: {
+        fileSize: config.UPLOAD_MAX_FILE_BYTES,
+        files: config.UPLOAD_MAX_FILES,
+        fields: 20,
+        fieldSize: 64 * 1024,
+        parts: config.UPLOAD_MAX_FILES + 20,
+        headerPairs: 100,
+      },
+    });
 
-  app.post('/threads/:thread_id/files', async (request, reply) => {
-    const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    await requireThread(ctx, request.tenantId, thread_id);
-    if (!request.isMultipart()) {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Upload files as multipart/form-data (one "file" part per file), e.g. curl -F file=@report.pdf');
-    }
-    const ws = await ctx.workspaces.ensure(request.tenantId, thread_id);
-    const uploadsDir = (await ws.resolve('uploads', { access: 'read', mustExist: true })).real;
-    const received: ReceivedFile[] = [];
-    const log = request.log.child({ thread_id, tenant: request.tenantId });
-    try {
+    uploads.post('/threads/:thread_id/files', async (request, reply) => {
+      const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
+      await requireThread(ctx, request.tenantId, thread_id);
+      if (!request.isMultipart()) {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Upload files as multipart/form-data (one "file" part per file), e.g. curl -F file=@report.pdf');
+      }
+      const ws = await ctx.workspaces.ensure(request.tenantId, thread_id);
+      const uploadsDir = (await ws.resolve('uploads', { access: 'read', mustExist: true })).real;
+      const received: ReceivedFile[] = [];
+      const log = request.log.child({ thread_id, tenant: request.tenantId });
       try {
-        for await (const part of request.parts()) {
-          if (part.type !== 'file') continue;
-          const originalName = part.filename ?? '';
-          const temp = path.join(uploadsDir, `.upload-${newId()}.part`);
-          received.push({ temp, name: sanitizeFileName(originalName), originalName });
-          // O_EXCL + O_NOFOLLOW: the temp name is new and never a planted link.
-          const out = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o640);
-          await pipeline(part.file, out.createWriteStream());
-          if (part.file.truncated) {
-            throw tooLarge(
-              `File "${originalName}" is larger than the upload limit of ${config.UPLOAD_MAX_FILE_BYTES} bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.`,
-            );
+        try {
+          for await (const part of request.parts()) {
+            if (part.type !== 'file') continue;
+            const originalName = part.filename ?? '';
+            const temp = path.join(uploadsDir, `.upload-${newId()}.part`);
+            received.push({ temp, name: sanitizeFileName(originalName), originalName });
+            // O_EXCL + O_NOFOLLOW: the temp name is new and never a planted link.
+            const out = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o640);
+            await pipeline(part.file, out.createWriteStream());
+            if (part.file.truncated) {
+              throw tooLarge(
+                `File "${originalName}" is larger than the upload limit of ${config.UPLOAD_MAX_FILE_BYTES} bytes (UPLOAD_MAX_FILE_BYTES); nothing was stored.`,
+              );
+            }
           }
+        } catch (err) {
+          throw mapMultipartError(err, config.UPLOAD_MAX_FILES);
         }
-      } catch (err) {
-        throw mapMultipartError(err, config.UPLOAD_MAX_FILES);
-      }
-      if (received.length === 0) throw invalid('body.file', 'no file part in the request; send each file as a multipart file part');
+        if (received.length === 0) throw invalid('body.file', 'no file part in the request; send each file as a multipart file part');
 
-      // Every file arrived: move them into place and record them.
-      const names = uniqueNames(received.map((r) => r.name));
-      const out: UploadRecord[] = [];
-      for (const [i, file] of received.entries()) {
-        const name = names[i] ?? file.name;
-        const target = await ws.resolve(`uploads/${name}`, { access: 'write' });
-        if (path.dirname(target.real) !== uploadsDir) throw new ApiError('CONFLICT', `uploads/${name} is not a plain file name in uploads/`);
-        const st = await fs.lstat(target.real).catch(() => undefined);
-        if (st?.isDirectory()) throw new ApiError('CONFLICT', `uploads/${name} is a folder; rename the file and upload it again`);
-        // rename() replaces a previous file of that name (or a link) without following it.
-        await fs.rename(file.temp, target.real);
-        const size = (await fs.stat(target.real)).size;
-        const kind = await detectFileType(target.real, name);
-        const record = await ctx.store.addUpload({
-          tenantId: request.tenantId,
-          threadId: thread_id,
-          uploadId: newOrderedId(),
-          path: `uploads/${name}`,
-          name,
-          originalName: file.originalName,
-          type: kind.type,
-          mime: kind.mime,
-          size,
-          mismatch: kind.mismatch ?? null,
-        });
-        out.push(record);
-        log.info({ file: record.path, size, type: kind.type, mismatch: kind.mismatch }, 'file uploaded');
+        // Every file arrived: move them into place and record them.
+        const names = uniqueNames(received.map((r) => r.name));
+        const out: UploadRecord[] = [];
+        for (const [i, file] of received.entries()) {
+          const name = names[i] ?? file.name;
+          const target = await ws.resolve(`uploads/${name}`, { access: 'write' });
+          if (path.dirname(target.real) !== uploadsDir) throw new ApiError('CONFLICT', `uploads/${name} is not a plain file name in uploads/`);
+          const st = await fs.lstat(target.real).catch(() => undefined);
+          if (st?.isDirectory()) throw new ApiError('CONFLICT', `uploads/${name} is a folder; rename the file and upload it again`);
+          // rename() replaces a previous file of that name (or a link) without following it.
+          await fs.rename(file.temp, target.real);
+          const size = (await fs.stat(target.real)).size;
+          const kind = await detectFileType(target.real, name);
+          const record = await ctx.store.addUpload({
+            tenantId: request.tenantId,
+            threadId: thread_id,
+            uploadId: newOrderedId(),
+            path: `uploads/${name}`,
+            name,
+            originalName: file.originalName,
+            type: kind.type,
+            mime: kind.mime,
+            size,
+            mismatch: kind.mismatch ?? null,
+          });
+          out.push(record);
+          log.info({ file: record.path, size, type: kind.type, mismatch: kind.mismatch }, 'file uploaded');
+        }
+        return reply.code(201).send({ files: out.map((u) => toApiUpload(u, config.PUBLIC_BASE_URL)) });
+      } catch (err) {
+        // The client may still be sending: answer and close, never keep reading a refused body.
+        if (err instanceof ApiError && err.statusCode === 413) void reply.header('connection', 'close');
+        throw err;
+      } finally {
+        await Promise.all(received.map((r) => fs.rm(r.temp, { force: true }).catch(() => undefined)));
       }
-      return reply.code(201).send({ files: out.map((u) => toApiUpload(u, config.PUBLIC_BASE_URL)) });
-    } catch (err) {
-      // The client may still be sending: answer and close, never keep reading a refused body.
-      if (err instanceof ApiError && err.statusCode === 413) void reply.header('connection', 'close');
-      throw err;
-    } finally {
-      await Promise.all(received.map((r) => fs.rm(r.temp, { force: true }).catch(() => undefined)));
-    }
+    });
   });
 
   app.get('/threads/:thread_id/files', async (request) => {

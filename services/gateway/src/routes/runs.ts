@@ -35,16 +35,25 @@ const JoinStreamQuery = z.object({
  * client goes away, when RUN_WAIT_MAX_MS passes, or when the gateway stops.
  */
 function requestScope(ctx: RouteContext, reply: FastifyReply) {
-  const gone = new AbortController();
-  const cap = new AbortController();
-  const timer = setTimeout(() => cap.abort(), ctx.config.RUN_WAIT_MAX_MS);
+  // One controller fed by the three causes, not AbortSignal.any of three: that builds a signal
+  // with weak references to its sources on every runs.wait, which showed in the profile (issue 9).
+  const ac = new AbortController();
+  const closing = ctx.runs.closingSignal;
+  let clientLeft = false;
+  const onClosing = () => ac.abort(closing.reason);
+  const timer = setTimeout(() => ac.abort(), ctx.config.RUN_WAIT_MAX_MS);
   timer.unref();
+  if (closing.aborted) ac.abort(closing.reason);
+  else closing.addEventListener('abort', onClosing, { once: true });
   reply.raw.on('close', () => {
     clearTimeout(timer);
-    if (!reply.raw.writableFinished) gone.abort();
+    closing.removeEventListener('abort', onClosing);
+    if (!reply.raw.writableFinished) {
+      clientLeft = true;
+      ac.abort();
+    }
   });
-  const signal = AbortSignal.any([gone.signal, cap.signal, ctx.runs.closingSignal]);
-  return { signal, closing: () => ctx.runs.closingSignal.aborted, clientLeft: () => gone.signal.aborted };
+  return { signal: ac.signal, closing: () => closing.aborted, clientLeft: () => clientLeft };
 }
 
 /** `on_disconnect` of the run request (LangGraph default: continue), or `?cancel_on_disconnect=true` of a join. */

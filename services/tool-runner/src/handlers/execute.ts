@@ -38,7 +38,7 @@ export function executeTool(executor: ToolExecutor, logger: Logger, replay?: Rep
           ? fromEntry(entry)
           : failure('IN_PROGRESS', `Tool call ${key} was started and has not completed`);
     } else {
-      const existing = ctx.headers[Headers.reexecute] === '1' ? undefined : await replay.begin(tenantId, req.threadId, key, req.toolName);
+      const existing = ctx.headers[Headers.reexecute] === '1' ? undefined : await replay.begin(tenantId, req.threadId, key, req.toolName, req.runId);
       if (existing?.state === 'completed') result = fromEntry(existing);
       else if (existing) result = failure('IN_PROGRESS', `Tool call ${key} is already running (or its tool-runner stopped mid-way); it is not started twice`);
       else {

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TOOL_RUNNER_RPC, rpcHandler } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
@@ -40,8 +40,9 @@ const artifacts = async (workspaces: WorkspaceManager, threadId: string, runId: 
 };
 
 describe('workspace ENSURE at a run start', () => {
-  it('in a workspace it creates, records an empty start: whatever outputs/ holds at the end is the run’s', async () => {
+  it('in a workspace not there yet, notes an empty start: whatever outputs/ holds at the end is the run’s', async () => {
     expect((await request(h.workspaces, 'fresh', WorkspaceRequest_Action.ENSURE, 'run-1')).error).toBeUndefined();
+    // The run's first tool that uses the workspace creates it.
     const ws = await h.workspaces.ensure('tenant-a', 'fresh');
     // A sandboxed script writes anywhere in the workspace: nothing tells the tool-runner it wrote.
     await writeFile(path.join(ws.root, 'outputs', 'made-by-script.md'), 'x');
@@ -60,5 +61,26 @@ describe('workspace ENSURE at a run start', () => {
     expect((await request(other, 'old', WorkspaceRequest_Action.ENSURE, 'run-3')).error).toBeUndefined();
     await writeFile(path.join(ws.root, 'outputs', 'run-3.md'), 'x');
     expect(await artifacts(other, 'old', 'run-3')).toEqual(['outputs/run-3.md']);
+  });
+});
+
+describe('a run that never touches its workspace', () => {
+  it('neither ENSURE at its start nor LIST at its end creates the workspace', async () => {
+    const { root } = await h.workspaces.probe('tenant-a', 'untouched');
+    expect((await request(h.workspaces, 'untouched', WorkspaceRequest_Action.ENSURE, 'run-5')).entries).toEqual([]);
+    // The run's tool calls: `now` declares that it does not use the workspace.
+    const call = { tenantId: 'tenant-a', threadId: 'untouched', runId: 'run-5', toolCallId: 'c1', toolName: 'now', argsJson: '{}' };
+    expect((await h.executor.execute(call)).error).toBeUndefined();
+    expect(await artifacts(h.workspaces, 'untouched', 'run-5')).toEqual([]);
+    await expect(stat(root)).rejects.toThrow('ENOENT');
+  });
+
+  it('a file written by something the tool-runner does not see is still the run’s artifact', async () => {
+    expect((await request(h.workspaces, 'late', WorkspaceRequest_Action.ENSURE, 'run-6')).error).toBeUndefined();
+    // A skill's script in another process creates the workspace and writes an output: no start record is written here.
+    const { root } = await h.workspaces.probe('tenant-a', 'late');
+    await mkdir(path.join(root, 'outputs'), { recursive: true });
+    await writeFile(path.join(root, 'outputs', 'chart.png'), 'png');
+    expect(await artifacts(h.workspaces, 'late', 'run-6')).toEqual(['outputs/chart.png']);
   });
 });

@@ -96,6 +96,7 @@ export function createHttpFetchTool(opts: HttpFetchOptions): ToolDefinition<type
       'Fetch a public http(s) URL and return the status, content type and the text of the response ' +
       `(up to ${opts.maxBytes} bytes; binary content is summarized). Internal and private addresses are refused.`,
     schema: HttpFetchArgs,
+    usesWorkspace: false,
     metadata: { category: 'network', tags: ['network', 'read', 'web'], idempotent: false, displayName: 'HTTP Fetch', availableToSubagent: false },
     isIdempotent: (args) => args.method === 'GET' || args.method === 'HEAD',
     async execute(args, ctx) {

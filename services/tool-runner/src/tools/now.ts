@@ -10,6 +10,7 @@ export const nowTool = defineTool({
   name: 'now',
   description: 'Get the current date and time in UTC (human-readable and ISO 8601).',
   schema: NowArgs,
+  usesWorkspace: false,
   metadata: { category: 'system', tags: ['time', 'date'], idempotent: true, displayName: 'Current Time', availableToSubagent: true },
   execute() {
     const d = new Date();

@@ -39,6 +39,7 @@ export function createWebSearchTool(opts: WebSearchOptions): ToolDefinition<type
         'Use http_fetch (when available) to read a page in full.'
       : `Web search (off on this server: no search provider is configured).`,
     schema: WebSearchArgs,
+    usesWorkspace: false,
     metadata: {
       category: 'network',
       tags: ['network', 'search', 'web'],
