@@ -1,4 +1,4 @@
-import { SpanKind, extractTraceContext, failSpan, injectTraceContext, instruments, withSpan } from '@agentloop/telemetry';
+import { SpanKind, extractTraceContext, failSpan, injectTraceContext, instruments, tracingEnabled, withSpan } from '@agentloop/telemetry';
 import { Headers, type BusMessage, type RequestOptions } from './types.js';
 
 export type MessagingSystem = 'nats' | 'memory' | 'port';
@@ -25,6 +25,9 @@ export async function tracedRequest(
   const given = opts.headers?.[Headers.traceparent];
   let outcome = 'ok';
   try {
+    // Tracing off: no span to start and no context to carry, so the request goes as it is (a
+    // caller's own `traceparent` header included) — no attribute bag, no copies of the headers.
+    if (!tracingEnabled()) return await send(opts);
     return await withSpan(
       `${subject} request`,
       {
@@ -52,6 +55,8 @@ export async function tracedRequest(
  * outcome was an error reply.
  */
 export async function tracedHandle<T>(msg: BusMessage, fn: () => Promise<T>, failed: (out: T) => unknown): Promise<T> {
+  // Tracing off: the headers' trace context would be extracted only to parent a span nobody records.
+  if (!tracingEnabled()) return fn();
   return withSpan(
     `${msg.subject} process`,
     {
