@@ -33,6 +33,12 @@ export interface StreamOptions {
   store?: BaseStore;
   /** A tool's display name (its spec's metadata), added to `tools` events. */
   displayNameOf?: (tool: string) => string | undefined;
+  /**
+   * The graph is streamed again from its checkpoint after the run suspended while its model
+   * thought (run/model-suspend.ts): LangGraph restates the checkpoint's values first, which
+   * subscribers already had; that repeat is not published again.
+   */
+  resumed?: boolean;
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -109,6 +115,7 @@ export async function streamGraph(
   const pipeline = new PublishPipeline(events, job.runId, job.threadId);
   const publish = (event: string, data: unknown) => pipeline.send(event, data);
   // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
+  let repeat = opts.resumed === true && seen.values !== null ? JSON.stringify(seen.values) : undefined;
   const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
   try {
     for await (const chunk of await chunks) {
@@ -135,6 +142,11 @@ export async function streamGraph(
         continue;
       }
       const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
+      if (mode === 'values' && repeat !== undefined) {
+        const same = JSON.stringify(json) === repeat;
+        repeat = undefined;
+        if (same) continue;
+      }
       if (mode === 'values') seen.values = json as JsonObject;
       await publish(mode, json);
     }
