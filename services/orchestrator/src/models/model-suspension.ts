@@ -18,6 +18,18 @@ import type { AIMessage } from '@langchain/core/messages';
 export class ModelCallSuspendedError extends Error {
   override name = 'ModelCallSuspendedError';
   readonly code = 'model_call_suspended';
+  constructor(message: string) {
+    // Without a stack: V8 keeps a captured stack's frames — with their receivers, LangGraph's
+    // runner and loop — until it is formatted, and the ended graph stream keeps this error as its
+    // stored error: the whole invocation would stay reachable while the run is suspended.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
 }
 
 /** Runs `wait` without holding the run's CPU slot (step-gate.ts `StepLease.idle`), or as is. */
@@ -52,10 +64,15 @@ export class ModelSuspension {
     // Anything else would be a response for a step that no longer runs: it is dropped, and this
     // step calls the model itself (never two answers for one step).
     if (received?.step === step) return received.response;
-    const response = detached(request);
-    if (await idle(() => settlesWithin(response, this.graceMs))) return response;
-    // Its rejection (a provider error, a cancel) is the step's, when it runs again.
-    response.catch(() => undefined);
+    // Every reaction on the pending call is made outside the graph's context too: a promise keeps
+    // the ambient context it was created in, and one derived from the call would keep it alive.
+    const { response, answered } = detached(() => {
+      const call = request();
+      // Its rejection (a provider error, a cancel) is the step's, when it runs again.
+      call.catch(() => undefined);
+      return { response: call, answered: settlesWithin(call, this.graceMs) };
+    });
+    if (await idle(() => answered)) return response;
     this.pending = { step, response };
     throw new ModelCallSuspendedError(`model call of step ${step} pending after ${this.graceMs} ms; run suspended`);
   }
@@ -67,7 +84,7 @@ export class ModelSuspension {
  * invocation reachable for as long as the provider takes — exactly what suspending frees. Runs
  * that stream tokens need those callbacks, and are not suspendable.
  */
-function detached<T>(request: () => Promise<T>): Promise<T> {
+function detached<T>(request: () => T): T {
   return AsyncLocalStorageProviderSingleton.getInstance().run(undefined, request);
 }
 
