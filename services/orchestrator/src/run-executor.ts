@@ -42,6 +42,7 @@ import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
 import { streamSuspending, suspendable, SuspendedRuns } from './run/model-suspend.js';
 import { ModelSuspension } from './models/model-suspension.js';
+import { tracingRequested } from './langchain-context.js';
 import { DrainingSaver, type InFlightWrites } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
@@ -146,6 +147,8 @@ export class RunExecutor {
   private readonly tokens: TokenAccounting;
   /** Runs of this executor suspended while their model thinks (run/model-suspend.ts). */
   readonly suspendedOnModel = new SuspendedRuns();
+  /** MODEL_SUSPEND_AFTER_MS, or 0 where a suspension cannot work (see the constructor). */
+  private readonly suspendAfterMs: number;
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
@@ -184,6 +187,10 @@ export class RunExecutor {
       webhookBackoffMs: deps.config.webhookBackoffMs,
       checkpointThreadId,
     });
+    // Durability "exit" writes no checkpoint before the invocation ends (nothing to resume from),
+    // and a LangSmith tracer is a callback of the graph invocation that a call made outside it
+    // (models/model-suspension.ts) would lose: runs do not suspend then.
+    this.suspendAfterMs = deps.config.durability === 'exit' || tracingRequested() ? 0 : (deps.config.modelSuspendAfterMs ?? 0);
     const saver = new DrainingSaver(deps.checkpointer, () => this.draining);
     this.trackedSaver = { saver, writes: saver };
     this.graph = buildAgentGraph({
@@ -353,9 +360,7 @@ export class RunExecutor {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
-      const graceMs = this.deps.config.modelSuspendAfterMs ?? 0;
-      // Durability "exit" writes no checkpoint before the invocation ends: nothing to resume from.
-      const suspension = this.deps.config.durability !== 'exit' && suspendable(job, graceMs, replay !== undefined) ? new ModelSuspension(graceMs) : undefined;
+      const suspension = suspendable(job, this.suspendAfterMs, replay !== undefined) ? new ModelSuspension(this.suspendAfterMs) : undefined;
       const memory = this.deps.memory ? runMemory(this.deps.memory, this.deps.store, job, setup.configurable) : undefined;
       this.contexts.set(job.runId, {
         runId: job.runId,
