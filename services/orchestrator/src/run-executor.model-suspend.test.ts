@@ -61,7 +61,7 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
       configJson: JSON.stringify({ configurable: { model: { provider: 'scripted', turns } } }),
       streamMode: opts.streamMode ?? ['values', 'updates'],
     });
-    return { executor, job };
+    return { executor, job, saver };
   }
 
   /** The run's events as a subscriber sees them, ids and ephemeral message ids left out. */
@@ -106,6 +106,10 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
     expect(generate).toHaveBeenCalledTimes(2);
     expect((await store.getRun('t1', second.job.runId))?.status).toBe('success');
     expect(await publishedEvents(second.job.runId)).toEqual(unsuspended);
+    // The suspensions left nothing in the checkpoints: no error write for the agent tasks they ended.
+    const channels: string[] = [];
+    for await (const t of second.saver.list({ configurable: { thread_id: `t1:${THREAD}` } })) channels.push(...(t.pendingWrites ?? []).map(([, c]) => c));
+    expect(channels).not.toContain('__error__');
   });
 
   it('does not suspend a call answered within the grace period', async () => {

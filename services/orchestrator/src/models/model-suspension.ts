@@ -13,10 +13,16 @@
  */
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import type { AIMessage } from '@langchain/core/messages';
+import { GraphDrained } from '@langchain/langgraph';
 
-/** Thrown by the agent step to end the graph invocation while its model call is pending. */
-export class ModelCallSuspendedError extends Error {
-  override name = 'ModelCallSuspendedError';
+/**
+ * Thrown by the agent step to end the graph invocation while its model call is pending. A
+ * LangGraph `GraphDrained` ("stopped cooperatively, resumable later"): for it, unlike an ordinary
+ * node error, LangGraph records no error write in the checkpoint, so the thread's history shows
+ * nothing of the suspension and a resume has nothing to skip. Its name stays LangGraph's, which is
+ * how LangGraph recognizes it (`isGraphDrained`).
+ */
+export class ModelCallSuspendedError extends GraphDrained {
   readonly code = 'model_call_suspended';
   constructor(message: string) {
     // Without a stack: V8 keeps a captured stack's frames — with their receivers, LangGraph's
