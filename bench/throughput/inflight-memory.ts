@@ -7,6 +7,9 @@
  * run in flight".
  *
  *   node --expose-gc --import tsx --conditions=@agentloop/source bench/throughput/inflight-memory.ts [N] [--snapshot]
+ *
+ * MODEL_SUSPEND_AFTER_MS from the environment is passed on (0: runs wait inside their graph, as
+ * before suspension existed; docs/adr/0010-suspend-while-the-model-thinks.md).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +21,15 @@ const N = Number(process.argv[2] ?? 1000);
 const snapshot = process.argv.includes('--snapshot');
 const gc = (globalThis as { gc?: () => void }).gc!;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'inflight-mem-'));
-const server = await startEmbedded({ port: 0, env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ALLOW_SCRIPTED_MODEL: 'true' } });
+const server = await startEmbedded({
+  port: 0,
+  env: {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ALLOW_SCRIPTED_MODEL: 'true',
+    ...(process.env.MODEL_SUSPEND_AFTER_MS !== undefined ? { MODEL_SUSPEND_AFTER_MS: process.env.MODEL_SUSPEND_AFTER_MS } : {}),
+  },
+});
 
 const turns = [
   { tool_calls: [{ name: 'now', args: {} }], delay_ms: 1 },

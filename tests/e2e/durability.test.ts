@@ -2,7 +2,8 @@
  * Fault suite (a): orchestrator workers are SIGKILLed at random points while
  * 50 scripted runs append lines to their outputs file. Every run must end in
  * `success` and every line must appear exactly once (effect ledger +
- * tool-runner idempotency keys + BullMQ stalled-job takeover + checkpoints).
+ * tool-runner idempotency keys + BullMQ stalled-job takeover + checkpoints), also when a kill
+ * lands while a run is suspended on its model.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
@@ -54,6 +55,9 @@ describe('fault suite: orchestrators killed mid-run', () => {
       // This suite kills orchestrators; tool approval has its own tests (hitl.test.ts).
       APPROVAL_MODE: 'off',
       GRPC_ENABLED: 'false',
+      // Every model turn (150 ms) outlasts this grace period, so each run suspends while its model
+      // thinks (docs/adr/0010-suspend-while-the-model-thinks.md) and kills also land on suspended runs.
+      MODEL_SUSPEND_AFTER_MS: '50',
     };
     start('tool-runner', 1);
     start('orchestrator', 1);

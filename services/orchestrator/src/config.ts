@@ -10,6 +10,9 @@ import { RECORD_MODES } from './recording/run-tape.js';
 /** Default of RUN_CONCURRENCY (the launchers derive the per-tenant cap from it, apps/agentloop/src/defaults.ts). */
 export const RUN_CONCURRENCY_DEFAULT = 10_000;
 
+/** Default of MODEL_SUSPEND_AFTER_MS (the ADR says how it was chosen). */
+export const MODEL_SUSPEND_AFTER_MS_DEFAULT = 250;
+
 export const OrchestratorEnv = z.object({
   NATS_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
@@ -25,6 +28,12 @@ export const OrchestratorEnv = z.object({
    * checkpoints) at once; a run waiting on its model holds no such slot. See step-gate.ts.
    */
   RUN_STEP_CONCURRENCY: envInt(8, 1, 1_024),
+  /**
+   * How long (ms) the agent step's model call may take before its run suspends: the graph
+   * invocation ends and only the pending call is kept until it answers, then the run resumes from
+   * its checkpoint (docs/adr/0010-suspend-while-the-model-thinks.md). 0: never suspend.
+   */
+  MODEL_SUSPEND_AFTER_MS: envInt(MODEL_SUSPEND_AFTER_MS_DEFAULT, 0, 3_600_000),
   /**
    * Runs of one tenant one worker process executes at once (0: no cap); a job over it is deferred
    * so other tenants' jobs go first. The launchers set half of RUN_CONCURRENCY when API keys are

@@ -3,7 +3,7 @@
  * file under run/: input building (run/input.ts), the graph execution loop (run/stream.ts),
  * outcome classification and the end it leads to (run/outcome.ts, run/finish.ts), the draining
  * checkpointer (run/draining-saver.ts), cancel switches (run/cancellations.ts), suspension on
- * delegated agents (run/suspend.ts), and the ends of runs that never ran to an outcome
+ * delegated agents (run/suspend.ts) and while the model thinks (run/model-suspend.ts), and the ends of runs that never ran to an outcome
  * (run/dead-letter.ts). Transitions go through the RunLifecycle; end side effects are its
  * `run.ended` subscribers (run-end.ts). This file remains the import path for all of them.
  */
@@ -40,6 +40,9 @@ import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
+import { streamSuspending, suspendable, SuspendedRuns } from './run/model-suspend.js';
+import { ModelSuspension } from './models/model-suspension.js';
+import { tracingRequested } from './langchain-context.js';
 import { DrainingSaver, type InFlightWrites } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
 import { withSubgraphEvents } from './run/subgraph-events.js';
@@ -98,6 +101,8 @@ export interface RunExecutorDeps {
     delegation?: Partial<DelegationLimits> & { attempts?: number; backoffMs?: number };
     /** RECORD_RUNS / RECORD_RUNS_TENANTS (issue 17); absent: nothing is recorded. */
     recording?: RecordingPolicy;
+    /** MODEL_SUSPEND_AFTER_MS: a model call pending this long suspends its run (run/model-suspend.ts); 0 or absent: never. */
+    modelSuspendAfterMs?: number;
   };
 }
 
@@ -140,6 +145,10 @@ export class RunExecutor {
   readonly lifecycle: RunLifecycle<EndContext>;
   /** The usage ledger and token budgets (issue 17). */
   private readonly tokens: TokenAccounting;
+  /** Runs of this executor suspended while their model thinks (run/model-suspend.ts). */
+  readonly suspendedOnModel = new SuspendedRuns();
+  /** MODEL_SUSPEND_AFTER_MS, or 0 where a suspension cannot work (see the constructor). */
+  private readonly suspendAfterMs: number;
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
@@ -178,6 +187,10 @@ export class RunExecutor {
       webhookBackoffMs: deps.config.webhookBackoffMs,
       checkpointThreadId,
     });
+    // Durability "exit" writes no checkpoint before the invocation ends (nothing to resume from),
+    // and a LangSmith tracer is a callback of the graph invocation that a call made outside it
+    // (models/model-suspension.ts) would lose: runs do not suspend then.
+    this.suspendAfterMs = deps.config.durability === 'exit' || tracingRequested() ? 0 : (deps.config.modelSuspendAfterMs ?? 0);
     const saver = new DrainingSaver(deps.checkpointer, () => this.draining);
     this.trackedSaver = { saver, writes: saver };
     this.graph = buildAgentGraph({
@@ -347,6 +360,7 @@ export class RunExecutor {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
+      const suspension = suspendable(job, this.suspendAfterMs, replay !== undefined) ? new ModelSuspension(this.suspendAfterMs) : undefined;
       const memory = this.deps.memory ? runMemory(this.deps.memory, this.deps.store, job, setup.configurable) : undefined;
       this.contexts.set(job.runId, {
         runId: job.runId,
@@ -364,6 +378,7 @@ export class RunExecutor {
         environment: environment?.settings ?? null,
         apiKeyId: job.apiKeyId,
         ...(lease ? { stepLease: lease } : {}),
+        ...(suspension ? { suspension } : {}),
         ...(memory ? { memory } : {}),
         // A replay calls no model: its calls are neither checked against a budget nor put in the ledger.
         ...(replay ? {} : { tokens: this.tokens.forRun(job.tenantId, agentPolicyOf(setup.config).maxTokensTotal) }),
@@ -377,21 +392,29 @@ export class RunExecutor {
       const input = job.resumeDelegationId
         ? (resumeInput as GraphInput)
         : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, existing.attempts));
-      const stopped = await streamGraph(
-        runCp === cpConfig ? this.graph : atHead(this.graph),
-        events,
-        job,
-        input,
-        {
-          cpConfig: runCp,
-          maxLoops,
-          signal,
-          durability: this.deps.config.durability,
-          ...(memory ? { store: memory.store } : {}),
-          displayNameOf: (tool) => this.deps.tools.displayName(tool),
-        },
-        seen,
-        log,
+      const threadId = String(cpConfig.configurable.thread_id);
+      const stopped = await streamSuspending(
+        (resumed) =>
+          streamGraph(
+            // Streamed again after a suspension: from the thread's head, which this run's own
+            // checkpoints are now (as a retry of a forked run does, runCheckpointConfig).
+            runCp === cpConfig || resumed ? this.graph : atHead(this.graph),
+            events,
+            job,
+            resumed ? null : input,
+            {
+              cpConfig: resumed ? cpConfig : runCp,
+              maxLoops,
+              signal,
+              durability: this.deps.config.durability,
+              ...(memory ? { store: memory.store } : {}),
+              displayNameOf: (tool) => this.deps.tools.displayName(tool),
+              resumed,
+            },
+            seen,
+            log,
+          ),
+        { suspension, signal, lease, settled: () => this.trackedSaver.writes.settled(threadId), suspended: this.suspendedOnModel, log },
       );
       seen.values = stopped.values;
       outcome = stopped.kind === 'suspended' ? { kind: 'suspended', waiting: stopped.waiting } : (budgetOutcome(stopped.values) ?? { kind: stopped.kind });

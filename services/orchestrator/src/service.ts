@@ -96,6 +96,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       publicBaseUrl: deps.config.PUBLIC_BASE_URL,
       history: { maxMessages: deps.config.MAX_MESSAGE_HISTORY, strategy: deps.config.MESSAGE_HISTORY_STRATEGY },
       compactTokenBudget: deps.config.COMPACT_TOKEN_BUDGET,
+      modelSuspendAfterMs: deps.config.MODEL_SUSPEND_AFTER_MS,
       agentNames: deps.config.AGENT_NAMES,
       recording: { mode: deps.config.RECORD_RUNS, tenants: deps.config.RECORD_RUNS_TENANTS, executeImported: deps.config.ALLOW_SCRIPTED_MODEL },
       delegation: {

@@ -21,6 +21,7 @@ import { MAX_LOOPS_DEFAULT } from '../limits.js';
 import type { StepLease } from '../step-gate.js';
 import type { RunTokenAccounting } from '../budgets/token-accounting.js';
 import type { RunTape } from '../recording/tape.js';
+import type { ModelSuspension } from '../models/model-suspension.js';
 
 /** A tool call's approval (seed 001 Part 7): the rules' verdict, then what was decided. */
 export interface ApprovalEntry extends Omit<ApprovalVerdict, 'action'> {
@@ -127,6 +128,11 @@ export interface RunContext {
   apiKeyId?: string;
   /** The run's slot of the worker's CPU gate (step-gate.ts): model calls are made without holding it. */
   stepLease?: Pick<StepLease, 'idle'>;
+  /**
+   * Present when the run may suspend while its model thinks (models/model-suspension.ts): the agent
+   * step's model call then goes through it. Absent: the step waits for the model inside the graph.
+   */
+  suspension?: Pick<ModelSuspension, 'call'>;
   /** Long-term memory (issue 12): the run's tenant-bound store and its user (memory tools); absent: no memory tools. */
   memory?: RunMemory;
   /** Token budgets and the usage ledger (issue 17); absent: calls are neither checked nor recorded. */

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { streamGraph, stoppedAt, currentValues, interruptNodes } from './stream.js';
 import { humanInterrupts, isDelegationInterrupt, publicValues } from './values.js';
@@ -62,6 +63,63 @@ describe('run stream', () => {
     const stopped = stoppedAt(stateWith({ loops: 1 }, { next: ['tools'] }), 'r1');
     expect(stopped).toMatchObject({ kind: 'waits_for_human', next: ['tools'] });
     expect(stopped.values).not.toHaveProperty('__interrupt__');
+  });
+
+  it('the graph gets a signal of its own, forwarded from the run signal and unhooked when the stream ends, even when it throws', async () => {
+    const run = new AbortController();
+    for (const failAfter of [undefined, 0]) {
+      const graph = fakeGraph([['values', { messages: [] }]], stateWith({}), failAfter);
+      const streamed = streamGraph(
+        graph,
+        recordingEvents(),
+        { runId: 'r1', threadId: 'th1' },
+        null,
+        { cpConfig: cp, maxLoops: 1, signal: run.signal, durability: 'sync' },
+        { values: null },
+        log,
+      );
+      await streamed.catch(() => undefined);
+      const given = (graph.options as { signal: AbortSignal }).signal;
+      expect(given).not.toBe(run.signal);
+      expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+    }
+    const graph = fakeGraph([], stateWith({}));
+    const streaming = streamGraph(
+      graph,
+      recordingEvents(),
+      { runId: 'r1', threadId: 'th1' },
+      null,
+      { cpConfig: cp, maxLoops: 1, signal: run.signal, durability: 'sync' },
+      { values: null },
+      log,
+    );
+    const given = (graph.options as { signal: AbortSignal } | undefined)?.signal;
+    run.abort(new Error('cancelled'));
+    await streaming;
+    expect((given ?? (graph.options as { signal: AbortSignal }).signal).aborted).toBe(true);
+  });
+
+  it('a stream resumed after a suspension does not publish the repeated values again', async () => {
+    const events = recordingEvents();
+    const before = { messages: [], loops: 1 };
+    const graph = fakeGraph(
+      [
+        ['values', before],
+        ['updates', { agent: { loops: 2 } }],
+        ['values', { messages: [], loops: 2 }],
+      ],
+      stateWith({ loops: 2 }),
+    );
+    await streamGraph(
+      graph,
+      events,
+      { runId: 'r1', threadId: 'th1' },
+      null,
+      { cpConfig: cp, maxLoops: 2, signal: new AbortController().signal, durability: 'sync', resumed: true },
+      { values: JSON.parse(JSON.stringify(publicValues(before, 'r1'))) as Record<string, never> },
+      log,
+    );
+    expect(events.published.map((e) => e.event)).toEqual(['updates', 'values']);
   });
 
   it('interruptNodes: node names, "*" for every node, nothing when empty', () => {

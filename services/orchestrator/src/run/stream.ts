@@ -33,6 +33,12 @@ export interface StreamOptions {
   store?: BaseStore;
   /** A tool's display name (its spec's metadata), added to `tools` events. */
   displayNameOf?: (tool: string) => string | undefined;
+  /**
+   * The graph is streamed again from its checkpoint after the run suspended while its model
+   * thought (run/model-suspend.ts): LangGraph restates the checkpoint's values first, which
+   * subscribers already had; that repeat is not published again.
+   */
+  resumed?: boolean;
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -93,13 +99,21 @@ export async function streamGraph(
   const tokens = wantsTokens(job.streamMode) ? new MessageEvents(job.streamMode ?? [], run) : undefined;
   const before = interruptNodes(job.interruptBefore);
   const after = interruptNodes(job.interruptAfter);
+  // LangGraph hooks the signal it is given (combineAbortSignals) and never unhooks it: on the run's
+  // own signal, which lives as long as the run, that listener would keep this invocation's loop
+  // reachable after it ended — all of it, for a run suspended while its model thinks
+  // (run/model-suspend.ts). So the graph gets a signal of its own, unhooked when the stream ends.
+  const invocation = new AbortController();
+  const forward = (): void => invocation.abort(opts.signal.reason);
+  if (opts.signal.aborted) forward();
+  else opts.signal.addEventListener('abort', forward, { once: true });
   const config = {
     ...opts.cpConfig,
     streamMode: graphStreamModes(job.streamMode),
     // agent → (approve, only for calls the agent step did not judge) → await_approval → tools → elicit →
     // tools → delegate → human: at most eight steps per loop (an ordinary loop is agent → tools).
     recursionLimit: opts.maxLoops * 8 + 10,
-    signal: opts.signal,
+    signal: invocation.signal,
     durability: opts.durability,
     ...(opts.store ? { store: opts.store } : {}),
     ...(before ? { interruptBefore: before } : {}),
@@ -109,6 +123,7 @@ export async function streamGraph(
   const pipeline = new PublishPipeline(events, job.runId, job.threadId);
   const publish = (event: string, data: unknown) => pipeline.send(event, data);
   // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
+  let repeat = opts.resumed === true && seen.values !== null ? JSON.stringify(seen.values) : undefined;
   const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
   try {
     for await (const chunk of await chunks) {
@@ -135,6 +150,11 @@ export async function streamGraph(
         continue;
       }
       const json = toJsonValue(mode === 'values' ? publicValues(data as JsonObject, job.runId) : data);
+      if (mode === 'values' && repeat !== undefined) {
+        const same = JSON.stringify(json) === repeat;
+        repeat = undefined;
+        if (same) continue;
+      }
       if (mode === 'values') seen.values = json as JsonObject;
       await publish(mode, json);
     }
@@ -142,6 +162,8 @@ export async function streamGraph(
     // The events the run did publish are stored before its failure is (run/outcome.ts records it).
     await pipeline.drain().catch(() => undefined);
     throw err;
+  } finally {
+    opts.signal.removeEventListener('abort', forward);
   }
   // Every event stored before the run's end is recorded (and `end` published after it).
   const [final] = await Promise.all([graph.getState(opts.cpConfig), pipeline.drain()]);

@@ -206,7 +206,12 @@ export function routeModel(state: AgentStateType, ctx: RunContext, messages: Bas
   return { decision, resolved: pickModel(ctx, decision) };
 }
 
-/** One model call, traced and metered; the worker's CPU slot is released while the provider answers. */
+/**
+ * One model call, traced and metered; the worker's CPU slot is released while the provider answers.
+ * With the run's ModelSuspension (models/model-suspension.ts) and `suspendable`, a call that takes
+ * longer than its grace period suspends the run (ModelCallSuspendedError) and, when the step runs
+ * again, this returns the answer received meanwhile without calling the model again.
+ */
 export async function callModel(
   ctx: RunContext,
   resolved: ResolvedModel,
@@ -214,48 +219,60 @@ export async function callModel(
   visible: ToolSpec[],
   next: ModelInput,
   meter: CallMeter,
+  suspendable = true,
 ): Promise<AIMessage> {
   await ensureTokenBudget(ctx, meter);
   const base = resolved.model;
   const model = typeof base.bindTools === 'function' ? base.bindTools(toOpenAiTools(visible)) : base;
-  const modelStarted = performance.now();
   // GenAI semantic conventions (docs/operations.md): span "chat <model>", the request's model and
   // provider, then the usage and finish reasons of the answer. gen_ai.system is the name the
-  // conventions used before gen_ai.provider.name; backends that predate it still read it.
-  const response = await withSpan(
-    `chat ${resolved.label}`,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': resolved.label,
-        'gen_ai.provider.name': resolved.provider,
-        'gen_ai.system': resolved.provider,
-        'agentloop.route': decision.reason,
-        'agentloop.tenant': ctx.tenantId,
+  // conventions used before gen_ai.provider.name; backends that predate it still read it. The span
+  // and the metrics are the provider call's: once per call, however often the step runs.
+  const request = (): Promise<AIMessage> => {
+    const modelStarted = performance.now();
+    const attrs = { 'gen_ai.request.model': resolved.label };
+    return withSpan(
+      `chat ${resolved.label}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': resolved.label,
+          'gen_ai.provider.name': resolved.provider,
+          'gen_ai.system': resolved.provider,
+          'agentloop.route': decision.reason,
+          'agentloop.tenant': ctx.tenantId,
+        },
       },
-    },
-    async (span) => {
-      // Tool results' images and audio as this model takes them (tool-media.ts).
-      const history = mediaForModel(next.history, resolved.accepts ?? TEXT_ONLY);
-      const call = () => model.invoke([new SystemMessage(next.system), ...history], { ...callOptions(base, meter.turn), signal: ctx.signal });
-      const r = (await (ctx.stepLease ? ctx.stepLease.idle(call) : call())) as AIMessage;
-      const u = r.usage_metadata;
-      if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
-      const answered = responseAttributes(r);
-      span.setAttributes(answered);
-      return r;
-    },
-  ).catch((err: unknown) => {
-    instruments().modelCalls.add(1, { 'gen_ai.request.model': resolved.label, outcome: 'error' });
-    throw err;
-  });
-  const metrics = instruments();
-  const attrs = { 'gen_ai.request.model': resolved.label };
-  metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
-  metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
+      async (span) => {
+        // Tool results' images and audio as this model takes them (tool-media.ts).
+        const history = mediaForModel(next.history, resolved.accepts ?? TEXT_ONLY);
+        const r = (await model.invoke([new SystemMessage(next.system), ...history], { ...callOptions(base, meter.turn), signal: ctx.signal })) as AIMessage;
+        const u = r.usage_metadata;
+        if (u) span.setAttributes({ 'gen_ai.usage.input_tokens': u.input_tokens, 'gen_ai.usage.output_tokens': u.output_tokens });
+        span.setAttributes(responseAttributes(r));
+        return r;
+      },
+    ).then(
+      (r) => {
+        const metrics = instruments();
+        metrics.modelCalls.add(1, { ...attrs, outcome: 'ok' });
+        metrics.modelCallDuration.record((performance.now() - modelStarted) / 1000, attrs);
+        return r;
+      },
+      (err: unknown) => {
+        instruments().modelCalls.add(1, { ...attrs, outcome: 'error' });
+        throw err;
+      },
+    );
+  };
+  const lease = ctx.stepLease;
+  const idle = <T>(wait: () => Promise<T>): Promise<T> => (lease ? lease.idle(wait) : wait());
   // Token counts are metered with the tenant when the call is recorded (budgets/token-accounting.ts).
-  return response as AIMessage;
+  // The step's identity for a suspension: the run's model call index and the history sent, both
+  // read from the checkpoint the step runs from.
+  if (ctx.suspension && suspendable) return ctx.suspension.call(`${meter.turn}:${next.history.length}`, request, idle);
+  return idle(request);
 }
 
 /**
@@ -315,7 +332,9 @@ async function agentStep(deps: AgentDeps, shared: NodeShared, state: AgentStateT
   const { messages, rewrite, next } = await fitToBudget(shared, ctx, state.messages, input, meter);
   const { decision, resolved } = routeModel(state, ctx, messages);
   const startedAt = new Date();
-  const response = await callModel(ctx, resolved, decision, tools.visible, next, meter);
+  // A step that compacted made a model call of its own (the summary): it does not suspend, so that
+  // running again never summarizes twice.
+  const response = await callModel(ctx, resolved, decision, tools.visible, next, meter, rewrite === null);
   const ai = postProcess(ctx, response, resolved, decision);
   // Record and replay (issue 17): the request as sent and the answer as stored.
   await ctx.tape?.modelCall({
