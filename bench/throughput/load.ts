@@ -57,6 +57,8 @@ export interface WaitRound {
   cpuMs: number;
   /** 1-minute load average of the machine when the round ended. */
   loadavg: number;
+  /** CPU the other targets (idle, not under load) used during this round, ms. */
+  bystanderCpuMs?: number;
 }
 
 /**
@@ -197,6 +199,7 @@ function errorText(err: unknown): string {
   return cause ? `${e.message} (${cause})` : String(e.message ?? err);
 }
 
-function sumCpu(target: Target): number {
+/** CPU (ms) the target's processes have used so far. */
+export function sumCpu(target: Target): number {
   return target.allPids().reduce((n, pid) => n + cpuMs(pid), 0);
 }

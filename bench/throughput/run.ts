@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { backgroundLoad, sdkClient, runConfig, checkValues, waitLoad, type BackgroundRound, type WaitRound } from './load.js';
+import { backgroundLoad, sdkClient, runConfig, checkValues, waitLoad, sumCpu, type BackgroundRound, type WaitRound } from './load.js';
 import { ensurePeerInstalled } from './peer.js';
 import { formatSummary, summarize, type CpuProfile } from './profile-summary.js';
 import { fmt, fmtBytes, formatTable, percentile } from './stats.js';
@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     submitters: { type: 'string', default: '32' },
     env: { type: 'string', multiple: true, default: [] },
     'peer-jobs': { type: 'string', default: '10' },
+    'pause-others': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'profile-seconds': { type: 'string' },
     trace: { type: 'boolean', default: false },
@@ -70,6 +71,7 @@ if (args.help) {
   --submitters N             concurrent submitting clients for background runs (default 32)
   --env K=V                  extra environment for AgentLoop processes (repeatable), e.g. RUN_CONCURRENCY=256
   --peer-jobs N              langgraph dev --n-jobs-per-worker (default 10, its default)
+  --pause-others             SIGSTOP the targets not under load during each runs.wait round (SIGCONT after)
   --profile / --trace        add the CPU profile / span breakdown phases
   --profile-seconds S        length of the profiled runs.wait ×4 load (default 20; quick 8)
   --trace-runs N             runs traced (default 10)
@@ -271,12 +273,19 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
               `${w} ${t.name} round ${r + 1}: ${round.done}/${round.submitted} done, ${fmt((1000 * round.done) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.submitErrors ? `, ${round.submitErrors} submit errors (${round.firstError})` : ''}`,
             );
           } else {
-            const round = await waitLoad(t, { concurrency: WAIT_WORKLOADS[w as keyof typeof WAIT_WORKLOADS], seconds: SECONDS });
+            const others = targets.filter((o) => o !== t);
+            const othersCpu0 = others.reduce((n, o) => n + sumCpu(o), 0);
+            if (args['pause-others']) signalAll(others, 'SIGSTOP');
+            const round = await waitLoad(t, { concurrency: WAIT_WORKLOADS[w as keyof typeof WAIT_WORKLOADS], seconds: SECONDS }).finally(() => {
+              if (args['pause-others']) signalAll(others, 'SIGCONT');
+            });
+            // What the targets not being measured used meanwhile: CPU they took from this round.
+            round.bystanderCpuMs = others.reduce((n, o) => n + sumCpu(o), 0) - othersCpu0;
             const res = (results.get(t.name) as WaitResult | undefined) ?? { workload: w, target: t.name, rounds: [] };
             res.rounds.push(round);
             results.set(t.name, res);
             log(
-              `${w} ${t.name} round ${r + 1}: ${round.runs} runs, ${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms${round.errors ? `, ${round.errors} errors (${round.firstError})` : ''}`,
+              `${w} ${t.name} round ${r + 1}: ${round.runs} runs, ${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms, CPU ${fmt(round.cpuMs / Math.max(1, round.runs))} ms/run, the other targets meanwhile ${fmt(round.bystanderCpuMs)} ms${round.errors ? `, ${round.errors} errors (${round.firstError})` : ''}`,
             );
           }
         }
@@ -311,6 +320,17 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
     await Promise.allSettled(targets.map((t) => t.stop()));
   }
   printThroughput();
+}
+
+/** Sends `signal` to every process of the targets (a process already gone is skipped). */
+function signalAll(targets: Target[], signal: NodeJS.Signals): void {
+  for (const pid of targets.flatMap((t) => t.allPids())) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // exited meanwhile
+    }
+  }
 }
 
 function printThroughput(): void {
