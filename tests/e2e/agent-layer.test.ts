@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { poll, scripted } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 type Msg = {
   type: string;
@@ -51,7 +52,14 @@ describe('agent layer through the gateway (embedded)', () => {
       },
     });
     server = await startEmbedded({
-      env: { DATA_DIR: dataDir, TOOLS_DIRS: toolsDir, TOOLS_WATCH: 'true', TOOLS_WATCH_DEBOUNCE_MS: '100', MAX_MESSAGE_HISTORY: '40' },
+      env: {
+        DATA_DIR: dataDir,
+        EMBEDDED_THREADS: EMBEDDED_TEST_THREADS,
+        TOOLS_DIRS: toolsDir,
+        TOOLS_WATCH: 'true',
+        TOOLS_WATCH_DEBOUNCE_MS: '100',
+        MAX_MESSAGE_HISTORY: '40',
+      },
       port: 0,
       logger: pino({ level: 'info' }, sink),
     });

@@ -17,6 +17,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { createLogger } from '@agentloop/core';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { poll, startCluster, startWebhookReceiver, type ClusterHarness } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 interface Msg {
   type: string;
@@ -185,7 +186,11 @@ describe('delegated agents, embedded mode, one worker slot', () => {
         },
       },
     });
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW: '127.0.0.1' }, port: 0, logger });
+    server = await startEmbedded({
+      env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW: '127.0.0.1' },
+      port: 0,
+      logger,
+    });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {

@@ -16,6 +16,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { buildDocx, buildPdf, buildPptx, buildXlsx } from '@agentloop/indexer/testing';
 import { scripted, startCluster, startWebhookReceiver, type ClusterHarness } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 type Msg = { type: string; content: string; name?: string };
 interface Artifact {
@@ -176,7 +177,10 @@ describe('documents through the gateway (embedded)', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-docs-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WEBHOOK_ALLOW: '127.0.0.1' }, port: 0 });
+    server = await startEmbedded({
+      env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', WEBHOOK_ALLOW: '127.0.0.1' },
+      port: 0,
+    });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { poll } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(REPO_ROOT, 'apps', 'agentloop', 'src', 'embedded.ts');
@@ -36,6 +37,7 @@ export async function startEmbeddedProcess(opts: { dataDir: string; port: number
       PORT: String(opts.port),
       GRPC_ENABLED: 'false',
       LOG_LEVEL: 'info',
+      EMBEDDED_THREADS: EMBEDDED_TEST_THREADS,
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

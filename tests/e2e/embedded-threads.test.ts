@@ -147,7 +147,7 @@ describe('EMBEDDED_THREADS configuration', () => {
   it('refuses an unknown value, naming the variable', async () => {
     await expect(
       startEmbedded({ env: { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'agentloop-threads-')), EMBEDDED_THREADS: 'gateway' }, port: 0 }),
-    ).rejects.toThrow(/EMBEDDED_THREADS must be "none", "orchestrator" or "orchestrator:N"/);
+    ).rejects.toThrow(/EMBEDDED_THREADS must be "auto", "none", "orchestrator" or "orchestrator:N"/);
   });
 
   it.each(['orchestrator:0', 'orchestrator:17', 'orchestrator:two'])('refuses %s', async (value) => {

@@ -7,6 +7,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { verifyWebhookSignature } from '@agentloop/gateway';
 import { HELLO_TURNS, scripted, startWebhookReceiver } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 const SECRET = 'e2e-webhook-secret';
 
@@ -19,7 +20,10 @@ describe('embedded mode, end to end', () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-e2e-'));
     // No WEBHOOK_ALLOW on purpose: this test relies on (and so covers) embedded mode's loopback default
     // for the receiver on 127.0.0.1. Every other test that delivers to a local receiver sets it.
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', WEBHOOK_SECRET: SECRET, WEBHOOK_BACKOFF_MS: '50' }, port: 0 });
+    server = await startEmbedded({
+      env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', WEBHOOK_SECRET: SECRET, WEBHOOK_BACKOFF_MS: '50' },
+      port: 0,
+    });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {

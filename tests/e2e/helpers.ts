@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, startMariaDb, startNats, startRedis, type DevServer } from '@agentloop/devservers';
 import { startEmbedded, startService, type EmbeddedServer, type ServiceName, type ServiceProcess } from '@agentloop/agentloop-app';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 export interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -244,9 +245,7 @@ export function useEmbeddedServer(prefix: string, env: NodeJS.ProcessEnv = {}): 
   let dataDir: string | undefined;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), prefix));
-    // EMBEDDED_THREADS from the environment runs a suite with the orchestrator in its own thread (issue 9).
-    const threads = process.env.EMBEDDED_THREADS ? { EMBEDDED_THREADS: process.env.EMBEDDED_THREADS } : {};
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...threads, ...env }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, ...env }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { startFakeOpenAi, type FakeOpenAi } from './fake-openai.js';
 import { everythingConfig, expectConfiguredRoots, expectProgressStreamed, expectSamplingAnswered, modelEnv, SAMPLED_ANSWER } from './mcp-everything.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 describe('MCP client capabilities (embedded, server-everything over stdio)', () => {
   let server: EmbeddedServer;
@@ -21,7 +22,7 @@ describe('MCP client capabilities (embedded, server-everything over stdio)', () 
   beforeAll(async () => {
     model = await startFakeOpenAi({ respond: () => ({ answer: SAMPLED_ANSWER }) });
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-client-'));
-    const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', MCP_CONFIG: everythingConfig(dataDir), ...modelEnv(model) };
+    const env = { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', MCP_CONFIG: everythingConfig(dataDir), ...modelEnv(model) };
     server = await startEmbedded({ env, port: 0 });
   });
   afterAll(async () => {

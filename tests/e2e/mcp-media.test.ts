@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { startFakeOpenAi, type FakeOpenAi } from './fake-openai.js';
 import { expectImageSentToVisionModel, imageServerConfig, imageTurn, visionEnv } from './mcp-media.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 describe('MCP images to a vision model (embedded, server-everything over stdio)', () => {
   let server: EmbeddedServer;
@@ -17,7 +18,10 @@ describe('MCP images to a vision model (embedded, server-everything over stdio)'
   beforeAll(async () => {
     model = await startFakeOpenAi({ respond: imageTurn });
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-mcp-media-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', MCP_CONFIG: imageServerConfig(dataDir), ...visionEnv(model) }, port: 0 });
+    server = await startEmbedded({
+      env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', MCP_CONFIG: imageServerConfig(dataDir), ...visionEnv(model) },
+      port: 0,
+    });
   });
   afterAll(async () => {
     await server?.close();

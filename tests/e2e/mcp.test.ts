@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { scripted, useCluster, useEmbeddedServer } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 type Msg = { type: string; content: string; name?: string };
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,7 +42,7 @@ describe('MCP tools (embedded)', () => {
     const config = writeMcpConfig(dataDir, {
       echo: echoEntry(['    start_timeout_ms: 30000', '    tools:', '      echo: { always_available: true, alias: mcp_echo }']),
     });
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', MCP_CONFIG: config }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', MCP_CONFIG: config }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();

@@ -16,6 +16,7 @@ import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { scripted, startWebhookReceiver } from './helpers.js';
 import { attr, startOtlpReceiver } from './otlp-receiver.js';
 import { dashboardQueries, exposedMetricNames, metricNamesOf, ruleQueries } from '../deploy/promql.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DASHBOARD = path.join(ROOT, 'deploy/grafana/agentloop-dashboard.json');
@@ -46,6 +47,7 @@ describe('observability (embedded, OTLP + Prometheus)', () => {
       port: 0,
       env: {
         DATA_DIR: dataDir,
+        EMBEDDED_THREADS: EMBEDDED_TEST_THREADS,
         LOG_LEVEL: 'info',
         WEBHOOK_ALLOW: '127.0.0.1',
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { startFakeOpenAi, type FakeOpenAi } from './fake-openai.js';
 import { startCluster, type ClusterHarness } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 type Msg = { type: string; content: unknown; tool_calls?: Array<{ name: string; args: unknown; id: string }>; tool_call_id?: string };
 type Values = { messages: Msg[] };
@@ -109,7 +110,7 @@ describe('record and replay (embedded)', () => {
   beforeAll(async () => {
     fake = await startNotesModel();
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-replay-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...modelEnv(fake) }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', ...modelEnv(fake) }, port: 0 });
     env = { url: server.url, workspaceRoot: path.join(dataDir, 'workspaces') };
     const thread = await newThreadWithNote(env, 'release on friday');
     recorded = await runToEnd(env, thread, { input: { messages: [{ role: 'user', content: 'what does my note say?' }] } });

@@ -12,6 +12,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { startTestTelemetry, type TestTelemetry } from '@agentloop/telemetry';
 import { scripted } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 describe('telemetry (embedded)', () => {
   let t: TestTelemetry;
@@ -21,7 +22,7 @@ describe('telemetry (embedded)', () => {
   beforeAll(async () => {
     t = await startTestTelemetry('agentloop-e2e');
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-otel-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn' }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();

@@ -16,6 +16,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { startFakeOpenAi, type FakeOpenAi } from './fake-openai.js';
 import { startCluster, type ClusterHarness } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
 type Event = { event: string; data: unknown };
 type Chunk = { type: string; id: string; content: string; tool_call_chunks?: Array<{ name?: string; args?: string; id?: string; index?: number }> };
@@ -128,7 +129,7 @@ describe('token streaming from an OpenAI-compatible model (embedded)', () => {
   beforeAll(async () => {
     fake = await startFakeOpenAi({ tool: TOOL, answer: ANSWER, pieceSize: 7 });
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-tokens-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...modelEnv(fake) }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn', ...modelEnv(fake) }, port: 0 });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type * as grpc from '@grpc/grpc-js';
+import { EMBEDDED_TEST_THREADS } from '../e2e/test-threads.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ENTRY = path.join(REPO_ROOT, 'tests', 'security', 'server-entry.ts');
@@ -100,6 +101,7 @@ async function startServerProcess(opts: SpawnOptions): Promise<ServerChild> {
     PORT: '0',
     GRPC_PORT: '0',
     LOG_LEVEL: 'warn',
+    EMBEDDED_THREADS: EMBEDDED_TEST_THREADS,
     ...opts.env,
   };
   const child = spawn(process.execPath, ['--expose-gc', ...(opts.nodeArgs ?? []), '--conditions=@agentloop/source', '--import', 'tsx', ENTRY], {

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, createLogger, type Logger } from '@agentloop/core';
+import { createLogger, type Logger } from '@agentloop/core';
 import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
@@ -20,6 +20,7 @@ import { openEmbeddedCheckpointer } from './sqlite-checkpointer.js';
 import { startRunServices, type RunServices } from './run-services.js';
 import { startOrchestratorPool, type OrchestratorPool } from './orchestrator-pool.js';
 import { announcingQueue } from './queue-wake.js';
+import { embeddedThreads } from './embedded-threads.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
@@ -176,20 +177,4 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     void server.close().finally(() => fatal(err));
   });
   return server;
-}
-
-/** The most orchestrator threads EMBEDDED_THREADS may ask for: each holds its own copy of every run-executing service. */
-const MAX_ORCHESTRATOR_THREADS = 16;
-
-/**
- * EMBEDDED_THREADS, as the number of orchestrator threads: unset or `none` — 0 (everything in
- * this thread); `orchestrator` — 1; `orchestrator:N` — N (1–16).
- */
-function embeddedThreads(env: NodeJS.ProcessEnv): number {
-  const v = (env.EMBEDDED_THREADS ?? '').trim();
-  if (v === '' || v === 'none') return 0;
-  if (v === 'orchestrator') return 1;
-  const n = /^orchestrator:(\d+)$/.exec(v)?.[1];
-  if (n !== undefined && Number(n) >= 1 && Number(n) <= MAX_ORCHESTRATOR_THREADS) return Number(n);
-  throw new ConfigError(`EMBEDDED_THREADS must be "none", "orchestrator" or "orchestrator:N" with N from 1 to ${MAX_ORCHESTRATOR_THREADS}, not "${v}"`);
 }
