@@ -79,9 +79,11 @@ for (const [api, label] of [
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-embedded-cost-'));
 const { startEmbedded } = await import('@agentloop/agentloop-app');
+// One thread: the statements and fs calls are counted by hooks in this thread, and what a run costs
+// does not depend on which thread makes it.
 const server = await startEmbedded({
   port: 0,
-  env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', ALLOW_SCRIPTED_MODEL: 'true', LOG_LEVEL: 'warn' },
+  env: { ...process.env, EMBEDDED_THREADS: 'none', DATA_DIR: dataDir, HOST: '127.0.0.1', ALLOW_SCRIPTED_MODEL: 'true', LOG_LEVEL: 'warn' },
 });
 const client = sdkClient(server.url);
 const input = { messages: [{ role: 'user', content: 'What time is it?' }] };
