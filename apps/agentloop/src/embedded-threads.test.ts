@@ -2,9 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { AUTO_MAX_ORCHESTRATOR_THREADS, embeddedThreads } from './embedded-threads.js';
 
 describe('EMBEDDED_THREADS', () => {
-  it('defaults to auto: no thread on one core, one per core from two cores, at most AUTO_MAX_ORCHESTRATOR_THREADS', () => {
+  it('defaults to none, whatever the cores', () => {
     expect(embeddedThreads({}, 1)).toBe(0);
-    expect(embeddedThreads({}, 2)).toBe(2);
+    expect(embeddedThreads({}, 8)).toBe(0);
+    expect(embeddedThreads({ EMBEDDED_THREADS: '' }, 8)).toBe(0);
+  });
+
+  it('auto: no thread on one core, one per core from two cores, at most AUTO_MAX_ORCHESTRATOR_THREADS', () => {
+    expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, 1)).toBe(0);
+    expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, 2)).toBe(2);
     expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, 3)).toBe(3);
     expect(embeddedThreads({ EMBEDDED_THREADS: ' auto ' }, 64)).toBe(AUTO_MAX_ORCHESTRATOR_THREADS);
   });

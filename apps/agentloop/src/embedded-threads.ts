@@ -6,7 +6,7 @@ export const MAX_ORCHESTRATOR_THREADS = 16;
 
 /**
  * The most orchestrator threads `auto` starts. Measured on 2 cores only (bench/throughput/README.md,
- * "Orchestrator threads by default"): there two threads beside the main thread did ~20% more runs/s
+ * "Orchestrator threads on a quiet machine"): there two threads beside the main thread did ~20% more runs/s
  * than one thread doing everything. Each thread is one more V8 isolate (~1.4 s of module loading at
  * start, tens of MiB), and the main thread (HTTP, gateway, event log) does about a quarter of a
  * run's work, so it stops being worth it at a few threads; 4 bounds what was not measured.
@@ -15,14 +15,16 @@ export const AUTO_MAX_ORCHESTRATOR_THREADS = 4;
 
 /**
  * EMBEDDED_THREADS, as the number of orchestrator threads (0: everything in the main thread):
- * - unset or `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core, where a
- *   second event loop only adds port crossings;
- * - `none`: 0; `orchestrator`: 1; `orchestrator:N`: N (1–16).
+ * - unset or `none`: 0 — the default, because some features are still per thread (README
+ *   "Configuration", `EMBEDDED_THREADS`: Prometheus metrics, traces, an MCP call's last progress event);
+ * - `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core, where a second
+ *   event loop only adds port crossings;
+ * - `orchestrator`: 1; `orchestrator:N`: N (1–16).
  */
 export function embeddedThreads(env: NodeJS.ProcessEnv, cores: number = availableParallelism()): number {
   const v = (env.EMBEDDED_THREADS ?? '').trim();
-  if (v === '' || v === 'auto') return cores >= 2 ? Math.min(cores, AUTO_MAX_ORCHESTRATOR_THREADS) : 0;
-  if (v === 'none') return 0;
+  if (v === '' || v === 'none') return 0;
+  if (v === 'auto') return cores >= 2 ? Math.min(cores, AUTO_MAX_ORCHESTRATOR_THREADS) : 0;
   if (v === 'orchestrator') return 1;
   const n = /^orchestrator:(\d+)$/.exec(v)?.[1];
   if (n !== undefined && Number(n) >= 1 && Number(n) <= MAX_ORCHESTRATOR_THREADS) return Number(n);
