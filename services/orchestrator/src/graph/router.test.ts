@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Annotation, END, MemorySaver, START, StateGraph } from '@langchain/langgraph';
 import { RunnableLambda } from '@langchain/core/runnables';
-import { hasCallbackHandlers, router } from './router.js';
+import { hasCallbackHandlers } from '../langchain-context.js';
+import { router } from './router.js';
 
 const State = Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) });
 type S = typeof State.State;

@@ -15,13 +15,7 @@
  * LangGraph gives a plain function's (`condition`), so the compiled graph is the same.
  */
 import { Runnable, RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
-
-/** Whether `callbacks` (a handler list or a CallbackManager) has any handler to report to. */
-export function hasCallbackHandlers(callbacks: RunnableConfig['callbacks']): boolean {
-  if (!callbacks) return false;
-  if (Array.isArray(callbacks)) return callbacks.length > 0;
-  return (callbacks as { handlers?: unknown[] }).handlers?.length !== 0;
-}
+import { hasCallbackHandlers } from '../langchain-context.js';
 
 export class Router<S, R> extends Runnable<S, R> {
   lc_namespace = ['agentloop', 'graph'];
