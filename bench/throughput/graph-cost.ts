@@ -35,7 +35,7 @@ const now = create(ToolSpecSchema, {
   name: 'now',
   description: 'The current time',
   parametersJsonSchema: '{"type":"object","properties":{}}',
-  metadata: create(ToolMetadataSchema, { readOnly: true, idempotent: true }),
+  metadata: create(ToolMetadataSchema, { idempotent: true }),
 });
 const tools = {
   listTools: () => Promise.resolve([now]),
