@@ -50,6 +50,7 @@ const turns = [{ tool_calls: [{ name: 'now', args: {} }] }, { tool_calls: [{ nam
 const runConfig = { configurable: { model: { provider: 'scripted', turns }, delay_ms: 0 } };
 
 const contexts = new Map<string, unknown>();
+const logger = silentLogger();
 const graph = buildAgentGraph({
   tools: tools as never,
   approvals: approvals as never,
@@ -65,7 +66,7 @@ async function run(i: number): Promise<void> {
     threadId: `th${i}`,
     runConfig: JSON.parse(JSON.stringify(runConfig)),
     model: { model: new ScriptedChatModel(turns), label: 'scripted', provider: 'scripted', modelId: 'scripted' },
-    logger: silentLogger(),
+    logger,
     signal: new AbortController().signal,
   });
   const stream = await graph.stream(
