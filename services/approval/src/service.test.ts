@@ -183,6 +183,20 @@ describe('check', () => {
     expect(log).toContain('"rule":"checker:http_fetch"');
     expect(log).not.toContain('hunter2');
   });
+
+  it('at info level logs the calls that need a decision (with the hash) and not the allowed ones', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'approval', level: 'info', destination: { write: (l: string) => void lines.push(l) } });
+    const h = await harness({}, { logger });
+    const args = { url: 'https://api.example.com/?password=hunter2', method: 'POST' };
+    expect((await h.check({ toolName: 'now', argsJson: '{"note":"hunter2"}' })).action).toBe(ApprovalAction.ALLOW);
+    expect(lines.join('')).not.toContain('tool call allowed');
+    expect((await h.check({ toolName: 'http_fetch', argsJson: JSON.stringify(args) })).action).not.toBe(ApprovalAction.ALLOW);
+    const log = lines.join('');
+    expect(log).toContain('tool call needs a decision');
+    expect(log).toContain(argsSha256(args));
+    expect(log).not.toContain('hunter2');
+  });
 });
 
 describe('bad input gets a clear error in the response, and the service keeps serving', () => {

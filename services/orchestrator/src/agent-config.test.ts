@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { HumanMessage } from '@langchain/core/messages';
 import type { Command } from '@langchain/langgraph';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { agentPolicyOf, allowedSkills, offeredTools, tightenVerdict } from './agent-config.js';
-import { agentConfigJsonSchema } from './agent-config-schema.js';
+import { AgentConfigurable, agentConfigJsonSchema } from './agent-config-schema.js';
 import { basePrompt } from './prompts.js';
 import type { ApprovalCall, ApprovalVerdict } from './approval-client.js';
 import { aiCalling, config, fakeCtx, runContextOf, sharedEn, stateOf } from './graph/testing.js';
@@ -46,14 +46,26 @@ describe('agentPolicyOf', () => {
     expect(() => agentPolicyOf({ configurable: { max_loops: 501 } })).toThrow(/config\.configurable\.max_loops/);
   });
 
-  it('parses a run config once: the same config object gives the same policy, a malformed one fails every time', () => {
-    const config = { configurable: { tools: ['read_file'] } };
-    const first = agentPolicyOf(config);
-    expect(agentPolicyOf(config)).toBe(first);
-    expect(agentPolicyOf({ configurable: { tools: ['read_file'] } })).not.toBe(first);
-    const bad = { configurable: { tools: 'read_file' } };
-    expect(() => agentPolicyOf(bad)).toThrow(/config\.configurable\.tools/);
-    expect(() => agentPolicyOf(bad)).toThrow(/config\.configurable\.tools/);
+  it('validates a configurable once: the same or an equal config gives the same policy, a malformed one fails every time', () => {
+    const parse = vi.spyOn(AgentConfigurable, 'safeParse');
+    try {
+      const config = { configurable: { tools: ['read_file'], model: { slot: 'base' } } };
+      const first = agentPolicyOf(config);
+      expect(agentPolicyOf(config)).toBe(first);
+      // Another object with the same configurable (the executor parses a run's stored config more than once).
+      expect(agentPolicyOf({ configurable: { tools: ['read_file'], model: { slot: 'base' } } })).toBe(first);
+      expect(parse).toHaveBeenCalledTimes(1);
+      const other = agentPolicyOf({ configurable: { tools: ['write_file'], model: { slot: 'base' } } });
+      expect(other).not.toBe(first);
+      expect([...other.tools!]).toEqual(['write_file']);
+      const bad = { configurable: { tools: 'read_file' } };
+      expect(() => agentPolicyOf(bad)).toThrow(/config\.configurable\.tools/);
+      expect(() => agentPolicyOf({ configurable: { tools: 'read_file' } })).toThrow(/config\.configurable\.tools/);
+      // A value JSON cannot carry is still validated (and refused) rather than failing to stringify.
+      expect(() => agentPolicyOf({ configurable: { max_tokens_total: 10n } } as never)).toThrow(/config\.configurable\.max_tokens_total/);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

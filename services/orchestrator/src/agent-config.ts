@@ -53,6 +53,16 @@ export const OPEN_POLICY: AgentPolicy = {
 const parsedPolicies = new WeakMap<JsonObject, AgentPolicy>();
 
 /**
+ * Policies by the JSON text of `configurable`, for configs that are equal but not the same object:
+ * the executor parses a run's stored config more than once (run-executor.ts, environments.ts), and
+ * runs of one assistant carry the same configurable. Validating it again with zod was ~0.07 ms of
+ * a 3-step run (bench/throughput profile); stringifying it is a few microseconds. Only valid
+ * configs are kept (an invalid one throws every time); beyond this many texts the oldest goes.
+ */
+const POLICY_TEXT_CACHE_SIZE = 256;
+const policiesByText = new Map<string, AgentPolicy>();
+
+/**
  * The policy of a run config. A malformed key fails the run (RunInputError naming it) rather than
  * being ignored: an allow-list or approval list that is silently dropped would loosen the policy.
  * The policy returned is shared by every caller with the same config: read it, do not change it.
@@ -69,6 +79,21 @@ export function agentPolicyOf(runConfig: JsonObject | undefined): AgentPolicy {
 function parsePolicy(runConfig: JsonObject): AgentPolicy {
   const raw = runConfig.configurable;
   if (raw === undefined || raw === null) return OPEN_POLICY;
+  let text: string;
+  try {
+    text = JSON.stringify(raw);
+  } catch {
+    return validatePolicy(raw); // not JSON (a BigInt, a cycle): zod says what is wrong with it
+  }
+  const known = policiesByText.get(text);
+  if (known) return known;
+  const policy = validatePolicy(raw);
+  policiesByText.set(text, policy);
+  if (policiesByText.size > POLICY_TEXT_CACHE_SIZE) policiesByText.delete(policiesByText.keys().next().value!);
+  return policy;
+}
+
+function validatePolicy(raw: unknown): AgentPolicy {
   const parsed = AgentConfigurable.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

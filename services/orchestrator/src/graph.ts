@@ -25,6 +25,7 @@ import { installLightRunContext } from './langchain-context.js';
 import { AgentState, type AgentGraphDeps } from './graph/state.js';
 import { nodeShared } from './graph/shared.js';
 import { routeAfterAgent, routeAfterDelegate, routeAfterTools, routeStart } from './graph/edges.js';
+import { router } from './graph/router.js';
 import { agentNode } from './graph/nodes/agent.js';
 import { approveNode } from './graph/nodes/approve.js';
 import { awaitApprovalNode } from './graph/nodes/await-approval.js';
@@ -54,6 +55,7 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   // No LangSmith RunTree per runnable call while tracing is off (langchain-context.ts).
   installLightRunContext();
   const shared = nodeShared(deps);
+  // Routers called without a RunnableLambda's callback plumbing unless someone listens (graph/router.ts).
   return new StateGraph(AgentState)
     .addNode('compact', compactNode(deps, shared))
     .addNode('agent', agentNode(deps, shared))
@@ -64,13 +66,13 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addNode('delegate', delegateNode(deps, shared))
     .addNode('human', humanNode(deps, shared))
     .addNode('finalize', finalizeNode(deps, shared))
-    .addConditionalEdges(START, routeStart, ['compact', 'agent'])
+    .addConditionalEdges(START, router(routeStart), ['compact', 'agent'])
     .addEdge('compact', END)
-    .addConditionalEdges('agent', routeAfterAgent(deps), ['tools', 'approve', 'await_approval', 'finalize', END])
+    .addConditionalEdges('agent', router(routeAfterAgent(deps)), ['tools', 'approve', 'await_approval', 'finalize', END])
     .addEdge('await_approval', 'tools')
-    .addConditionalEdges('tools', routeAfterTools(deps), ['elicit', 'delegate', 'human', 'agent'])
+    .addConditionalEdges('tools', router(routeAfterTools(deps)), ['elicit', 'delegate', 'human', 'agent'])
     .addEdge('elicit', 'tools')
-    .addConditionalEdges('delegate', routeAfterDelegate, ['human', 'agent'])
+    .addConditionalEdges('delegate', router(routeAfterDelegate), ['human', 'agent'])
     .addEdge('human', 'agent')
     .addEdge('finalize', END)
     .compile({ checkpointer: deps.checkpointer });

@@ -35,6 +35,13 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
   return on(env.LANGSMITH_TRACING) || on(env.LANGSMITH_TRACING_V2) || on(env.LANGCHAIN_TRACING_V2) || on(env.LANGCHAIN_TRACING);
 }
 
+/** Whether `callbacks` (a handler list or a CallbackManager) has any handler to report to. */
+export function hasCallbackHandlers(callbacks: unknown): boolean {
+  if (!callbacks) return false;
+  if (Array.isArray(callbacks)) return callbacks.length > 0;
+  return (callbacks as { handlers?: unknown[] }).handlers?.length !== 0;
+}
+
 function hasTracer(callbacks: unknown): boolean {
   if (!callbacks) return false;
   const handlers = Array.isArray(callbacks) ? callbacks : (callbacks as { handlers?: unknown[] }).handlers;

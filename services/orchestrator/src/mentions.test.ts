@@ -20,6 +20,16 @@ describe('parseMentions', () => {
   it('reads the latest human message only', () => {
     expect(mentionsOf([new HumanMessage('@old'), new AIMessage('ok'), new HumanMessage('now @new')])).toEqual(['new']);
   });
+
+  it('parses a message once, again when its text changed, and hands out copies', () => {
+    const human = new HumanMessage('ask @pdf and @analyst');
+    const first = mentionsOf([human]);
+    expect(first).toEqual(['pdf', 'analyst']);
+    first.push('mutated');
+    expect(mentionsOf([human, new AIMessage('ok')])).toEqual(['pdf', 'analyst']);
+    human.content = 'now @xlsx';
+    expect(mentionsOf([human])).toEqual(['xlsx']);
+  });
 });
 
 describe('classifyMention', () => {

@@ -26,10 +26,24 @@ export function parseMentions(text: string): string[] {
   return [...seen];
 }
 
+/**
+ * Mentions parsed per message object: the agent and tools nodes ask on every step, and within a
+ * run the state keeps the same message objects from step to step (issue 9: nothing per call that
+ * can be done once). Keyed by the object and its text, so a message whose content changed is parsed again.
+ */
+const parsedMentions = new WeakMap<BaseMessage, { text: string; mentions: readonly string[] }>();
+
 /** Mentions of the latest human message (the user's current request). */
 export function mentionsOf(messages: readonly BaseMessage[]): string[] {
   const human = lastHumanMessage(messages);
-  return human ? parseMentions(messageText(human)) : [];
+  if (!human) return [];
+  const text = messageText(human);
+  let known = parsedMentions.get(human);
+  if (known?.text !== text) {
+    known = { text, mentions: parseMentions(text) };
+    parsedMentions.set(human, known);
+  }
+  return [...known.mentions];
 }
 
 /** What a mention may refer to: known tool names, skill names, agent names. */

@@ -23,14 +23,28 @@ export function messageToJson(m: BaseMessage): Record<string, unknown> {
   return out;
 }
 
-/** Deep-converts LangChain messages inside a state/update object to JSON. */
+/**
+ * Deep-converts LangChain messages inside a state/update object to JSON. Every streamed chunk and
+ * every run's final values go through here, so it copies with plain loops rather than through
+ * `Object.entries`/`fromEntries` pairs (~0.1 ms of a 3-step run in the bench/throughput profile).
+ * Same result: own enumerable string keys in order, a `__proto__` key kept as an own property.
+ */
 export function toJsonValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
   if (isBaseMessage(v)) return messageToJson(v);
-  if (Array.isArray(v)) return v.map(toJsonValue);
-  if (v && typeof v === 'object' && (v.constructor === Object || v.constructor === undefined)) {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJsonValue(x)]));
+  if (Array.isArray(v)) {
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = toJsonValue(v[i]);
+    return out;
   }
-  return v;
+  if (v.constructor !== Object && v.constructor !== undefined) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = toJsonValue((v as Record<string, unknown>)[k]);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
+  return out;
 }
 
 /**

@@ -80,22 +80,43 @@ export function skillRefusal(name: string, restriction: ToolRestriction): string
   );
 }
 
-/** The skills catalog section of the system prompt (seed 000 §3.6); '' when there is none. */
+const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
+
+/** An entry's line of the section, made once per entry object. */
+const catalogLines = new WeakMap<SkillCatalogEntry, string>();
+
+function catalogLine(s: SkillCatalogEntry): string {
+  let line = catalogLines.get(s);
+  if (line === undefined) {
+    line = `- ${s.id}${s.name !== s.id ? ` (${oneLine(s.name)})` : ''}: ${oneLine(s.description)} — skills/${s.id}/SKILL.md`;
+    catalogLines.set(s, line);
+  }
+  return line;
+}
+
+const CATALOG_HEAD: Record<PromptLanguage, string> = {
+  zh: ['# 可用技能（Skills）', '技能是知识包（文档和脚本），不是工具。需要时用 `skill` 工具加载，然后阅读 `skills/<id>/SKILL.md` 并按其指导操作。', ''].join(
+    '\n',
+  ),
+  en: [
+    '# Available skills',
+    'Skills are knowledge packages (instructions and scripts), not tools. When one fits the task, load it with the `skill` tool, ' +
+      'then follow its `skills/<id>/SKILL.md` (run its scripts with run_skill_script).',
+    '',
+  ].join('\n'),
+};
+
+/**
+ * The skills catalog section of the system prompt (seed 000 §3.6); '' when there is none. Built on
+ * every model call from the catalog the skills client caches (the same entry objects for its
+ * cache's lifetime), so each entry's line is made once: normalizing every description's
+ * whitespace per call was ~0.05 ms of a 3-step run (bench/throughput profile).
+ */
 export function skillsCatalogSection(catalog: readonly SkillCatalogEntry[], language: PromptLanguage): string {
-  const listed = catalog.filter((s) => s.in_catalog);
-  if (listed.length === 0) return '';
-  const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
-  const head =
-    language === 'zh'
-      ? ['# 可用技能（Skills）', '技能是知识包（文档和脚本），不是工具。需要时用 `skill` 工具加载，然后阅读 `skills/<id>/SKILL.md` 并按其指导操作。', '']
-      : [
-          '# Available skills',
-          'Skills are knowledge packages (instructions and scripts), not tools. When one fits the task, load it with the `skill` tool, ' +
-            'then follow its `skills/<id>/SKILL.md` (run its scripts with run_skill_script).',
-          '',
-        ];
-  const lines = listed.map((s) => `- ${s.id}${s.name !== s.id ? ` (${oneLine(s.name)})` : ''}: ${oneLine(s.description)} — skills/${s.id}/SKILL.md`);
-  return [...head, ...lines].join('\n');
+  const lines: string[] = [];
+  for (const s of catalog) if (s.in_catalog) lines.push(catalogLine(s));
+  if (lines.length === 0) return '';
+  return `${CATALOG_HEAD[language]}\n${lines.join('\n')}`;
 }
 
 /** Where the skill sandbox's `skill` tool description starts its listing. */

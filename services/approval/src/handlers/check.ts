@@ -16,13 +16,17 @@ const DISABLED: Verdict = { action: 'allow', reason: 'Approval is disabled (APPR
 export function check(ctx: HandlerContext): ApprovalMethod<'check'> {
   return async (req, call) => {
     const tenant = requireTenant(call.tenantId);
-    const log = ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId });
     if (req.toolName.trim() === '') throw new ApprovalError('INVALID_ARGUMENT', 'tool_name is required');
     const args = parseArgs(req.argsJson);
     const v = ctx.enabled ? await ctx.rules().check(req.toolName, args, { precedingText: req.precedingText, resolvedPaths: req.resolvedPaths }) : DISABLED;
     instruments().approvals.add(1, { verdict: v.action, 'agentloop.tool': req.toolName });
-    // The argument values may hold secrets: only their hash is logged.
-    log[v.action === 'allow' ? 'debug' : 'info'](
+    // The argument values may hold secrets: only their hash is logged. An allowed call is logged at
+    // debug, off by default: then neither the child logger nor the hash is made (issue 9: every
+    // bus tool call of a run is checked here).
+    const reply = { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule };
+    const level = v.action === 'allow' ? 'debug' : 'info';
+    if (!ctx.logger.isLevelEnabled(level)) return reply;
+    ctx.logger.child({ tenant, run_id: req.runId, thread_id: req.threadId })[level](
       {
         tool: req.toolName,
         tool_call_id: req.toolCallId,
@@ -34,6 +38,6 @@ export function check(ctx: HandlerContext): ApprovalMethod<'check'> {
       },
       v.action === 'allow' ? 'tool call allowed' : 'tool call needs a decision',
     );
-    return { action: ACTION_WIRE[v.action], reason: v.reason, riskLevel: RISK_WIRE[v.risk], rule: v.rule };
+    return reply;
   };
 }

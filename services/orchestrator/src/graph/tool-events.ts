@@ -2,6 +2,11 @@ import type { LangGraphRunnableConfig } from '@langchain/langgraph';
 import { getCallbackManagerForConfig } from '@langchain/core/runnables';
 import type { ToolMessage } from '@langchain/core/messages';
 import type { Logger } from '@agentloop/core';
+import { hasCallbackHandlers, tracingRequested } from '../langchain-context.js';
+
+let tracing: boolean | undefined;
+/** LangChain/LangSmith tracing switched on in the environment, read once per process (as langchain-context.ts does). */
+const tracingOn = (): boolean => (tracing ??= tracingRequested());
 
 /** How the tool appears in LangChain's callbacks (`serialized`): not a LangChain tool, so "not_implemented". */
 const SERIALIZED = { lc: 1 as const, type: 'not_implemented' as const, id: ['agentloop', 'tool'] };
@@ -18,6 +23,10 @@ export async function withToolEvents(
   logger: Logger,
   run: (emit: (data: Record<string, unknown>) => void) => Promise<ToolMessage>,
 ): Promise<ToolMessage> {
+  // Nobody to tell (no `tools`/`events` stream mode, no tracer): no callback manager and run ids
+  // built per call for nothing (issue 9). Tracing switched on in the environment adds a tracer
+  // that is not in the config, so then the manager is always configured.
+  if (!hasCallbackHandlers(config.callbacks) && !tracingOn()) return run(() => {});
   let handle: Awaited<ReturnType<NonNullable<Awaited<ReturnType<typeof getCallbackManagerForConfig>>>['handleToolStart']>> | undefined;
   try {
     const manager = await getCallbackManagerForConfig(config);

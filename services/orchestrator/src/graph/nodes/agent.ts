@@ -115,20 +115,19 @@ export async function visibleTools(deps: AgentDeps, shared: Pick<NodeShared, 'ag
   const delegate = mentions.agents.length > 0 && mayDelegate ? offeredTools([DELEGATE_TASK_SPEC], policy) : [];
   // While a skill with `allowed-tools` is active, the tools it does not list are not offered.
   const restriction = toolRestriction(activeSkills(state.messages, { core, mentioned: mentions.skills }), catalog);
+  const allowedCatalog = catalog.filter((s) => skillNames.has(s.id));
+  const scoped = policy.environment ? scopeSkillTool(listed, allowedCatalog) : listed;
+  // The first spec of each name, in this order (a Set: the tool-runner lists tens of tools).
   const visible: ToolSpec[] = [];
-  const scoped = policy.environment
-    ? scopeSkillTool(
-        listed,
-        catalog.filter((s) => skillNames.has(s.id)),
-      )
-    : listed;
-  for (const s of [...local, ...scoped, ...delegate]) {
-    if (!visible.some((v) => v.name === s.name) && toolAllowed(s.name, restriction)) visible.push(s);
+  const names = new Set<string>();
+  for (const group of [local, scoped, delegate]) {
+    for (const s of group) {
+      if (names.has(s.name) || !toolAllowed(s.name, restriction)) continue;
+      names.add(s.name);
+      visible.push(s);
+    }
   }
-  const skillsSection = skillsCatalogSection(
-    catalog.filter((s) => skillNames.has(s.id)),
-    shared.language,
-  );
+  const skillsSection = skillsCatalogSection(allowedCatalog, shared.language);
   return { visible, known, mentions, instructions: policy.instructions, skillsSection };
 }
 
