@@ -34,6 +34,29 @@ process.exit(3);`);
     expect(messages(out)).toEqual(Array.from({ length: 2000 }, (_, i) => `line ${i} ${'x'.repeat(200)}`));
   });
 
+  it('writes the lines of a turn when it ends, while the process goes on (a SIGKILL after it loses none of them)', async () => {
+    const script = `import { createLogger } from '@agentloop/core';
+const log = createLogger({ service: 'alive' });
+log.info('first');
+log.info('second');
+setInterval(() => undefined, 1_000);`;
+    const c = spawn(process.execPath, ['--conditions=@agentloop/source', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    const closed = new Promise((resolve) => c.on('close', resolve));
+    await new Promise<void>((resolve) =>
+      c.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.split('\n').length > 2) resolve();
+      }),
+    );
+    c.kill('SIGKILL');
+    await closed;
+    expect(messages(out)).toEqual(['first', 'second']);
+  });
+
   it('writes the lines logged before an uncaught exception ends the process', async () => {
     const { out, code } = await run(`
 const log = createLogger({ service: 'crash' });

@@ -1,5 +1,5 @@
-import { isMainThread } from 'node:worker_threads';
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { stdoutLines } from './stdout-lines.js';
 
 export type { Logger };
 
@@ -32,18 +32,9 @@ export function createLogger(opts: LoggerOptions): Logger {
 
 let shared: DestinationStream | undefined;
 
-/**
- * Standard output, one destination for every logger of the process (embedded mode has one per
- * service): lines in the order they were logged, and written together when several are logged
- * before the previous write is done. Asynchronous on the main thread (issue 9: a synchronous
- * write(2) per line was ~0.1 ms of every run's CPU): a line is handed to the kernel a moment
- * after the logging call instead of inside it, and pino writes what is still pending
- * synchronously when the process exits — process.exit, a signal handler's exit, an uncaught
- * exception. Lost: the lines of the last instant before a SIGKILL or an abort of V8 itself.
- * A worker thread writes synchronously: pino flushes on exit only on the main thread.
- */
+/** Standard output, shared by every logger of the process (stdout-lines.ts). */
 function stdout(): DestinationStream {
-  shared ??= pino.destination({ dest: 1, sync: !isMainThread });
+  shared ??= stdoutLines();
   return shared;
 }
 
