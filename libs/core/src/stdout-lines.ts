@@ -7,15 +7,16 @@ const MAX_PENDING = 64 * 1024;
 /**
  * Standard output for log lines, one per process (embedded mode has a logger per service): the
  * lines logged during one turn of the event loop are written together, synchronously, when the
- * turn ends (setImmediate), instead of one write(2) per line inside the logging call — issue 9:
- * a run logs five lines, and a synchronous write per line was ~0.1 ms of its CPU. (pino's
- * `sync: false` does not help: each line still becomes its own write, now through the thread
- * pool and a callback.) Lines keep the order they were logged in, across loggers.
+ * turn ends (setImmediate). Before (issue 9), each service's logger had its own
+ * `pino.destination(1)`, which is asynchronous: nearly every line became its own fs.write through
+ * the thread pool and its callback, ~0.3 ms of every run's main-thread CPU for five lines. Lines
+ * keep the order they were logged in, across loggers.
  *
  * What a crash leaves: the lines of the current turn are written on process exit — process.exit,
- * a signal handler's exit, an uncaught exception all emit 'exit' — so only a SIGKILL or an abort
- * of V8 itself loses the lines of its last turn (before: none). A worker thread writes each line
- * at once, as before: its 'exit' does not run when the process ends first.
+ * a signal handler's exit, an uncaught exception all emit 'exit' — so a SIGKILL or an abort of V8
+ * itself loses the lines of its last turn; before, it lost those whose asynchronous write had not
+ * run yet, about the same. A worker thread writes each line at once (before: asynchronously,
+ * with no flush at its exit, which pino registers on the main thread only).
  */
 export function stdoutLines(): DestinationStream {
   const out = pino.destination({ dest: 1, sync: true });
