@@ -3,13 +3,10 @@ import type { Logger } from '@agentloop/core';
 import { encodeErrorHeader } from './errors.js';
 import { parseDeadline } from './subject.js';
 import { tracedHandle } from './tracing.js';
-import { Headers, type BusMessage, type HandlerContext } from './types.js';
+import { Headers, type BusMessage, type RequestHandler } from './types.js';
 
-/**
- * What a handler invocation produced: a payload (bytes, or a value for a request handed over as
- * one: local-request.ts), an encoded error, or nothing (deadline already passed).
- */
-export type HandlerOutcome<T = Uint8Array> = { ok: true; data: T } | { ok: false; errorHeader: string } | undefined;
+/** What a handler invocation produced: a payload, an encoded error, or nothing (deadline already passed). */
+export type HandlerOutcome = { ok: true; data: Uint8Array } | { ok: false; errorHeader: string } | undefined;
 
 /**
  * Runs a request handler with the request's deadline: the context signal is
@@ -17,11 +14,7 @@ export type HandlerOutcome<T = Uint8Array> = { ok: true; data: T } | { ok: false
  * passed is not handled at all, and one that ends after it is not answered
  * (its caller has given up).
  */
-export function invokeHandler<T = Uint8Array>(
-  handler: (msg: BusMessage, ctx: HandlerContext) => Promise<T>,
-  msg: BusMessage,
-  logger: Logger,
-): Promise<HandlerOutcome<T>> {
+export function invokeHandler(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
   return tracedHandle(
     msg,
     () => invokeUntraced(handler, msg, logger),
@@ -29,7 +22,7 @@ export function invokeHandler<T = Uint8Array>(
   );
 }
 
-async function invokeUntraced<T>(handler: (msg: BusMessage, ctx: HandlerContext) => Promise<T>, msg: BusMessage, logger: Logger): Promise<HandlerOutcome<T>> {
+async function invokeUntraced(handler: RequestHandler, msg: BusMessage, logger: Logger): Promise<HandlerOutcome> {
   const deadline = parseDeadline(msg.headers[Headers.deadline]);
   const ac = new AbortController();
   // Past the deadline the caller has given up: a late reply would only race its timeout.

@@ -1,8 +1,6 @@
 import { tracedRequest } from './tracing.js';
 import { InvalidArgumentError, TimeoutError, UnavailableError, silentLogger, type Logger } from '@agentloop/core';
 import { decodeErrorHeader } from './errors.js';
-import type { DescMessage, MessageShape } from '@agentloop/proto';
-import { NO_BYTES, payloadFor, replyAs, type LocalMessage } from './local-request.js';
 import { copyBytes, InFlight, invokeHandler, type HandlerOutcome } from './handler.js';
 import { assertTimeout, assertValidSubject, requestDeadline, subjectMatches } from './subject.js';
 import {
@@ -97,8 +95,7 @@ const copyMessage = (m: BusMessage): BusMessage => ({ subject: m.subject, data: 
  * In-process Bus for the embedded mode and unit tests. Same semantics as
  * NatsBus: queue groups (one member per request, round-robin), `*`/`>`
  * wildcards, typed timeout / no-responder / remote errors, deadline header.
- * Payloads are copied on every hop so no two parties share memory (a request given as a value,
- * `requestLocal`, is copied by the handler that takes it: local-request.ts).
+ * Payloads are copied on every hop so no two parties share memory.
  * `peer()` gives a second "connection" to the same in-process network.
  */
 export class MemoryBus implements Bus {
@@ -123,42 +120,10 @@ export class MemoryBus implements Bus {
   }
 
   request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
-    return tracedRequest('memory', subject, opts, async (o) => {
-      const reply = await this.deliver(subject, o, (t) => {
-        const copy = copyBytes(data);
-        return (msg) => invokeHandler(t.handler, { ...msg, data: copy }, t.owner.logger);
-      });
-      return { subject, data: copyBytes(reply), headers: {} };
-    });
+    return tracedRequest('memory', subject, opts, (o) => this.send(subject, data, o));
   }
 
-  /**
-   * A service call handed over as a message (local-request.ts): a handler that takes messages
-   * gets a copy of it, taken now; another its bytes, its reply decoded.
-   */
-  async requestLocal(subject: string, request: LocalMessage, reply: DescMessage, opts: RequestOptions): Promise<MessageShape<DescMessage>> {
-    let answer: LocalMessage | Uint8Array = NO_BYTES;
-    await tracedRequest('memory', subject, opts, async (o) => {
-      answer = await this.deliver<LocalMessage | Uint8Array>(subject, o, (t) => {
-        const payload = payloadFor(t.handler, request);
-        if ('bytes' in payload) return (msg) => invokeHandler(t.handler, { ...msg, data: payload.bytes }, t.owner.logger);
-        return (msg) => invokeHandler((m, ctx) => payload.local(payload.request, m, ctx), msg, t.owner.logger);
-      });
-      return { subject, data: NO_BYTES, headers: {} };
-    });
-    return replyAs(reply, answer instanceof Uint8Array ? copyBytes(answer) : answer);
-  }
-
-  /**
-   * Hands a request to one server per queue group, on a later turn of the event loop (as a
-   * network would), and resolves with the first reply or rejects at the deadline.
-   */
-  private async deliver<T>(
-    subject: string,
-    opts: RequestOptions,
-    /** Takes what the target is sent (now, as the caller may change its arguments later) and returns its invocation. */
-    prepare: (target: ServerEntry) => (msg: BusMessage) => Promise<HandlerOutcome<T>>,
-  ): Promise<T> {
+  private async send(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
     this.assertOpen();
     assertValidSubject(subject, { wildcards: false });
     assertTimeout(opts.timeoutMs);
@@ -167,9 +132,8 @@ export class MemoryBus implements Bus {
     headers[Headers.deadline] = String(deadline);
     const targets = this.network.pickServers(subject);
     if (targets.length === 0) throw new UnavailableError(`no service is serving ${subject}`);
-    const invocations = targets.map((t) => [t, prepare(t)] as const);
 
-    const outcome = await new Promise<Exclude<HandlerOutcome<T>, undefined>>((resolve, reject) => {
+    const outcome = await new Promise<Exclude<HandlerOutcome, undefined>>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(
         () => {
@@ -178,9 +142,9 @@ export class MemoryBus implements Bus {
         },
         Math.max(1, deadline - Date.now()),
       );
-      for (const [t, invoke] of invocations) {
-        const msg: BusMessage = { subject, data: NO_BYTES, headers: { ...headers } };
-        const run = new Promise<void>((r) => setImmediate(r)).then(() => invoke(msg));
+      for (const t of targets) {
+        const msg: BusMessage = { subject, data: copyBytes(data), headers: { ...headers } };
+        const run = new Promise<void>((r) => setImmediate(r)).then(() => invokeHandler(t.handler, msg, t.owner.logger));
         void t.owner.inflight.track(run).then((out) => {
           if (settled || out === undefined) return;
           settled = true;
@@ -190,7 +154,7 @@ export class MemoryBus implements Bus {
       }
     });
     if (!outcome.ok) throw decodeErrorHeader(subject, outcome.errorHeader);
-    return outcome.data;
+    return { subject, data: copyBytes(outcome.data), headers: {} };
   }
 
   async serve(subject: string, opts: ServeOptions, handler: RequestHandler): Promise<Subscription> {

@@ -27,10 +27,8 @@ import {
   type GenServiceMethods,
   type MessageInitShape,
   type MessageShape,
-  type DescMessage,
   type WireError,
 } from '@agentloop/proto';
-import { canRequestLocal, copyMessage, withLocalHandler, type LocalMessage } from './local-request.js';
 import { Headers, type Bus, type BusMessage, type HandlerContext, type RequestHandler, type Subscription } from './types.js';
 
 type Methods<S extends GenServiceMethods> = GenService<S>['method'];
@@ -162,7 +160,6 @@ export function serviceClient<S extends GenServiceMethods, K extends MethodName<
   target: ServiceBinding<S, K> | GenService<S>,
 ): ServiceClient<S, K> {
   const binding = bindingOf(target);
-  const local = canRequestLocal(bus) ? bus : undefined;
   const client = {} as Record<string, (request: unknown, opts?: CallOptions) => Promise<unknown>>;
   for (const [name, m] of Object.entries<BoundMethod<S, K>>(binding.methods)) {
     client[name] = async (request, opts = {}) => {
@@ -171,10 +168,11 @@ export function serviceClient<S extends GenServiceMethods, K extends MethodName<
       const tenant = opts.tenantId ?? (typeof bodyTenant === 'string' && bodyTenant !== '' ? bodyTenant : undefined);
       const headers = { ...(tenant !== undefined ? { [Headers.tenant]: tenant } : {}), ...opts.headers };
       const idempotent = opts.idempotent ?? m.idempotent;
-      const requestOpts = { timeoutMs: opts.timeoutMs ?? m.timeoutMs, headers, ...(idempotent !== undefined ? { idempotent } : {}) };
-      // In-process: the message itself, copied instead of encoded (local-request.ts).
-      if (local) return local.requestLocal(m.subject, { schema: m.rpc.input, message: msg }, m.rpc.output, requestOpts);
-      const reply = await bus.request(m.subject, toBinary(m.rpc.input, msg), requestOpts);
+      const reply = await bus.request(m.subject, toBinary(m.rpc.input, msg), {
+        timeoutMs: opts.timeoutMs ?? m.timeoutMs,
+        headers,
+        ...(idempotent !== undefined ? { idempotent } : {}),
+      });
       return fromBinary(m.rpc.output, reply.data);
     };
   }
@@ -224,24 +222,13 @@ export function rpcHandler<S extends GenServiceMethods, K extends MethodName<S>,
   const binding = bindingOf(target);
   const m = binding.methods[method] as BoundMethod<S, M>;
   const rpcName = `${binding.service.name}.${m.rpc.name}`;
-  const { input, output } = m.rpc;
-  /**
-   * The request through the handler to its reply message, failures included. `decode` gives the
-   * request (from bytes, or a copy handed over in-process): its failure is INVALID_ARGUMENT.
-   * `finish` turns the reply message into what leaves the handler: its bytes, or a copy.
-   */
-  const answer = async <T>(
-    decode: () => RequestOf<S, M>,
-    msg: BusMessage,
-    hctx: HandlerContext,
-    finish: (reply: MessageShape<DescMessage>) => T,
-  ): Promise<T> => {
+  return async (msg: BusMessage, hctx: HandlerContext) => {
     try {
       let request: RequestOf<S, M>;
       try {
-        request = decode();
+        request = fromBinary(m.rpc.input, msg.data) as RequestOf<S, M>;
       } catch (err) {
-        throw new InvalidArgumentError(`Invalid ${input.name}: ${errorMessage(err)}`);
+        throw new InvalidArgumentError(`Invalid ${m.rpc.input.name}: ${errorMessage(err)}`);
       }
       const callerTenant = msg.headers[Headers.tenant];
       const bodyTenant = m.tenantField ? String((request as { tenantId?: unknown }).tenantId ?? '') : '';
@@ -251,30 +238,16 @@ export function rpcHandler<S extends GenServiceMethods, K extends MethodName<S>,
       }
       const ctx: CallContext = { ...hctx, tenantId: bodyTenant || callerTenant || '', callerTenant, headers: msg.headers, subject: msg.subject };
       const response = await impl(request, ctx);
-      return finish(create(output, response));
+      return toBinary(m.rpc.output, create(m.rpc.output, response));
     } catch (err) {
       const wire = toServiceError(err, binding, rpcName, opts);
       if (m.errors === 'field') {
         const init = { ...(m.failure?.(wire) ?? {}), error: wire } as unknown as ResponseInitOf<S, M>;
-        return finish(create(output, init));
+        return toBinary(m.rpc.output, create(m.rpc.output, init));
       }
       throw new AgentLoopError(wire.code as ErrorCode, wire.message, { retryable: wire.retryable });
     }
   };
-  const encode = (reply: MessageShape<DescMessage>) => toBinary(output, reply);
-  // The copy, not `reply`: what the implementation answered may be held by it (a cached list).
-  const copy = (reply: MessageShape<DescMessage>): LocalMessage => ({ schema: output, message: copyMessage(output, reply) });
-  return withLocalHandler(
-    (msg, hctx) => answer(() => fromBinary(input, msg.data) as RequestOf<S, M>, msg, hctx, encode),
-    // A request of another type than this RPC's (not one client and server share) is read from its bytes.
-    (req, msg, hctx) =>
-      answer(
-        () => (req.schema.typeName === input.typeName ? req.message : fromBinary(input, toBinary(req.schema, req.message))) as RequestOf<S, M>,
-        msg,
-        hctx,
-        copy,
-      ),
-  );
 }
 
 /**

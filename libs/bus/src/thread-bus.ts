@@ -6,8 +6,6 @@
  * port, so the main thread's gateway reaches it. Events go over the port only: the main thread's
  * network delivers each to every subscriber, this thread's included, exactly once.
  */
-import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@agentloop/proto';
-import type { LocalMessage } from './local-request.js';
 import type { MemoryBus } from './memory-bus.js';
 import type { PortBus } from './port-bus.js';
 import type { Bus, BusMessage, EventHandler, RequestHandler, RequestOptions, ServeOptions, Subscription } from './types.js';
@@ -20,13 +18,6 @@ export class ThreadBus implements Bus {
 
   request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<BusMessage> {
     return this.local.serves(subject) ? this.local.request(subject, data, opts) : this.remote.request(subject, data, opts);
-  }
-
-  /** A service call as a message to this thread's servers (local-request.ts); as bytes over the port to the others. */
-  async requestLocal(subject: string, request: LocalMessage, reply: DescMessage, opts: RequestOptions): Promise<MessageShape<DescMessage>> {
-    if (this.local.serves(subject)) return this.local.requestLocal(subject, request, reply, opts);
-    const answer = await this.remote.request(subject, toBinary(request.schema, request.message), opts);
-    return fromBinary(reply, answer.data);
   }
 
   async serve(subject: string, opts: ServeOptions, handler: RequestHandler): Promise<Subscription> {
