@@ -36,6 +36,20 @@ describe('MemoryBus', () => {
     await Promise.all([a.close(), peer.close(), stranger.close()]);
   });
 
+  it('sees servers that come and go after a subject was requested (its servers are remembered per subject)', async () => {
+    const bus = new MemoryBus();
+    const peer = bus.peer();
+    const a = await bus.serve('cache.work', { queue: 'cache' }, async () => enc('a'));
+    expect(dec((await bus.request('cache.work', enc('x'), { timeoutMs: 1_000 })).data)).toBe('a');
+    await a.unsubscribe();
+    await expect(bus.request('cache.work', enc('x'), { timeoutMs: 1_000 })).rejects.toThrow('no service is serving cache.work');
+    await peer.serve('cache.*', { queue: 'cache' }, async () => enc('b'));
+    expect(dec((await bus.request('cache.work', enc('x'), { timeoutMs: 1_000 })).data)).toBe('b');
+    await peer.close();
+    await expect(bus.request('cache.work', enc('x'), { timeoutMs: 1_000 })).rejects.toThrow('no service is serving cache.work');
+    await bus.close();
+  });
+
   it('rejects a subject with an empty token', async () => {
     const bus = new MemoryBus();
     await expect(bus.publish('a..b', enc('x'))).rejects.toThrow(/Invalid subject "a\.\.b"/);

@@ -27,20 +27,45 @@ interface SubEntry {
   owner: MemoryBus;
 }
 
+const MAX_CACHED_SUBJECTS = 1_000;
+
 /** The in-process "server" that MemoryBus peers share. */
 class Network {
   readonly servers: ServerEntry[] = [];
   readonly subs: SubEntry[] = [];
   private readonly rr = new Map<string, number>();
+  /**
+   * The queue groups serving each subject requested so far, so that a request does not match
+   * every served pattern again (issue 9: a run makes a dozen requests over a few subjects).
+   * Cleared whenever a server comes or goes, and past MAX_CACHED_SUBJECTS (subjects are a
+   * program's constants, but nothing stops a caller from putting an id in one).
+   */
+  private readonly groupsBySubject = new Map<string, Array<[string, ServerEntry[]]>>();
+
+  addServer(entry: ServerEntry): void {
+    this.servers.push(entry);
+    this.groupsBySubject.clear();
+  }
+
+  removeServers(keep: (s: ServerEntry) => boolean): void {
+    for (let i = this.servers.length - 1; i >= 0; i--) if (!keep(this.servers[i]!)) this.servers.splice(i, 1);
+    this.groupsBySubject.clear();
+  }
 
   /** One member per queue group, round-robin within the group. */
   pickServers(subject: string): ServerEntry[] {
-    const groups = new Map<string, ServerEntry[]>();
-    for (const s of this.servers) {
-      if (!subjectMatches(s.subject, subject)) continue;
-      const g = groups.get(s.queue);
-      if (g) g.push(s);
-      else groups.set(s.queue, [s]);
+    let groups = this.groupsBySubject.get(subject);
+    if (!groups) {
+      const byQueue = new Map<string, ServerEntry[]>();
+      for (const s of this.servers) {
+        if (!subjectMatches(s.subject, subject)) continue;
+        const g = byQueue.get(s.queue);
+        if (g) g.push(s);
+        else byQueue.set(s.queue, [s]);
+      }
+      groups = [...byQueue];
+      if (this.groupsBySubject.size >= MAX_CACHED_SUBJECTS) this.groupsBySubject.clear();
+      this.groupsBySubject.set(subject, groups);
     }
     const picked: ServerEntry[] = [];
     for (const [queue, members] of groups) {
@@ -137,8 +162,8 @@ export class MemoryBus implements Bus {
     assertValidSubject(subject, { wildcards: true });
     if (!opts.queue) throw new InvalidArgumentError(`serve(${subject}) needs a queue group name`);
     const entry: ServerEntry = { subject, queue: opts.queue, handler, owner: this };
-    this.network.servers.push(entry);
-    return { unsubscribe: async () => this.network.remove(this.network.servers, entry) };
+    this.network.addServer(entry);
+    return { unsubscribe: async () => this.network.removeServers((s) => s !== entry) };
   }
 
   async publish(subject: string, data: Uint8Array, headers: Record<string, string> = {}): Promise<void> {
@@ -170,9 +195,9 @@ export class MemoryBus implements Bus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const list of [this.network.servers, this.network.subs] as const) {
-      for (let i = list.length - 1; i >= 0; i--) if (list[i]?.owner === this) list.splice(i, 1);
-    }
+    this.network.removeServers((s) => s.owner !== this);
+    const subs = this.network.subs;
+    for (let i = subs.length - 1; i >= 0; i--) if (subs[i]?.owner === this) subs.splice(i, 1);
     await this.inflight.idle();
   }
 

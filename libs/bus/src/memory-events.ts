@@ -1,6 +1,6 @@
 import { UnavailableError } from '@agentloop/core';
 import { assertRunId, END_EVENT } from './run-id.js';
-import type { RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
+import type { RunEndWatch, RunEndWatchResult, RunEventStream, RunEventSubscribeOptions, StoredRunEvent } from './types.js';
 
 export interface MemoryRunEventStreamOptions {
   /** Events kept per run; the oldest are dropped beyond it (default 10 000). */
@@ -25,6 +25,8 @@ interface RunLog {
   /** Sum of the kept events' sizes (see eventBytes). */
   bytes: number;
   ended: boolean;
+  /** The data of the run's latest `error` event: what an end watch reports with the end. */
+  errorJson: string | undefined;
   lastTs: number;
   /** Wakes the subscribers waiting for the next event. */
   waiters: Set<() => void>;
@@ -46,6 +48,8 @@ export class MemoryRunEventStream implements RunEventStream {
   private closed = false;
   private lastSweep = Date.now();
   private readonly closing = new AbortController();
+  /** Live end watches by run (watchEnd); kept apart from the logs, which purge and eviction drop. */
+  private readonly endWatches = new Map<string, Set<(r: RunEndWatchResult) => void>>();
 
   constructor(opts: MemoryRunEventStreamOptions = {}) {
     this.maxEvents = opts.maxEventsPerRun ?? 10_000;
@@ -72,13 +76,54 @@ export class MemoryRunEventStream implements RunEventStream {
     const stored: StoredRunEvent = { id: ++this.seq, runId, event, dataJson, tsMs: now };
     log.events.push(stored);
     this.account(log, eventBytes(stored));
+    if (event === 'error') log.errorJson = dataJson;
     if (event === END_EVENT) log.ended = true;
     if (log.events.length > this.maxEvents) this.dropOldest(log, log.events.length - this.maxEvents);
     log.lastTs = now;
     if (this.bytes > this.maxBytes) this.evict(runId);
     for (const wake of log.waiters) wake();
     log.waiters.clear();
+    if (event === END_EVENT) this.endWatches.get(runId)?.forEach((settle) => settle(endOf(log)));
     return stored.id;
+  }
+
+  /**
+   * The run's end without following its log: `runs.wait` learns that a run ended from the one
+   * `end` event instead of being woken, and handed a copy, for each of the run's events (issue 9:
+   * a 3-step run publishes a dozen). The log is in this process, so the watch is live at once
+   * (`ready` already resolved) and an end already in the log is reported straight away, with the
+   * latest `error` event the run published before it (kept apart from the events, so that also
+   * when maxEventsPerRun or maxBytes dropped the event itself).
+   */
+  watchEnd(runId: string, signal: AbortSignal): RunEndWatch {
+    assertRunId(runId);
+    let settle: (r: RunEndWatchResult) => void = () => undefined;
+    const done = new Promise<RunEndWatchResult>((resolve) => (settle = resolve));
+    const ready = Promise.resolve();
+    const log = this.runs.get(runId);
+    if (signal.aborted) settle({ kind: 'aborted' });
+    else if (this.closed) settle({ kind: 'lost' });
+    else if (log?.ended) settle(endOf(log));
+    else {
+      let watches = this.endWatches.get(runId);
+      if (!watches) this.endWatches.set(runId, (watches = new Set()));
+      const set = watches;
+      const onAbort = () => finish({ kind: 'aborted' });
+      const onClose = () => finish({ kind: 'lost' });
+      const finish = (r: RunEndWatchResult) => {
+        if (!set.delete(finish)) return;
+        if (set.size === 0 && this.endWatches.get(runId) === set) this.endWatches.delete(runId);
+        signal.removeEventListener('abort', onAbort);
+        this.closing.signal.removeEventListener('abort', onClose);
+        settle(r);
+      };
+      set.add(finish);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.closing.signal.addEventListener('abort', onClose, { once: true });
+      // Closing the watch settles nothing new: whoever closes it has stopped waiting on `done`.
+      return { ready, done, close: () => void finish({ kind: 'aborted' }) };
+    }
+    return { ready, done, close: () => undefined };
   }
 
   async *subscribe(runId: string, opts: RunEventSubscribeOptions = {}): AsyncGenerator<StoredRunEvent> {
@@ -126,7 +171,7 @@ export class MemoryRunEventStream implements RunEventStream {
   private log(runId: string): RunLog {
     let log = this.runs.get(runId);
     if (!log) {
-      log = { events: [], bytes: 0, ended: false, lastTs: Date.now(), waiters: new Set() };
+      log = { events: [], bytes: 0, ended: false, errorJson: undefined, lastTs: Date.now(), waiters: new Set() };
       this.runs.set(runId, log);
     }
     return log;
@@ -170,6 +215,8 @@ export class MemoryRunEventStream implements RunEventStream {
     }
   }
 }
+
+const endOf = (log: RunLog): RunEndWatchResult => (log.errorJson !== undefined ? { kind: 'end', errorJson: log.errorJson } : { kind: 'end' });
 
 /** What an event costs to keep: its data (UTF-16 code units, an upper bound of V8's one-byte strings) and a fixed overhead. */
 const eventBytes = (e: StoredRunEvent): number => e.dataJson.length + e.event.length + 64;

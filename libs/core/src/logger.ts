@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { stdoutLines } from './stdout-lines.js';
 
 export type { Logger };
 
@@ -25,8 +26,16 @@ export interface LoggerOptions {
 export function createLogger(opts: LoggerOptions): Logger {
   const level = opts.level ?? process.env.LOG_LEVEL ?? 'info';
   const options = { level, base: { service: opts.service }, ...(opts.mixin ? { mixin: opts.mixin } : {}) };
-  const destination = opts.tee ? teeTo(opts.destination ?? pino.destination(1), opts.tee) : opts.destination;
-  return destination ? pino(options, destination) : pino(options);
+  const out = opts.destination ?? stdout();
+  return pino(options, opts.tee ? teeTo(out, opts.tee) : out);
+}
+
+let shared: DestinationStream | undefined;
+
+/** Standard output, shared by every logger of the process (stdout-lines.ts). */
+function stdout(): DestinationStream {
+  shared ??= stdoutLines();
+  return shared;
 }
 
 function teeTo(destination: DestinationStream, tee: (line: string) => void): DestinationStream {

@@ -90,6 +90,9 @@ export function extractTraceContext(carrier: Record<string, string | undefined> 
 
 /** The active span's `traceparent` value, or '' when there is none. */
 export function currentTraceparent(): string {
+  // Tracing off: no context manager is registered, so the active context is always the root one,
+  // which carries no span — nothing to inject (a run created per request asked for it: issue 9).
+  if (!tracingRegistered) return '';
   const bag: Record<string, string> = {};
   propagation.inject(context.active(), bag);
   return bag.traceparent ?? '';
@@ -101,6 +104,9 @@ export function currentTraceparent(): string {
  * its trace and back (issue 10).
  */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
+  // Tracing off: no active span anywhere (see currentTraceparent); this runs for every log line.
+  // A new object each time: pino merges the line's fields into what the mixin returns.
+  if (!tracingRegistered) return {};
   const span = trace.getActiveSpan();
   if (!span) return {};
   const sc = span.spanContext();

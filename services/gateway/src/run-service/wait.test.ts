@@ -1,19 +1,26 @@
-import { createJetStreamRunEventStream, connectNatsBus, type JetStreamRunEventStream, type NatsBus } from '@agentloop/bus';
+import {
+  MemoryRunEventStream,
+  createJetStreamRunEventStream,
+  connectNatsBus,
+  type JetStreamRunEventStream,
+  type NatsBus,
+  type RunEventStream,
+} from '@agentloop/bus';
 import { startNats, type DevServer } from '@agentloop/devservers';
 import type { JsonObject, RunRecord, RunStatusName } from '@agentloop/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { waitForRunEnd } from './wait.js';
 
 let server: DevServer;
 let bus: NatsBus;
-let events: JetStreamRunEventStream;
+let jetstream: JetStreamRunEventStream;
 beforeAll(async () => {
   server = await startNats({ jetstream: true });
   bus = await connectNatsBus({ url: server.url, name: 'gateway-wait-test' });
-  events = await createJetStreamRunEventStream({ bus });
+  jetstream = await createJetStreamRunEventStream({ bus });
 });
 afterAll(async () => {
-  await events?.close();
+  await jetstream?.close();
   await bus?.close();
   await server?.stop();
 });
@@ -63,7 +70,20 @@ function storeOf(runId: string, ended: RunRecord) {
   };
 }
 
-describe('waitForRunEnd over JetStream', () => {
+// The same waits over the embedded mode's stream, whose end watch is in-process (memory-events.ts).
+const memory = new MemoryRunEventStream();
+afterAll(() => memory.close());
+const streams: Array<[string, () => RunEventStream]> = [
+  ['JetStream', () => jetstream],
+  ['the in-process stream', () => memory],
+];
+
+describe.each(streams)('waitForRunEnd over %s', (_name, streamOf) => {
+  let events: RunEventStream;
+  beforeEach(() => {
+    events = streamOf();
+  });
+
   it('returns the run and the error event of a run that fails after the wait began', async () => {
     const store = storeOf('run-a', run('run-a', 'error', 'boom'));
     const waiting = waitForRunEnd({ events, store }, 'acme', 'run-a', AbortSignal.timeout(10_000));
