@@ -82,6 +82,15 @@ function frameKey(f: CallFrame): string {
  * Cost centres: a sample belongs to the first centre (in this order) that has a frame anywhere
  * on its stack, so specific work (a checkpoint write) wins over the loop that called it (LangGraph).
  */
+/**
+ * Centres whose frames wrap other work rather than do it: with tracing off `withSpan` stays on the
+ * stack while its callback (a graph node, a tool call) runs, and the in-process bus's dispatch is
+ * under every handler it delivers to (the tool-runner's, the approval service's). They get a sample
+ * only when no other centre's frame is inside them on its stack (from 2026-11-24 20:00; the
+ * profiles before charged the whole wrapped work to them).
+ */
+const WRAPPER_CENTRES = new Set(['OpenTelemetry (withSpan, context API)', 'bus + run events (libs/bus)']);
+
 export const COST_CENTRES: Array<[string, RegExp]> = [
   ['checkpoints: SqliteSaver put/putWrites/getTuple + serde', /@langchain\/langgraph-checkpoint-sqlite\/|@langchain\/langgraph-checkpoint\/dist\/serde\//],
   ['workspace fs: libs/workspace (ensure, recordRunStart...)', /\/libs\/workspace\//],
@@ -179,10 +188,13 @@ export function summarize(profile: CpuProfile): Summary {
     add(selfByPackage, pkg, ms);
     const urls: string[] = [];
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) urls.push(byId.get(cur)!.callFrame.url);
+    // A wrapper centre only gets the samples where it is the innermost centre on the stack.
+    const innermost = urls.find((u) => COST_CENTRES.some(([, re]) => re.test(u)));
     const centre =
       f.functionName === '(garbage collector)' || f.functionName === '(program)'
         ? f.functionName
-        : (COST_CENTRES.find(([, re]) => urls.some((u) => re.test(u)))?.[0] ?? `other: ${packageOf(outermostJs ?? f)}`);
+        : (COST_CENTRES.find(([name, re]) => (WRAPPER_CENTRES.has(name) ? innermost !== undefined && re.test(innermost) : urls.some((u) => re.test(u))))?.[0] ??
+          `other: ${packageOf(outermostJs ?? f)}`);
     add(byCostCentre, centre, ms);
     add(byAgentLoopFrame, own ? frameKey(own) : f.url === '' && !caller ? `(${packageOf(f)})` : `(outside AgentLoop code: ${packageOf(outermostJs ?? f)})`, ms);
     // Inclusive: every distinct function and package on the stack gets the sample once.
@@ -263,7 +275,7 @@ export function formatSummary(s: Summary, opts: { runs?: number; top?: number } 
     `profiled ${fmt(s.wallMs)} ms wall; busy ${fmt(s.busyMs)} ms (${fmt((100 * s.busyMs) / (s.busyMs + s.idleMs))}% of samples), idle ${fmt(s.idleMs)} ms` +
       (opts.runs ? `; ${opts.runs} runs → ${fmt(s.busyMs / opts.runs)} ms of main-thread CPU per run` : ''),
     '',
-    'Cost centres (a sample goes to the first centre in COST_CENTRES order with a frame on its stack)',
+    'Cost centres (a sample goes to the first centre in COST_CENTRES order with a frame on its stack; OpenTelemetry and the bus only where innermost)',
     table('cost centre', s.byCostCentre, 30),
     '',
     'Charged to the innermost AgentLoop function on the stack (its own code + the library/native code it calls directly)',
