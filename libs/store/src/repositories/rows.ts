@@ -119,7 +119,15 @@ export function toThread(row: Selectable<ThreadsTable>): ThreadRecord {
   };
 }
 
+/**
+ * The record of a run row. Its request (`kwargs`: input messages, config — the largest column) is
+ * parsed when first read: most reads of a run on a run's way (the worker's take, the end,
+ * `runs.wait`'s reads) never look at it, and parsing it was most of the JSON parsing of run rows
+ * per run (issue 9). A stored request that is not a JSON object throws when read.
+ */
 export function toRun(row: Selectable<RunsTable>): RunRecord {
+  const kwargsText = row.kwargs;
+  let kwargs: JsonObject | undefined;
   return {
     runId: row.run_id,
     threadId: row.thread_id,
@@ -133,7 +141,12 @@ export function toRun(row: Selectable<RunsTable>): RunRecord {
     attempts: Number(row.attempts),
     error: row.error,
     metadata: parseObject(row.metadata, 'run metadata'),
-    kwargs: parseObject(row.kwargs, 'run kwargs'),
+    get kwargs(): JsonObject {
+      return (kwargs ??= parseObject(kwargsText, 'run kwargs'));
+    },
+    set kwargs(value: JsonObject) {
+      kwargs = value;
+    },
     multitaskStrategy: row.multitask_strategy,
     deferred: Number(row.deferred) === 1,
     deadLetter:
