@@ -61,6 +61,25 @@ export const takeThreadStampingReturning = preparedQuery((db, p: { tenantId: str
   takeThreadStampingWhere(db, p).returning((eb) => uploadsWaiting(eb, p)),
 );
 
+/**
+ * Admission on MySQL (no RETURNING): the take and the claim of the thread's waiting uploads in one
+ * multi-table UPDATE, where they were two round trips (issue 9). The thread row comes first (the
+ * left table of the join), then its uploads, the order the two statements locked them in. Returns
+ * the rows matched: 0 when another run holds the thread (nothing claimed then), else 1 for the
+ * thread plus the uploads claimed. Kysely builds no MySQL UPDATE … JOIN, hence the SQL text.
+ */
+export async function takeThreadClaimingMysql(
+  db: Kysely<Database>,
+  p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string | undefined },
+): Promise<bigint> {
+  const stamp = p.metadata === undefined ? sql`` : sql`, threads.metadata = ${p.metadata}`;
+  const res = await sql`update threads left join thread_uploads
+      on thread_uploads.tenant_id = threads.tenant_id and thread_uploads.thread_id = threads.thread_id and thread_uploads.run_id is null
+    set threads.active_run_id = ${p.runId}, threads.status = 'busy', threads.updated_at = ${p.now}${stamp}, thread_uploads.run_id = ${p.runId}
+    where threads.tenant_id = ${p.tenantId} and threads.thread_id = ${p.threadId} and threads.active_run_id is null`.execute(db);
+  return res.numAffectedRows ?? 0n;
+}
+
 /** Admission: the thread's pending uploads handed to the run. SQLite returns the rows claimed; MySQL reads them after. */
 const claimUploadsWhere = (db: Kysely<Database>, p: { tenantId: string; threadId: string; runId: string }) =>
   db.updateTable('thread_uploads').set({ run_id: p.runId }).where('tenant_id', '=', p.tenantId).where('thread_id', '=', p.threadId).where('run_id', 'is', null);

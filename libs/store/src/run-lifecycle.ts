@@ -45,6 +45,7 @@ import {
   startRun,
   startRunReturning,
   takeThread,
+  takeThreadClaimingMysql,
   takeThreadReturning,
   takeThreadStamping,
   takeThreadStampingReturning,
@@ -348,10 +349,16 @@ export class RunLifecycle<C = unknown> {
     let took: bigint;
     // Whether a claim of the thread's uploads can find any: unknown (true) unless the take said.
     let uploadsWaiting = true;
+    // MySQL: how many uploads the take claimed with it (undefined: not claimed by the take).
+    let claimedByTake: bigint | undefined;
     if (req.claimUploads && this.store.dialect === 'sqlite') {
       const taken = metadata === undefined ? await takeThreadReturning.first(db, key) : await takeThreadStampingReturning.first(db, { ...key, metadata });
       took = taken ? 1n : 0n;
       if (taken) uploadsWaiting = Number(taken.uploads_waiting) === 1;
+    } else if (req.claimUploads) {
+      const matched = await takeThreadClaimingMysql(db, { ...key, metadata });
+      took = matched > 0n ? 1n : 0n;
+      if (took > 0n) claimedByTake = matched - 1n;
     } else {
       took = metadata === undefined ? await takeThread.affected(db, key) : await takeThreadStamping.affected(db, { ...key, metadata });
     }
@@ -376,11 +383,12 @@ export class RunLifecycle<C = unknown> {
     if (req.claimUploads && uploadsWaiting) {
       // The claimed rows are exactly the run's (its id is new, and a failed admission rolls back):
       // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them,
-      // unless the update claimed none (most runs: a thread without pending uploads).
+      // unless the update (the take's, when it took the thread) claimed none (most runs: a thread
+      // without pending uploads).
       let rows: Selectable<ThreadUploadsTable>[] = [];
       if (this.store.dialect === 'sqlite') {
         rows = (await claimUploadsReturning.rows(db, key)).sort(byCreationThenId);
-      } else if ((await claimUploads.affected(db, key)) > 0n) {
+      } else if ((claimedByTake ?? (await claimUploads.affected(db, key))) > 0n) {
         rows = await db
           .selectFrom('thread_uploads')
           .selectAll()
