@@ -1,7 +1,8 @@
 /**
  * The statements saved per run on the admission and the start (issue 9), whose results must not
  * change: `RunLifecycle.take` (the start of a run the worker has not read) and the admission's
- * claim of uploads, skipped when the take says that the thread has none waiting.
+ * claim of uploads, skipped when the take says that the thread has none waiting (SQLite) or made
+ * by the take itself (MySQL).
  */
 import { describe, expect, it } from 'vitest';
 import { RunLifecycle } from '../run-lifecycle.js';
