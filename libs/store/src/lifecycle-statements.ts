@@ -9,6 +9,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { preparedQuery } from './prepared-query.js';
+import { RUN_RECORD_COLUMNS } from './repositories/rows.js';
 import type { RunStatusName } from './types.js';
 
 /** The statuses of a run not ended yet (the guard of every start and end). */
@@ -130,7 +131,7 @@ const startRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: strin
     .where('deferred', '=', 0);
 export const startRun = preparedQuery(startRunWhere);
 /** Start on SQLite: the same update returning the run it started, where a read came before it (issue 9). */
-export const startRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; now: number }) => startRunWhere(db, p).returningAll());
+export const startRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; now: number }) => startRunWhere(db, p).returning(RUN_RECORD_COLUMNS));
 
 /** End (not a dead letter, whose update carries more): only a run still pending or running ends. */
 const endRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
@@ -141,7 +142,7 @@ const endRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string;
     .where('run_id', '=', p.runId)
     .where('status', 'in', ACTIVE);
 export const endRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
-  endRunWhere(db, p).returningAll(),
+  endRunWhere(db, p).returning(RUN_RECORD_COLUMNS),
 );
 export const endRun = preparedQuery(endRunWhere);
 

@@ -32,7 +32,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import type { Database, RunsTable, ThreadUploadsTable } from './schema.js';
-import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
+import { checkId, isDuplicateKey, toRun, toUpload, type RunRow } from './repositories/rows.js';
 import { selectRun } from './repositories/runs.js';
 import {
   ACTIVE,
@@ -504,7 +504,7 @@ export class RunLifecycle<C = unknown> {
   async take(tenantId: string, runId: string): Promise<StartResult> {
     const now = this.now();
     const key = { tenantId, runId, now };
-    let row: Selectable<RunsTable> | undefined;
+    let row: RunRow | undefined;
     if (this.store.dialect === 'sqlite') {
       row = await this.store.writeStatement((db) => startRunReturning.first(db, key));
     } else if ((await this.store.writeStatement((db) => startRun.affected(db, key))) > 0n) {
@@ -577,7 +577,7 @@ export class RunLifecycle<C = unknown> {
         .where('run_id', '=', req.runId)
         .where('status', 'in', ACTIVE);
     const values = req.values ? JSON.stringify(req.values) : undefined;
-    let self: Selectable<RunsTable> | undefined;
+    let self: RunRow | undefined;
     let endedHere: boolean;
     if (this.store.dialect === 'sqlite') {
       // SQLite returns the updated row (a statement less per run's end, issue 9); MySQL has no UPDATE … RETURNING.
