@@ -44,6 +44,7 @@ export const SQL = {
       tag REAL NOT NULL DEFAULT 0,
       grp TEXT NOT NULL DEFAULT '',
       parked INTEGER NOT NULL DEFAULT 0,
+      finish REAL,
       UNIQUE (queue, id)
     );
     CREATE INDEX IF NOT EXISTS queue_jobs_ready ON queue_jobs (queue, ready_at, seq) WHERE state = ${QUEUED};
@@ -51,6 +52,24 @@ export const SQL = {
     CREATE INDEX IF NOT EXISTS queue_jobs_parked ON queue_jobs (queue, grp, tag, seq) WHERE parked = 1;
     CREATE TABLE IF NOT EXISTS queue_fair_finish (queue TEXT NOT NULL, grp TEXT NOT NULL, finish REAL NOT NULL, PRIMARY KEY (queue, grp));
     CREATE TABLE IF NOT EXISTS queue_fair_vtime (queue TEXT PRIMARY KEY, v REAL NOT NULL);
+    -- The fair scheduler's bookkeeping (fair-tags.ts), done by the statement that adds or takes a
+    -- job rather than by a second statement in a transaction around it (issue 9: an add and a take
+    -- were BEGIN, two statements, COMMIT each; now one statement each, as atomic).
+    -- A job added by a fair queue carries its group's next finish tag: the group's finish tag moves on.
+    CREATE TRIGGER IF NOT EXISTS queue_fair_finish_on_add AFTER INSERT ON queue_jobs WHEN new.finish IS NOT NULL BEGIN
+      INSERT INTO queue_fair_finish (queue, grp, finish) VALUES (new.queue, new.grp, new.finish)
+        ON CONFLICT (queue, grp) DO UPDATE SET finish = excluded.finish;
+    END;
+    -- The same for a finished job past the retention added again (the add's upsert updates its row).
+    CREATE TRIGGER IF NOT EXISTS queue_fair_finish_on_readd AFTER UPDATE OF finish ON queue_jobs WHEN new.finish IS NOT NULL BEGIN
+      INSERT INTO queue_fair_finish (queue, grp, finish) VALUES (new.queue, new.grp, new.finish)
+        ON CONFLICT (queue, grp) DO UPDATE SET finish = excluded.finish;
+    END;
+    -- A job taken: the virtual time moves on to its tag (never back). Untagged jobs (tag 0: a queue
+    -- without fairness, or jobs from before it) cannot move it, so they skip the write.
+    CREATE TRIGGER IF NOT EXISTS queue_fair_advance_on_take AFTER UPDATE OF state ON queue_jobs WHEN new.state = ${ACTIVE} AND new.tag > 0 BEGIN
+      INSERT INTO queue_fair_vtime (queue, v) VALUES (new.queue, new.tag) ON CONFLICT (queue) DO UPDATE SET v = max(v, excluded.v);
+    END;
     CREATE INDEX IF NOT EXISTS queue_jobs_active ON queue_jobs (owner, queue) WHERE state = ${ACTIVE};
     CREATE INDEX IF NOT EXISTS queue_jobs_finished ON queue_jobs (queue, finished_at) WHERE finished_at IS NOT NULL;
     CREATE TABLE IF NOT EXISTS queue_owners (owner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL);`,
@@ -60,22 +79,22 @@ export const SQL = {
     VALUES (?, ?, ?, ${QUEUED}, ?, ?, 0, 0, ?, ?, 0, NULL, NULL, NULL, ?, ?)
     ON CONFLICT (queue, id) DO UPDATE SET payload = excluded.payload, state = ${QUEUED}, attempts = excluded.attempts,
       backoff_ms = excluded.backoff_ms, attempts_made = 0, stalled = 0, ready_at = excluded.ready_at, seq = excluded.seq,
-      owner = NULL, finished_at = NULL, error = NULL, tag = excluded.tag, grp = excluded.grp, parked = 0
+      owner = NULL, finished_at = NULL, error = NULL, tag = excluded.tag, grp = excluded.grp, parked = 0, finish = NULL
     WHERE queue_jobs.finished_at < ?`,
   // The same add on a fair queue, its start tag computed in the statement (fair-tags.ts startTag:
-  // max(V, the group's finish tag)) and returned, where a read of V and the finish tag came first:
-  // a statement less per job (issue 9). Nothing is returned when the add is a no-op.
+  // max(V, the group's finish tag)), where a read of V and the finish tag came first, and its
+  // finish tag (fair-tags.ts finishTag: tag + 1/weight, `@step`) stored with it for the trigger
+  // that moves the group's finish tag on (issue 9). A no-op add changes nothing, finish tag included.
   enqueueFair: `
-    INSERT INTO queue_jobs (queue, id, payload, state, attempts, backoff_ms, attempts_made, stalled, ready_at, seq, run, owner, finished_at, error, tag, grp)
-    SELECT @queue, @id, @payload, ${QUEUED}, @attempts, @backoffMs, 0, 0, @readyAt, @seq, 0, NULL, NULL, NULL,
-      max(coalesce((SELECT v FROM queue_fair_vtime WHERE queue = @queue), 0), coalesce((SELECT finish FROM queue_fair_finish WHERE queue = @queue AND grp = @grp), 0)),
-      @grp
+    INSERT INTO queue_jobs (queue, id, payload, state, attempts, backoff_ms, attempts_made, stalled, ready_at, seq, run, owner, finished_at, error, tag, grp, finish)
+    SELECT @queue, @id, @payload, ${QUEUED}, @attempts, @backoffMs, 0, 0, @readyAt, @seq, 0, NULL, NULL, NULL, start.tag, @grp, start.tag + @step
+    FROM (SELECT max(coalesce((SELECT v FROM queue_fair_vtime WHERE queue = @queue), 0),
+      coalesce((SELECT finish FROM queue_fair_finish WHERE queue = @queue AND grp = @grp), 0)) AS tag) AS start
     WHERE true
     ON CONFLICT (queue, id) DO UPDATE SET payload = excluded.payload, state = ${QUEUED}, attempts = excluded.attempts,
       backoff_ms = excluded.backoff_ms, attempts_made = 0, stalled = 0, ready_at = excluded.ready_at, seq = excluded.seq,
-      owner = NULL, finished_at = NULL, error = NULL, tag = excluded.tag, grp = excluded.grp, parked = 0
-    WHERE queue_jobs.finished_at < @retainedSince
-    RETURNING tag`,
+      owner = NULL, finished_at = NULL, error = NULL, tag = excluded.tag, grp = excluded.grp, parked = 0, finish = excluded.finish
+    WHERE queue_jobs.finished_at < @retainedSince`,
   // Fairness tag first (all 0 on a queue without fairness: FIFO by readiness). Each row also
   // carries when the next delayed job is due (`nextReadyAt` of the jobs not ready at @now, which
   // this update does not touch), so a take that finds jobs needs no second statement for it.
@@ -84,8 +103,6 @@ export const SQL = {
     WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = @queue AND state = ${QUEUED} AND ready_at <= @now ORDER BY tag, ready_at, seq LIMIT @limit)
     RETURNING rowid AS rowid, id, payload, attempts, attempts_made AS attemptsMade, backoff_ms AS backoffMs, run, ready_at AS readyAt, seq, tag, grp AS "group",
       (SELECT min(ready_at) FROM queue_jobs WHERE queue = @queue AND state = ${QUEUED} AND ready_at > @now) AS nextReadyAt`,
-  fairFinish: `INSERT INTO queue_fair_finish (queue, grp, finish) VALUES (?, ?, ?) ON CONFLICT (queue, grp) DO UPDATE SET finish = excluded.finish`,
-  fairAdvance: `INSERT INTO queue_fair_vtime (queue, v) VALUES (?, ?) ON CONFLICT (queue) DO UPDATE SET v = max(v, excluded.v)`,
   wakeParked: `
     UPDATE queue_jobs SET ready_at = ?, parked = 0
     WHERE rowid IN (SELECT rowid FROM queue_jobs WHERE queue = ? AND grp = ? AND parked = 1 ORDER BY tag, seq LIMIT ?) RETURNING id`,
@@ -258,14 +275,21 @@ export class SqliteQueueDatabase {
   }
 }
 
-/** A file made before fair scheduling (docs/adr/0008) gets its columns; their defaults make old jobs untagged (FIFO). */
+/**
+ * A file made before fair scheduling (docs/adr/0008) gets its columns; their defaults make old jobs
+ * untagged (FIFO). A file made before the finish tag moved into the job's row gets `finish`: its
+ * jobs have none (NULL), their add had moved their group's finish tag on already.
+ */
 function addFairnessColumns(db: BetterSqlite3.Database): void {
-  const columns = db.prepare(`SELECT name FROM pragma_table_info('queue_jobs')`).all() as Array<{ name: string }>;
-  if (columns.length === 0 || columns.some((c) => c.name === 'tag')) return;
-  db.exec(`
-    ALTER TABLE queue_jobs ADD COLUMN tag REAL NOT NULL DEFAULT 0;
-    ALTER TABLE queue_jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
-    ALTER TABLE queue_jobs ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;`);
+  const columns = new Set((db.prepare(`SELECT name FROM pragma_table_info('queue_jobs')`).all() as Array<{ name: string }>).map((c) => c.name));
+  if (columns.size === 0) return;
+  if (!columns.has('tag')) {
+    db.exec(`
+      ALTER TABLE queue_jobs ADD COLUMN tag REAL NOT NULL DEFAULT 0;
+      ALTER TABLE queue_jobs ADD COLUMN grp TEXT NOT NULL DEFAULT '';
+      ALTER TABLE queue_jobs ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;`);
+  }
+  if (!columns.has('finish')) db.exec(`ALTER TABLE queue_jobs ADD COLUMN finish REAL`);
 }
 
 /** True when an owner that ran on this host with this pid is certainly gone. */

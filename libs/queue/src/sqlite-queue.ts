@@ -18,8 +18,9 @@
  *
  * Fairness (`fairness`, docs/adr/0008-fair-scheduling.md): each job gets its start tag at enqueue
  * (fair-tags.ts) from the virtual time and its group's finish tag, kept in the file: the enqueue's
- * INSERT computes the tag from them, and its transaction moves the group's finish tag on; workers
- * take ready jobs by (tag, ready_at, seq), and a take moves the virtual time on in its transaction.
+ * INSERT computes the tag from them and stores the job's finish tag, which a trigger makes its
+ * group's; workers take ready jobs by (tag, ready_at, seq), and a trigger of the take moves the
+ * virtual time on. Each is one statement, atomic without a transaction around it.
  * Without it every tag is 0: FIFO by readiness.
  */
 
@@ -38,7 +39,7 @@ import {
 import { assertQueueName, assertWorkerOptions, backoffDelay, DEFAULT_RETENTION_MS, resolveEnqueue } from './validate.js';
 import { ACTIVE, COMPLETED, FAILED, QUEUED, SqliteQueueDatabase, TAKE_BATCH } from './sqlite-database.js';
 import { SqliteWorker } from './sqlite-worker.js';
-import { advance, finishTag, weightOf, type FairnessOptions } from './fair-tags.js';
+import { finishTag, weightOf, type FairnessOptions } from './fair-tags.js';
 
 export { SqliteQueueDatabase, SQL, type SqliteQueueDatabaseOptions } from './sqlite-database.js';
 
@@ -112,22 +113,19 @@ export class SqliteQueue implements JobQueue {
     const group = opts.group ?? '';
     const fair = this.fairness;
     const changes = fair
-      ? this.database.transaction(() => {
-          const added = this.database.stmt('enqueueFair').get({
-            queue: this.name,
-            id: opts.jobId,
-            payload: bytes,
-            attempts: r.attempts,
-            backoffMs: r.backoffMs,
-            readyAt,
-            seq: this.database.nextSeq(),
-            grp: group,
-            retainedSince: now - this.retentionMs,
-          }) as { tag: number } | undefined;
-          // A duplicate id adds nothing: the group's finish tag stays.
-          if (added) this.database.stmt('fairFinish').run(this.name, group, finishTag(added.tag, weightOf(fair, group)));
-          return added ? 1 : 0;
-        })
+      ? this.database.stmt('enqueueFair').run({
+          queue: this.name,
+          id: opts.jobId,
+          payload: bytes,
+          attempts: r.attempts,
+          backoffMs: r.backoffMs,
+          readyAt,
+          seq: this.database.nextSeq(),
+          grp: group,
+          // finishTag(tag, weight) = tag + 1/weight, the weight checked here; the statement adds the tag.
+          step: finishTag(0, weightOf(fair, group)),
+          retainedSince: now - this.retentionMs,
+        }).changes
       : this.database
           .stmt('enqueue')
           .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), 0, group, now - this.retentionMs).changes;
@@ -211,18 +209,11 @@ export class SqliteQueue implements JobQueue {
   take(max: number): Taken[] {
     if (!this.mayHaveReady) return [];
     const limit = Math.min(max, TAKE_BATCH);
-    const rows = this.database.transaction(() => {
-      const taken = this.database.stmt('take').all({ owner: this.database.owner, queue: this.name, now: Date.now(), limit }) as Array<
-        Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null }
-      >;
-      // The virtual time moves on to the largest tag taken: a group idle until now is tagged from there.
-      if (this.fairness && taken.length > 0)
-        this.database.stmt('fairAdvance').run(
-          this.name,
-          taken.reduce((v, t) => advance(v, t.tag), 0),
-        );
-      return taken;
-    });
+    // One statement: the virtual time moving on to the tags taken (a group idle until now is tagged
+    // from there) is its trigger's (sqlite-database.ts, queue_fair_advance_on_take).
+    const rows = this.database.stmt('take').all({ owner: this.database.owner, queue: this.name, now: Date.now(), limit }) as Array<
+      Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null }
+    >;
     if (rows.length < limit) {
       // Nothing more is ready: wake up when the next delayed job is due (the take's rows say when).
       this.mayHaveReady = false;

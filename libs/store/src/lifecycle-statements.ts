@@ -6,36 +6,80 @@
  * rarer transitions (dead letter, redrive, recovery, deletion) keep their builder chains in
  * run-lifecycle.ts.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { preparedQuery } from './prepared-query.js';
+import { RUN_RECORD_COLUMNS } from './repositories/rows.js';
 import type { RunStatusName } from './types.js';
 
 /** The statuses of a run not ended yet (the guard of every start and end). */
 export const ACTIVE: RunStatusName[] = ['pending', 'running'];
 
 /** Admission: the run takes the thread when no run holds it (the database decides between racing admissions). */
-export const takeThread = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number }) =>
+const takeThreadWhere = (db: Kysely<Database>, p: { tenantId: string; threadId: string; runId: string; now: number }) =>
   db
     .updateTable('threads')
     .set({ active_run_id: p.runId, status: 'busy', updated_at: p.now })
     .where('tenant_id', '=', p.tenantId)
     .where('thread_id', '=', p.threadId)
-    .where('active_run_id', 'is', null),
-);
+    .where('active_run_id', 'is', null);
+export const takeThread = preparedQuery(takeThreadWhere);
 
 /**
  * Admission, the same take when the run also stamps its graph and assistant into the thread's
  * metadata (`AdmitRequest.threadMetadata`): one statement where the take and a metadata update were two.
  */
-export const takeThreadStamping = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string }) =>
+const takeThreadStampingWhere = (db: Kysely<Database>, p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string }) =>
   db
     .updateTable('threads')
     .set({ active_run_id: p.runId, status: 'busy', updated_at: p.now, metadata: p.metadata })
     .where('tenant_id', '=', p.tenantId)
     .where('thread_id', '=', p.threadId)
-    .where('active_run_id', 'is', null),
+    .where('active_run_id', 'is', null);
+export const takeThreadStamping = preparedQuery(takeThreadStampingWhere);
+
+/**
+ * Admission on SQLite: the same takes, returning whether the thread has uploads waiting for a run,
+ * so that the claim below runs only when there is one to claim — most threads have none, and the
+ * claim that found nothing was a statement on every run (issue 9). The transaction holds the write
+ * lock (BEGIN IMMEDIATE), so no upload lands between this read and the claim.
+ */
+const uploadsWaiting = (eb: ExpressionBuilder<Database, 'threads'>, p: { tenantId: string; threadId: string }) =>
+  eb
+    .exists(
+      eb
+        .selectFrom('thread_uploads')
+        .select(sql.lit(1).as('one'))
+        .where('thread_uploads.tenant_id', '=', p.tenantId)
+        .where('thread_uploads.thread_id', '=', p.threadId)
+        .where('thread_uploads.run_id', 'is', null),
+    )
+    .as('uploads_waiting');
+export const takeThreadReturning = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number }) =>
+  takeThreadWhere(db, p).returning((eb) => uploadsWaiting(eb, p)),
 );
+export const takeThreadStampingReturning = preparedQuery((db, p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string }) =>
+  takeThreadStampingWhere(db, p).returning((eb) => uploadsWaiting(eb, p)),
+);
+
+/**
+ * Admission on MySQL (no RETURNING): the take and the claim of the thread's waiting uploads in one
+ * multi-table UPDATE, where they were two round trips (issue 9). The thread row comes first (the
+ * left table of the join), then its uploads, the order the two statements locked them in. Returns
+ * the rows matched: 0 when another run holds the thread (nothing claimed then), else 1 for the
+ * thread plus the uploads claimed. Kysely builds no MySQL UPDATE … JOIN, hence the SQL text.
+ */
+export async function takeThreadClaimingMysql(
+  db: Kysely<Database>,
+  p: { tenantId: string; threadId: string; runId: string; now: number; metadata: string | undefined },
+): Promise<bigint> {
+  const stamp = p.metadata === undefined ? sql`` : sql`, threads.metadata = ${p.metadata}`;
+  const res = await sql`update threads left join thread_uploads
+      on thread_uploads.tenant_id = threads.tenant_id and thread_uploads.thread_id = threads.thread_id and thread_uploads.run_id is null
+    set threads.active_run_id = ${p.runId}, threads.status = 'busy', threads.updated_at = ${p.now}${stamp}, thread_uploads.run_id = ${p.runId}
+    where threads.tenant_id = ${p.tenantId} and threads.thread_id = ${p.threadId} and threads.active_run_id is null`.execute(db);
+  return res.numAffectedRows ?? 0n;
+}
 
 /** Admission: the thread's pending uploads handed to the run. SQLite returns the rows claimed; MySQL reads them after. */
 const claimUploadsWhere = (db: Kysely<Database>, p: { tenantId: string; threadId: string; runId: string }) =>
@@ -77,15 +121,17 @@ export const insertRun = preparedQuery((db, p: RunInsert) =>
 );
 
 /** Start: pending (or running: a retry) → running, one more attempt, started_at kept from the first start. */
-export const startRun = preparedQuery((db, p: { tenantId: string; runId: string; now: number }) =>
+const startRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string; now: number }) =>
   db
     .updateTable('runs')
     .set((eb) => ({ status: 'running', updated_at: p.now, attempts: eb('attempts', '+', 1), started_at: sql<number>`coalesce(started_at, ${p.now})` }))
     .where('tenant_id', '=', p.tenantId)
     .where('run_id', '=', p.runId)
     .where('status', 'in', ACTIVE)
-    .where('deferred', '=', 0),
-);
+    .where('deferred', '=', 0);
+export const startRun = preparedQuery(startRunWhere);
+/** Start on SQLite: the same update returning the run it started, where a read came before it (issue 9). */
+export const startRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; now: number }) => startRunWhere(db, p).returning(RUN_RECORD_COLUMNS));
 
 /** End (not a dead letter, whose update carries more): only a run still pending or running ends. */
 const endRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
@@ -96,7 +142,7 @@ const endRunWhere = (db: Kysely<Database>, p: { tenantId: string; runId: string;
     .where('run_id', '=', p.runId)
     .where('status', 'in', ACTIVE);
 export const endRunReturning = preparedQuery((db, p: { tenantId: string; runId: string; status: string; now: number; error: string | null }) =>
-  endRunWhere(db, p).returningAll(),
+  endRunWhere(db, p).returning(RUN_RECORD_COLUMNS),
 );
 export const endRun = preparedQuery(endRunWhere);
 

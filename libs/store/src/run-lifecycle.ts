@@ -32,7 +32,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { AgentLoopError, UnavailableError, assertNever, errorMessage, type Logger } from '@agentloop/core';
 import type { Database, RunsTable, ThreadUploadsTable } from './schema.js';
-import { checkId, isDuplicateKey, toRun, toUpload } from './repositories/rows.js';
+import { checkId, isDuplicateKey, toRun, toUpload, type RunRow } from './repositories/rows.js';
 import { selectRun } from './repositories/runs.js';
 import {
   ACTIVE,
@@ -43,8 +43,12 @@ import {
   insertRun,
   releaseThreadSqlite,
   startRun,
+  startRunReturning,
   takeThread,
+  takeThreadClaimingMysql,
+  takeThreadReturning,
   takeThreadStamping,
+  takeThreadStampingReturning,
 } from './lifecycle-statements.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
 
@@ -341,9 +345,23 @@ export class RunLifecycle<C = unknown> {
     const r = req.run;
     const now = this.now();
     const key = { tenantId: r.tenantId, threadId: r.threadId, runId: r.runId, now };
-    const took = req.threadMetadata
-      ? await takeThreadStamping.affected(db, { ...key, metadata: JSON.stringify(req.threadMetadata) })
-      : await takeThread.affected(db, key);
+    const metadata = req.threadMetadata ? JSON.stringify(req.threadMetadata) : undefined;
+    let took: bigint;
+    // Whether a claim of the thread's uploads can find any: unknown (true) unless the take said.
+    let uploadsWaiting = true;
+    // MySQL: how many uploads the take claimed with it (undefined: not claimed by the take).
+    let claimedByTake: bigint | undefined;
+    if (req.claimUploads && this.store.dialect === 'sqlite') {
+      const taken = metadata === undefined ? await takeThreadReturning.first(db, key) : await takeThreadStampingReturning.first(db, { ...key, metadata });
+      took = taken ? 1n : 0n;
+      if (taken) uploadsWaiting = Number(taken.uploads_waiting) === 1;
+    } else if (req.claimUploads) {
+      const matched = await takeThreadClaimingMysql(db, { ...key, metadata });
+      took = matched > 0n ? 1n : 0n;
+      if (took > 0n) claimedByTake = matched - 1n;
+    } else {
+      took = metadata === undefined ? await takeThread.affected(db, key) : await takeThreadStamping.affected(db, { ...key, metadata });
+    }
     let behind: string | undefined;
     if (took === 0n) {
       const thread = await db
@@ -362,14 +380,15 @@ export class RunLifecycle<C = unknown> {
       }
     }
     let uploads: UploadRecord[] = [];
-    if (req.claimUploads) {
+    if (req.claimUploads && uploadsWaiting) {
       // The claimed rows are exactly the run's (its id is new, and a failed admission rolls back):
       // SQLite returns them from the update (a statement less per run, issue 9); MySQL reads them,
-      // unless the update claimed none (most runs: a thread without pending uploads).
+      // unless the update (the take's, when it took the thread) claimed none (most runs: a thread
+      // without pending uploads).
       let rows: Selectable<ThreadUploadsTable>[] = [];
       if (this.store.dialect === 'sqlite') {
         rows = (await claimUploadsReturning.rows(db, key)).sort(byCreationThenId);
-      } else if ((await claimUploads.affected(db, key)) > 0n) {
+      } else if ((claimedByTake ?? (await claimUploads.affected(db, key))) > 0n) {
         rows = await db
           .selectFrom('thread_uploads')
           .selectAll()
@@ -476,6 +495,32 @@ export class RunLifecycle<C = unknown> {
     return { kind: 'ended', run: current };
   }
 
+  /**
+   * `start` for a worker that has not read the run: the same guarded update, which on SQLite
+   * returns the row it started (one statement where a read and the update were two, issue 9); the
+   * record is read only when the update started nothing, to say why (missing, deferred, ended).
+   * MySQL has no UPDATE … RETURNING: the update, then the read.
+   */
+  async take(tenantId: string, runId: string): Promise<StartResult> {
+    const now = this.now();
+    const key = { tenantId, runId, now };
+    let row: RunRow | undefined;
+    if (this.store.dialect === 'sqlite') {
+      row = await this.store.writeStatement((db) => startRunReturning.first(db, key));
+    } else if ((await this.store.writeStatement((db) => startRun.affected(db, key))) > 0n) {
+      row = await this.store.writeStatement((db) => selectRun.first(db, key));
+    }
+    if (row) {
+      const started = toRun(row);
+      await this.emit({ type: 'run.started', run: started });
+      return { kind: 'started', run: started };
+    }
+    const current = await this.store.getRun(tenantId, runId);
+    if (!current) return { kind: 'missing' };
+    if (current.deferred) return { kind: 'deferred', run: current };
+    return { kind: 'ended', run: current };
+  }
+
   // -------------------------------------------------------------------------
   // End
 
@@ -532,7 +577,7 @@ export class RunLifecycle<C = unknown> {
         .where('run_id', '=', req.runId)
         .where('status', 'in', ACTIVE);
     const values = req.values ? JSON.stringify(req.values) : undefined;
-    let self: Selectable<RunsTable> | undefined;
+    let self: RunRow | undefined;
     let endedHere: boolean;
     if (this.store.dialect === 'sqlite') {
       // SQLite returns the updated row (a statement less per run's end, issue 9); MySQL has no UPDATE … RETURNING.

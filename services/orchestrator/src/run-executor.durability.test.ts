@@ -127,10 +127,10 @@ describe('RunExecutor durability', () => {
     const { executor, job } = await setup([{ content: 'done' }]);
     const real = store;
     let failures = 1;
-    // The store is unreachable when the job starts (getRun throws), then comes back.
+    // The store is unreachable when the job starts (the run's take, its first statement, throws), then comes back.
     const flaky = new Proxy(real, {
       get(target, prop) {
-        if (prop === 'getRun' && failures > 0) {
+        if (prop === 'writeStatement' && failures > 0) {
           return async () => {
             failures--;
             throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
@@ -159,7 +159,8 @@ describe('RunExecutor durability', () => {
     const { executor, job } = await setup([{ content: 'done' }]);
     const broken = new Proxy(store, {
       get(target, prop) {
-        if (prop === 'getRun') return async () => Promise.reject(Object.assign(new Error('Connection is closed.'), { code: 'ECONNRESET' }));
+        // The run's take, the job's first statement, fails.
+        if (prop === 'writeStatement') return async () => Promise.reject(Object.assign(new Error('Connection is closed.'), { code: 'ECONNRESET' }));
         const v: unknown = Reflect.get(target, prop, target);
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },

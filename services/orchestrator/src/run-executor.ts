@@ -114,7 +114,8 @@ interface TakenRun {
   attempt: number;
   attempts: number;
   workerSignal: AbortSignal;
-  existing: RunRecord;
+  /** How many times the run had started before this execution (its record's attempts before the take). */
+  priorAttempts: number;
   startedAt: Date;
   cpConfig: CheckpointConfig;
   resumeInput: GraphInput | undefined;
@@ -242,28 +243,34 @@ export class RunExecutor {
     );
   }
 
-  /** Takes the run (or announces the end it already has), then runs it. */
+  /**
+   * Takes the run (or announces the end it already has), then runs it. The take is the run's
+   * start transition, which returns the record it started: the record is read before it only for
+   * the resume of a run suspended on delegated agents, which must not start a run that no longer
+   * waits on that step (issue 9: a read less per run).
+   */
   private async executeRun(job: RunJob, attempt: number, workerSignal: AbortSignal, attempts: number, span: Span, lease: StepLease | undefined): Promise<void> {
     const { store } = this.deps;
     const log = this.deps.logger.child({ run_id: job.runId, thread_id: job.threadId, tenant: job.tenantId });
-    const existing = await store.getRun(job.tenantId, job.runId);
-    if (!existing) {
-      log.warn('run record not found; dropping job');
-      return;
-    }
-    if (TERMINAL_RUN_STATUSES.includes(existing.status)) {
-      // This job ran before (a retry, or a stalled job taken over) and recorded the outcome, but may
-      // have died before announcing it: announce again. A repeated `end` is harmless, the webhook
-      // job id dedupes the delivery, and a delegated run's parent is told (again) that it finished.
-      log.info({ status: existing.status }, 'run already finished; announcing its end again');
-      const thread = await store.getThread(job.tenantId, job.threadId);
-      await this.lifecycle.replayEnd(existing, { job, model: modelOf(job, this.deps.models) }, thread?.values ?? null);
-      return;
-    }
     const cpConfig: CheckpointConfig = { configurable: { thread_id: checkpointThreadId(job.tenantId, job.threadId), run_id: job.runId } };
-    // The resume of a run suspended on delegated agents: only while it still waits on that step.
+    // The end of a run that ended before this job took it (a retry or a stalled job taken over that
+    // recorded the outcome but may have died before announcing it; or a cancel before the start):
+    // announced again. A repeated `end` is harmless, the webhook job id dedupes the delivery, and a
+    // delegated run's parent is told (again) that it finished.
+    const replay = async (ended: RunRecord): Promise<void> => {
+      log.info({ status: ended.status }, 'run already finished; announcing its end again');
+      const thread = await store.getThread(job.tenantId, job.threadId);
+      await this.lifecycle.replayEnd(ended, { job, model: modelOf(job, this.deps.models) }, thread?.values ?? null);
+    };
     let resumeInput: GraphInput | undefined;
     if (job.resumeDelegationId) {
+      const existing = await store.getRun(job.tenantId, job.runId);
+      if (!existing) {
+        log.warn('run record not found; dropping job');
+        return;
+      }
+      if (TERMINAL_RUN_STATUSES.includes(existing.status)) return replay(existing);
+      // The resume of a run suspended on delegated agents: only while it still waits on that step.
       const decided = await delegationResumeInput(this.graph, job, cpConfig, attempt);
       if (decided === 'stale') {
         log.info({ delegation_id: job.resumeDelegationId }, 'run no longer waits on this delegation step; resume job dropped');
@@ -271,23 +278,17 @@ export class RunExecutor {
       }
       resumeInput = decided;
     }
-    // started_at is the first start: later attempts (crash resume, delegation resume) keep it, so a
-    // run's artifacts are the outputs written since it first started.
-    const startedAt = existing.startedAt ?? new Date();
     // Listen for a cancel before taking the run: a cancel recorded from now on either stops the
     // take below (the run is no longer pending/running) or reaches this controller.
     const cancel = this.cancels.register(job.runId);
     try {
-      const taken = await this.lifecycle.start(existing);
+      const taken = await this.lifecycle.take(job.tenantId, job.runId);
       switch (taken.kind) {
         case 'started':
           break;
-        case 'ended': {
-          log.info({ status: taken.run.status }, 'run ended (cancelled) before it started; announcing its end');
-          const thread = await store.getThread(job.tenantId, job.threadId);
-          await this.lifecycle.replayEnd(taken.run, { job, model: modelOf(job, this.deps.models) }, thread?.values ?? null, undefined);
+        case 'ended':
+          await replay(taken.run);
           return;
-        }
         case 'deferred':
           // Its thread's current run hands it the thread (and enqueues it again) when it ends.
           log.warn('run still waits for its thread; job dropped');
@@ -298,7 +299,17 @@ export class RunExecutor {
         default:
           assertNever(taken, 'start result');
       }
-      await this.executeTaken(job, { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel: cancel.signal, lease }, log, span);
+      const run = taken.run;
+      // started_at is the first start: later attempts (crash resume, delegation resume) keep it, so
+      // a run's artifacts are the outputs written since it first started.
+      const startedAt = run.startedAt ?? new Date();
+      const priorAttempts = run.attempts - 1;
+      await this.executeTaken(
+        job,
+        { attempt, attempts, workerSignal, priorAttempts, startedAt, cpConfig, resumeInput, cancel: cancel.signal, lease },
+        log,
+        span,
+      );
     } finally {
       this.cancels.release(job.runId, cancel);
     }
@@ -329,7 +340,7 @@ export class RunExecutor {
 
   /** The graph part of a run; returns how this execution ended (a run status, `suspended`, or `interrupted`). */
   private async runGraph(job: RunJob, run: TakenRun, log: Logger, span: Span): Promise<string> {
-    const { attempt, attempts, workerSignal, existing, startedAt, cpConfig, resumeInput, cancel, lease } = run;
+    const { attempt, attempts, workerSignal, priorAttempts, startedAt, cpConfig, resumeInput, cancel, lease } = run;
     // A delegated run of a parent streamed with stream_subgraphs also publishes on the parent's stream.
     const events = withSubgraphEvents(this.deps.events, job, log);
     const timeout = AbortSignal.timeout(Number(job.timeoutMs) > 0 ? Number(job.timeoutMs) : this.deps.config.runTimeoutMs);
@@ -388,10 +399,8 @@ export class RunExecutor {
       // A run created with a checkpoint starts from it (a fork of the thread: edit, regenerate).
       const runCp = job.resumeDelegationId
         ? cpConfig
-        : await runCheckpointConfig(this.graph, job, cpConfig, setup.configurable, Math.max(attempt, existing.attempts));
-      const input = job.resumeDelegationId
-        ? (resumeInput as GraphInput)
-        : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, existing.attempts));
+        : await runCheckpointConfig(this.graph, job, cpConfig, setup.configurable, Math.max(attempt, priorAttempts));
+      const input = job.resumeDelegationId ? (resumeInput as GraphInput) : await graphInput(this.graph, job, runCp, maxLoops, Math.max(attempt, priorAttempts));
       const threadId = String(cpConfig.configurable.thread_id);
       const stopped = await streamSuspending(
         (resumed) =>

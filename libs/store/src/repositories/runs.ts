@@ -4,20 +4,21 @@
  */
 import type { JsonObject, RunRecord, RunStatusName } from '../types.js';
 import type { RepositoryContext } from './context.js';
-import { parseObject, toRun } from './rows.js';
+import { parseObject, RUN_RECORD_COLUMNS, toRun } from './rows.js';
 import { preparedQuery } from '../prepared-query.js';
 
-/** A run by its key: read when a worker takes the run, and by the API. Built once (prepared-query.ts). */
+/** A run by its key (its record's columns): read by the API and at a run's end. Built once (prepared-query.ts). */
 export const selectRun = preparedQuery((db, p: { tenantId: string; runId: string }) =>
-  db.selectFrom('runs').selectAll().where('tenant_id', '=', p.tenantId).where('run_id', '=', p.runId),
+  db.selectFrom('runs').select(RUN_RECORD_COLUMNS).where('tenant_id', '=', p.tenantId).where('run_id', '=', p.runId),
 );
+const RUN_RECORD_COLUMNS_OF_RUNS = RUN_RECORD_COLUMNS.map((c) => `runs.${c}` as const);
 
 /** The run and its thread's values: `runs.wait` reads it before and after the wait. Built once. */
 const selectRunWithThreadValues = preparedQuery((db, p: { tenantId: string; runId: string }) =>
   db
     .selectFrom('runs')
     .leftJoin('threads', (j) => j.onRef('threads.tenant_id', '=', 'runs.tenant_id').onRef('threads.thread_id', '=', 'runs.thread_id'))
-    .selectAll('runs')
+    .select(RUN_RECORD_COLUMNS_OF_RUNS)
     .select('threads.state_values as thread_values')
     .where('runs.tenant_id', '=', p.tenantId)
     .where('runs.run_id', '=', p.runId),

@@ -8,6 +8,7 @@ import { Migrator, sql } from 'kysely';
 import { SqlStore } from '../sql-store.js';
 import { RunLifecycle } from '../run-lifecycle.js';
 import { admissionStampContract } from './admission-stamp-contract.js';
+import { takeContract } from './take-contract.js';
 import { lifecycleContract } from './lifecycle-contract.js';
 // Ops console (issue 16)
 import { consoleContract } from './console-contract.js';
@@ -788,6 +789,7 @@ export function storeContract(harness: StoreTestHarness): void {
   });
   lifecycleContract(harness);
   admissionStampContract(harness);
+  takeContract(harness);
   assistantsContract(harness);
   // Crons (issue 12)
   cronsContract(harness);
