@@ -3,7 +3,7 @@
  * reads any of them back as JsonPlusSerializer does (services/orchestrator's checkpoint-serde test
  * does the same on what the agent graph really checkpoints).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeltaSnapshot, JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { CheckpointSerializer } from './serde.js';
@@ -74,6 +74,36 @@ describe('CheckpointSerializer', () => {
       expect(text(bytes)).toBe(text(stockBytes));
     });
   }
+
+  it('serializes a message once across the checkpoints that hold it unchanged', async () => {
+    const [human, ai] = messages();
+    const toJSON = vi.spyOn(human!, 'toJSON');
+    for (let step = 0; step < 3; step++) {
+      const value = { channel_values: { messages: [human, ai].slice(0, step + 1) } };
+      expect(text((await ours.dumpsTyped(value))[1])).toBe(text((await stock.dumpsTyped(value))[1]));
+    }
+    // Three by the stock serializer, one by ours.
+    expect(toJSON).toHaveBeenCalledTimes(4);
+  });
+
+  it('writes a message again once a field of it is reassigned (the id the messages reducer gives it, its content)', async () => {
+    const ai = new AIMessage({ content: 'first' });
+    const write = { messages: [ai] };
+    await ours.dumpsTyped(write);
+    // What messagesStateReducer does to a message without an id.
+    ai.id = 'assigned';
+    ai.lc_kwargs.id = ai.id;
+    expect(text((await ours.dumpsTyped(write))[1])).toBe(text((await stock.dumpsTyped(write))[1]));
+    expect(text((await ours.dumpsTyped(write))[1])).toContain('"assigned"');
+    ai.content = 'second';
+    expect(text((await ours.dumpsTyped(write))[1])).toBe(text((await stock.dumpsTyped(write))[1]));
+  });
+
+  it('writes the stock bytes for a value holding the text that stands for a message', async () => {
+    const marker = '\u0000agentloop:message\u0000';
+    const value = { messages: messages(), note: marker, [marker]: [marker, messages()[0]] };
+    expect(text((await ours.dumpsTyped(value))[1])).toBe(text((await stock.dumpsTyped(value))[1]));
+  });
 
   it('leaves a circular value as it found it', async () => {
     const value = circular();

@@ -11,6 +11,11 @@
  * a throwing `toJSON`) or meets what a `toJSON` writes for a cut cycle (MAYBE_CUT_CYCLE) is the
  * value handed to the stock path, which then writes what it always wrote.
  *
+ * A message already written unchanged by an earlier checkpoint is not serialized again: its text
+ * is reused (serde-message-cache.ts says why it cannot be stale). In the `JSON.stringify` pass an
+ * array holding messages is replaced by a copy holding a marker string in place of each, and the
+ * markers are then replaced by the messages' texts — the same bytes, since JSON text nests as is.
+ *
  * Reading. The stock reviver rebuilds every object and array with an `await` per key and a
  * `Promise.all` per array: thousands of microtasks for a checkpoint. Here the same rebuild is
  * synchronous; only LangChain objects (`lc: 1`, messages), which `@langchain/core`'s async `load`
@@ -18,6 +23,7 @@
  */
 import { DeltaSnapshot, JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
 import { reviveParsed, UNSUPPORTED } from './serde-revive.js';
+import { messageJson } from './serde-message-cache.js';
 
 const encoder = new TextEncoder();
 
@@ -70,12 +76,51 @@ function encodeSend(value: object): object | undefined {
   return { node: send.node, args: send.args, ...(send.timeout !== undefined ? { timeout: send.timeout } : {}) };
 }
 
+/**
+ * What stands for a message in the JSON pass. Its JSON form is looked for in the output, and a
+ * value holding that text itself is told apart by counting: each marker placed appears exactly
+ * once (a JSON string cannot overlap another token), so more occurrences than markers placed
+ * means some are the value's own, and the value is serialized again without markers.
+ */
+const MARKER = '\u0000agentloop:message\u0000';
+const MARKER_JSON = JSON.stringify(MARKER);
+
+const serializeMessage = (message: object) => JSON.stringify(message, encodeValue);
+
+/** encodeValue, with the messages of an array replaced by markers and their texts pushed to `texts`. */
+function encodeReusingMessages(texts: string[]): (key: string, value: unknown) => unknown {
+  return (key, value) => {
+    const encoded = encodeValue(key, value);
+    if (encoded !== value || !Array.isArray(value)) return encoded;
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const text = messageJson(value[i], serializeMessage);
+      if (text === undefined) continue;
+      copy ??= value.slice();
+      copy[i] = MARKER;
+      texts.push(text);
+    }
+    return copy ?? value;
+  };
+}
+
+/** `json` with each marker replaced by the next of `texts`, or undefined when the count does not match. */
+function substitute(json: string, texts: string[]): string | undefined {
+  const parts = json.split(MARKER_JSON);
+  if (parts.length !== texts.length + 1) return undefined;
+  let out = parts[0]!;
+  for (let i = 0; i < texts.length; i++) out += texts[i]! + parts[i + 1]!;
+  return out;
+}
+
 /** JsonPlusSerializer's formats, bytes for bytes, with a cheaper path for the values checkpoints hold. */
 export class CheckpointSerializer extends JsonPlusSerializer {
   protected override _dumps(obj: unknown): Uint8Array {
     let json: string | undefined;
     try {
-      json = JSON.stringify(obj, encodeValue);
+      const texts: string[] = [];
+      json = JSON.stringify(obj, encodeReusingMessages(texts));
+      if (texts.length > 0 && json !== undefined) json = substitute(json, texts) ?? JSON.stringify(obj, encodeValue);
     } catch {
       // A cycle (or anything else JSON.stringify refuses): the stock path's "[Circular]" markers
       // and its fallback text, as before.

@@ -419,6 +419,7 @@ export class RunExecutor {
               ...(memory ? { store: memory.store } : {}),
               displayNameOf: (tool) => this.deps.tools.displayName(tool),
               resumed,
+              latest: this.trackedSaver.writes,
             },
             seen,
             log,

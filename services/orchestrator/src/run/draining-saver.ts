@@ -12,6 +12,7 @@ import {
   type CheckpointTuple,
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
+import { LatestCheckpoints, type LatestCheckpointSource, type LatestCheckpointWatch } from './latest-checkpoint.js';
 
 /** Thrown by the checkpointer of a draining executor once a step's checkpoint is saved. */
 export class WorkerDrainingError extends Error {
@@ -28,7 +29,7 @@ export function stopAfterCheckpointWhen(saver: BaseCheckpointSaver, stop: () => 
 }
 
 /** Checkpoint writes still in flight, by checkpoint thread id (see `trackingWrites`). */
-export interface InFlightWrites {
+export interface InFlightWrites extends LatestCheckpointSource {
   /** Resolves once every write of `threadId` started so far has settled (saved or failed). */
   settled(threadId: string): Promise<void>;
 }
@@ -49,9 +50,12 @@ export function trackingWrites(saver: BaseCheckpointSaver): { saver: BaseCheckpo
  * flight per thread, and `put` fails after saving once `stop()` is true. A plain delegating
  * subclass, not a Proxy: LangGraph calls the checkpointer several times per step, and a Proxy that
  * binds the method on every property access cost a closure per call (issue 9, bench/throughput).
+ * It also keeps, for a run that asks (`watch`), the checkpoint the run saved last, for the read of
+ * the run's final state (run/latest-checkpoint.ts).
  */
 export class DrainingSaver extends BaseCheckpointSaver implements InFlightWrites {
   private readonly pending = new Map<string, Set<Promise<void>>>();
+  private readonly latest = new LatestCheckpoints();
 
   constructor(
     private readonly inner: BaseCheckpointSaver,
@@ -61,7 +65,12 @@ export class DrainingSaver extends BaseCheckpointSaver implements InFlightWrites
   }
 
   getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return this.inner.getTuple(config);
+    const kept = this.latest.take(config);
+    return kept ? Promise.resolve(kept) : this.inner.getTuple(config);
+  }
+
+  watch(threadId: string): LatestCheckpointWatch {
+    return this.latest.watch(threadId);
   }
 
   list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
@@ -69,12 +78,15 @@ export class DrainingSaver extends BaseCheckpointSaver implements InFlightWrites
   }
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
-    const saved = await this.track(config, this.inner.put(config, checkpoint, metadata, newVersions));
+    const putting = this.track(config, this.inner.put(config, checkpoint, metadata, newVersions));
+    this.latest.putting(config, checkpoint, metadata, putting);
+    const saved = await putting;
     if (this.stop()) throw new WorkerDrainingError('The worker is shutting down: the run stops after this checkpoint');
     return saved;
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    this.latest.writing(config);
     return this.track(config, this.inner.putWrites(config, writes, taskId, taskPath));
   }
 

@@ -16,6 +16,7 @@ import { interruptOnlyValues } from '../hitl.js';
 import { MessageEvents, wantsTokens, type PublicRun } from './messages.js';
 import { graphStreamModes, inspectionPayload, isInspectionMode } from './stream-modes.js';
 import { PublishPipeline } from './publish-pipeline.js';
+import type { LatestCheckpointSource } from './latest-checkpoint.js';
 import { publicEvent, splitStreamEvents, wantsEvents, type RunChunk, type StreamEventV2 } from './events-mode.js';
 
 /** How the graph stopped when it did not throw. */
@@ -39,6 +40,11 @@ export interface StreamOptions {
    * subscribers already had; that repeat is not published again.
    */
   resumed?: boolean;
+  /**
+   * The graph's checkpointer, when it can keep the checkpoint this stream saves last: the final
+   * state is then read from that instead of from the database (run/latest-checkpoint.ts).
+   */
+  latest?: LatestCheckpointSource;
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -124,6 +130,8 @@ export async function streamGraph(
   const publish = (event: string, data: unknown) => pipeline.send(event, data);
   // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
   let repeat = opts.resumed === true && seen.values !== null ? JSON.stringify(seen.values) : undefined;
+  const threadId = opts.cpConfig.configurable.thread_id;
+  const latest = typeof threadId === 'string' ? opts.latest?.watch(threadId) : undefined;
   const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
   try {
     for await (const chunk of await chunks) {
@@ -159,6 +167,7 @@ export async function streamGraph(
       await publish(mode, json);
     }
   } catch (err) {
+    latest?.close();
     // The events the run did publish are stored before its failure is (run/outcome.ts records it).
     await pipeline.drain().catch(() => undefined);
     throw err;
@@ -166,7 +175,13 @@ export async function streamGraph(
     opts.signal.removeEventListener('abort', forward);
   }
   // Every event stored before the run's end is recorded (and `end` published after it).
-  const [final] = await Promise.all([graph.getState(opts.cpConfig), pipeline.drain()]);
+  latest?.arm();
+  let final: StoppedState;
+  try {
+    [final] = await Promise.all([graph.getState(opts.cpConfig), pipeline.drain()]);
+  } finally {
+    latest?.close();
+  }
   const stopped = stoppedAt(final, job.runId);
   if (stopped.kind === 'waits_for_human') {
     const interrupts = (stopped.values.__interrupt__ ?? []) as Array<{ value: unknown }>;
