@@ -4,8 +4,10 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time]
  *
+ * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
+ * synchronous call: it moves with the machine's load, unlike the counts).
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
@@ -16,12 +18,21 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, runConfig, sdkClient } from './load.js';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '40' }, top: { type: 'string', default: '40' }, where: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '40' },
+    top: { type: 'string', default: '40' },
+    where: { type: 'string' },
+    time: { type: 'boolean', default: false },
+  },
+});
 const where = args.where ? new RegExp(args.where) : undefined;
 if (where) Error.stackTraceLimit = 60;
 const runs = Number(args.runs);
 
 const counts = new Map<string, number>();
+/** --time: ms spent inside each statement kind (same keys as counts). */
+const times = new Map<string, number>();
 let counting = false;
 const count = (key: string): void => {
   if (!counting) return;
@@ -50,8 +61,15 @@ probe.close();
 for (const method of ['run', 'get', 'all', 'iterate'] as const) {
   const original = stmtProto[method]!;
   stmtProto[method] = function (this: { source: string; database: { name: string } }, ...a: unknown[]) {
-    count(`sql ${path.basename(this.database.name)}: ${this.source.replace(/\s+/g, ' ').trim().slice(0, 90)}`);
-    return original.apply(this, a);
+    const key = `sql ${path.basename(this.database.name)}: ${this.source.replace(/\s+/g, ' ').trim().slice(0, 90)}`;
+    count(key);
+    if (!args.time || !counting) return original.apply(this, a);
+    const t0 = performance.now();
+    try {
+      return original.apply(this, a);
+    } finally {
+      times.set(key, (times.get(key) ?? 0) + performance.now() - t0);
+    }
   };
 }
 const dbProto = BetterSqlite3.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
@@ -102,5 +120,12 @@ fs.rmSync(dataDir, { recursive: true, force: true });
 
 const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
 const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
-console.log(`${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls`);
-for (const [key, c] of rows.slice(0, Number(args.top))) console.log(`${(c / runs).toFixed(2).padStart(7)}  ${key}`);
+const sqlMs = [...times.values()].reduce((n, t) => n + t, 0) / runs;
+console.log(
+  `${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
+    (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run)` : ''),
+);
+for (const [key, c] of rows.slice(0, Number(args.top))) {
+  const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
+  console.log(`${(c / runs).toFixed(2).padStart(7)}  ${ms}${key}`);
+}
