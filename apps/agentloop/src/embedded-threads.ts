@@ -6,8 +6,8 @@ export const MAX_ORCHESTRATOR_THREADS = 16;
 
 /**
  * The most orchestrator threads `auto` starts. Measured on 2 cores only (bench/throughput/README.md,
- * "Orchestrator threads on a quiet machine"): there two threads beside the main thread did ~20% more runs/s
- * than one thread doing everything. Each thread is one more V8 isolate (~1.4 s of module loading at
+ * "Orchestrator threads on a quiet machine"): there two threads beside the main thread did 0 to 50%
+ * more runs/s than one thread doing everything, and finished a CPU-bound backlog 35% sooner. Each thread is one more V8 isolate (~1.4 s of module loading at
  * start, tens of MiB), and the main thread (HTTP, gateway, event log) does about a quarter of a
  * run's work, so it stops being worth it at a few threads; 4 bounds what was not measured.
  */
