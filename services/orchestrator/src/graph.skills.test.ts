@@ -14,6 +14,7 @@ import { buildAgentGraph, type RunContext } from './graph.js';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted.js';
 import type { CatalogQuery } from './skills-client.js';
 import type { ToolCallInput } from './tool-client.js';
+import { catalogEntry } from './testing/catalog-entry.js';
 
 const spec = (name: string) =>
   create(ToolSpecSchema, { name, description: name, parametersJsonSchema: '{"type":"object"}', metadata: create(ToolMetadataSchema, {}) });
@@ -34,19 +35,7 @@ class RecordingModel extends ScriptedChatModel {
   }
 }
 
-const entry = (id: string, over: Partial<SkillCatalogEntry> = {}): SkillCatalogEntry => ({
-  id,
-  name: id,
-  description: `${id} skill`,
-  version: '',
-  in_catalog: true,
-  core: false,
-  allowed_tools: null,
-  license: '',
-  compatibility: '',
-  warnings: [],
-  ...over,
-});
+const entry = catalogEntry;
 
 function harness(catalog: (q: CatalogQuery) => SkillCatalogEntry[], opts: { failSkill?: boolean } = {}) {
   const calls: ToolCallInput[] = [];

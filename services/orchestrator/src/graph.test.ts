@@ -11,6 +11,7 @@ import { publicValues } from './run-executor.js';
 import { BASE_SYSTEM_PROMPT_ZH, promptTexts } from './prompts.js';
 import type { JsonObject } from '@agentloop/store';
 import { toJsonValue } from './serialize.js';
+import { catalogEntry } from './testing/catalog-entry.js';
 
 interface FakeTools {
   calls: ToolCallInput[];
@@ -323,20 +324,7 @@ describe('@mentions', () => {
         catalog: async () => ({
           environment: null,
           settings: null,
-          skills: [
-            {
-              id: 'pdf',
-              name: 'pdf',
-              description: 'PDFs',
-              version: '',
-              in_catalog: true,
-              core: false,
-              allowed_tools: null,
-              license: '',
-              compatibility: '',
-              warnings: [],
-            },
-          ],
+          skills: [catalogEntry('pdf', { description: 'PDFs' })],
         }),
         load: async (tenant: string, thread: string, id: string) => {
           loaded.push(`${tenant}/${thread}/${id}`);

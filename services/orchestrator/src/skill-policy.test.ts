@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { SkillCatalogEntry } from '@agentloop/skills';
 import { skillsCatalogSection } from './skill-policy.js';
+import { catalogEntry } from './testing/catalog-entry.js';
 
-const entry = (id: string, over: Partial<SkillCatalogEntry> = {}) =>
-  ({
-    id,
-    name: id,
-    description: `${id} things`,
-    version: '1',
-    in_catalog: true,
-    core: false,
-    allowed_tools: null,
-    license: '',
-    compatibility: '',
-    warnings: [],
-    ...over,
-  }) as SkillCatalogEntry;
+const entry = catalogEntry;
 
 describe('skillsCatalogSection', () => {
   const catalog = [entry('pdf', { name: 'PDF  tools', description: ' Reads\n  and writes PDFs ' }), entry('hidden', { in_catalog: false }), entry('xlsx')];
@@ -27,13 +14,13 @@ describe('skillsCatalogSection', () => {
         'Skills are knowledge packages (instructions and scripts), not tools. When one fits the task, load it with the `skill` tool, then follow its `skills/<id>/SKILL.md` (run its scripts with run_skill_script).',
         '',
         '- pdf (PDF tools): Reads and writes PDFs — skills/pdf/SKILL.md',
-        '- xlsx: xlsx things — skills/xlsx/SKILL.md',
+        '- xlsx: xlsx skill — skills/xlsx/SKILL.md',
       ].join('\n'),
     );
     expect(skillsCatalogSection(catalog, 'zh').split('\n').slice(0, 1)).toEqual(['# 可用技能（Skills）']);
     expect(
       skillsCatalogSection(catalog, 'zh').endsWith(
-        '\n\n- pdf (PDF tools): Reads and writes PDFs — skills/pdf/SKILL.md\n- xlsx: xlsx things — skills/xlsx/SKILL.md',
+        '\n\n- pdf (PDF tools): Reads and writes PDFs — skills/pdf/SKILL.md\n- xlsx: xlsx skill — skills/xlsx/SKILL.md',
       ),
     ).toBe(true);
   });
