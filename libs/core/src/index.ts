@@ -9,6 +9,7 @@ export {
   errorMessage,
   type ErrorCode,
 } from './errors.js';
+export { isTransientInfraError } from './transient.js';
 export { parseConfig, runMain, envBool, envInt, envOptionalInt, envBaseUrl, envTenantNumbers, TransportEnv } from './config.js';
 export { exitOnSignals, type SignalTarget } from './signals.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';

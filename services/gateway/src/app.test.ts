@@ -128,7 +128,10 @@ describe('error text redaction', () => {
       throw invalid('body.file', `not found: ${path.join(process.cwd(), 'secret.txt')}`);
     });
     a.get('/leak/internal', () => {
-      throw new Error(`connect ECONNREFUSED at ${workspaceRoot}`);
+      throw new Error(`unexpected state of ${workspaceRoot}`);
+    });
+    a.get('/leak/database', () => {
+      throw Object.assign(new Error(`connect ECONNREFUSED 10.0.0.7:3306 (${workspaceRoot})`), { code: 'ECONNREFUSED' });
     });
     await a.ready();
     app = a;
@@ -152,5 +155,13 @@ describe('error text redaction', () => {
     expect(validation.body.detail).toMatch(/^Invalid request: body\.file: not found: (<app>|~)\/secret\.txt$/);
     expect(validation.body.errors).toEqual([{ path: 'body.file', message: expect.stringMatching(/^not found: (<app>|~)\/secret\.txt$/) as unknown as string }]);
     expect(await detail('/leak/internal')).toEqual({ status: 500, body: { detail: 'Internal server error.' } });
+  });
+
+  it('answers a database or bus that is down for now with 503 and Retry-After, without its text', async () => {
+    const { app: a } = await leakyApp();
+    const res = await a.inject({ method: 'GET', url: '/leak/database' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.json()).toEqual({ detail: 'A backing service (database or message bus) is unavailable for now; retry shortly.' });
   });
 });

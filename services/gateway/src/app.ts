@@ -11,7 +11,7 @@ import { AdminAuthenticator, ADMIN_PATH_PREFIX } from './admin-auth.js';
 import { ApiKeyAuthenticator } from './auth.js';
 import type { GatewayConfig } from './config.js';
 import type { RouteContext } from './context.js';
-import { ApiError, RequestValidationError, statusOf } from './errors.js';
+import { ApiError, RequestValidationError, statusOf, withTransientAsUnavailable } from './errors.js';
 import { RunService } from './run-service.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
@@ -215,7 +215,8 @@ export async function createGatewayApp(deps: GatewayDeps): Promise<FastifyInstan
   // message): every detail is redacted here, the last point before the client (the log keeps it all).
   const redactor = gatewayPathRedactor(config, deps.redactPaths);
   const redact = (text: string): string => redactor.redact(text);
-  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler((thrown: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const err = withTransientAsUnavailable(thrown);
     const status = statusOf(err);
     const known = err instanceof AgentLoopError || (status < 500 && err instanceof Error);
     const detail = known ? redact((err as Error).message) : 'Internal server error.';

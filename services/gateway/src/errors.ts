@@ -1,4 +1,4 @@
-import { AgentLoopError, type ErrorCode } from '@agentloop/core';
+import { AgentLoopError, isTransientInfraError, type ErrorCode } from '@agentloop/core';
 import { ERROR_STATUS } from './error-codes.js';
 
 /** One invalid field of a request, as returned in a 422 body. */
@@ -58,4 +58,14 @@ export function statusOf(err: unknown): number {
   if (err instanceof AgentLoopError) return ERROR_STATUS[err.code]?.http ?? 500;
   const sc = (err as { statusCode?: unknown } | null)?.statusCode;
   return typeof sc === 'number' && sc >= 400 && sc < 600 ? sc : 500;
+}
+
+/**
+ * A driver's or socket's error saying a backing service is down for now (the database restarting,
+ * a dropped connection: isTransientInfraError) as the 503 it is, so a client retries rather than
+ * reading a 500; its own text (hosts, ports) stays in the log. Any other error is returned as is.
+ */
+export function withTransientAsUnavailable(err: unknown): unknown {
+  if (err instanceof AgentLoopError || !isTransientInfraError(err)) return err;
+  return new ApiError('UNAVAILABLE', 'A backing service (database or message bus) is unavailable for now; retry shortly.', { cause: err, retryAfterS: 1 });
 }

@@ -6,12 +6,11 @@ import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { MemoryQueue, ReleaseJobError, UnrecoverableJobError } from '@agentloop/queue';
 import { RunLifecycle, createSqliteStore, type Store } from '@agentloop/store';
 import { UnavailableError, silentLogger } from '@agentloop/core';
-import { isTransientInfraError, RunExecutor } from './run-executor.js';
+import { RunExecutor } from './run-executor.js';
 import { runJobHandler } from './handlers/run-job.js';
 import { sweepOrphanedRuns } from './sweeper.js';
 import { ModelRegistry } from './models/registry.js';
 import { ToolClient } from './tool-client.js';
-import { RunInputError } from './errors.js';
 
 const RUN = 'cccccccc-cccc-4ccc-8ccc-cccccccccccc';
 const THREAD = 'dddddddd-dddd-4ddd-8ddd-dddddddddddd';
@@ -88,15 +87,6 @@ describe('RunExecutor durability', () => {
     const values = (await store.getThread('t1', THREAD))?.values as { messages: Array<{ content: unknown }> } | null;
     return values?.messages.at(-1)?.content;
   };
-
-  it('tells transient infrastructure failures from run failures, through causes', () => {
-    expect(isTransientInfraError(new UnavailableError('nats down'))).toBe(true);
-    expect(isTransientInfraError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe(true);
-    expect(isTransientInfraError(new Error('graph failed', { cause: Object.assign(new Error('gone'), { code: 'PROTOCOL_CONNECTION_LOST' }) }))).toBe(true);
-    expect(isTransientInfraError(new Error('Connection is closed.'))).toBe(true);
-    expect(isTransientInfraError(new RunInputError('input.messages is empty'))).toBe(false);
-    expect(isTransientInfraError(new Error('Script exhausted'))).toBe(false);
-  });
 
   it('rethrows a checkpoint store outage so the queue retries, and the retry resumes the run to success', async () => {
     const { executor, job, saver } = await setup([{ tool_calls: [{ name: 'todo_read', args: {} }] }, { content: 'done' }]);

@@ -58,7 +58,6 @@ import type { ReplaySession } from './recording/replay-session.js';
 // The import paths the rest of the repository (and the package index) uses.
 export { parseMaxLoops } from './run/input.js';
 export { publicValues, humanInterrupts } from './run/values.js';
-export { isTransientInfraError } from './run/transient.js';
 export { RunCancelledError } from './run/cancellations.js';
 export { WorkerDrainingError, stopAfterCheckpointWhen } from './run/draining-saver.js';
 

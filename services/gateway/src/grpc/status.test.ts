@@ -42,8 +42,14 @@ describe('toGrpcStatus', () => {
     expect(toGrpcStatus(notFound('Thread 42 not found.'), log).details).toBe('Thread 42 not found.');
   });
 
+  it("answers UNAVAILABLE without the driver's text for a database that is down for now", () => {
+    const status = toGrpcStatus(Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:3306'), { code: 'ECONNREFUSED' }), log);
+    expect(grpc.status[status.code]).toBe('UNAVAILABLE');
+    expect(status.details).not.toContain('10.0.0.7');
+  });
+
   it('answers INTERNAL without the message for an unexpected error', () => {
-    const status = toGrpcStatus(new Error('connect ECONNREFUSED 10.0.0.7:3306'), log);
+    const status = toGrpcStatus(new Error('unexpected reply from 10.0.0.7:3306'), log);
     expect(grpc.status[status.code]).toBe('INTERNAL');
     expect(status.details).not.toContain('10.0.0.7');
     expect(status.details).toMatch(/ref [0-9a-f-]{36}/);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { AgentLoopError, errorMessage, type ErrorCode, type Logger } from '@agentloop/core';
-import { statusOf } from '../errors.js';
+import { statusOf, withTransientAsUnavailable } from '../errors.js';
 import { ERROR_STATUS } from '../error-codes.js';
 
 /**
@@ -38,7 +38,8 @@ export interface GrpcStatus {
  * INTERNAL, where they carry only a reference to the log line: an unexpected error's message may
  * name hosts, queries or paths.
  */
-export function toGrpcStatus(err: unknown, logger: Logger, redact: (text: string) => string = (t) => t): GrpcStatus {
+export function toGrpcStatus(thrown: unknown, logger: Logger, redact: (text: string) => string = (t) => t): GrpcStatus {
+  const err = withTransientAsUnavailable(thrown);
   let code: grpc.status;
   if (err instanceof GrpcStatusError) code = err.grpcCode;
   else if (err instanceof AgentLoopError) code = ERROR_STATUS[err.code]?.grpc ?? grpc.status.INTERNAL;

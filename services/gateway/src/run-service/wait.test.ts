@@ -135,4 +135,53 @@ describe.each(streams)('waitForRunEnd over %s', (_name, streamOf) => {
     ac.abort();
     expect(await waiting).toEqual({ kind: 'aborted' });
   });
+
+  it('keeps waiting through a database outage: reads that find it down are tried again (a join spanning a MariaDB restart)', async () => {
+    const store = storeOf('run-f', run('run-f', 'success'));
+    let down = false;
+    let failedReads = 0;
+    const flaky = {
+      getRunWithThreadValues: async (tenantId: string, id: string) => {
+        if (down) {
+          failedReads++;
+          if (failedReads === 3) down = false; // the database is back
+          throw Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true });
+        }
+        return store.getRunWithThreadValues(tenantId, id);
+      },
+    };
+    const waiting = waitForRunEnd({ events, store: flaky }, 'acme', 'run-f', AbortSignal.timeout(10_000));
+    await store.read;
+    down = true;
+    store.end();
+    await events.publish('run-f', 't1', 'end', null);
+    const r = await waiting;
+    expect(failedReads).toBe(3);
+    expect(r.kind === 'finished' && [r.run.status, r.threadValues]).toEqual(['success', { done: true }]);
+  });
+
+  it("ends with the outage's error when the wait's signal ends during a database outage, and fails at once on any other error", async () => {
+    const outage = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED' });
+    const ac = new AbortController();
+    let reads = 0;
+    const down = {
+      getRunWithThreadValues: async () => {
+        if (++reads === 2) ac.abort();
+        throw outage;
+      },
+    };
+    await expect(waitForRunEnd({ events, store: down }, 'acme', 'run-g', ac.signal)).rejects.toBe(outage);
+    expect(reads).toBe(2);
+
+    const broken = new Error('Unknown column');
+    let brokenReads = 0;
+    const wrong = {
+      getRunWithThreadValues: async () => {
+        brokenReads++;
+        throw broken;
+      },
+    };
+    await expect(waitForRunEnd({ events, store: wrong }, 'acme', 'run-h', AbortSignal.timeout(10_000))).rejects.toBe(broken);
+    expect(brokenReads).toBe(1);
+  });
 });

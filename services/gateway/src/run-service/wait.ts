@@ -4,6 +4,7 @@ import type { RunEventStream } from '@agentloop/bus';
 import type { JsonObject, RunRecord, Store } from '@agentloop/store';
 import type { WaitResult } from '../run-service.js';
 import { isTerminal } from './cancellation.js';
+import { readsThroughOutages } from './store-outage.js';
 import { errorFromRecord, EventCursor, parseErrorEvent, type RunErrorInfo } from './event-cursor.js';
 
 /** How long errorFromLog waits for the next event of a log that already holds the run's end. */
@@ -17,9 +18,11 @@ export interface WaitDeps {
 /**
  * Waits for the run's end: through the stream's live watch when it has one (cheaper, see
  * waitByWatch), else — or when the watch has no verdict — by following the run's event log from
- * its start, which also replays an end that happened before the wait began.
+ * its start, which also replays an end that happened before the wait began. Its store reads
+ * retry through a database outage (store-outage.ts).
  */
-export async function waitForRunEnd(deps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+export async function waitForRunEnd(waitDeps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+  const deps = { ...waitDeps, store: readsThroughOutages(waitDeps.store, signal) };
   const watched = await waitByWatch(deps, tenantId, runId, signal);
   if (watched) return watched;
   const cursor = new EventCursor(deps.events, runId, 0, signal);

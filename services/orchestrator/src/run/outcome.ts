@@ -6,10 +6,9 @@
  * `switch`, so a new outcome kind fails to compile until it is handled here.
  */
 import { ReleaseJobError } from '@agentloop/queue';
-import { assertNever, errorMessage, type Logger } from '@agentloop/core';
+import { assertNever, errorMessage, isTransientInfraError, type Logger } from '@agentloop/core';
 import type { RunErrorInfo, TerminalRunStatus } from '@agentloop/store';
 import { classifyFailure, terminalStatusOf, type FailureContext, type RunOutcome } from '../run-outcome.js';
-import { isTransientInfraError } from './transient.js';
 
 /** The outcomes that end the run here (the others are thrown back to the queue or suspend it). */
 export type EndingOutcome = Extract<RunOutcome, { kind: 'success' | 'waits_for_human' | 'cancelled' | 'timeout' | 'failed' }>;

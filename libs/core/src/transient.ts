@@ -1,8 +1,9 @@
 /**
- * Whether a failure is the infrastructure's (for now) rather than the run's: such a run is
- * retried by the queue and resumes from its checkpoint instead of ending as `error`.
+ * Whether a failure is the infrastructure's (for now) rather than the caller's: the orchestrator
+ * retries such a run from its checkpoint instead of ending it as `error`, and the gateway answers
+ * 503 (retry) instead of 500 and keeps a long wait going through it.
  */
-import { UnavailableError } from '@agentloop/core';
+import { UnavailableError } from './errors.js';
 
 /** Error codes of a database (mysql2) or socket that is down, restarting or dropped the connection. */
 const TRANSIENT_CODES = new Set([
@@ -27,8 +28,7 @@ const TRANSIENT_CODES = new Set([
 
 /**
  * Whether an error (or one of its causes) says the infrastructure is unreachable for now — a
- * server restarting, a dropped connection — rather than that the run itself is wrong. Such a
- * run is retried by the queue and resumes from its checkpoint instead of ending as `error`.
+ * server restarting, a dropped connection — rather than that the request or run itself is wrong.
  */
 export function isTransientInfraError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
