@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fmt, median } from './stats.js';
+import { fmt, median, percentile } from './stats.js';
 
 export interface SpanRecord {
   traceId: string;
@@ -192,4 +192,34 @@ export function breakdown(spans: SpanRecord[], rootName: RegExp): { runs: number
   });
   const header = 'span [service]'.padEnd(62) + 'start ms'.padStart(9) + 'gap ms'.padStart(9) + 'dur ms'.padStart(9) + 'own ms'.padStart(9) + 'n'.padStart(5);
   return { runs: roots.length, text: [header, '-'.repeat(header.length), ...rows].join('\n') };
+}
+
+/**
+ * Issue 9's "added cost per tool call (orchestrator → tool-runner → back, ledger included)": the
+ * orchestrator's `tool <name>` span of every call in the matching traces, which covers the effect
+ * ledger's claim and completion (for a tool that is not idempotent), the request to tool-runner,
+ * its handler and the answer back — not the tools step's checkpoint or the model turn that follows.
+ * Also the tool-runner handler's own span (`agentloop.tools.execute process`), so what the
+ * round trip and the ledger add shows apart from what the tool itself does.
+ */
+export function toolCallCost(spans: SpanRecord[], rootName: RegExp): { calls: number; text: string } {
+  const byName = new Map<string, { dur: number[]; handler: number[] }>();
+  const walk = (n: Node, inTool: { dur: number[]; handler: number[] } | undefined) => {
+    let here = inTool;
+    if (n.span.name.startsWith('tool ')) {
+      here = byName.get(n.span.name) ?? { dur: [], handler: [] };
+      byName.set(n.span.name, here);
+      here.dur.push(n.span.end - n.span.start);
+    } else if (inTool && n.span.name === 'agentloop.tools.execute process') {
+      inTool.handler.push(n.span.end - n.span.start);
+    }
+    for (const c of n.children) walk(c, here);
+  };
+  for (const r of traces(spans, rootName)) walk(r, undefined);
+  const lines = [...byName].map(
+    ([name, s]) =>
+      `  ${name}: p50 ${fmt(median(s.dur))} ms, p99 ${fmt(percentile(s.dur, 99))} ms over ${s.dur.length} calls; of it the tool-runner handler p50 ${s.handler.length ? fmt(median(s.handler)) : '–'} ms`,
+  );
+  const calls = [...byName.values()].reduce((n, s) => n + s.dur.length, 0);
+  return { calls, text: lines.length ? lines.join('\n') : '  (no tool span)' };
 }
