@@ -526,5 +526,8 @@ async function tracePhase(): Promise<void> {
       `\nSpans of one runs.wait (median over ${runs} sequential runs, telemetry on), AgentLoop ${name}; "gap" = since the previous sibling ended (or the parent started), ±1 ms; "own" = time in the span not covered by a child span\n${text}`,
     );
     console.log(`\n${perCallTitle}\n${perCall}`);
+    const ledger = breakdown(ledgerSpans, root);
+    writeFileSync(path.join(outDir, `trace-${name}-write-file.txt`), ledger.text + '\n');
+    console.log(`\nThe same run with write_file (through the effect ledger), median over ${ledger.runs} runs\n${ledger.text}`);
   }
 }

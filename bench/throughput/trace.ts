@@ -203,23 +203,32 @@ export function breakdown(spans: SpanRecord[], rootName: RegExp): { runs: number
  * round trip and the ledger add shows apart from what the tool itself does.
  */
 export function toolCallCost(spans: SpanRecord[], rootName: RegExp): { calls: number; text: string } {
-  const byName = new Map<string, { dur: number[]; handler: number[] }>();
-  const walk = (n: Node, inTool: { dur: number[]; handler: number[] } | undefined) => {
+  // Per tool name, and within it per call of the run (the first side-effecting call of a run also
+  // creates its workspace, the later ones find it), the orchestrator's span and the handler's.
+  type Calls = { dur: number[]; handler: number[] };
+  const byName = new Map<string, Calls[]>();
+  const walk = (n: Node, inTool: Calls | undefined, seen: Map<string, number>) => {
     let here = inTool;
     if (n.span.name.startsWith('tool ')) {
-      here = byName.get(n.span.name) ?? { dur: [], handler: [] };
-      byName.set(n.span.name, here);
+      const i = seen.get(n.span.name) ?? 0;
+      seen.set(n.span.name, i + 1);
+      const list = byName.get(n.span.name) ?? [];
+      byName.set(n.span.name, list);
+      here = list[i] ??= { dur: [], handler: [] };
       here.dur.push(n.span.end - n.span.start);
     } else if (inTool && n.span.name === 'agentloop.tools.execute process') {
       inTool.handler.push(n.span.end - n.span.start);
     }
-    for (const c of n.children) walk(c, here);
+    for (const c of n.children) walk(c, here, seen);
   };
-  for (const r of traces(spans, rootName)) walk(r, undefined);
-  const lines = [...byName].map(
-    ([name, s]) =>
-      `  ${name}: p50 ${fmt(median(s.dur))} ms, p99 ${fmt(percentile(s.dur, 99))} ms over ${s.dur.length} calls; of it the tool-runner handler p50 ${s.handler.length ? fmt(median(s.handler)) : '–'} ms`,
-  );
-  const calls = [...byName.values()].reduce((n, s) => n + s.dur.length, 0);
+  for (const r of traces(spans, rootName)) walk(r, undefined, new Map());
+  const line = (label: string, s: Calls) =>
+    `  ${label}: p50 ${fmt(median(s.dur))} ms, p99 ${fmt(percentile(s.dur, 99))} ms over ${s.dur.length} calls; the tool-runner handler in it p50 ${s.handler.length ? fmt(median(s.handler)) : '–'} ms`;
+  const lines: string[] = [];
+  for (const [name, list] of byName) {
+    lines.push(line(name, { dur: list.flatMap((c) => c.dur), handler: list.flatMap((c) => c.handler) }));
+    if (list.length > 1) list.forEach((c, i) => lines.push(line(`  call ${i + 1} of the run`, c)));
+  }
+  const calls = [...byName.values()].flat().reduce((n, s) => n + s.dur.length, 0);
   return { calls, text: lines.length ? lines.join('\n') : '  (no tool span)' };
 }
