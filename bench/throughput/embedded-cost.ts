@@ -4,12 +4,14 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE]
  *
  * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
  * synchronous call: it moves with the machine's load, unlike the counts).
  * `--ledger`: the run calls `write_file` (side effects: the effect ledger and tool-runner's replay
  * log) instead of `now` (idempotent: neither), to count what a side-effecting tool call adds.
+ * `--profile FILE`: a CPU profile (250 µs) of the counted runs, load generator included (the SDK
+ * client runs in this process), for `profile-summary.ts FILE --runs N`.
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
@@ -19,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, ledgerRunConfig, runConfig, sdkClient } from './load.js';
+import { startProfile } from './inspector-profile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -27,6 +30,7 @@ const { values: args } = parseArgs({
     where: { type: 'string' },
     time: { type: 'boolean', default: false },
     ledger: { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const where = args.where ? new RegExp(args.where) : undefined;
@@ -116,7 +120,9 @@ const one = async (): Promise<void> => {
 for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migrations
 await new Promise((r) => setTimeout(r, 300));
 counting = true;
+const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
 for (let i = 0; i < runs; i++) await one();
+await stopProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
 await server.close();

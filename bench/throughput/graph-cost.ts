@@ -12,8 +12,6 @@
  * `--profile FILE`: a V8 CPU profile (250 µs) of the timed runs only — not start-up, module loading or
  * warm-up — for `profile-summary.ts FILE --runs N`.
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +19,7 @@ import { MemorySaver } from '@langchain/langgraph';
 import { HumanMessage } from '@langchain/core/messages';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { silentLogger } from '@agentloop/core';
+import { startProfile } from './inspector-profile.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '400' }, root: { type: 'string' }, profile: { type: 'string' } } });
 const RUNS = Number(values.runs);
@@ -104,23 +103,13 @@ const restore = [
 ];
 await run(0);
 restore.forEach((r) => r());
-const session = values.profile ? new Session() : undefined;
-if (session) {
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
-  await session.post('Profiler.start');
-}
+const stopProfile = values.profile ? await startProfile(values.profile) : undefined;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 1; i <= RUNS; i++) await run(i);
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - t0;
-if (session && values.profile) {
-  const { profile } = await session.post('Profiler.stop');
-  writeFileSync(values.profile, JSON.stringify(profile));
-  session.disconnect();
-}
+await stopProfile?.();
 console.log(`graph-cost: ${root}`);
 for (const [k, v] of counts) console.log(`  ${k}: ${v} per run`);
 console.log(`  CPU ${((cpu.user + cpu.system) / 1000 / RUNS).toFixed(3)} ms per run, wall ${(wall / RUNS).toFixed(3)} ms per run (${RUNS} runs)`);
