@@ -9,6 +9,9 @@
  *
  * `--root`: import the graph from another copy of the repository (e.g. the directory `--snapshot
  * REF` of `bench:throughput` extracted), so a commit can be compared with this tree.
+ * `--peer`: the peer's graph instead (bench/throughput/peer-graph/graph.ts: an agent node and a
+ * prebuilt ToolNode, the same run) over a MemorySaver, without AgentLoop's graph in the process (its
+ * LangChain run context replacement is then not installed): LangGraph's own floor for this run.
  * `--profile FILE`: a V8 CPU profile (250 µs) of the timed runs only — not start-up, module loading or
  * warm-up — for `profile-summary.ts FILE --runs N`.
  */
@@ -21,7 +24,9 @@ import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { silentLogger } from '@agentloop/core';
 import { startProfile } from './inspector-profile.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '400' }, root: { type: 'string' }, profile: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '400' }, root: { type: 'string' }, profile: { type: 'string' }, peer: { type: 'boolean', default: false } },
+});
 const RUNS = Number(values.runs);
 const root = path.resolve(values.root ?? path.join(import.meta.dirname, '../..'));
 const src = (p: string) => import(pathToFileURL(path.join(root, 'services/orchestrator/src', p)).href);
@@ -52,17 +57,32 @@ const turns = [{ tool_calls: [{ name: 'now', args: {} }] }, { tool_calls: [{ nam
 // The run config the executor hands the graph: the request's configurable (agent-config.ts parses it).
 const runConfig = { configurable: { model: { provider: 'scripted', turns }, delay_ms: 0 } };
 
+// Before AgentLoop's graph is built: building it installs its LangChain run context (langchain-context.ts).
+const peer = values.peer ? (await import('./peer-graph/graph.js')).graph.builder.compile({ checkpointer: new MemorySaver() }) : undefined;
 const contexts = new Map<string, unknown>();
 const logger = silentLogger();
-const graph = buildAgentGraph({
-  tools: tools as never,
-  approvals: approvals as never,
-  checkpointer: new MemorySaver(),
-  runContext: (id) => contexts.get(id) as never,
-});
+const graph = peer
+  ? undefined
+  : buildAgentGraph({
+      tools: tools as never,
+      approvals: approvals as never,
+      checkpointer: new MemorySaver(),
+      runContext: (id) => contexts.get(id) as never,
+    });
 
 async function run(i: number): Promise<void> {
   const runId = `r${i}`;
+  if (peer) {
+    const stream = await peer.stream(
+      { messages: [new HumanMessage('What time is it?')] },
+      { configurable: { thread_id: `th${i}`, run_id: runId }, streamMode: ['values', 'updates'], durability: 'sync' },
+    );
+    let last: unknown;
+    for await (const chunk of stream) last = chunk;
+    const messages = ((last as [string, { messages?: unknown[] }])[1].messages ?? []).length;
+    if (messages !== 6) throw new Error(`run ${i}: ${messages} messages, expected 6`);
+    return;
+  }
   contexts.set(runId, {
     runId,
     tenantId: 't1',
@@ -72,7 +92,7 @@ async function run(i: number): Promise<void> {
     logger,
     signal: new AbortController().signal,
   });
-  const stream = await graph.stream(
+  const stream = await graph!.stream(
     { messages: [new HumanMessage('What time is it?')], loops: 0, max_loops: 10, context_id: runId },
     { configurable: { thread_id: `th${i}`, run_id: runId }, streamMode: ['values', 'updates'], durability: 'sync' },
   );
@@ -110,6 +130,6 @@ for (let i = 1; i <= RUNS; i++) await run(i);
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - t0;
 await stopProfile?.();
-console.log(`graph-cost: ${root}`);
+console.log(`graph-cost: ${peer ? 'the peer graph (LangGraph alone)' : root}`);
 for (const [k, v] of counts) console.log(`  ${k}: ${v} per run`);
 console.log(`  CPU ${((cpu.user + cpu.system) / 1000 / RUNS).toFixed(3)} ms per run, wall ${(wall / RUNS).toFixed(3)} ms per run (${RUNS} runs)`);
