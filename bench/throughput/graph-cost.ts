@@ -11,7 +11,8 @@
  * REF` of `bench:throughput` extracted), so a commit can be compared with this tree.
  * `--peer`: the peer's graph instead (bench/throughput/peer-graph/graph.ts: an agent node and a
  * prebuilt ToolNode, the same run) over a MemorySaver, without AgentLoop's graph in the process (its
- * LangChain run context replacement is then not installed): LangGraph's own floor for this run.
+ * LangChain run context replacement is then not installed, unless `--light-context`): LangGraph's
+ * own floor for this run.
  * `--profile FILE`: a V8 CPU profile (250 µs) of the timed runs only — not start-up, module loading or
  * warm-up — for `profile-summary.ts FILE --runs N`.
  */
@@ -25,7 +26,13 @@ import { silentLogger } from '@agentloop/core';
 import { startProfile } from './inspector-profile.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '400' }, root: { type: 'string' }, profile: { type: 'string' }, peer: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '400' },
+    root: { type: 'string' },
+    profile: { type: 'string' },
+    peer: { type: 'boolean', default: false },
+    'light-context': { type: 'boolean', default: false },
+  },
 });
 const RUNS = Number(values.runs);
 const root = path.resolve(values.root ?? path.join(import.meta.dirname, '../..'));
@@ -58,6 +65,8 @@ const turns = [{ tool_calls: [{ name: 'now', args: {} }] }, { tool_calls: [{ nam
 const runConfig = { configurable: { model: { provider: 'scripted', turns }, delay_ms: 0 } };
 
 // Before AgentLoop's graph is built: building it installs its LangChain run context (langchain-context.ts).
+if (values.peer && values['light-context'])
+  ((await src('langchain-context.ts')) as typeof import('../../services/orchestrator/src/langchain-context.js')).installLightRunContext();
 const peer = values.peer ? (await import('./peer-graph/graph.js')).graph.builder.compile({ checkpointer: new MemorySaver() }) : undefined;
 const contexts = new Map<string, unknown>();
 const logger = silentLogger();
@@ -130,6 +139,6 @@ for (let i = 1; i <= RUNS; i++) await run(i);
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - t0;
 await stopProfile?.();
-console.log(`graph-cost: ${peer ? 'the peer graph (LangGraph alone)' : root}`);
+console.log(`graph-cost: ${peer ? `the peer graph (LangGraph alone${values['light-context'] ? ", AgentLoop's LangChain run context" : ''})` : root}`);
 for (const [k, v] of counts) console.log(`  ${k}: ${v} per run`);
 console.log(`  CPU ${((cpu.user + cpu.system) / 1000 / RUNS).toFixed(3)} ms per run, wall ${(wall / RUNS).toFixed(3)} ms per run (${RUNS} runs)`);
