@@ -123,12 +123,35 @@ function counting<T extends object>(obj: T, key: keyof T, counts: Map<string, nu
 }
 
 for (let i = 0; i < 50; i++) await run(-1 - i); // warm-up
-const NAMES = ['LangChain CallbackManager configured', 'RunnableLambda invokes', 'agent configurable validated (zod)'] as const;
+const NAMES = [
+  'LangChain CallbackManager configured',
+  'RunnableLambda invokes',
+  'agent configurable validated (zod)',
+  'LangGraph EmptyChannelError thrown (an empty EphemeralValue channel checkpointed)',
+  'crypto.getRandomValues calls (LangChain uuid v1/v6/v7)',
+] as const;
 const counts = new Map<string, number>(NAMES.map((n) => [n, 0]));
+// LangGraph's own per-run work, counted on the graph's channels (the package does not export the class).
+const compiled = (peer ?? graph) as unknown as { channels: Record<string, object> };
+const ephemeral = Object.values(compiled.channels).find((c) => c.constructor.name === 'EphemeralValue');
+const throwing = (proto: { checkpoint: () => unknown }, name: string): (() => void) => {
+  const original = proto.checkpoint;
+  proto.checkpoint = function (this: unknown) {
+    try {
+      return original.call(this);
+    } catch (err) {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      throw err;
+    }
+  };
+  return () => void (proto.checkpoint = original);
+};
 const restore = [
   counting(CallbackManager, '_configureSync', counts, NAMES[0]),
   counting(RunnableLambda.prototype, 'invoke', counts, NAMES[1]),
   counting(AgentConfigurable, 'safeParse', counts, NAMES[2]),
+  ...(ephemeral ? [throwing(Object.getPrototypeOf(ephemeral) as { checkpoint: () => unknown }, NAMES[3])] : []),
+  counting(globalThis.crypto, 'getRandomValues', counts, NAMES[4]),
 ];
 await run(0);
 restore.forEach((r) => r());
