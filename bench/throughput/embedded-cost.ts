@@ -4,10 +4,14 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE]
  *
  * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
  * synchronous call: it moves with the machine's load, unlike the counts).
+ * `--ledger`: the run calls `write_file` (side effects: the effect ledger and tool-runner's replay
+ * log) instead of `now` (idempotent: neither), to count what a side-effecting tool call adds.
+ * `--profile FILE`: a CPU profile (250 µs) of the counted runs, load generator included (the SDK
+ * client runs in this process), for `profile-summary.ts FILE --runs N`.
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
@@ -16,7 +20,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
-import { checkValues, runConfig, sdkClient } from './load.js';
+import { checkValues, ledgerRunConfig, runConfig, sdkClient } from './load.js';
+import { startProfile } from './inspector-profile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,6 +29,8 @@ const { values: args } = parseArgs({
     top: { type: 'string', default: '40' },
     where: { type: 'string' },
     time: { type: 'boolean', default: false },
+    ledger: { type: 'boolean', default: false },
+    profile: { type: 'string' },
   },
 });
 const where = args.where ? new RegExp(args.where) : undefined;
@@ -105,14 +112,17 @@ const server = await startEmbedded({
 });
 const client = sdkClient(server.url);
 const input = { messages: [{ role: 'user', content: 'What time is it?' }] };
+const config = args.ledger ? ledgerRunConfig() : runConfig(0);
 const one = async (): Promise<void> => {
   const thread = await client.threads.create();
-  checkValues(await client.runs.wait(thread.thread_id, 'agent', { input, config: runConfig(0) }));
+  checkValues(await client.runs.wait(thread.thread_id, 'agent', { input, config }));
 };
 for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migrations
 await new Promise((r) => setTimeout(r, 300));
 counting = true;
+const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
 for (let i = 0; i < runs; i++) await one();
+await stopProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
 await server.close();
@@ -122,7 +132,7 @@ const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
 const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
 const sqlMs = [...times.values()].reduce((n, t) => n + t, 0) / runs;
 console.log(
-  `${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
+  `${runs} sequential runs.wait runs (${args.ledger ? 'write_file' : 'now'} × 2); per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
     (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run)` : ''),
 );
 for (const [key, c] of rows.slice(0, Number(args.top))) {

@@ -5,10 +5,16 @@
  * the orchestrator's graph asks of LangChain and LangGraph as counts (steady on a shared machine)
  * and the process CPU time (not steady: compare alternated runs only).
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/graph-cost.ts [--runs 400] [--root DIR]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/graph-cost.ts [--runs 400] [--root DIR] [--profile FILE]
  *
  * `--root`: import the graph from another copy of the repository (e.g. the directory `--snapshot
  * REF` of `bench:throughput` extracted), so a commit can be compared with this tree.
+ * `--peer`: the peer's graph instead (bench/throughput/peer-graph/graph.ts: an agent node and a
+ * prebuilt ToolNode, the same run) over a MemorySaver, without AgentLoop's graph in the process (its
+ * LangChain run context replacement is then not installed, unless `--light-context`): LangGraph's
+ * own floor for this run.
+ * `--profile FILE`: a V8 CPU profile (250 µs) of the timed runs only — not start-up, module loading or
+ * warm-up — for `profile-summary.ts FILE --runs N`.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,8 +23,17 @@ import { MemorySaver } from '@langchain/langgraph';
 import { HumanMessage } from '@langchain/core/messages';
 import { create, ToolMetadataSchema, ToolSpecSchema } from '@agentloop/proto';
 import { silentLogger } from '@agentloop/core';
+import { startProfile } from './inspector-profile.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '400' }, root: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '400' },
+    root: { type: 'string' },
+    profile: { type: 'string' },
+    peer: { type: 'boolean', default: false },
+    'light-context': { type: 'boolean', default: false },
+  },
+});
 const RUNS = Number(values.runs);
 const root = path.resolve(values.root ?? path.join(import.meta.dirname, '../..'));
 const src = (p: string) => import(pathToFileURL(path.join(root, 'services/orchestrator/src', p)).href);
@@ -49,17 +64,34 @@ const turns = [{ tool_calls: [{ name: 'now', args: {} }] }, { tool_calls: [{ nam
 // The run config the executor hands the graph: the request's configurable (agent-config.ts parses it).
 const runConfig = { configurable: { model: { provider: 'scripted', turns }, delay_ms: 0 } };
 
+// Before AgentLoop's graph is built: building it installs its LangChain run context (langchain-context.ts).
+if (values.peer && values['light-context'])
+  ((await src('langchain-context.ts')) as typeof import('../../services/orchestrator/src/langchain-context.js')).installLightRunContext();
+const peer = values.peer ? (await import('./peer-graph/graph.js')).graph.builder.compile({ checkpointer: new MemorySaver() }) : undefined;
 const contexts = new Map<string, unknown>();
 const logger = silentLogger();
-const graph = buildAgentGraph({
-  tools: tools as never,
-  approvals: approvals as never,
-  checkpointer: new MemorySaver(),
-  runContext: (id) => contexts.get(id) as never,
-});
+const graph = peer
+  ? undefined
+  : buildAgentGraph({
+      tools: tools as never,
+      approvals: approvals as never,
+      checkpointer: new MemorySaver(),
+      runContext: (id) => contexts.get(id) as never,
+    });
 
 async function run(i: number): Promise<void> {
   const runId = `r${i}`;
+  if (peer) {
+    const stream = await peer.stream(
+      { messages: [new HumanMessage('What time is it?')] },
+      { configurable: { thread_id: `th${i}`, run_id: runId }, streamMode: ['values', 'updates'], durability: 'sync' },
+    );
+    let last: unknown;
+    for await (const chunk of stream) last = chunk;
+    const messages = ((last as [string, { messages?: unknown[] }])[1].messages ?? []).length;
+    if (messages !== 6) throw new Error(`run ${i}: ${messages} messages, expected 6`);
+    return;
+  }
   contexts.set(runId, {
     runId,
     tenantId: 't1',
@@ -69,7 +101,7 @@ async function run(i: number): Promise<void> {
     logger,
     signal: new AbortController().signal,
   });
-  const stream = await graph.stream(
+  const stream = await graph!.stream(
     { messages: [new HumanMessage('What time is it?')], loops: 0, max_loops: 10, context_id: runId },
     { configurable: { thread_id: `th${i}`, run_id: runId }, streamMode: ['values', 'updates'], durability: 'sync' },
   );
@@ -91,20 +123,45 @@ function counting<T extends object>(obj: T, key: keyof T, counts: Map<string, nu
 }
 
 for (let i = 0; i < 50; i++) await run(-1 - i); // warm-up
-const NAMES = ['LangChain CallbackManager configured', 'RunnableLambda invokes', 'agent configurable validated (zod)'] as const;
+const NAMES = [
+  'LangChain CallbackManager configured',
+  'RunnableLambda invokes',
+  'agent configurable validated (zod)',
+  'LangGraph EmptyChannelError thrown (an empty EphemeralValue channel checkpointed)',
+  'crypto.getRandomValues calls (LangChain uuid v1/v6/v7)',
+] as const;
 const counts = new Map<string, number>(NAMES.map((n) => [n, 0]));
+// LangGraph's own per-run work, counted on the graph's channels (the package does not export the class).
+const compiled = (peer ?? graph) as unknown as { channels: Record<string, object> };
+const ephemeral = Object.values(compiled.channels).find((c) => c.constructor.name === 'EphemeralValue');
+const throwing = (proto: { checkpoint: () => unknown }, name: string): (() => void) => {
+  const original = proto.checkpoint;
+  proto.checkpoint = function (this: unknown) {
+    try {
+      return original.call(this);
+    } catch (err) {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      throw err;
+    }
+  };
+  return () => void (proto.checkpoint = original);
+};
 const restore = [
   counting(CallbackManager, '_configureSync', counts, NAMES[0]),
   counting(RunnableLambda.prototype, 'invoke', counts, NAMES[1]),
   counting(AgentConfigurable, 'safeParse', counts, NAMES[2]),
+  ...(ephemeral ? [throwing(Object.getPrototypeOf(ephemeral) as { checkpoint: () => unknown }, NAMES[3])] : []),
+  counting(globalThis.crypto, 'getRandomValues', counts, NAMES[4]),
 ];
 await run(0);
 restore.forEach((r) => r());
+const stopProfile = values.profile ? await startProfile(values.profile) : undefined;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 1; i <= RUNS; i++) await run(i);
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - t0;
-console.log(`graph-cost: ${root}`);
+await stopProfile?.();
+console.log(`graph-cost: ${peer ? `the peer graph (LangGraph alone${values['light-context'] ? ", AgentLoop's LangChain run context" : ''})` : root}`);
 for (const [k, v] of counts) console.log(`  ${k}: ${v} per run`);
 console.log(`  CPU ${((cpu.user + cpu.system) / 1000 / RUNS).toFixed(3)} ms per run, wall ${(wall / RUNS).toFixed(3)} ms per run (${RUNS} runs)`);

@@ -29,6 +29,16 @@ export function runConfig(delayMs: number) {
   };
 }
 
+/**
+ * The same run with `write_file` (a tool with side effects: its calls go through the orchestrator's
+ * effect ledger, a claim before and a completion after) in place of `now`. Only the trace workload
+ * runs it, for the cost per tool call with the ledger included (issue 9).
+ */
+export function ledgerRunConfig() {
+  const call = { name: 'write_file', args: { file_path: 'outputs/bench.txt', content: 'x' } };
+  return { configurable: { model: { provider: 'scripted', turns: [{ tool_calls: [call] }, { tool_calls: [call] }, { content: ANSWER }] }, delay_ms: 0 } };
+}
+
 /** An SDK client that never retries, so that failures are counted instead of hidden. */
 export function sdkClient(url: string): Client {
   return new Client({ apiUrl: url, callerOptions: { maxRetries: 0 } });

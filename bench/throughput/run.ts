@@ -15,13 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { backgroundLoad, sdkClient, runConfig, checkValues, waitLoad, sumCpu, type BackgroundRound, type WaitRound } from './load.js';
+import { backgroundLoad, sdkClient, runConfig, ledgerRunConfig, checkValues, waitLoad, sumCpu, type BackgroundRound, type WaitRound } from './load.js';
 import { ensurePeerInstalled } from './peer.js';
 import { formatSummary, summarize, type CpuProfile } from './profile-summary.js';
 import { fmt, fmtBytes, formatTable, percentile } from './stats.js';
 import { prepareSnapshot } from './snapshot.js';
 import { REPO_ROOT, startClusterTarget, startEmbeddedTarget, startTarget, TARGET_NAMES, type StartOptions, type Target, type TargetName } from './targets.js';
-import { breakdown, otlpEnv, startOtlpReceiver } from './trace.js';
+import { breakdown, otlpEnv, startOtlpReceiver, toolCallCost, type SpanRecord } from './trace.js';
 import { startWebhookReceiver } from './webhook-receiver.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -490,6 +490,8 @@ async function profilePhase(): Promise<void> {
 async function tracePhase(): Promise<void> {
   for (const name of targetNames.filter((n) => n !== 'peer')) {
     const receiver = await startOtlpReceiver();
+    let nowSpans: SpanRecord[] = [];
+    let ledgerSpans: SpanRecord[] = [];
     log(`trace: starting AgentLoop ${name} exporting spans to ${receiver.url}...`);
     const opts = { ...startOpts, env: { ...startOpts.env, ...otlpEnv(receiver.url) } };
     const t = name === 'embedded' ? await startEmbeddedTarget(opts, 'embedded-trace') : await startClusterTarget(opts, 'cluster-trace');
@@ -497,26 +499,35 @@ async function tracePhase(): Promise<void> {
     try {
       await waitLoad(t, { concurrency: 1, seconds: 2 });
       await new Promise((r) => setTimeout(r, 1000));
-      receiver.spans.length = 0;
       const client = sdkClient(t.url);
-      const lat: number[] = [];
-      for (let i = 0; i < TRACE_RUNS; i++) {
-        const s = performance.now();
-        const thread = await client.threads.create();
-        checkValues(
-          await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'What time is it?' }] }, config: runConfig(0) }),
-        );
-        lat.push(performance.now() - s);
-      }
-      await new Promise((r) => setTimeout(r, 1500));
+      // The bench's run (`now`, idempotent: no ledger), then the same with `write_file` (ledger).
+      const traced = async (config: { configurable: Record<string, unknown> }) => {
+        for (let i = 0; i < TRACE_RUNS; i++) {
+          const thread = await client.threads.create();
+          checkValues(await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'What time is it?' }] }, config }));
+        }
+        await new Promise((r) => setTimeout(r, 1500));
+      };
+      receiver.spans.length = 0;
+      await traced(runConfig(0));
+      nowSpans = receiver.spans.splice(0);
+      await traced(ledgerRunConfig());
+      ledgerSpans = receiver.spans.splice(0);
     } finally {
       await t.stop();
       await receiver.close();
     }
-    const { runs, text } = breakdown(receiver.spans, /^POST .*\/runs\/wait$/);
-    writeFileSync(path.join(outDir, `trace-${name}.txt`), text + '\n');
+    const root = /^POST .*\/runs\/wait$/;
+    const { runs, text } = breakdown(nowSpans, root);
+    const perCall = [toolCallCost(nowSpans, root), toolCallCost(ledgerSpans, root)].map((c) => c.text).join('\n');
+    const perCallTitle = `Cost per tool call, AgentLoop ${name} (issue 9 target ≤ 2 ms p50 embedded): the orchestrator's span around each call — ledger (write_file only: not idempotent), request, tool-runner, answer`;
+    writeFileSync(path.join(outDir, `trace-${name}.txt`), `${text}\n\n${perCallTitle}\n${perCall}\n`);
     console.log(
       `\nSpans of one runs.wait (median over ${runs} sequential runs, telemetry on), AgentLoop ${name}; "gap" = since the previous sibling ended (or the parent started), ±1 ms; "own" = time in the span not covered by a child span\n${text}`,
     );
+    console.log(`\n${perCallTitle}\n${perCall}`);
+    const ledger = breakdown(ledgerSpans, root);
+    writeFileSync(path.join(outDir, `trace-${name}-write-file.txt`), ledger.text + '\n');
+    console.log(`\nThe same run with write_file (through the effect ledger), median over ${ledger.runs} runs\n${ledger.text}`);
   }
 }

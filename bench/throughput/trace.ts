@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fmt, median } from './stats.js';
+import { fmt, median, percentile } from './stats.js';
 
 export interface SpanRecord {
   traceId: string;
@@ -192,4 +192,43 @@ export function breakdown(spans: SpanRecord[], rootName: RegExp): { runs: number
   });
   const header = 'span [service]'.padEnd(62) + 'start ms'.padStart(9) + 'gap ms'.padStart(9) + 'dur ms'.padStart(9) + 'own ms'.padStart(9) + 'n'.padStart(5);
   return { runs: roots.length, text: [header, '-'.repeat(header.length), ...rows].join('\n') };
+}
+
+/**
+ * Issue 9's "added cost per tool call (orchestrator → tool-runner → back, ledger included)": the
+ * orchestrator's `tool <name>` span of every call in the matching traces, which covers the effect
+ * ledger's claim and completion (for a tool that is not idempotent), the request to tool-runner,
+ * its handler and the answer back — not the tools step's checkpoint or the model turn that follows.
+ * Also the tool-runner handler's own span (`agentloop.tools.execute process`), so what the
+ * round trip and the ledger add shows apart from what the tool itself does.
+ */
+export function toolCallCost(spans: SpanRecord[], rootName: RegExp): { calls: number; text: string } {
+  // Per tool name, and within it per call of the run (the first side-effecting call of a run also
+  // creates its workspace, the later ones find it), the orchestrator's span and the handler's.
+  type Calls = { dur: number[]; handler: number[] };
+  const byName = new Map<string, Calls[]>();
+  const walk = (n: Node, inTool: Calls | undefined, seen: Map<string, number>) => {
+    let here = inTool;
+    if (n.span.name.startsWith('tool ')) {
+      const i = seen.get(n.span.name) ?? 0;
+      seen.set(n.span.name, i + 1);
+      const list = byName.get(n.span.name) ?? [];
+      byName.set(n.span.name, list);
+      here = list[i] ??= { dur: [], handler: [] };
+      here.dur.push(n.span.end - n.span.start);
+    } else if (inTool && n.span.name === 'agentloop.tools.execute process') {
+      inTool.handler.push(n.span.end - n.span.start);
+    }
+    for (const c of n.children) walk(c, here, seen);
+  };
+  for (const r of traces(spans, rootName)) walk(r, undefined, new Map());
+  const line = (label: string, s: Calls) =>
+    `  ${label}: p50 ${fmt(median(s.dur))} ms, p99 ${fmt(percentile(s.dur, 99))} ms over ${s.dur.length} calls; the tool-runner handler in it p50 ${s.handler.length ? fmt(median(s.handler)) : '–'} ms`;
+  const lines: string[] = [];
+  for (const [name, list] of byName) {
+    lines.push(line(name, { dur: list.flatMap((c) => c.dur), handler: list.flatMap((c) => c.handler) }));
+    if (list.length > 1) list.forEach((c, i) => lines.push(line(`  call ${i + 1} of the run`, c)));
+  }
+  const calls = [...byName.values()].flat().reduce((n, s) => n + s.dur.length, 0);
+  return { calls, text: lines.length ? lines.join('\n') : '  (no tool span)' };
 }

@@ -29,9 +29,9 @@ import {
   graphInput,
   maxLoopsOf,
   modelOf,
-  parseJsonObject,
   resolveRunModel,
   runCheckpointConfig,
+  storedConfig,
   atHead,
   type CheckpointConfig,
   type GraphInput,
@@ -52,7 +52,7 @@ import { TokenAccounting } from './budgets/token-accounting.js';
 import { budgetOutcome } from './run/budget-outcome.js';
 import { agentPolicyOf } from './agent-config.js';
 import { runEnvironment } from './environments.js';
-import { configurableOf, openRunTape, replayResolver, saveReplayReport, type RecordingPolicy } from './recording/run-tape.js';
+import { openRunTape, replayResolver, saveReplayReport, type RecordingPolicy } from './recording/run-tape.js';
 import type { ReplaySession } from './recording/replay-session.js';
 
 // The import paths the rest of the repository (and the package index) uses.
@@ -354,12 +354,13 @@ export class RunExecutor {
     try {
       // Record and replay (issue 17): a replay answers every model call from its recording.
       const policy = this.deps.config.recording ?? { mode: 'off', tenants: new Set<string>() };
-      const opened = await openRunTape({ store: this.deps.store, policy }, job, configurableOf(job), log);
+      const stored = storedConfig(job);
+      const opened = await openRunTape({ store: this.deps.store, policy }, job, stored.configurable, log);
       replay = opened.replay;
       // Its environment (seed 002) is read afresh by each execution: switching or editing one needs no restart.
-      const environment = await runEnvironment(this.deps.skills, job.tenantId, parseJsonObject(job.configJson, 'config'), depth > 0);
+      const environment = await runEnvironment(this.deps.skills, job.tenantId, stored.config(), depth > 0);
       const models = environment ? this.deps.models.forEnvironment(environment.name, environment.settings.models) : this.deps.models;
-      const setup = resolveRunModel(job, replay ? replayResolver(replay) : models);
+      const setup = resolveRunModel(stored.config(), replay ? replayResolver(replay) : models);
       resolved = setup.resolved;
       log.info(
         { model: resolved.label, provider: resolved.provider, attempt, ...(environment ? { environment: environment.name } : {}) },

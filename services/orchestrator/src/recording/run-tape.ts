@@ -49,17 +49,6 @@ export function shouldRecord(policy: RecordingPolicy, tenantId: string, configur
   }
 }
 
-/** `config.configurable` of a job; {} when absent or unreadable (resolveRunModel reports a bad config). */
-export function configurableOf(job: Pick<RunJob, 'configJson'>): JsonObject {
-  try {
-    const c = JSON.parse(job.configJson || '{}') as { configurable?: unknown } | null;
-    const k = c?.configurable;
-    return k && typeof k === 'object' && !Array.isArray(k) ? (k as JsonObject) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** The replay a run's config asks for (set by the gateway from `replay_of` / `replay_tools`), or null. */
 export function replayRequest(configurable: JsonObject): { of: string; tools: ReplayTools } | null {
   const r = configurable[REPLAY_CONFIG_KEY];

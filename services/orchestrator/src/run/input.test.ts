@@ -14,6 +14,7 @@ import {
   resolveRunModel,
   runCheckpointConfig,
   selectedSlot,
+  storedConfig,
   type CheckpointConfig,
   type StateReader,
 } from './input.js';
@@ -70,18 +71,34 @@ describe('run input: config', () => {
   });
 
   it('resolveRunModel: a router for real providers, none for the scripted one; model_pref wins over the selected slot', () => {
-    const real = resolveRunModel(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning' } }) }), registry('openai-compatible'));
+    const real = resolveRunModel({ configurable: { model: 'reasoning' } }, registry('openai-compatible'));
     expect(real.resolved.label).toBe('reasoning');
     expect(real.modelPref).toBe('reasoning');
     expect([...real.router!.configured]).toEqual(['base', 'reasoning']);
     expect(real.router!.forSlot('base').label).toBe('base');
-    const pinned = resolveRunModel(
-      fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning', model_pref: 'vision' } }) }),
-      registry('scripted'),
-    );
+    const pinned = resolveRunModel({ configurable: { model: 'reasoning', model_pref: 'vision' } }, registry('scripted'));
     expect(pinned.router).toBeUndefined();
     expect(pinned.modelPref).toBe('vision');
-    expect(resolveRunModel(fakeJob(), registry('scripted')).modelPref).toBeNull();
+    expect(resolveRunModel({}, registry('scripted')).modelPref).toBeNull();
+  });
+
+  it('storedConfig: one parse of the stored config; configurable is {} when unreadable, config() throws the parse error', () => {
+    const stored = storedConfig(fakeJob({ configJson: JSON.stringify({ configurable: { model: 'reasoning' }, max_loops: 4 }) }));
+    expect(stored.config()).toEqual({ configurable: { model: 'reasoning' }, max_loops: 4 });
+    // The recording, the environment and the model read one object, not copies.
+    expect(stored.config()).toBe(stored.config());
+    expect(stored.configurable).toBe(stored.config().configurable);
+    for (const json of ['', 'null', '{"configurable":"x"}', '{"configurable":[1]}'])
+      expect(storedConfig(fakeJob({ configJson: json })).configurable).toEqual({});
+    for (const [json, message] of [
+      ['{', 'config is not valid JSON'],
+      ['[1]', 'config must be an object'],
+    ] as const) {
+      const bad = storedConfig(fakeJob({ configJson: json }));
+      expect(bad.configurable).toEqual({});
+      expect(() => bad.config()).toThrow(RunInputError);
+      expect(() => bad.config()).toThrow(message);
+    }
   });
 
   it('maxLoopsOf: configurable.max_loops, else the top-level max_loops, else the default', () => {

@@ -43,9 +43,38 @@ export interface RunModelSetup {
   modelPref: ModelSlot | null;
 }
 
-/** Resolves the model a job's config selects (throws RunInputError / ModelConfigError on a bad config). */
-export function resolveRunModel(job: Pick<RunJob, 'configJson'>, models: ModelResolver): RunModelSetup {
-  const config = parseJsonObject(job.configJson, 'config');
+/**
+ * A job's stored config, parsed once for the run (issue 9: the executor had parsed it into a new
+ * object three times per run — for the recording, the environment and the model). `configurable`
+ * is `config.configurable`, {} when absent or unreadable, for what must not fail on a bad config
+ * (opening the run's recording); `config()` is the config and throws the RunInputError of a bad
+ * one, where the run reads it.
+ */
+export interface StoredConfig {
+  readonly configurable: JsonObject;
+  config(): JsonObject;
+}
+
+export function storedConfig(job: Pick<RunJob, 'configJson'>): StoredConfig {
+  let config: JsonObject | undefined;
+  let error: unknown;
+  try {
+    config = parseJsonObject(job.configJson, 'config');
+  } catch (err) {
+    error = err;
+  }
+  const c = config?.configurable;
+  return {
+    configurable: c && typeof c === 'object' && !Array.isArray(c) ? (c as JsonObject) : {},
+    config: () => {
+      if (config === undefined) throw error;
+      return config;
+    },
+  };
+}
+
+/** Resolves the model a run's config selects (throws ModelConfigError on a bad selection). */
+export function resolveRunModel(config: JsonObject, models: ModelResolver): RunModelSetup {
   const configurable = (config.configurable ?? {}) as JsonObject;
   const resolved = models.resolve(configurable.model);
   // A slot named in `configurable.model` is a preference like `model_pref`; the scripted provider pins the model.
