@@ -4,7 +4,13 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--clients N] [--snapshot REF]
+ *
+ * Commits are counted too (a write statement that leaves its connection outside a transaction: an
+ * autocommit write, or the COMMIT itself), per database file. `--clients N`: N clients in a closed
+ * loop share the runs (default 1, sequential), so writes that concurrent runs can share show up.
+ * `--snapshot REF`: AgentLoop from a read-only copy of a commit (snapshot.ts), the counting hooks
+ * of this tree — to compare before and after on the same minutes.
  *
  * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
  * synchronous call: it moves with the machine's load, unlike the counts).
@@ -17,6 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, runConfig, sdkClient } from './load.js';
+import { prepareSnapshot } from './snapshot.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,6 +31,8 @@ const { values: args } = parseArgs({
     top: { type: 'string', default: '40' },
     where: { type: 'string' },
     time: { type: 'boolean', default: false },
+    clients: { type: 'string', default: '1' },
+    snapshot: { type: 'string' },
   },
 });
 const where = args.where ? new RegExp(args.where) : undefined;
@@ -60,13 +69,22 @@ const stmtProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<str
 probe.close();
 for (const method of ['run', 'get', 'all', 'iterate'] as const) {
   const original = stmtProto[method]!;
-  stmtProto[method] = function (this: { source: string; database: { name: string } }, ...a: unknown[]) {
+  stmtProto[method] = function (this: { source: string; reader: boolean; database: { name: string; inTransaction: boolean } }, ...a: unknown[]) {
     const key = `sql ${path.basename(this.database.name)}: ${this.source.replace(/\s+/g, ' ').trim().slice(0, 90)}`;
     count(key);
-    if (!args.time || !counting) return original.apply(this, a);
+    const committed = (): void => {
+      if (!this.reader && !this.database.inTransaction) count(`commits ${path.basename(this.database.name)}`);
+    };
+    if (!args.time || !counting) {
+      const out = original.apply(this, a);
+      committed();
+      return out;
+    }
     const t0 = performance.now();
     try {
-      return original.apply(this, a);
+      const out = original.apply(this, a);
+      committed();
+      return out;
     } finally {
       times.set(key, (times.get(key) ?? 0) + performance.now() - t0);
     }
@@ -96,7 +114,11 @@ for (const [api, label] of [
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-embedded-cost-'));
-const { startEmbedded } = await import('@agentloop/agentloop-app');
+const snap = args.snapshot ? prepareSnapshot(path.resolve(import.meta.dirname, '../..'), args.snapshot, os.tmpdir()) : undefined;
+// The snapshot's better-sqlite3 is a link to this tree's, so the hooks above count its statements too.
+const { startEmbedded } = (
+  snap ? await import(path.join(snap.root, 'apps/agentloop/src/index.ts')) : await import('@agentloop/agentloop-app')
+) as typeof import('@agentloop/agentloop-app');
 // One thread: the statements and fs calls are counted by hooks in this thread, and what a run costs
 // does not depend on which thread makes it.
 const server = await startEmbedded({
@@ -112,7 +134,12 @@ const one = async (): Promise<void> => {
 for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migrations
 await new Promise((r) => setTimeout(r, 300));
 counting = true;
-for (let i = 0; i < runs; i++) await one();
+let started = 0;
+await Promise.all(
+  Array.from({ length: Number(args.clients) }, async () => {
+    while (started++ < runs) await one();
+  }),
+);
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
 await server.close();
@@ -122,7 +149,11 @@ const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
 const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
 const sqlMs = [...times.values()].reduce((n, t) => n + t, 0) / runs;
 console.log(
-  `${runs} sequential runs.wait runs; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
+  `${runs} runs.wait runs, AgentLoop from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
+    `, ${total('commits ').toFixed(1)} SQLite commits (${Number(args.clients)} client(s))` +
     (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run)` : ''),
 );
 for (const [key, c] of rows.slice(0, Number(args.top))) {
