@@ -12,8 +12,9 @@
  * `--snapshot REF`: AgentLoop from a read-only copy of a commit (snapshot.ts), the counting hooks
  * of this tree — to compare before and after on the same minutes.
  *
- * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
- * synchronous call: it moves with the machine's load, unlike the counts).
+ * `--time`: also the time spent inside each kind of SQLite statement, ms per run: wall time of the
+ * synchronous call (it moves with the machine's load, unlike the counts), and the process's CPU time
+ * during it.
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
@@ -42,6 +43,8 @@ const runs = Number(args.runs);
 const counts = new Map<string, number>();
 /** --time: ms spent inside each statement kind (same keys as counts). */
 const times = new Map<string, number>();
+/** --time: CPU ms (process.cpuUsage, every thread of the process) inside each statement kind: less moved by load than wall time. */
+const cpuTimes = new Map<string, number>();
 let counting = false;
 const count = (key: string): void => {
   if (!counting) return;
@@ -81,12 +84,15 @@ for (const method of ['run', 'get', 'all', 'iterate'] as const) {
       return out;
     }
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     try {
       const out = original.apply(this, a);
       committed();
       return out;
     } finally {
       times.set(key, (times.get(key) ?? 0) + performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpuTimes.set(key, (cpuTimes.get(key) ?? 0) + (c.user + c.system) / 1000);
     }
   };
 }
@@ -148,15 +154,16 @@ fs.rmSync(dataDir, { recursive: true, force: true });
 const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
 const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
 const sqlMs = [...times.values()].reduce((n, t) => n + t, 0) / runs;
+const sqlCpuMs = [...cpuTimes.values()].reduce((n, t) => n + t, 0) / runs;
 console.log(
   `${runs} runs.wait runs, AgentLoop from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}, load average ${os
     .loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
     `, ${total('commits ').toFixed(1)} SQLite commits (${Number(args.clients)} client(s))` +
-    (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run)` : ''),
+    (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run), of which ${sqlCpuMs.toFixed(3)} ms CPU (third column)` : ''),
 );
 for (const [key, c] of rows.slice(0, Number(args.top))) {
-  const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
+  const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ${((cpuTimes.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
   console.log(`${(c / runs).toFixed(2).padStart(7)}  ${ms}${key}`);
 }
