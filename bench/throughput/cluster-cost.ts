@@ -137,6 +137,16 @@ natsTap.subscribe('>', {
   },
 });
 const cpu = () => new Map(target.allPids().map((pid) => [pid, cpuMs(pid)]));
+/** Read and write system calls of a process so far (/proc/<pid>/io; a socket write is one, whatever its size). */
+function syscalls(pid: number): { r: number; w: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { r: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0), w: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0) };
+  } catch {
+    return { r: 0, w: 0 };
+  }
+}
+const sys = () => new Map(target.allPids().map((pid) => [pid, syscalls(pid)]));
 
 const client = sdkClient(target.url);
 const config = runConfig(0);
@@ -153,10 +163,10 @@ try {
   if (args.statements) await db.query("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1");
   await natsTap.flush();
   natsCounting = true;
-  const [cpu0, db0, js0, rc0] = [cpu(), await counters(), await runEventMessages(), await redisCommands(redis)];
+  const [cpu0, sys0, db0, js0, rc0] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
-  const [cpu1, db1, js1, rc1] = [cpu(), await counters(), await runEventMessages(), await redisCommands(redis)];
+  const [cpu1, sys1, db1, js1, rc1] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
   natsCounting = false;
   latencies.sort((a, b) => a - b);
   console.log(
@@ -170,7 +180,17 @@ try {
   for (const [pid, before] of cpu0) perProcess.set(nameOf(pid), (perProcess.get(nameOf(pid)) ?? 0) + ((cpu1.get(pid) ?? before) - before) / runs);
   const total = [...perProcess.values()].reduce((a, b) => a + b, 0);
   console.log(`CPU ms per run: total ${total.toFixed(1)}`);
-  for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(16)} ${ms.toFixed(1)}`);
+  const perProcessSys = new Map<string, { r: number; w: number }>();
+  for (const [pid, before] of sys0) {
+    const after = sys1.get(pid) ?? before;
+    const acc = perProcessSys.get(nameOf(pid)) ?? { r: 0, w: 0 };
+    perProcessSys.set(nameOf(pid), { r: acc.r + (after.r - before.r) / runs, w: acc.w + (after.w - before.w) / runs });
+  }
+  console.log(`  ${'process'.padEnd(16)} CPU ms  write/read syscalls`);
+  for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) {
+    const sc = perProcessSys.get(name);
+    console.log(`  ${name.padEnd(16)} ${ms.toFixed(1).padStart(6)}  ${sc ? `${sc.w.toFixed(1)} / ${sc.r.toFixed(1)}` : ''}`);
+  }
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
   for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
