@@ -5,8 +5,6 @@
  * the other (issue 9: a cluster run's checkpointer round trips, bench/throughput/README.md
  * "Checkpoint writes in one round trip per step").
  */
-import { isUtf8 } from 'node:buffer';
-import mysql from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import type { CheckpointTables } from './migrations.js';
 
@@ -39,19 +37,6 @@ export function allowsMultipleStatements(pool: Pool): boolean {
   return core?.config?.connectionConfig?.multipleStatements === true;
 }
 
-/**
- * Whether the pool's connections encode query text as UTF-8 (a utf8mb4 or utf8mb3 connection
- * character set; mysql2's default and what `fromConnString` sets): then a byte value that is UTF-8
- * can travel in a text query as a string literal (`binaryText`). mysql2 exports its table of
- * character set → encoding at run time but not in its typings.
- */
-export function encodesUtf8(pool: Pool): boolean {
-  const core = (pool as unknown as { pool?: { config?: { connectionConfig?: { charsetNumber?: number } } } }).pool;
-  const charset = core?.config?.connectionConfig?.charsetNumber;
-  const encodings = (mysql as unknown as { CharsetToEncoding?: readonly string[] }).CharsetToEncoding;
-  return charset !== undefined && encodings?.[charset] === 'utf8';
-}
-
 /** A statement and its placeholders' values. */
 export interface Statement {
   sql: string;
@@ -64,31 +49,18 @@ export interface Statement {
  * is its own autocommit transaction, run only after the ones before it succeeded: the server runs a
  * multi-statement query in order and stops at the first failing statement.
  */
-export async function sendInOrder(pool: Pool, statements: readonly Statement[], multiStatement: boolean, utf8Text = false): Promise<void> {
+export async function sendInOrder(pool: Pool, statements: readonly Statement[], multiStatement: boolean): Promise<void> {
   if (multiStatement && statements.length > 1 && valueBytes(statements) <= ONE_PACKET_MAX_BYTES) {
-    const values = statements.flatMap((st) => st.values);
-    await pool.query(statements.map((st) => st.sql).join(';\n'), utf8Text ? values.map(binaryText) : values);
+    await pool.query(
+      statements.map((st) => st.sql).join(';\n'),
+      statements.flatMap((st) => st.values),
+    );
     return;
   }
   // execute(): the binary protocol sends large values as raw bytes; query() would inline them as
   // hex literals, doubling the bytes on the wire and making the server parse them
   // (bench/checkpoint: ~1.3 ms saved per put with a 64 KiB messages channel).
   for (const st of statements) await pool.execute(st.sql, st.values as never);
-}
-
-/**
- * A byte value in a text query: `_binary'…'` (escaped by mysql2, as it escapes every string) when
- * its bytes are UTF-8 — the serializer's JSON, so nearly every value — else as is, which mysql2
- * writes as a hex literal, two characters per byte. Only for a connection whose query text is
- * encoded as UTF-8 (`encodesUtf8`), so the string's encoding gives back exactly these bytes; the
- * `_binary` introducer makes the server take them as bytes, without a conversion or a check
- * against the connection's character set. Issue 9: hex literals were 48 of the 65 KB MariaDB
- * received per cluster run (bench/throughput/README.md "Checkpoint values as text literals").
- */
-function binaryText(value: unknown): unknown {
-  if (!Buffer.isBuffer(value) || !isUtf8(value)) return value;
-  const literal = `_binary${mysql.escape(value.toString('utf8'))}`;
-  return { toSqlString: () => literal };
 }
 
 function valueBytes(statements: readonly Statement[]): number {

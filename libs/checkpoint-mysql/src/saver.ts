@@ -21,7 +21,7 @@ import {
 import { createPool, type Pool, type PoolConnection, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { deleteCheckpointsFrom } from './checkpoint-rewind.js';
 import { CheckpointSerializer } from './serde.js';
-import { PutStatements, allowsMultipleStatements, encodesUtf8, rowPlaceholders, sendInOrder, type BlobValues } from './put-statements.js';
+import { PutStatements, allowsMultipleStatements, rowPlaceholders, sendInOrder, type BlobValues } from './put-statements.js';
 import { WriteParking } from './write-parking.js';
 import { MAX_CHECKPOINT_ID_BYTES, MAX_KEY_BYTES, MAX_TASK_PATH_BYTES, MAX_VERSION_BYTES, getMigrations, type CheckpointTables } from './migrations.js';
 
@@ -101,8 +101,6 @@ export class MySQLSaver extends BaseCheckpointSaver {
   private readonly puts: PutStatements;
   /** Set when the pool takes multi-statement queries: task writes travel with the thread's next put. */
   private readonly parking: WriteParking | undefined;
-  /** Set when the pool's query text is UTF-8: byte values go in text queries as `_binary'…'`, not hex. */
-  private readonly utf8Text: boolean;
   private ended: Promise<void> | undefined;
 
   constructor(pool: Pool, serde?: SerializerProtocol, options: MySQLSaverOptions = {}) {
@@ -118,8 +116,7 @@ export class MySQLSaver extends BaseCheckpointSaver {
     const q = (name: string) => (this.schema ? `\`${this.schema}\`.\`${prefix}${name}\`` : `\`${prefix}${name}\``);
     this.tables = { migrations: q('checkpoint_migrations'), checkpoints: q('checkpoints'), blobs: q('checkpoint_blobs'), writes: q('checkpoint_writes') };
     this.puts = new PutStatements(this.tables);
-    this.utf8Text = encodesUtf8(pool);
-    this.parking = allowsMultipleStatements(pool) ? new WriteParking((statements) => sendInOrder(pool, statements, true, this.utf8Text)) : undefined;
+    this.parking = allowsMultipleStatements(pool) ? new WriteParking((statements) => sendInOrder(pool, statements, true)) : undefined;
     this.lockTimeoutSeconds = options.setupLockTimeoutSeconds ?? 60;
     this.lockName = `agentloop_ckpt_${createHash('sha256')
       .update(`${this.schema ?? ''}.${prefix}`)
@@ -364,7 +361,7 @@ export class MySQLSaver extends BaseCheckpointSaver {
     if (this.parking) {
       // The thread's task writes parked since its last put go first, in the same round trip.
       const parked = this.parking.take(parkingKey(threadId, checkpointNs));
-      await parked.sent(sendInOrder(this.pool, [...parked.statements, ...statements], true, this.utf8Text));
+      await parked.sent(sendInOrder(this.pool, [...parked.statements, ...statements], true));
     } else {
       await sendInOrder(this.pool, statements, false);
     }
