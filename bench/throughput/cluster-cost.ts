@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { checkValues, runConfig, sdkClient } from './load.js';
 import { cpuMs } from './proc.js';
@@ -67,6 +68,27 @@ async function runEventMessages(): Promise<{ messages: number; bytes: number }> 
   throw new Error('nats-server not found among the target processes');
 }
 
+function serverPort(binary: string, flag: string): number {
+  for (const pid of target.allPids()) {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (!path.basename(cmd[0] ?? '').startsWith(binary)) continue;
+    const i = cmd.indexOf(flag);
+    if (i >= 0) return Number(cmd[i + 1]);
+    // redis-server's title is `redis-server host:port`
+    const m = /:(\d+)$/.exec(cmd[0] ?? '');
+    if (m) return Number(m[1]);
+  }
+  throw new Error(`${binary} not found among the target processes`);
+}
+
+/** Redis commands by name (INFO commandstats), the read itself excluded by the caller. */
+async function redisCommands(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
 /** The general log's statements per run by text (values replaced by `?`), most frequent first. */
 async function printStatements(): Promise<void> {
   await db.query('SET GLOBAL general_log = 0');
@@ -74,6 +96,7 @@ async function printStatements(): Promise<void> {
     "SELECT CONVERT(argument USING utf8mb4) AS t, COUNT(*) AS n FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') GROUP BY t",
   );
   const byShape = new Map<string, number>();
+  const bytesByShape = new Map<string, number>();
   let packets = 0;
   for (const r of rows) {
     packets += Number(r.n);
@@ -87,19 +110,43 @@ async function printStatements(): Promise<void> {
         .replace(/\s+/g, ' ')
         .slice(0, 150);
     byShape.set(shape, (byShape.get(shape) ?? 0) + Number(r.n));
+    bytesByShape.set(shape, (bytesByShape.get(shape) ?? 0) + Buffer.byteLength(r.t) * Number(r.n));
   }
   console.log(`MariaDB round trips per run (general log: queries and prepared executes): ${(packets / runs).toFixed(1)}`);
-  console.log('MariaDB statements per run by text (general log):');
-  for (const [t, n] of [...byShape].sort((a, b) => b[1] - a[1])) if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)}  ${t}`);
+  console.log('MariaDB statements per run by text (general log): count, bytes of text, text');
+  for (const [t, n] of [...byShape].sort((a, b) => b[1] - a[1]))
+    if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)} ${((bytesByShape.get(t) ?? 0) / runs).toFixed(0).padStart(7)} B  ${t}`);
 }
 
-const COUNTERS = ['Questions', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
+const COUNTERS = ['Questions', 'Bytes_received', 'Bytes_sent', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
 const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
 async function counters(): Promise<Record<string, number>> {
   const [rows] = await db.query<Array<{ Variable_name: string; Value: string } & import('mysql2').RowDataPacket>>('SHOW GLOBAL STATUS');
   return Object.fromEntries(rows.filter((r) => COUNTERS.includes(r.Variable_name)).map((r) => [r.Variable_name, Number(r.Value)]));
 }
+const redis = new Redis({ host: '127.0.0.1', port: serverPort('redis-server', '--port'), lazyConnect: false });
+// Every NATS message the server routes (requests, replies, publishes, JetStream acks), by subject's first two tokens.
+const natsTap = await connect({ servers: `127.0.0.1:${serverPort('nats-server', '-p')}` });
+const natsCounts = new Map<string, number>();
+let natsCounting = false;
+natsTap.subscribe('>', {
+  callback: (_err, msg) => {
+    if (!natsCounting) return;
+    const key = msg.subject.startsWith('_INBOX') || msg.subject.startsWith('_R_') ? '(replies)' : msg.subject.split('.').slice(0, 3).join('.');
+    natsCounts.set(key, (natsCounts.get(key) ?? 0) + 1);
+  },
+});
 const cpu = () => new Map(target.allPids().map((pid) => [pid, cpuMs(pid)]));
+/** Read and write system calls of a process so far (/proc/<pid>/io; a socket write is one, whatever its size). */
+function syscalls(pid: number): { r: number; w: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { r: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0), w: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0) };
+  } catch {
+    return { r: 0, w: 0 };
+  }
+}
+const sys = () => new Map(target.allPids().map((pid) => [pid, syscalls(pid)]));
 
 const client = sdkClient(target.url);
 const config = runConfig(0);
@@ -114,10 +161,13 @@ try {
   for (let i = 0; i < 10; i++) await oneRun();
   // --statements: MariaDB's general log (to its mysql.general_log table) over the measured runs, grouped by statement text.
   if (args.statements) await db.query("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1");
-  const [cpu0, db0, js0] = [cpu(), await counters(), await runEventMessages()];
+  await natsTap.flush();
+  natsCounting = true;
+  const [cpu0, sys0, db0, js0, rc0] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
-  const [cpu1, db1, js1] = [cpu(), await counters(), await runEventMessages()];
+  const [cpu1, sys1, db1, js1, rc1] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
+  natsCounting = false;
   latencies.sort((a, b) => a - b);
   console.log(
     `AgentLoop cluster from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}; ${runs} sequential runs; load average ${os
@@ -130,15 +180,34 @@ try {
   for (const [pid, before] of cpu0) perProcess.set(nameOf(pid), (perProcess.get(nameOf(pid)) ?? 0) + ((cpu1.get(pid) ?? before) - before) / runs);
   const total = [...perProcess.values()].reduce((a, b) => a + b, 0);
   console.log(`CPU ms per run: total ${total.toFixed(1)}`);
-  for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(16)} ${ms.toFixed(1)}`);
+  const perProcessSys = new Map<string, { r: number; w: number }>();
+  for (const [pid, before] of sys0) {
+    const after = sys1.get(pid) ?? before;
+    const acc = perProcessSys.get(nameOf(pid)) ?? { r: 0, w: 0 };
+    perProcessSys.set(nameOf(pid), { r: acc.r + (after.r - before.r) / runs, w: acc.w + (after.w - before.w) / runs });
+  }
+  console.log(`  ${'process'.padEnd(16)} CPU ms  write/read syscalls`);
+  for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) {
+    const sc = perProcessSys.get(name);
+    console.log(`  ${name.padEnd(16)} ${ms.toFixed(1).padStart(6)}  ${sc ? `${sc.w.toFixed(1)} / ${sc.r.toFixed(1)}` : ''}`);
+  }
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.
   for (const k of COUNTERS) console.log(`  ${k.padEnd(16)} ${((db1[k]! - db0[k]! - (k === 'Questions' ? 1 : 0)) / runs).toFixed(1)}`);
   if (args.statements) await printStatements();
+  rc1.set('info', (rc1.get('info') ?? 1) - 1);
+  const redisPerRun = [...rc1].map(([k, n]) => [k, (n - (rc0.get(k) ?? 0)) / runs] as const).filter(([, n]) => n > 0);
+  console.log(`Redis commands per run: ${redisPerRun.reduce((a, [, n]) => a + n, 0).toFixed(1)}`);
+  for (const [k, n] of redisPerRun.sort((a, b) => b[1] - a[1])) console.log(`  ${k.padEnd(16)} ${n.toFixed(1)}`);
+  const natsTotal = [...natsCounts.values()].reduce((a, b) => a + b, 0);
+  console.log(`NATS messages per run (all subjects; the bench's own reads of the stream included): ${(natsTotal / runs).toFixed(1)}`);
+  for (const [k, n] of [...natsCounts].sort((a, b) => b[1] - a[1])) if (n / runs >= 0.1) console.log(`  ${k.padEnd(40)} ${(n / runs).toFixed(1)}`);
   console.log('JetStream (RUN_EVENTS) per run:');
   console.log(`  messages         ${((js1.messages - js0.messages) / runs).toFixed(1)}`);
   console.log(`  bytes            ${((js1.bytes - js0.bytes) / runs).toFixed(0)}`);
 } finally {
   await db.end();
+  redis.disconnect();
+  await natsTap.close();
   await target.stop();
 }

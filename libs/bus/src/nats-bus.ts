@@ -57,15 +57,15 @@ const SERVICE_ERROR_STATUS: Record<string, number> = {
  */
 type SvcmConnection = ConstructorParameters<typeof Svcm>[0];
 type ServiceRespondOptions = NonNullable<Parameters<ServiceMsg['respondError']>[3]>;
-interface HeaderReader {
-  keys(): string[];
-  get(k: string): string;
-}
-
-function headersToRecord(h: HeaderReader | undefined): Record<string, string> {
+/**
+ * A message's headers as a record, each key with its first value (what `get(key)` returns).
+ * Iterated rather than read with `keys()` and `get()`: nats.js's `get` lists and filters every key
+ * again for each one (issue 9: a few of these per bus request, in every process).
+ */
+function headersToRecord(h: Iterable<[string, string[]]> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
-  for (const k of h.keys()) out[k] = h.get(k);
+  for (const [k, values] of h) out[k] = values[0] ?? '';
   return out;
 }
 
@@ -73,7 +73,8 @@ function recordToHeaders(rec: Record<string, string>): MsgHdrs | undefined {
   const keys = Object.keys(rec);
   if (keys.length === 0) return undefined;
   const h = natsHeaders();
-  for (const k of keys) h.set(k, rec[k] ?? '');
+  // A record's keys are distinct: append, not set (which first looks for the key to replace).
+  for (const k of keys) h.append(k, rec[k] ?? '');
   return h;
 }
 
@@ -171,17 +172,17 @@ export class NatsBus implements Bus {
         lost?.cancel();
       }
     }
-    const h = reply.headers;
-    const errHeader = h?.get(Headers.error);
+    const h = headersToRecord(reply.headers);
+    const errHeader = h[Headers.error];
     if (errHeader) throw decodeErrorHeader(subject, errHeader);
     // A micro-service that is not ours failing with the standard NATS headers.
-    const svcErr = h?.get('Nats-Service-Error');
+    const svcErr = h['Nats-Service-Error'];
     if (svcErr) {
-      const status = Number(h?.get('Nats-Service-Error-Code'));
+      const status = Number(h['Nats-Service-Error-Code']);
       const code = Object.entries(SERVICE_ERROR_STATUS).find(([, s]) => s === status)?.[0] ?? 'INTERNAL';
       throw new RemoteError(subject, code, svcErr, status === 503 || status === 504);
     }
-    return { subject, data: reply.data, headers: headersToRecord(h) };
+    return { subject, data: reply.data, headers: h };
   }
 
   async serve(subject: string, opts: ServeOptions, handler: RequestHandler): Promise<Subscription> {

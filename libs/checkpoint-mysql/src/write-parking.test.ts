@@ -20,14 +20,22 @@ afterAll(async () => {
 });
 
 /** A multi-statement pool on the test database whose round trips (query()/execute() calls) are counted. */
-function countedPool(): { pool: Pool; calls: { query: number; execute: number } } {
+function countedPool(): { pool: Pool; calls: { query: number; execute: number }; queried: () => Promise<void> } {
   const pool = createPool({ uri: db.url, connectionLimit: 2, multipleStatements: true, charset: 'utf8mb4' });
   const calls = { query: 0, execute: 0 };
   const query = pool.query.bind(pool);
   const execute = pool.execute.bind(pool);
-  pool.query = ((...args: Parameters<typeof query>) => (calls.query++, query(...args))) as typeof pool.query;
+  let onQuery: (() => void) | undefined;
+  pool.query = ((...args: Parameters<typeof query>) => {
+    calls.query++;
+    const sent = query(...args);
+    onQuery?.();
+    return sent;
+  }) as typeof pool.query;
   pool.execute = ((...args: Parameters<typeof execute>) => (calls.execute++, execute(...args))) as typeof pool.execute;
-  return { pool, calls };
+  // Resolves once the next query() is sent (and not yet answered: that takes an I/O turn).
+  const queried = () => new Promise<void>((resolve) => (onQuery = resolve));
+  return { pool, calls, queried };
 }
 
 function checkpoint(values: Record<string, unknown>): Checkpoint {
@@ -67,6 +75,29 @@ describe('MySQLSaver task writes parked until the next put', () => {
       expect(calls).toEqual({ query: 1, execute: 0 });
       expect((await saver.getTuple(firstConfig))?.pendingWrites).toEqual([['task-1', 'messages', 'answer']]);
       expect((await saver.getTuple(secondConfig))?.checkpoint.channel_values).toEqual({ messages: ['hi', 'answer'] });
+    } finally {
+      await saver.end();
+    }
+  });
+
+  it('keeps the writes made while the previous put is in flight for the put that follows it', async () => {
+    const { pool, calls, queried } = countedPool();
+    const saver = new MySQLSaver(pool);
+    try {
+      // As LangGraph's first step: the input's checkpoint is still being written when the
+      // __start__ task's writes come, and the step's put waits for the input's put to be stored.
+      const first = checkpoint({ messages: ['hi'] });
+      const firstSent = queried();
+      const firstPut = saver.put({ configurable: { thread_id: 'chained' } }, first, meta, first.channel_versions);
+      await firstSent;
+      const firstConfig = { configurable: { thread_id: 'chained', checkpoint_ns: '', checkpoint_id: first.id } };
+      const written = saver.putWrites(firstConfig, [['messages', 'answer']], 'task-1');
+      await firstPut;
+      const second = checkpoint({ messages: ['hi', 'answer'] });
+      await saver.put(firstConfig, second, meta, second.channel_versions);
+      await written;
+      expect(calls).toEqual({ query: 2, execute: 0 });
+      expect((await saver.getTuple(firstConfig))?.pendingWrites).toEqual([['task-1', 'messages', 'answer']]);
     } finally {
       await saver.end();
     }
@@ -135,6 +166,39 @@ describe('WriteParking', () => {
     const again = parking.take('t1');
     await expect(again.sent(Promise.reject(new Error('lost')))).rejects.toThrow('lost');
     await expect(failed).rejects.toThrow('lost');
+  });
+
+  it('while a put of their key is in flight, holds parked statements past the check phase; after it, sends them in the next check phase if no put took them', async () => {
+    const sent: string[][] = [];
+    const parking = new WriteParking(async (statements) => void sent.push(statements.map((s) => s.sql)));
+    const turn = () => new Promise((r) => setImmediate(r));
+    let storeFirst!: () => void;
+    const first = parking.take('t1');
+    const firstDone = first.sent(new Promise<void>((resolve) => (storeFirst = resolve)));
+    const a = parking.park('t1', st('a'));
+    await turn();
+    await turn();
+    expect(sent).toEqual([]);
+    storeFirst();
+    await firstDone;
+    // The put that follows takes them.
+    const next = parking.take('t1');
+    expect(next.statements.map((s) => s.sql)).toEqual(['a']);
+    await next.sent(Promise.resolve());
+    await a;
+    expect(sent).toEqual([]);
+
+    // None follows: they go alone once the put in flight settled (failed, here), in the next check phase.
+    let failThird!: (err: Error) => void;
+    const third = parking.take('t1');
+    const thirdDone = third.sent(new Promise<void>((_, reject) => (failThird = reject)));
+    const b = parking.park('t1', st('b'));
+    await turn();
+    expect(sent).toEqual([]);
+    failThird(new Error('lost'));
+    await expect(thirdDone).rejects.toThrow('lost');
+    await b;
+    expect(sent).toEqual([['b']]);
   });
 
   it('flushAll sends everything still parked (the saver’s end())', async () => {

@@ -66,6 +66,11 @@ export class BullMqFairness {
     this.keys = { v: `${k}:v`, finish: `${k}:finish`, base: `${k}:base` };
   }
 
+  /** The Redis key of the priority base, for a caller that reads it with other keys in one round trip. */
+  get baseKey(): string {
+    return this.keys.base;
+  }
+
   /** Tags a job of `group` about to be added: its tag, its priority and the base the priority is relative to. */
   async tag(group: string): Promise<{ tag: number; priority: number; base: number }> {
     const inc = finishTag(0, weightOf(this.opts, group));
@@ -78,10 +83,11 @@ export class BullMqFairness {
   /**
    * After the add: when a rebase happened between the tag and the add, the job's priority is
    * relative to the old base — rewrite it (the rebase's own pass may have listed the queue before
-   * the job was in it).
+   * the job was in it). `current`: the base as read after the add (`baseKey`), if the caller read
+   * it already; else it is read here.
    */
-  async afterAdd(jobId: string, tag: number, base: number): Promise<void> {
-    const now = Number((await this.redis.get(this.keys.base)) ?? '0');
+  async afterAdd(jobId: string, tag: number, base: number, current?: string | null): Promise<void> {
+    const now = Number((current === undefined ? await this.redis.get(this.keys.base) : current) ?? '0');
     if (now === base) return;
     const job = await BullJob.fromId(this.queue, jobId);
     await job?.changePriority({ priority: priorityOf(tag, now) }).catch(() => undefined);

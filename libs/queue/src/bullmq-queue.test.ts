@@ -36,6 +36,55 @@ describe('BullMqQueue', () => {
     }
   });
 
+  it('enqueues with fairness in three round trips: the tag, the add, then the stored nonce and the base together', async () => {
+    const q = createBullMqQueue({ name: 'enqueue-trips', redisUrl: redis.url, fairness: { weights: new Map() } });
+    try {
+      await q.enqueue(new Uint8Array([1]), { jobId: 'trips-0', group: 'acme' }); // loads the scripts
+      const connection = q['connection'];
+      await connection.ping();
+      const stream = connection.stream;
+      const commands: string[] = [];
+      let writes = 0;
+      const write = stream.write.bind(stream);
+      stream.write = ((...args: Parameters<typeof write>) => {
+        writes++;
+        return write(...args);
+      }) as typeof stream.write;
+      const send = connection.sendCommand.bind(connection);
+      connection.sendCommand = ((...args: Parameters<typeof send>) => {
+        commands.push((args[0] as { name: string }).name);
+        return send(...args);
+      }) as typeof connection.sendCommand;
+      try {
+        expect(await q.enqueue(new Uint8Array([2]), { jobId: 'trips-1', group: 'acme' })).toEqual({ jobId: 'trips-1', added: true });
+        expect(await q.enqueue(new Uint8Array([3]), { jobId: 'trips-1', group: 'acme' })).toEqual({ jobId: 'trips-1', added: false });
+      } finally {
+        stream.write = write;
+        connection.sendCommand = send;
+      }
+      expect(commands).toEqual(['evalsha', 'evalsha', 'hget', 'get', 'evalsha', 'evalsha', 'hget', 'get']);
+      expect(writes).toBe(6);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it("runs a job's handler without waiting for the fair-queue virtual time to move on", async () => {
+    const q = createBullMqQueue({ name: 'fair-start', redisUrl: redis.url, fairness: { weights: new Map() } });
+    // The virtual time's update never answers: a handler that waited for it would never run.
+    q['fairness']!.started = () => new Promise<void>(() => undefined);
+    let ran!: (payload: Uint8Array) => void;
+    const handled = new Promise<Uint8Array>((resolve) => (ran = resolve));
+    const w = await q.process(async (job) => ran(job.payload), { concurrency: 1 });
+    try {
+      await q.enqueue(new Uint8Array([7]), { jobId: 'fair-start-1', group: 'acme' });
+      expect(await handled).toEqual(new Uint8Array([7]));
+    } finally {
+      await w.close();
+      await q.close();
+    }
+  });
+
   it('parks and wakes a deferred job on a queue without fairness too', async () => {
     const q = createBullMqQueue({ name: 'park-fifo', redisUrl: redis.url });
     let offers = 0;

@@ -50,6 +50,15 @@ const STATE: Record<string, JobState> = {
 
 const neverAborted = new AbortController().signal;
 
+/** The nonce in a stored job's `data` field (JSON of StoredData); undefined when it is not ours. */
+function storedNonce(data: string): string | undefined {
+  try {
+    return (JSON.parse(data) as Partial<StoredData> | null)?.n;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * JobQueue over BullMQ. The job id is the dedupe key: adding an id that exists
  * (waiting, active, delayed, or completed/failed within the retention) is a
@@ -98,10 +107,15 @@ export class BullMqQueue implements JobQueue {
         removeOnFail: { age: keepSec },
       });
       // On a duplicate id BullMQ returns without writing: the stored job then carries another nonce.
-      const stored = await this.queue.getJob(opts.jobId);
-      const added = stored === undefined || (stored.data as Partial<StoredData> | undefined)?.n === nonce;
+      // The stored data and the fairness base are read in one round trip (a pipeline is one write),
+      // and only the job's data field, not the whole job (issue 9: Redis round trips per run).
+      const reads = this.connection.pipeline().hget(this.queue.toKey(opts.jobId), 'data');
+      if (fair && this.fairness) reads.get(this.fairness.baseKey);
+      const [[dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await reads.exec()) ?? [];
+      if (dataErr) throw dataErr;
+      const added = typeof storedData !== 'string' || storedNonce(storedData) === nonce;
       // A duplicate's tag is lost: the group's finish tag moved on by one job, a harmless gap.
-      if (added && fair) await this.fairness?.afterAdd(opts.jobId, fair.tag, fair.base);
+      if (added && fair) await this.fairness?.afterAdd(opts.jobId, fair.tag, fair.base, baseErr ? undefined : (currentBase as string | null));
       return { jobId: opts.jobId, added };
     } catch (err) {
       throw new UnavailableError(`Could not enqueue job ${opts.jobId} on ${this.name}: ${errorMessage(err)}`, { cause: err });
@@ -187,8 +201,10 @@ class BullMqWorker implements QueueWorker {
         };
         // V moves on when a job starts (deferred or not: it was offered, its turn came).
         // Best effort: a lost update leaves V behind, so later tags are a little early — never a failed job.
+        // Not awaited: the handler need not wait a Redis round trip for it (V only grows, by max(), so
+        // concurrent starts commute; issue 9: latency per run).
         if (fairness && job.data.s !== undefined)
-          await fairness
+          void fairness
             .started(job.data.s)
             .catch((err: unknown) => logger.warn({ job_id: job.id, err: errorMessage(err) }, 'fair-queue virtual time not advanced'));
         try {
