@@ -4,10 +4,17 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE] [--clients N] [--snapshot REF]
  *
- * `--time`: also the time spent inside each kind of SQLite statement, ms per run (wall time of the
- * synchronous call: it moves with the machine's load, unlike the counts).
+ * Commits are counted too (a write statement that leaves its connection outside a transaction: an
+ * autocommit write, or the COMMIT itself), per database file. `--clients N`: N clients in a closed
+ * loop share the runs (default 1, sequential), so writes that concurrent runs can share show up.
+ * `--snapshot REF`: AgentLoop from a read-only copy of a commit (snapshot.ts), the counting hooks
+ * of this tree — to compare before and after on the same minutes.
+ *
+ * `--time`: also the time spent inside each kind of SQLite statement, ms per run: wall time of the
+ * synchronous call (it moves with the machine's load, unlike the counts), and the process's CPU time
+ * during it.
  * `--ledger`: the run calls `write_file` (side effects: the effect ledger and tool-runner's replay
  * log) instead of `now` (idempotent: neither), to count what a side-effecting tool call adds.
  * `--profile FILE`: a CPU profile (250 µs) of the counted runs, load generator included (the SDK
@@ -23,6 +30,7 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, ledgerRunConfig, runConfig, sdkClient } from './load.js';
 import { startProfile } from './inspector-profile.js';
+import { prepareSnapshot } from './snapshot.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,6 +40,8 @@ const { values: args } = parseArgs({
     time: { type: 'boolean', default: false },
     ledger: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    clients: { type: 'string', default: '1' },
+    snapshot: { type: 'string' },
   },
 });
 const where = args.where ? new RegExp(args.where) : undefined;
@@ -41,6 +51,8 @@ const runs = Number(args.runs);
 const counts = new Map<string, number>();
 /** --time: ms spent inside each statement kind (same keys as counts). */
 const times = new Map<string, number>();
+/** --time: CPU ms (process.cpuUsage, every thread of the process) inside each statement kind: less moved by load than wall time. */
+const cpuTimes = new Map<string, number>();
 let counting = false;
 const count = (key: string): void => {
   if (!counting) return;
@@ -68,15 +80,27 @@ const stmtProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<str
 probe.close();
 for (const method of ['run', 'get', 'all', 'iterate'] as const) {
   const original = stmtProto[method]!;
-  stmtProto[method] = function (this: { source: string; database: { name: string } }, ...a: unknown[]) {
+  stmtProto[method] = function (this: { source: string; reader: boolean; database: { name: string; inTransaction: boolean } }, ...a: unknown[]) {
     const key = `sql ${path.basename(this.database.name)}: ${this.source.replace(/\s+/g, ' ').trim().slice(0, 90)}`;
     count(key);
-    if (!args.time || !counting) return original.apply(this, a);
+    const committed = (): void => {
+      if (!this.reader && !this.database.inTransaction) count(`commits ${path.basename(this.database.name)}`);
+    };
+    if (!args.time || !counting) {
+      const out = original.apply(this, a);
+      committed();
+      return out;
+    }
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     try {
-      return original.apply(this, a);
+      const out = original.apply(this, a);
+      committed();
+      return out;
     } finally {
       times.set(key, (times.get(key) ?? 0) + performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpuTimes.set(key, (cpuTimes.get(key) ?? 0) + (c.user + c.system) / 1000);
     }
   };
 }
@@ -123,7 +147,11 @@ syncBuiltinESMExports();
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-embedded-cost-'));
-const { startEmbedded } = await import('@agentloop/agentloop-app');
+const snap = args.snapshot ? prepareSnapshot(path.resolve(import.meta.dirname, '../..'), args.snapshot, os.tmpdir()) : undefined;
+// The snapshot's better-sqlite3 is a link to this tree's, so the hooks above count its statements too.
+const { startEmbedded } = (
+  snap ? await import(path.join(snap.root, 'apps/agentloop/src/index.ts')) : await import('@agentloop/agentloop-app')
+) as typeof import('@agentloop/agentloop-app');
 // One thread: the statements and fs calls are counted by hooks in this thread, and what a run costs
 // does not depend on which thread makes it.
 const server = await startEmbedded({
@@ -141,7 +169,12 @@ for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migration
 await new Promise((r) => setTimeout(r, 300));
 counting = true;
 const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
-for (let i = 0; i < runs; i++) await one();
+let started = 0;
+await Promise.all(
+  Array.from({ length: Number(args.clients) }, async () => {
+    while (started++ < runs) await one();
+  }),
+);
 await stopProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
@@ -151,11 +184,16 @@ fs.rmSync(dataDir, { recursive: true, force: true });
 const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
 const total = (prefix: string): number => rows.filter(([k]) => k.startsWith(prefix)).reduce((n, [, c]) => n + c, 0) / runs;
 const sqlMs = [...times.values()].reduce((n, t) => n + t, 0) / runs;
+const sqlCpuMs = [...cpuTimes.values()].reduce((n, t) => n + t, 0) / runs;
 console.log(
-  `${runs} sequential runs.wait runs (${args.ledger ? 'write_file' : 'now'} × 2); per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
-    (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run)` : ''),
+  `${runs} runs.wait runs (${args.ledger ? 'write_file' : 'now'} × 2), AgentLoop from ${snap ? `commit ${snap.commit.slice(0, 12)}` : 'the working tree'}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
+    `, ${total('commits ').toFixed(1)} SQLite commits (${Number(args.clients)} client(s))` +
+    (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run), of which ${sqlCpuMs.toFixed(3)} ms CPU (third column)` : ''),
 );
 for (const [key, c] of rows.slice(0, Number(args.top))) {
-  const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
+  const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ${((cpuTimes.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
   console.log(`${(c / runs).toFixed(2).padStart(7)}  ${ms}${key}`);
 }

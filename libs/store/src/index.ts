@@ -83,3 +83,4 @@ export { createStore, type CreateStoreOptions } from './create-store.js';
 export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';
 export type { SqlDialectName } from './schema.js';
 export { auditEntryHash, verifyAuditChain, AuditChainVerifier, AUDIT_GENESIS_HASH, type AuditChainProblem } from './audit-hash.js';
+export { SqliteGroupCommit, type GroupCommitSchedule } from './group-commit.js';

@@ -3,7 +3,7 @@
  * rollback, waits and streams, dead letter). Its parts live in run-service/; this file wires them and
  * keeps the public surface in one place, hence a little over 400 lines.
  */
-import type { Bus, RunEventStream, StoredRunEvent } from '@agentloop/bus';
+import type { Bus, RunEndWatch, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, type JsonObject, type RunRecord, type Store, type TenantBudgets, type UploadRecord } from '@agentloop/store';
 import { assertNever, errorMessage, newId, type Logger } from '@agentloop/core';
@@ -66,6 +66,20 @@ export interface CreatedRun {
   streamModes: string[];
   /** Whether the temporary thread is removed when the run ends (stateless runs, on_completion != keep). */
   deleteOnCompletion: boolean;
+  /**
+   * A watch of this run's end, live since before the run was admitted (asked for with
+   * `CreateOptions.watchEnd`, when the event stream has watches): pass it to `waitForEnd`.
+   */
+  endWatch?: RunEndWatch;
+}
+
+export interface CreateOptions {
+  /**
+   * `runs.wait`: watch the new run's end from before it is admitted, until this signal aborts.
+   * Such a watch sees every end of the run, so the wait need not read the run's record to learn
+   * whether it ended already (run-service/wait.ts; one statement fewer per wait, issue 9).
+   */
+  watchEnd?: AbortSignal;
 }
 
 const NO_SKILLS = SkillsConfig.parse('global: { enabled: false }');
@@ -159,7 +173,13 @@ export class RunService {
    * `threadId` is undefined (stateless). Stores it as `pending` and enqueues it,
    * or defers the enqueue until earlier runs finish (multitask_strategy enqueue).
    */
-  async create(tenantId: string, threadId: string | undefined, request: RunCreateBody, caller: { apiKeyId?: string } = {}): Promise<CreatedRun> {
+  async create(
+    tenantId: string,
+    threadId: string | undefined,
+    request: RunCreateBody,
+    caller: { apiKeyId?: string } = {},
+    opts: CreateOptions = {},
+  ): Promise<CreatedRun> {
     const { store } = this.deps;
     // Record and replay (issue 17): a replay request becomes the recorded run's request.
     const validated = await this.validate(tenantId, await resolveReplay(store, tenantId, request));
@@ -219,9 +239,36 @@ export class RunService {
     };
     const job = (uploads: UploadRecord[]) => buildRunJob(jobRequest, { config: this.deps.config, skills: this.deps.skills ?? NO_SKILLS }, uploads);
 
+    // Live before the admission below: nothing of this run can be published before it exists.
+    const endWatch = opts.watchEnd ? this.deps.events.watchEnd?.(runId, opts.watchEnd) : undefined;
+    try {
+      await endWatch?.ready;
+      const created = await this.admit(tenantId, tid, runId, newRun, job, { strategy, claimUploads, stamp });
+      const deleteOnCompletion = stateless && body.on_completion !== 'keep';
+      // A run that existed already (its id taken before this request) may have ended before the watch.
+      const watched = endWatch && created.admittedNow ? { endWatch } : (endWatch?.close(), {});
+      return { run: created.run, stateless, streamModes, deleteOnCompletion, ...watched };
+    } catch (err) {
+      endWatch?.close();
+      throw err;
+    }
+  }
+
+  /** The admission of `create`, under the thread's multitask strategy; then the thread's metadata stamp. */
+  private async admit(
+    tenantId: string,
+    tid: string,
+    runId: string,
+    newRun: (tid: string) => Parameters<RunLifecycle['admit']>[0]['run'],
+    job: Parameters<RunLifecycle['admit']>[0]['job'],
+    opts: { strategy: string; claimUploads: boolean; stamp: JsonObject | undefined },
+  ): Promise<{ run: RunRecord; admittedNow: boolean }> {
     // The multitask strategy is decided by the database (the thread's guarded hold), so it holds
     // across gateway replicas: "enqueue" stores the run behind the thread's current one (durably;
     // whoever ends that run starts it), "reject" refuses, "interrupt" cancels what is in flight.
+    const { strategy, claimUploads } = opts;
+    let stamp = opts.stamp;
+    let admittedNow = true;
     let run: RunRecord | undefined;
     for (let attempt = 1; run === undefined; attempt++) {
       const whenBusy = strategy === 'enqueue' ? 'defer' : 'reject';
@@ -233,6 +280,7 @@ export class RunService {
           run = res.run;
           break;
         case 'exists':
+          admittedNow = false;
           run = res.run;
           break;
         case 'deferred':
@@ -262,8 +310,7 @@ export class RunService {
       }
     }
     await stampThread(this.deps.store, this.log, { tenantId, threadId: tid, metadata: stamp });
-    const deleteOnCompletion = stateless && body.on_completion !== 'keep';
-    return { run, stateless, streamModes, deleteOnCompletion };
+    return { run, admittedNow };
   }
 
   /**
@@ -324,8 +371,8 @@ export class RunService {
    * between is still seen; a run that has already finished returns at once.
    */
   /** See waitForRunEnd (run-service/wait.ts). */
-  waitForEnd(tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
-    return waitForRunEnd(this.deps, tenantId, runId, signal);
+  waitForEnd(tenantId: string, runId: string, signal: AbortSignal, endWatch?: RunEndWatch): Promise<WaitResult> {
+    return waitForRunEnd(this.deps, tenantId, runId, signal, endWatch);
   }
 
   /**

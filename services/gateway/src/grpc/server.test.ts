@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { MemoryRunEventStream, type RunEventStream, type RunEventSubscribeOptions, type StoredRunEvent } from '@agentloop/bus';
 import type { RunStreamEvent } from '@agentloop/proto';
@@ -103,8 +103,11 @@ describe('runs', () => {
   it('WaitRun returns the echo reply as the final values, with status success and no error', async () => {
     const c = await setup();
     const t = await c.createThread({});
+    const reads = vi.spyOn(gw!.store, 'getRunWithThreadValues');
     const result = await c.waitRun({ threadId: t.threadId, inputJson: say('hello there') });
     expect(result.run?.status).toBe('success');
+    // The run's end was watched from before its admission: its record is read once, at the end.
+    expect(reads).toHaveBeenCalledTimes(1);
     expect(lastMessage(result.valuesJson)).toMatchObject({ type: 'ai', content: 'echo: hello there' });
     expect(result.errorJson).toBe('');
     // The same run over HTTP: one run service.

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { latch, startTestGateway, type TestGateway } from '../testing/index.js';
 import { DEFAULT_ASSISTANT_ID } from '../serialize.js';
 import { RunLifecycle } from '@agentloop/store';
@@ -209,6 +209,18 @@ describe('runs: wait, join, get, list', () => {
       ['ai', 'echo: hello'],
     ]);
     expect(res.headers['content-location']).toMatch(new RegExp(`^/threads/${tid}/runs/[0-9a-f-]{36}$`));
+  });
+
+  it('POST /threads/{id}/runs/wait and /runs/wait read the run record once, at its end (the end watch is live since admission)', async () => {
+    gw = await startTestGateway();
+    const reads = vi.spyOn(gw.store, 'getRunWithThreadValues');
+    const tid = await newThread();
+    const res = await gw.app.inject({ method: 'POST', url: `/threads/${tid}/runs/wait`, payload: { assistant_id: 'agent', input: hi('one') } });
+    expect(res.json().messages.at(-1).content).toBe('echo: one');
+    expect(reads).toHaveBeenCalledTimes(1);
+    const stateless = await gw.app.inject({ method: 'POST', url: '/runs/wait', payload: { assistant_id: 'agent', input: hi('two') } });
+    expect(stateless.json().messages.at(-1).content).toBe('echo: two');
+    expect(reads).toHaveBeenCalledTimes(2);
   });
 
   it('POST /threads/{id}/runs/wait answers {__error__} when the run fails', async () => {

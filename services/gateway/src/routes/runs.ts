@@ -84,13 +84,13 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   async function waitAndReply(
     request: FastifyRequest,
     reply: FastifyReply,
-    created: Pick<CreatedRun, 'run' | 'deleteOnCompletion'>,
+    created: Pick<CreatedRun, 'run' | 'deleteOnCompletion' | 'endWatch'>,
     onDisconnect: OnDisconnect = 'continue',
+    scope = requestScope(ctx, reply),
   ) {
     const tenantId = request.tenantId;
     const { run } = created;
-    const scope = requestScope(ctx, reply);
-    const result = await runs.waitForEnd(tenantId, run.runId, scope.signal);
+    const result = await runs.waitForEnd(tenantId, run.runId, scope.signal, created.endWatch);
     if (result.kind !== 'finished' && scope.clientLeft()) await cancelAbandoned(request, run, onDisconnect);
     if (result.kind === 'finished') {
       const body = await runs.waitBody(tenantId, result);
@@ -154,9 +154,14 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
     }
   }
 
-  async function createFromRequest(request: FastifyRequest, threadId: string | undefined): Promise<CreatedRun & { onDisconnect: OnDisconnect }> {
+  /** `waitScope`: the request's scope of a `runs.wait`, during which the run's end is watched from before its admission. */
+  async function createFromRequest(
+    request: FastifyRequest,
+    threadId: string | undefined,
+    waitScope?: ReturnType<typeof requestScope>,
+  ): Promise<CreatedRun & { onDisconnect: OnDisconnect }> {
     const body = parseRequest(RunCreateBody, request.body, 'body');
-    const created = await runs.create(request.tenantId, threadId, body, { apiKeyId: request.apiKeyId ?? '' });
+    const created = await runs.create(request.tenantId, threadId, body, { apiKeyId: request.apiKeyId ?? '' }, waitScope ? { watchEnd: waitScope.signal } : {});
     request.log.info({ run_id: created.run.runId, thread_id: created.run.threadId, tenant: request.tenantId }, 'run created');
     return { ...created, onDisconnect: body.on_disconnect ?? 'continue' };
   }
@@ -172,9 +177,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
 
   app.post('/threads/:thread_id/runs/wait', async (request, reply) => {
     const { thread_id } = parseRequest(ThreadParams, request.params, 'params');
-    const created = await createFromRequest(request, thread_id);
+    const scope = requestScope(ctx, reply);
+    const created = await createFromRequest(request, thread_id, scope);
     reply.header('content-location', runPath(created.run));
-    return waitAndReply(request, reply, created, created.onDisconnect);
+    return waitAndReply(request, reply, created, created.onDisconnect, scope);
   });
 
   app.post('/threads/:thread_id/runs/stream', async (request, reply) => {
@@ -303,9 +309,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: RouteContext): void
   });
 
   app.post('/runs/wait', async (request, reply) => {
-    const created = await createFromRequest(request, undefined);
+    const scope = requestScope(ctx, reply);
+    const created = await createFromRequest(request, undefined, scope);
     reply.header('content-location', runPath(created.run));
-    return waitAndReply(request, reply, created, created.onDisconnect);
+    return waitAndReply(request, reply, created, created.onDisconnect, scope);
   });
 
   app.post('/runs/stream', async (request, reply) => {

@@ -127,6 +127,34 @@ describe.each(streams)('waitForRunEnd over %s', (_name, streamOf) => {
     expect(r.kind === 'finished' && [r.run.status, r.threadValues]).toEqual(['success', { done: true }]);
   });
 
+  it('with a watch live since the run was admitted, reads the run once, after its end', async () => {
+    const store = storeOf('run-f', run('run-f', 'success'));
+    let reads = 0;
+    const counting = { getRunWithThreadValues: (t: string, id: string) => (reads++, store.getRunWithThreadValues(t, id)) };
+    const signal = AbortSignal.timeout(10_000);
+    const watch = events.watchEnd!('run-f', signal);
+    await watch.ready;
+    const waiting = waitForRunEnd({ events, store: counting }, 'acme', 'run-f', signal, watch);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(reads).toBe(0);
+    store.end();
+    await events.publish('run-f', 't1', 'error', { error: 'ValueError', message: 'late' });
+    await events.publish('run-f', 't1', 'end', null);
+    const r = await waiting;
+    expect(reads).toBe(1);
+    expect(r.kind === 'finished' && [r.run.status, r.threadValues, r.error]).toEqual(['success', { done: true }, { error: 'ValueError', message: 'late' }]);
+  });
+
+  it('with a watch live since the run was admitted, returns "missing" for a run gone at its end', async () => {
+    const gone = { getRunWithThreadValues: async () => undefined };
+    const signal = AbortSignal.timeout(10_000);
+    const watch = events.watchEnd!('run-g', signal);
+    await watch.ready;
+    const waiting = waitForRunEnd({ events, store: gone }, 'acme', 'run-g', signal, watch);
+    await events.publish('run-g', 't1', 'end', null);
+    expect(await waiting).toEqual({ kind: 'missing' });
+  });
+
   it('returns "aborted" when the caller gives up before the end', async () => {
     const store = storeOf('run-d', run('run-d', 'success'));
     const ac = new AbortController();

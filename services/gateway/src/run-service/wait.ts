@@ -1,6 +1,6 @@
 /** `runs.wait` and `join`: waiting for a run's end, pushed by the run-event stream (no polling). */
 import { UnavailableError } from '@agentloop/core';
-import type { RunEventStream } from '@agentloop/bus';
+import type { RunEndWatch, RunEventStream } from '@agentloop/bus';
 import type { JsonObject, RunRecord, Store } from '@agentloop/store';
 import type { WaitResult } from '../run-service.js';
 import { isTerminal } from './cancellation.js';
@@ -19,11 +19,18 @@ export interface WaitDeps {
  * Waits for the run's end: through the stream's live watch when it has one (cheaper, see
  * waitByWatch), else — or when the watch has no verdict — by following the run's event log from
  * its start, which also replays an end that happened before the wait began. Its store reads
- * retry through a database outage (store-outage.ts).
+ * retry through a database outage (store-outage.ts). `liveSinceAdmission`: a watch started before
+ * the run was admitted (`RunService.create` with `watchEnd`), used and closed here.
  */
-export async function waitForRunEnd(waitDeps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult> {
+export async function waitForRunEnd(
+  waitDeps: WaitDeps,
+  tenantId: string,
+  runId: string,
+  signal: AbortSignal,
+  liveSinceAdmission?: RunEndWatch,
+): Promise<WaitResult> {
   const deps = { ...waitDeps, store: readsThroughOutages(waitDeps.store, signal) };
-  const watched = await waitByWatch(deps, tenantId, runId, signal);
+  const watched = await waitByWatch(deps, tenantId, runId, signal, liveSinceAdmission);
   if (watched) return watched;
   const cursor = new EventCursor(deps.events, runId, 0, signal);
   try {
@@ -57,18 +64,29 @@ export async function waitForRunEnd(waitDeps: WaitDeps, tenantId: string, runId:
  * The run's end through RunEventStream.watchEnd (JetStream: a core NATS subscription instead of
  * a consumer created, pulled and deleted per wait — issue 9, bench/throughput "Cluster mode").
  * The watch is live before the record is read, and the end event is published only after the
- * record says the run ended, so an end is either in the record or seen by the watch. Undefined
+ * record says the run ended, so an end is either in the record or seen by the watch. A watch live
+ * since before the run was admitted sees every end of the run, so that first read is skipped
+ * (`runs.wait`: one statement fewer, issue 9). A run deleted between its admission and the wait is
+ * then waited for as one deleted just after that read was. Undefined
  * when it has no verdict: no watch, or the connection dropped (events may be lost). A failed run
  * whose `error` event was published before the watch started has it read from the log (its type).
  */
-async function waitByWatch(deps: WaitDeps, tenantId: string, runId: string, signal: AbortSignal): Promise<WaitResult | undefined> {
-  if (!deps.events.watchEnd) return undefined;
-  const watch = deps.events.watchEnd(runId, signal);
+async function waitByWatch(
+  deps: WaitDeps,
+  tenantId: string,
+  runId: string,
+  signal: AbortSignal,
+  liveSinceAdmission: RunEndWatch | undefined,
+): Promise<WaitResult | undefined> {
+  const watch = liveSinceAdmission ?? deps.events.watchEnd?.(runId, signal);
+  if (!watch) return undefined;
   try {
     await watch.ready;
-    const read = await deps.store.getRunWithThreadValues(tenantId, runId);
-    if (!read) return { kind: 'missing' };
-    if (isTerminal(read.run.status)) return finished(read, errorFromRecord(read.run));
+    if (!liveSinceAdmission) {
+      const read = await deps.store.getRunWithThreadValues(tenantId, runId);
+      if (!read) return { kind: 'missing' };
+      if (isTerminal(read.run.status)) return finished(read, errorFromRecord(read.run));
+    }
     const r = await watch.done;
     if (r.kind === 'aborted') return { kind: 'aborted' };
     if (r.kind === 'lost') return undefined;

@@ -63,6 +63,21 @@ describe('the latest checkpoint kept by the saver', () => {
     expect(read).toHaveBeenCalledTimes(4);
     watch.close();
   });
+
+  it('leaves to the saver a checkpoint whose writes were started before its put (durability "async", a put resolved at a group commit)', async () => {
+    const inner = new MemorySaver(new CheckpointSerializer());
+    const saver = new DrainingSaver(inner, () => false);
+    const watch = saver.watch('t1:th1');
+    const first = await saver.put(config, { ...emptyCheckpoint(), id: 'c1' }, metadata, {});
+    const c2 = { configurable: { ...config.configurable, checkpoint_id: 'c2' } };
+    await saver.putWrites(c2, [['__interrupt__', [{ value: 'delegate' }]]], 'task1');
+    await saver.put(first, { ...emptyCheckpoint(), id: 'c2' }, { ...metadata, step: 1 }, {});
+    watch.arm();
+    const read = await saver.getTuple(config);
+    expect(read?.checkpoint.id).toBe('c2');
+    expect(read?.pendingWrites).toHaveLength(1);
+    watch.close();
+  });
 });
 
 const spec = (name: string) =>

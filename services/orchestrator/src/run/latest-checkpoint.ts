@@ -12,7 +12,10 @@
  *   LangGraph's stream ends only after every checkpoint write it started has settled;
  * - a checkpoint with pending writes (an interrupt, an error, the writes of a step stopped by
  *   `interrupt_after`) is not served: the saver assembles those, in its own order. Only a checkpoint
- *   nothing was written against — a graph at its end, or stopped by `interrupt_before` — is;
+ *   nothing was written against — a graph at its end, or stopped by `interrupt_before` — is. Writes
+ *   can be started before the put of their checkpoint is (durability "async" chains each put after
+ *   the previous one has resolved, and the embedded saver resolves a put only at its group commit),
+ *   so the checkpoints written against are remembered for the watch's life;
  * - it is served once, to a read of the latest checkpoint (no `checkpoint_id`) of that thread, and
  *   only after `arm()`: the read at the start of a stream (LangGraph's loop) always queries.
  *
@@ -46,6 +49,8 @@ interface Saved {
 interface Watch extends LatestCheckpointWatch {
   latest: Saved | undefined;
   armed: boolean;
+  /** Ids of the checkpoints writes were started against (one run's steps: a handful). */
+  writtenAgainst: Set<string>;
 }
 
 /** The root namespace's thread of a checkpoint config, or undefined for anything else. */
@@ -66,6 +71,7 @@ export class LatestCheckpoints implements LatestCheckpointSource {
     const w: Watch = {
       latest: undefined,
       armed: false,
+      writtenAgainst: new Set(),
       arm: () => {
         w.armed = true;
       },
@@ -82,6 +88,10 @@ export class LatestCheckpoints implements LatestCheckpointSource {
     const threadId = rootThread(config);
     const w = threadId === undefined ? undefined : this.watches.get(threadId);
     if (!w) return;
+    if (w.writtenAgainst.has(checkpoint.id)) {
+      w.latest = undefined;
+      return;
+    }
     const entry: Saved = { config, checkpoint, metadata, done: false };
     w.latest = entry;
     saved.then(
@@ -98,7 +108,10 @@ export class LatestCheckpoints implements LatestCheckpointSource {
   writing(config: RunnableConfig): void {
     const threadId = rootThread(config);
     const w = threadId === undefined ? undefined : this.watches.get(threadId);
-    if (w?.latest && w.latest.checkpoint.id === config.configurable?.checkpoint_id) w.latest = undefined;
+    const checkpointId: unknown = config.configurable?.checkpoint_id;
+    if (!w || typeof checkpointId !== 'string') return;
+    w.writtenAgainst.add(checkpointId);
+    if (w.latest?.checkpoint.id === checkpointId) w.latest = undefined;
   }
 
   /** The tuple a read of `config` gets from memory, or undefined when the saver must answer it. */

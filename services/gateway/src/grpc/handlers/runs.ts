@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CancelRunsResponseSchema, create, DeleteRunResponseSchema, ListRunsResponseSchema, RunResultSchema, type CreateRunRequest } from '@agentloop/proto';
 import type { JsonObject, RunRecord } from '@agentloop/store';
 import { conflict, notFound } from '../../errors.js';
-import type { CreatedRun } from '../../run-service.js';
+import type { CreatedRun, CreateOptions } from '../../run-service.js';
 import { cancelManyRuns } from '../../run-cancel-many.js';
 import { parseRequest } from '../../validation.js';
 import { abortedError, type CallScope, type GrpcContext } from '../call.js';
@@ -31,13 +31,14 @@ export async function requireRun(ctx: GrpcContext, tenant: string, threadId: str
 /**
  * Admits a run through the run service exactly as the HTTP routes do: on `thread_id`, or stateless
  * (a temporary thread) when it is empty; same validation, multitask strategy, if_not_exists, quota.
+ * `opts.watchEnd`: a WaitRun's, as for HTTP's runs.wait (the run's end watched from before its admission).
  */
-export async function admitRun(ctx: GrpcContext, scope: CallScope, req: CreateRunRequest): Promise<CreatedRun> {
+export async function admitRun(ctx: GrpcContext, scope: CallScope, req: CreateRunRequest, opts: CreateOptions = {}): Promise<CreatedRun> {
   const threadId = req.threadId === '' ? undefined : uuidField(req.threadId, 'thread_id');
   const body = runCreateBody(req);
   let created: CreatedRun;
   try {
-    created = await ctx.runs.create(scope.tenant, threadId, body, { apiKeyId: scope.apiKeyId });
+    created = await ctx.runs.create(scope.tenant, threadId, body, { apiKeyId: scope.apiKeyId }, opts);
   } catch (err) {
     throw withProtoFieldNames(err, RUN_REQUEST_FIELDS);
   }
@@ -57,9 +58,9 @@ export function runHandlers(ctx: GrpcContext) {
 
     async waitRun(req: RequestOf<'waitRun'>, scope: CallScope): Promise<ResponseOf<'waitRun'>> {
       const { tenant } = scope;
-      const created = await admitRun(ctx, scope, req);
+      const created = await admitRun(ctx, scope, req, { watchEnd: scope.signal });
       const { run } = created;
-      const result = await runs.waitForEnd(tenant, run.runId, scope.signal);
+      const result = await runs.waitForEnd(tenant, run.runId, scope.signal, created.endWatch);
       if (result.kind === 'finished') {
         const body = await runs.waitBody(tenant, result);
         if (created.deleteOnCompletion) await runs.deleteStateless(tenant, run);

@@ -1,0 +1,119 @@
+/**
+ * EmbeddedSqliteSaver's group commit: the checkpoint writes of one turn share one transaction, and
+ * no one sees or is promised a write before its COMMIT.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
+import { openEmbeddedCheckpointer, type EmbeddedSqliteSaver } from './sqlite-checkpointer.js';
+
+const threadConfig = { configurable: { thread_id: 'th1', checkpoint_ns: '' } };
+const checkpoint = (): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1) });
+const metadata = { source: 'loop' as const, step: 0, parents: {} };
+
+describe('EmbeddedSqliteSaver group commit', () => {
+  let dir: string;
+  let file: string;
+  let saver: EmbeddedSqliteSaver;
+  let other: BetterSqlite3.Database;
+  /** The flush the saver scheduled, run when the test says. */
+  let scheduled: (() => void) | undefined;
+  const turn = () => {
+    const f = scheduled;
+    scheduled = undefined;
+    f?.();
+  };
+  /** Until the saver's writes have been serialized and are waiting for the commit. */
+  const untilQueued = async (n: number) => {
+    for (let i = 0; i < 100 && (saver as unknown as { commits: { size: number } }).commits.size < n; i++) await new Promise((r) => setImmediate(r));
+    expect((saver as unknown as { commits: { size: number } }).commits.size).toBe(n);
+  };
+  const rowsSeenByOther = () => ({
+    checkpoints: (other.prepare('SELECT count(*) AS n FROM checkpoints').get() as { n: number }).n,
+    writes: (other.prepare('SELECT count(*) AS n FROM writes').get() as { n: number }).n,
+  });
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ckpt-group-'));
+    file = path.join(dir, 'checkpoints.sqlite');
+    saver = openEmbeddedCheckpointer(file, (flush) => {
+      scheduled = flush;
+    });
+    // Creates the tables (committed at once: a schema change is not a batched write).
+    expect(await saver.getTuple(threadConfig)).toBeUndefined();
+    other = new BetterSqlite3(file);
+  });
+  afterEach(() => {
+    other.close();
+    saver.db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('commits a put and a putWrites of one turn together; another connection sees neither, and neither resolves, before that', async () => {
+    const cp = checkpoint();
+    let settled = 0;
+    const put = saver.put(threadConfig, cp, metadata).finally(() => settled++);
+    const writes = saver
+      .putWrites({ configurable: { ...threadConfig.configurable, checkpoint_id: cp.id } }, [['messages', 'hi']], 'task-a')
+      .finally(() => settled++);
+    await untilQueued(2);
+    expect(rowsSeenByOther()).toEqual({ checkpoints: 0, writes: 0 });
+    expect(settled).toBe(0);
+    turn();
+    await Promise.all([put, writes]);
+    expect(rowsSeenByOther()).toEqual({ checkpoints: 1, writes: 1 });
+  });
+
+  it('answers getTuple with a put that is still waiting for its commit, committing it first', async () => {
+    const cp = checkpoint();
+    const put = saver.put(threadConfig, cp, metadata);
+    await untilQueued(1);
+    const tuple = await saver.getTuple(threadConfig);
+    expect(tuple?.checkpoint.id).toBe(cp.id);
+    await expect(put).resolves.toEqual({ configurable: { ...threadConfig.configurable, checkpoint_id: cp.id } });
+    expect(rowsSeenByOther().checkpoints).toBe(1);
+  });
+
+  it('lists a pending put', async () => {
+    const cp = checkpoint();
+    const put = saver.put(threadConfig, cp, metadata);
+    await untilQueued(1);
+    const listed = [];
+    for await (const t of saver.list(threadConfig)) listed.push(t.checkpoint.id);
+    expect(listed).toEqual([cp.id]);
+    await put;
+  });
+
+  it('commits pending writes when its connection is reached through saver.db, so closing it loses none', async () => {
+    const put = saver.put(threadConfig, checkpoint(), metadata);
+    await untilQueued(1);
+    saver.db.close();
+    await put;
+    const reopened = openEmbeddedCheckpointer(file);
+    try {
+      expect((reopened.db.prepare('SELECT count(*) AS n FROM checkpoints').get() as { n: number }).n).toBe(1);
+    } finally {
+      reopened.db.close();
+    }
+    saver = openEmbeddedCheckpointer(file); // for afterEach
+  });
+
+  it('rejects every write of a batch whose transaction cannot begin, and keeps none of them', async () => {
+    // (Before any write is pending: reaching saver.db commits what is.)
+    saver.db.pragma('busy_timeout = 0');
+    const cp = checkpoint();
+    const put = saver.put(threadConfig, cp, metadata);
+    const writes = saver.putWrites({ configurable: { ...threadConfig.configurable, checkpoint_id: cp.id } }, [['messages', 'hi']], 'task-a');
+    await untilQueued(2);
+    // Another connection holds the write lock: the batch's BEGIN IMMEDIATE fails with SQLITE_BUSY.
+    other.exec('BEGIN IMMEDIATE');
+    turn();
+    await expect(put).rejects.toThrow(/locked|busy/i);
+    await expect(writes).rejects.toThrow(/locked|busy/i);
+    other.exec('ROLLBACK');
+    expect(rowsSeenByOther()).toEqual({ checkpoints: 0, writes: 0 });
+  });
+});
