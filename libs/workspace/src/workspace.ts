@@ -144,18 +144,14 @@ export class WorkspaceManager {
     if ((await fs.realpath(dir)) !== dir) {
       throw new WorkspacePermissionError(`the workspace of thread ${threadId} is not a plain directory`);
     }
+    for (const sub of WORKSPACE_DIRS) await fs.mkdir(path.join(dir, sub), { recursive: true });
     const meta: WorkspaceMetadata = { thread_id: threadId, tenant_id: tenantId, created_at: new Date().toISOString() };
-    // The folders and the metadata do not depend on each other: made side by side (issue 9: the
-    // first tool call of a thread waited for them one after another).
-    await Promise.all([
-      ...WORKSPACE_DIRS.map((sub) => fs.mkdir(path.join(dir, sub), { recursive: true })),
-      fs.writeFile(path.join(dir, '.metadata.json'), `${JSON.stringify(meta, null, 2)}\n`, { flag: 'wx' }).then(
-        () => this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace created'),
-        (err: unknown) => {
-          if (errnoCode(err) !== 'EEXIST') throw err;
-        },
-      ),
-    ]);
+    try {
+      await fs.writeFile(path.join(dir, '.metadata.json'), `${JSON.stringify(meta, null, 2)}\n`, { flag: 'wx' });
+      this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace created');
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
     if (created) {
       // Runs that started before it existed get their (empty) start records now; without them a
       // listing elsewhere would fall back to comparing clocks. Best effort: the tool call goes on.
