@@ -23,6 +23,7 @@
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
 import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -121,6 +122,25 @@ for (const [api, label] of [
     if (typeof fn !== 'function' || /^[A-Z]/.test(name) || name === 'constants' || name.startsWith('watch')) continue;
     api[name] = function (this: unknown, ...a: unknown[]) {
       count(`${label}.${name}`);
+      return (fn as (...x: unknown[]) => unknown).apply(this, a);
+    };
+  }
+}
+// Named imports (`import { mkdir } from 'node:fs/promises'`) are bound to the builtin's exports as
+// they were: without this, calls made through them went uncounted.
+syncBuiltinESMExports();
+// Calls on an open file (FileHandle: stat, write, close, …), one prototype for all handles.
+{
+  const probeFile = path.join(os.tmpdir(), `agentloop-embedded-cost-probe-${process.pid}`);
+  const fh = await fs.promises.open(probeFile, 'w');
+  const handleProto = Object.getPrototypeOf(fh) as Record<string, unknown>;
+  await fh.close();
+  fs.rmSync(probeFile, { force: true });
+  for (const name of Object.getOwnPropertyNames(handleProto)) {
+    const fn = Object.getOwnPropertyDescriptor(handleProto, name)?.value as unknown;
+    if (typeof fn !== 'function' || name === 'constructor' || name.startsWith('_') || name === 'readableWebStream' || name === 'readLines') continue;
+    handleProto[name] = function (this: unknown, ...a: unknown[]) {
+      count(`fs.filehandle.${name}`);
       return (fn as (...x: unknown[]) => unknown).apply(this, a);
     };
   }

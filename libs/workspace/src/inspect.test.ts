@@ -1,7 +1,8 @@
+import { promises as fsPromises } from 'node:fs';
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '@agentloop/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PathLimitError, PathOutsideWorkspaceError } from './errors.js';
 import { MAX_INSPECT_TAIL_BYTES } from './inspect.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
@@ -23,6 +24,19 @@ afterEach(async () => {
 describe('Workspace.inspect: where a write would land', () => {
   it('reports an absolute path into uploads/ as uploads/<name>', async () => {
     expect(await ws.inspect(path.join(ws.root, 'uploads', 'x'))).toEqual({ relative: 'uploads/x', exists: false, isFile: false, tail: '' });
+  });
+
+  it('does not open an existing path when no tail is asked for (isFile then unknown)', async () => {
+    await writeFile(path.join(ws.root, 'outputs', 'a.txt'), 'data');
+    const opens = vi.spyOn(fsPromises, 'open');
+    try {
+      expect(await ws.inspect('outputs/a.txt')).toEqual({ relative: 'outputs/a.txt', exists: true, isFile: undefined, tail: '' });
+      expect(opens).not.toHaveBeenCalled();
+      expect(await ws.inspect('outputs/a.txt', { tailBytes: 2 })).toEqual({ relative: 'outputs/a.txt', exists: true, isFile: true, tail: 'ta' });
+      expect(opens).toHaveBeenCalledTimes(1);
+    } finally {
+      opens.mockRestore();
+    }
   });
 
   it('normalizes the spelling of the path', async () => {

@@ -10,8 +10,12 @@ export interface PathInspection {
   relative: string;
   /** The resolved path exists. */
   exists: boolean;
-  /** The resolved path is an existing regular file. */
-  isFile: boolean;
+  /**
+   * The resolved path is an existing regular file; undefined when not looked at (an existing path
+   * and no tail asked for: the open that tells would be a filesystem call per write_file's approval
+   * for an answer nobody reads, issue 9).
+   */
+  isFile: boolean | undefined;
   /** The file's last `tailBytes` bytes as UTF-8 (invalid sequences replaced); "" otherwise. */
   tail: string;
 }
@@ -41,6 +45,7 @@ export async function inspectWorkspacePath(workspaceRoot: string, input: string,
   const relative = rel === '' ? '.' : rel.split(path.sep).join('/');
   const wanted = Math.min(Math.max(0, Math.floor(opts.tailBytes ?? 0)), MAX_INSPECT_TAIL_BYTES);
   if (!resolved.exists) return { relative, exists: false, isFile: false, tail: '' };
+  if (wanted === 0) return { relative, exists: true, isFile: undefined, tail: '' };
 
   let fh: fs.FileHandle;
   try {

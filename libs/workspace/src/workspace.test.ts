@@ -1,7 +1,8 @@
-import { mkdir, readFile, readdir, rm, stat, symlink } from 'node:fs/promises';
+import { promises as fsPromises } from 'node:fs';
+import { mkdir, readFile, readdir, realpath, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '@agentloop/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WorkspaceError } from './errors.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
 import { WorkspaceManager, validateWorkspaceId, type WorkspaceMetadata } from './workspace.js';
@@ -140,3 +141,25 @@ describe('WorkspaceManager', () => {
 async function realRoot(): Promise<string> {
   return (await manager.init()).root;
 }
+
+describe('WorkspaceManager.locate', () => {
+  it('trusts a workspace it ensured lately without looking, and looks again once it deleted it', async () => {
+    await manager.ensure('tenant-1', 'thread-1');
+    const dir = path.join(await realpath(root), 'tenant-1', 'thread-1');
+    const spy = vi.spyOn(fsPromises, 'realpath');
+    try {
+      expect((await manager.locate('tenant-1', 'thread-1')).exists).toBe(true);
+      expect(spy).not.toHaveBeenCalled();
+      await manager.delete('tenant-1', 'thread-1');
+      expect((await manager.locate('tenant-1', 'thread-1')).exists).toBe(false);
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+    // Another process (no ensure of its own) looks, and refuses a workspace that is not a plain folder.
+    await mkdir(path.join(tmp.path, 'elsewhere'), { recursive: true });
+    await symlink(path.join(tmp.path, 'elsewhere'), dir);
+    const other = new WorkspaceManager({ root, logger: silentLogger() });
+    await expect(other.locate('tenant-1', 'thread-1')).rejects.toThrow(/not a plain directory/);
+  });
+});

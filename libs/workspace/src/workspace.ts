@@ -195,6 +195,11 @@ export class WorkspaceManager {
     validateWorkspaceId('thread_id', threadId);
     const { root, skillRoots } = await this.init();
     const dir = path.join(root, tenantId, threadId);
+    // Ensured lately by this process: trusted as `ensure` trusts it (ENSURED_TTL_MS), no look (issue 9:
+    // write_file's path inspection before its approval ran this realpath on every call).
+    if ((this.ensured.get(`${tenantId}/${threadId}`) ?? 0) > Date.now()) {
+      return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: true };
+    }
     // The deepest of tenant/ and tenant/thread/ that exists must be where it claims to be.
     for (const p of [dir, path.dirname(dir)]) {
       const real = await fs.realpath(p).catch((err: unknown) => {

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { appendFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Headers, MemoryBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
@@ -6,6 +7,7 @@ import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResp
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadToolRunnerConfig } from './config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from './service.js';
+import { ReplayLog, parseEntry } from './replay-log.js';
 import { createTempDir, type TempDir } from './testing/index.js';
 
 let tmp: TempDir;
@@ -65,7 +67,6 @@ describe('replay log (idempotency keys)', () => {
   });
 
   it('does not start a call twice: a second request while the first is recorded as started answers IN_PROGRESS', async () => {
-    const { ReplayLog } = await import('./replay-log.js');
     await new ReplayLog(runner.workspaces).begin('t', 'th', 'run-1:c4', 'write_file');
     const res = await append('c4');
     expect(res.error?.code).toBe('IN_PROGRESS');
@@ -85,9 +86,83 @@ describe('replay log (idempotency keys)', () => {
       return fromBinary(ExecuteToolResponseSchema, reply.data);
     };
     expect((await call()).error).toBeUndefined();
-    const { ReplayLog } = await import('./replay-log.js');
     expect(await new ReplayLog(runner.workspaces).get('t', 'th', 'run-1:n1')).toBeUndefined();
     // A side-effecting call under a key is recorded (see above); this one is simply served again.
     expect((await call()).error).toBeUndefined();
+  });
+
+  it('a completed call is one file of two lines, the reply appended after the start (no temp file, no rename)', async () => {
+    await append('c6');
+    const files = await readdir(effects());
+    expect(files).toEqual([entryFile('run-1:c6')]);
+    const lines = (await readFile(path.join(effects(), entryFile('run-1:c6')), 'utf8')).split('\n').filter((l) => l !== '');
+    expect(lines.map((l) => (JSON.parse(l) as { state: string }).state)).toEqual(['started', 'completed']);
+  });
+
+  it('records calls again after the log folder was deleted between them (made again on ENOENT)', async () => {
+    await append('c7');
+    await rm(path.join(tmp.path, 'ws', 't', 'th', '.agentloop'), { recursive: true });
+    const ran = await append('c8');
+    expect(ran.error).toBeUndefined();
+    const replayed = await append('c8', { [Headers.replayOnly]: '1' });
+    expect(replayed.error).toBeUndefined();
+    expect(replayed.content).toBe(ran.content);
+    // And the call is still not run twice.
+    await append('c8');
+    expect(await log()).toBe('c7\nc8\n');
+  });
+
+  it('a crash mid-way through recording the reply reads as started: IN_PROGRESS, never NOT_EXECUTED nor a second run', async () => {
+    const replay = new ReplayLog(runner.workspaces);
+    await replay.begin('t', 'th', 'run-1:c9', 'write_file');
+    // The tool ran, then the process died while appending its reply: a cut line.
+    await appendFile(path.join(effects(), entryFile('run-1:c9')), '\n{"state":"completed","key":"run-1:c9","tool":"write_file","content":"Wro');
+    expect((await append('c9', { [Headers.replayOnly]: '1' })).error?.code).toBe('IN_PROGRESS');
+    expect((await append('c9')).error?.code).toBe('IN_PROGRESS');
+    await expect(log()).rejects.toMatchObject({ code: 'ENOENT' });
+    // Re-executed on the orchestrator's word (an idempotent call): the reply appended after the cut line counts.
+    const again = await append('c9', { [Headers.reexecute]: '1' });
+    expect(again.error).toBeUndefined();
+    expect((await append('c9', { [Headers.replayOnly]: '1' })).content).toBe(again.content);
+  });
+
+  it('a crash inside begin (an entry file with nothing that parses) reads as started', async () => {
+    await append('c10'); // makes the folder
+    await writeFile(path.join(effects(), entryFile('run-1:c11')), '{"state":"sta');
+    expect((await append('c11', { [Headers.replayOnly]: '1' })).error?.code).toBe('IN_PROGRESS');
+    expect((await append('c11')).error?.code).toBe('IN_PROGRESS');
+    expect(await log()).toBe('c10\n');
+  });
+
+  it('reads entries of the earlier format (one JSON object, no newline)', async () => {
+    await append('c12'); // makes the folder
+    const key = 'run-1:c13';
+    await writeFile(
+      path.join(effects(), entryFile(key)),
+      JSON.stringify({ state: 'completed', key, tool: 'write_file', at: 1, content: 'Wrote 4 bytes to outputs/log.txt', durationMs: 1, idempotent: false }),
+    );
+    const res = await append('c13', { [Headers.replayOnly]: '1' });
+    expect(res.content).toBe('Wrote 4 bytes to outputs/log.txt');
+    await append('c13'); // answered from the record, not run
+    expect(await log()).toBe('c12\n');
+  });
+});
+
+const effects = (): string => path.join(tmp.path, 'ws', 't', 'th', '.agentloop', 'effects');
+function entryFile(key: string): string {
+  return `${createHash('sha256').update(key).digest('hex')}.json`;
+}
+
+describe('parseEntry', () => {
+  const started = { state: 'started', key: 'k', tool: 'write_file', at: 1 };
+  const completed = { ...started, state: 'completed', content: 'ok', error: undefined, durationMs: 2, idempotent: false };
+  it('takes the last line that parses', () => {
+    expect(parseEntry(`${JSON.stringify(started)}\n\n${JSON.stringify(completed)}\n`, 'k')?.state).toBe('completed');
+    expect(parseEntry(`${JSON.stringify(started)}\n\n{"state":"comp`, 'k')?.state).toBe('started');
+  });
+  it('reads a file with no whole line as started, and another key’s entry as none', () => {
+    expect(parseEntry('', 'k')?.state).toBe('started');
+    expect(parseEntry('{"sta', 'k')?.state).toBe('started');
+    expect(parseEntry(JSON.stringify(started), 'other')).toBeUndefined();
   });
 });

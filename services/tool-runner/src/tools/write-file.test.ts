@@ -1,6 +1,7 @@
-import { mkdir, readFile, readdir, stat, symlink } from 'node:fs/promises';
+import { promises as fsPromises } from 'node:fs';
+import { mkdir, readFile, readdir, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTempDir, createToolHarness, type TempDir, type ToolHarness } from '../testing/index.js';
 
 let h: ToolHarness;
@@ -100,5 +101,45 @@ describe('write_file', () => {
     const res = await h.call('write_file', { file_path: 'outputs/file/child.txt', content: 'x' });
     expect(res.content).toMatch(/^Error: /);
     expect(res.content).not.toContain(h.workspace.root);
+  });
+
+  it('creates a folder only when it is missing, also when it was deleted between two writes', async () => {
+    await h.call('write_file', { file_path: 'outputs/sub/a.txt', content: 'one' });
+    const mkdirs = vi.spyOn(fsPromises, 'mkdir');
+    try {
+      expect((await h.call('write_file', { file_path: 'outputs/sub/a.txt', content: 'two' })).error).toBeUndefined();
+      expect(mkdirs).not.toHaveBeenCalled();
+      await rm(at('outputs/sub'), { recursive: true });
+      expect((await h.call('write_file', { file_path: 'outputs/sub/a.txt', content: 'three' })).error).toBeUndefined();
+      expect(mkdirs).toHaveBeenCalledTimes(1);
+    } finally {
+      mkdirs.mockRestore();
+    }
+    expect(await readFile(at('outputs/sub/a.txt'), 'utf8')).toBe('three');
+  });
+
+  it('refuses a folder replaced by a symlink after the path was checked', async () => {
+    await mkdir(at('outputs/sub'), { recursive: true });
+    const outside = await createTempDir();
+    try {
+      // The check sees a plain folder; by the time of the write, it is a link to elsewhere.
+      const realpath = fsPromises.realpath.bind(fsPromises);
+      let looks = 0;
+      // The path's resolution looks at the folder first, write_file's own check next.
+      const swap = vi.spyOn(fsPromises, 'realpath').mockImplementation(async (p, o) => {
+        if (String(p) === at('outputs/sub') && ++looks === 2) {
+          swap.mockRestore();
+          await rm(at('outputs/sub'), { recursive: true });
+          await symlink(outside.path, at('outputs/sub'));
+        }
+        return realpath(p, o);
+      });
+      const res = await h.call('write_file', { file_path: 'outputs/sub/a.txt', content: 'x' });
+      swap.mockRestore();
+      expect(res.error?.code).toBe('PERMISSION_DENIED');
+      expect(await readdir(outside.path)).toEqual([]);
+    } finally {
+      await outside[Symbol.asyncDispose]();
+    }
   });
 });

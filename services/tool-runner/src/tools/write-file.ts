@@ -2,7 +2,7 @@ import { constants, promises as fs, type promises } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ToolError, WorkspacePermissionError } from '../errors.js';
-import { mapFsError } from '@agentloop/workspace';
+import { errnoCode, mapFsError } from '@agentloop/workspace';
 import { defineTool, type ToolDefinition } from '../registry.js';
 
 export const WriteFileArgs = z.object({
@@ -35,9 +35,14 @@ export function createWriteFileTool(opts: WriteFileOptions): ToolDefinition<type
       const parent = path.dirname(target.real);
       let fh: promises.FileHandle | undefined;
       try {
-        await fs.mkdir(parent, { recursive: true });
-        // The folders just created must still be where they were checked to be.
-        if ((await fs.realpath(parent)) !== parent) throw new WorkspacePermissionError(`the folder of ${target.relative} changed while writing`);
+        // The folder must (still) be where the path was checked to lead. It is created only when
+        // missing: a mkdir before every write was a filesystem call per call for nothing (issue 9).
+        const realParent = await fs.realpath(parent).catch(async (err: unknown) => {
+          if (errnoCode(err) !== 'ENOENT') throw err;
+          await fs.mkdir(parent, { recursive: true });
+          return fs.realpath(parent);
+        });
+        if (realParent !== parent) throw new WorkspacePermissionError(`the folder of ${target.relative} changed while writing`);
         const mode = args.append ? constants.O_APPEND : constants.O_TRUNC;
         // O_NOFOLLOW: a symlink planted at the (already resolved) target since the check is refused.
         fh = await fs.open(target.real, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | mode, 0o644);
