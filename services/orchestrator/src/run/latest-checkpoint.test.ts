@@ -78,6 +78,23 @@ describe('the latest checkpoint kept by the saver', () => {
     expect(read?.pendingWrites).toHaveLength(1);
     watch.close();
   });
+
+  it("serves the thread's newest checkpoint, not an older one a cancelled run's executor put late", async () => {
+    const inner = new MemorySaver(new CheckpointSerializer());
+    const saver = new DrainingSaver(inner, () => false);
+    const read = vi.spyOn(inner, 'getTuple');
+    const watch = saver.watch('t1:th1');
+    const first = await saver.put(config, { ...emptyCheckpoint(), id: 'c1' }, metadata, {});
+    await saver.put(first, { ...emptyCheckpoint(), id: 'c3' }, { ...metadata, step: 1 }, {});
+    // The earlier run's last put settles after this run's own.
+    await saver.put(config, { ...emptyCheckpoint(), id: 'c2' }, metadata, {});
+    watch.arm();
+    const kept = await saver.getTuple(config);
+    expect(read).not.toHaveBeenCalled();
+    expect(kept?.checkpoint.id).toBe('c3');
+    expect(kept).toStrictEqual(await inner.getTuple(config));
+    watch.close();
+  });
 });
 
 const spec = (name: string) =>

@@ -7,7 +7,11 @@
  * What makes the kept tuple the one the saver would return:
  * - the thread is the run's alone while it runs (one active run per thread; the gateway edits a
  *   thread's checkpoints only when no run holds it), so the latest checkpoint saved by this run on
- *   the root namespace is the thread's latest;
+ *   the root namespace is the thread's latest — except that a cancelled run's executor may still be
+ *   settling its last writes when the thread's next run starts (the cancel frees the thread at
+ *   once). The savers' latest is the greatest checkpoint id (ids are time-ordered), so a put whose
+ *   id is below one already seen is never kept: a late put of an older checkpoint does not become
+ *   the state the next run ends with;
  * - it is kept only once its `put` has resolved (a failed put forgets it: the database decides), and
  *   LangGraph's stream ends only after every checkpoint write it started has settled;
  * - a checkpoint with pending writes (an interrupt, an error, the writes of a step stopped by
@@ -51,6 +55,8 @@ interface Watch extends LatestCheckpointWatch {
   armed: boolean;
   /** Ids of the checkpoints writes were started against (one run's steps: a handful). */
   writtenAgainst: Set<string>;
+  /** The greatest checkpoint id put on the thread since the watch began (the savers' "latest"). */
+  newestId: string;
 }
 
 /** The root namespace's thread of a checkpoint config, or undefined for anything else. */
@@ -72,6 +78,7 @@ export class LatestCheckpoints implements LatestCheckpointSource {
       latest: undefined,
       armed: false,
       writtenAgainst: new Set(),
+      newestId: '',
       arm: () => {
         w.armed = true;
       },
@@ -88,6 +95,8 @@ export class LatestCheckpoints implements LatestCheckpointSource {
     const threadId = rootThread(config);
     const w = threadId === undefined ? undefined : this.watches.get(threadId);
     if (!w) return;
+    if (checkpoint.id < w.newestId) return; // an older checkpoint put late: not the latest
+    w.newestId = checkpoint.id;
     if (w.writtenAgainst.has(checkpoint.id)) {
       w.latest = undefined;
       return;
