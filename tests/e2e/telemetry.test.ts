@@ -4,7 +4,7 @@
  * the queue), the model and tool spans, the bus request and the tool-runner's
  * handling of it — and the run, tool and HTTP metrics are recorded.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,7 +37,13 @@ describe('telemetry (embedded)', () => {
       input: { messages: [{ role: 'user', content: 'write it' }] },
       config: scripted([{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/x.txt', content: 'x' } }] }, { content: 'done' }]),
     });
-    const spans = t.spans();
+    // A run's span ends just after the run published its end (which answered runs.wait); an
+    // orchestrator thread (EMBEDDED_THREADS) hands its spans to this thread's exporter a moment later.
+    const spans = await vi.waitFor(() => {
+      const all = t.spans();
+      expect(all.map((s) => s.name)).toEqual(expect.arrayContaining(['POST /threads/:thread_id/runs/wait', 'agentloop.run']));
+      return all;
+    });
     const http = spans.find((s) => s.name === 'POST /threads/:thread_id/runs/wait');
     expect(http).toBeDefined();
     const traceId = http!.spanContext().traceId;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '@agentloop/core';
-import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
+import { flushThreadTelemetryOnCollect, initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
@@ -149,6 +149,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     : undefined;
   // Gauges read when metrics are collected: queue depth and age, threads waiting for a person.
   const unobserve = [observeQueues([runs, webhooks]), observePendingApprovals(() => store.countThreadsByTenant('interrupted'))];
+  // The orchestrator threads' measurements are recorded here; each collection waits for what they have not sent yet.
+  if (pool) unobserve.push(flushThreadTelemetryOnCollect(() => pool.telemetry));
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   logger.info({ url }, 'AgentLoop is listening');

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { bridgeBus, bridgeRunEvents, type MemoryBus, type MemoryRunEventStream } from '@agentloop/bus';
 import { adoptLiveOwner, type SqliteQueue } from '@agentloop/queue';
+import { receiveThreadTelemetry, threadTelemetryConfig, type ThreadTelemetryConfig, type ThreadTelemetryReceiver } from '@agentloop/telemetry';
 import { wakeOnAnnouncement, type WakePort } from './queue-wake.js';
 
 /** Main thread ↔ orchestrator thread, on the worker's own port (besides the queue wake-ups). */
@@ -28,6 +29,8 @@ export interface OrchestratorThreadData {
   liveQueueOwners: string[];
   busPort: MessagePort;
   eventsPort: MessagePort;
+  /** What the main thread exports: the worker records that much and posts it to the main thread (telemetry's threads.ts). */
+  telemetry: ThreadTelemetryConfig;
 }
 
 export interface OrchestratorThreadDeps {
@@ -52,6 +55,8 @@ export interface OrchestratorThread {
   threadId: number;
   /** Where the main thread's wake-ups go (queue-wake.ts announcingQueue). */
   port: WakePort;
+  /** The thread's spans, metrics and log records, exported by this thread's telemetry. */
+  telemetry: ThreadTelemetryReceiver;
   /** Rejects when the thread fails; never resolves. */
   failed: Promise<never>;
   /** Asks the thread to stop its services and waits for it to end (terminated after `graceMs`). */
@@ -75,9 +80,12 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     liveQueueOwners: d.liveQueueOwners,
     busPort: busChannel.port2,
     eventsPort: eventsChannel.port2,
+    telemetry: threadTelemetryConfig(),
   };
   const worker = spawnWorker(new URL('./orchestrator-worker.js', import.meta.url), workerData, [busChannel.port2, eventsChannel.port2]);
   wakeOnAnnouncement(worker, d.wakeQueues);
+  // On the worker's own port: what it recorded arrives before its `stopped`.
+  const telemetry = receiveThreadTelemetry(worker);
 
   let stopping = false;
   let exited = false;
@@ -85,6 +93,7 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     worker.once('exit', (code) => {
       exited = true;
       forgetOwner();
+      telemetry.close();
       void busBridge.close();
       void eventsBridge.close();
       resolve(code);
@@ -102,6 +111,7 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
   return {
     threadId: worker.threadId,
     port: worker,
+    telemetry,
     failed,
     async stop(graceMs = STOP_GRACE_MS) {
       if (stopping) return void (await exit);
