@@ -69,7 +69,8 @@ const STOP_GRACE_MS = 60_000;
 export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promise<OrchestratorThread> {
   const busChannel = new MessageChannel();
   const eventsChannel = new MessageChannel();
-  const busBridge = bridgeBus(busChannel.port1, d.bus);
+  // The thread's ThreadBus delivers its own events to its own subscribers (thread-bus.ts).
+  const busBridge = bridgeBus(busChannel.port1, d.bus, { noEcho: true });
   const eventsBridge = bridgeRunEvents(eventsChannel.port1, d.events);
   const queueOwner = d.queueOwner ?? randomUUID();
   const forgetOwner = adoptLiveOwner(queueOwner);
