@@ -127,7 +127,11 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
     expect((await reloadServer('echo', TENANT_KEY)).status).toBe(403);
     const ok = await reloadServer('echo', ADMIN_KEY);
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ server: 'echo', ok: true, replicas: [{ ok: true, state: 'running', tools: expect.any(Number) as unknown }] });
+    // One broker per orchestrator thread (EMBEDDED_THREADS), each a replica of its own; one without threads.
+    const replicas = ok.body.replicas as Array<Record<string, unknown>>;
+    expect(replicas).toHaveLength(Math.max(1, server.server.orchestratorThreadIds.length));
+    expect(ok.body).toMatchObject({ server: 'echo', ok: true });
+    for (const r of replicas) expect(r).toMatchObject({ ok: true, state: 'running', tools: expect.any(Number) as unknown });
     const off = await reloadServer('off', ADMIN_KEY);
     expect(off.status).toBe(404);
     expect(off.body.detail).toBe('MCP server not found: off (not configured, or disabled, in mcp_servers.yaml)');
