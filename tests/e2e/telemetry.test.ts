@@ -14,7 +14,9 @@ import { startTestTelemetry, type TestTelemetry } from '@agentloop/telemetry';
 import { scripted } from './helpers.js';
 import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
-describe('telemetry (embedded)', () => {
+// With orchestrator threads too, whatever EMBEDDED_THREADS the suite runs with: a thread's spans and
+// metrics reach the main thread's telemetry (libs/telemetry threads.ts).
+describe.each([...new Set([EMBEDDED_TEST_THREADS, 'orchestrator:2'])])('telemetry (embedded, EMBEDDED_THREADS=%s)', (threads) => {
   let t: TestTelemetry;
   let server: EmbeddedServer;
   let dataDir: string;
@@ -22,7 +24,7 @@ describe('telemetry (embedded)', () => {
   beforeAll(async () => {
     t = await startTestTelemetry('agentloop-e2e');
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-otel-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn' }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: threads, LOG_LEVEL: 'warn' }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();
