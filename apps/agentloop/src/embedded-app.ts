@@ -112,7 +112,9 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let gatewayRuns: JobQueue = runs;
   let pool: OrchestratorPool | undefined;
   if (threads > 0) {
-    pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(
+    // An application's own logger sees the threads' lines too, each logged again by the service that wrote it.
+    const logLines = opts.logger ? (line: string) => relogLine(line, loggerFor) : undefined;
+    pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner, ...(logLines ? { logLines } : {}) }).catch(
       async (err: unknown) => {
         // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
         await closeStorage();
@@ -179,4 +181,19 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     void server.close().finally(() => fatal(err));
   });
   return server;
+}
+
+/** Logs a JSON line an orchestrator thread wrote on the logger of the service that wrote it, at its level. */
+function relogLine(line: string, loggerFor: (service: string) => Logger): void {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const { level, msg, time: _time, pid: _pid, hostname: _host, service, ...fields } = rec;
+  const logger = loggerFor(typeof service === 'string' ? service : 'agentloop');
+  const label = typeof level === 'number' ? logger.levels.labels[level] : undefined;
+  const log = label === 'trace' || label === 'debug' || label === 'info' || label === 'warn' || label === 'error' || label === 'fatal' ? logger[label] : logger.info;
+  log.call(logger, fields, typeof msg === 'string' ? msg : '');
 }

@@ -18,7 +18,7 @@ import { receiveThreadTelemetry, threadTelemetryConfig, type ThreadTelemetryConf
 import { wakeOnAnnouncement, type WakePort } from './queue-wake.js';
 
 /** Main thread ↔ orchestrator thread, on the worker's own port (besides the queue wake-ups). */
-export type ThreadControl = { t: 'ready' } | { t: 'stop' } | { t: 'stopped' };
+export type ThreadControl = { t: 'ready' } | { t: 'stop' } | { t: 'stopped' } | { t: 'log'; line: string };
 
 export interface OrchestratorThreadData {
   env: NodeJS.ProcessEnv;
@@ -31,6 +31,8 @@ export interface OrchestratorThreadData {
   eventsPort: MessagePort;
   /** What the main thread exports: the worker records that much and posts it to the main thread (telemetry's threads.ts). */
   telemetry: ThreadTelemetryConfig;
+  /** Post every log line to the main thread (`ThreadControl` `log`) instead of writing it to stdout. */
+  forwardLogs: boolean;
 }
 
 export interface OrchestratorThreadDeps {
@@ -40,6 +42,12 @@ export interface OrchestratorThreadDeps {
   events: MemoryRunEventStream;
   /** The main thread's queues the worker's jobs land in (webhooks), woken when the worker announces one. */
   wakeQueues: SqliteQueue[];
+  /**
+   * Where the thread's log lines go when the embedding application gave a logger of its own
+   * (EmbeddedOptions.logger): each JSON line the thread logged. Default: the thread writes them to
+   * standard output itself.
+   */
+  logLines?: (line: string) => void;
   /** This worker's queue owner id (default: a new one). */
   queueOwner?: string;
   /**
@@ -82,11 +90,14 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     busPort: busChannel.port2,
     eventsPort: eventsChannel.port2,
     telemetry: threadTelemetryConfig(),
+    forwardLogs: d.logLines !== undefined,
   };
   const worker = spawnWorker(new URL('./orchestrator-worker.js', import.meta.url), workerData, [busChannel.port2, eventsChannel.port2]);
   wakeOnAnnouncement(worker, d.wakeQueues);
   // On the worker's own port: what it recorded arrives before its `stopped`.
   const telemetry = receiveThreadTelemetry(worker);
+  const logLines = d.logLines;
+  if (logLines) worker.on('message', (m: ThreadControl) => m.t === 'log' && logLines(m.line));
 
   let stopping = false;
   let exited = false;
