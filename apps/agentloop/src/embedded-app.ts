@@ -114,13 +114,20 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   if (threads > 0) {
     // An application's own logger sees the threads' lines too, each logged again by the service that wrote it.
     const logLines = opts.logger ? (line: string) => relogLine(line, loggerFor) : undefined;
-    pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner, ...(logLines ? { logLines } : {}) }).catch(
-      async (err: unknown) => {
-        // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
-        await closeStorage();
-        throw err;
-      },
-    );
+    pool = await startOrchestratorPool({
+      threads,
+      env,
+      dataDir,
+      bus,
+      events,
+      wakeQueues: [webhooks],
+      mainQueueOwner: queues.owner,
+      ...(logLines ? { logLines } : {}),
+    }).catch(async (err: unknown) => {
+      // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
+      await closeStorage();
+      throw err;
+    });
     // The gateway's runs are taken by the threads' workers: each one added wakes them.
     gatewayRuns = announcingQueue(runs, pool.port);
     services = { stop: () => pool!.stop() };
@@ -194,6 +201,7 @@ function relogLine(line: string, loggerFor: (service: string) => Logger): void {
   const { level, msg, time: _time, pid: _pid, hostname: _host, service, ...fields } = rec;
   const logger = loggerFor(typeof service === 'string' ? service : 'agentloop');
   const label = typeof level === 'number' ? logger.levels.labels[level] : undefined;
-  const log = label === 'trace' || label === 'debug' || label === 'info' || label === 'warn' || label === 'error' || label === 'fatal' ? logger[label] : logger.info;
+  const log =
+    label === 'trace' || label === 'debug' || label === 'info' || label === 'warn' || label === 'error' || label === 'fatal' ? logger[label] : logger.info;
   log.call(logger, fields, typeof msg === 'string' ? msg : '');
 }
