@@ -113,7 +113,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let pool: OrchestratorPool | undefined;
   if (threads > 0) {
     // An application's own logger sees the threads' lines too, each logged again by the service that wrote it.
-    const logLines = opts.logger ? (line: string) => relogLine(line, loggerFor) : undefined;
+    const appLogger = opts.logger;
+    const logLines = appLogger ? { level: appLogger.level, write: (line: string) => relogLine(line, loggerFor) } : undefined;
     pool = await startOrchestratorPool({
       threads,
       env,

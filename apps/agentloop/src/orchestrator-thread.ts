@@ -31,8 +31,8 @@ export interface OrchestratorThreadData {
   eventsPort: MessagePort;
   /** What the main thread exports: the worker records that much and posts it to the main thread (telemetry's threads.ts). */
   telemetry: ThreadTelemetryConfig;
-  /** Post every log line to the main thread (`ThreadControl` `log`) instead of writing it to stdout. */
-  forwardLogs: boolean;
+  /** Post every log line to the main thread (`ThreadControl` `log`) instead of writing it to stdout, at this level. */
+  forwardLogs: { level: string } | undefined;
 }
 
 export interface OrchestratorThreadDeps {
@@ -47,7 +47,7 @@ export interface OrchestratorThreadDeps {
    * (EmbeddedOptions.logger): each JSON line the thread logged. Default: the thread writes them to
    * standard output itself.
    */
-  logLines?: (line: string) => void;
+  logLines?: { level: string; write(line: string): void };
   /** This worker's queue owner id (default: a new one). */
   queueOwner?: string;
   /**
@@ -90,14 +90,14 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     busPort: busChannel.port2,
     eventsPort: eventsChannel.port2,
     telemetry: threadTelemetryConfig(),
-    forwardLogs: d.logLines !== undefined,
+    forwardLogs: d.logLines ? { level: d.logLines.level } : undefined,
   };
   const worker = spawnWorker(new URL('./orchestrator-worker.js', import.meta.url), workerData, [busChannel.port2, eventsChannel.port2]);
   wakeOnAnnouncement(worker, d.wakeQueues);
   // On the worker's own port: what it recorded arrives before its `stopped`.
   const telemetry = receiveThreadTelemetry(worker);
   const logLines = d.logLines;
-  if (logLines) worker.on('message', (m: ThreadControl) => m.t === 'log' && logLines(m.line));
+  if (logLines) worker.on('message', (m: ThreadControl) => m.t === 'log' && logLines.write(m.line));
 
   let stopping = false;
   let exited = false;

@@ -26,9 +26,11 @@ const post = (m: ThreadControl) => control.postMessage(m);
 const { env, dataDir } = data;
 const gatewayConfig = loadGatewayConfig(env);
 // The embedding application's own logger (EmbeddedOptions.logger) is the main thread's: lines go there.
-const destination = data.forwardLogs ? { write: (line: string) => post({ t: 'log', line }) } : undefined;
+const forward = data.forwardLogs;
 const loggerFor = (service: string): Logger =>
-  createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry, ...(destination ? { destination } : {}) });
+  forward
+    ? createLogger({ service, level: forward.level, ...logTelemetry, destination: { write: (line: string) => post({ t: 'log', line }) } })
+    : createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
 // Spans, metrics and log records go to the main thread, which exports them with its own: one
 // /metrics endpoint and one set of exporters per process (telemetry's threads.ts).
 const telemetry = initThreadTelemetry(control, data.telemetry, env);
