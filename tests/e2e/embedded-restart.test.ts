@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import { freePort } from '@agentloop/devservers';
 import { poll, scripted, startWebhookReceiver } from './helpers.js';
+import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 import { startEmbeddedProcess, type EmbeddedProcess } from './embedded-process.js';
 
 const TERMINAL = ['success', 'error', 'timeout', 'interrupted'];
@@ -122,8 +123,9 @@ describe('embedded mode: SIGKILL mid-run, then a restart on the same DATA_DIR', 
   it('starts the runs still queued at the kill (behind a busy worker, or delayed) after the restart, and delivers each webhook under one id', async () => {
     const receiver = await startWebhookReceiver();
     receivers.push(receiver);
-    // One worker slot: the second run waits in the queue while the first one runs.
-    const env = { RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50' };
+    // One worker slot: the second run waits in the queue while the first one runs. RUN_CONCURRENCY
+    // is per orchestrator thread (as per cluster replica), so a threaded suite keeps one thread here.
+    const env = { RUN_CONCURRENCY: '1', WEBHOOK_BACKOFF_MS: '50', ...(EMBEDDED_TEST_THREADS === 'none' ? {} : { EMBEDDED_THREADS: 'orchestrator' }) };
     let client = await start(env);
     const [t1, t2, t3] = await Promise.all([client.threads.create(), client.threads.create(), client.threads.create()]).then((ts) =>
       ts.map((t) => t.thread_id),

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { threadId } from 'node:worker_threads';
+import { pino } from 'pino';
 import { Client } from '@langchain/langgraph-sdk';
 import { startEmbedded, type EmbeddedServer } from '@agentloop/agentloop-app';
 import { HELLO_TURNS, poll, scripted, startWebhookReceiver } from './helpers.js';
@@ -164,6 +166,29 @@ describe('EMBEDDED_THREADS configuration', () => {
         startEmbedded({ env: { DATA_DIR: dir, ...THREADED, EMBEDDED_THREADS: 'orchestrator:2', RUN_CONCURRENCY: 'lots' }, port: 0 }),
       ).rejects.toThrow(/orchestrator thread failed.*RUN_CONCURRENCY/s);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("hands the threads' log lines to the application's own logger, each under the service that wrote it", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agentloop-threads-'));
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+        cb();
+      },
+    });
+    const logged = await startEmbedded({
+      env: { DATA_DIR: dir, ...THREADED, EMBEDDED_THREADS: 'orchestrator:2', LOG_LEVEL: 'info' },
+      port: 0,
+      logger: pino({ level: 'info' }, sink),
+    });
+    try {
+      // Each thread's tool-runner says it serves (lines only the threads write), before the thread says it is ready.
+      expect(lines.filter((l) => l.msg === 'tool-runner serving').map((l) => l.component)).toEqual(['tool-runner', 'tool-runner']);
+    } finally {
+      await logged.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -118,7 +118,9 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
     const res = await fetch(`${server.url}/admin/mcp/servers/${id}/reload`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ wait_ms: 5000 }),
+      // The route's default wait (10 s): with orchestrator threads every thread's broker restarts the
+      // server, and on a loaded machine two restarts of a tsx-run server took longer than 5 s.
+      body: JSON.stringify({}),
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
@@ -127,7 +129,11 @@ describe('MCP results, disabled and fallback servers, reload_mcp_server (embedde
     expect((await reloadServer('echo', TENANT_KEY)).status).toBe(403);
     const ok = await reloadServer('echo', ADMIN_KEY);
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ server: 'echo', ok: true, replicas: [{ ok: true, state: 'running', tools: expect.any(Number) as unknown }] });
+    // One broker per orchestrator thread (EMBEDDED_THREADS), each a replica of its own; one without threads.
+    const replicas = ok.body.replicas as Array<Record<string, unknown>>;
+    expect(replicas).toHaveLength(Math.max(1, server.server.orchestratorThreadIds.length));
+    expect(ok.body).toMatchObject({ server: 'echo', ok: true });
+    for (const r of replicas) expect(r).toMatchObject({ ok: true, state: 'running', tools: expect.any(Number) as unknown });
     const off = await reloadServer('off', ADMIN_KEY);
     expect(off.status).toBe(404);
     expect(off.body.detail).toBe('MCP server not found: off (not configured, or disabled, in mcp_servers.yaml)');

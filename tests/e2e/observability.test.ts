@@ -22,7 +22,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const DASHBOARD = path.join(ROOT, 'deploy/grafana/agentloop-dashboard.json');
 const RULES = path.join(ROOT, 'deploy/prometheus/agentloop-alerts.yaml');
 
-describe('observability (embedded, OTLP + Prometheus)', () => {
+// With orchestrator threads too, whatever EMBEDDED_THREADS the suite runs with: one /metrics
+// endpoint for the process, every thread's measurements on it (libs/telemetry threads.ts).
+describe.each([...new Set([EMBEDDED_TEST_THREADS, 'orchestrator:2'])])('observability (embedded, OTLP + Prometheus, EMBEDDED_THREADS=%s)', (threads) => {
   let server: EmbeddedServer;
   let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -47,7 +49,7 @@ describe('observability (embedded, OTLP + Prometheus)', () => {
       port: 0,
       env: {
         DATA_DIR: dataDir,
-        EMBEDDED_THREADS: EMBEDDED_TEST_THREADS,
+        EMBEDDED_THREADS: threads,
         LOG_LEVEL: 'info',
         WEBHOOK_ALLOW: '127.0.0.1',
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
@@ -90,6 +92,14 @@ describe('observability (embedded, OTLP + Prometheus)', () => {
     expect(text).toMatch(/^agentloop_webhook_deliveries_total\{[^}]*outcome="delivered"[^}]*\} 1$/m);
     expect(text).toMatch(/^agentloop_tool_calls_total\{[^}]*agentloop_tool="read_file"[^}]*\} 1$/m);
     expect(text).toMatch(/^agentloop_queue_depth\{[^}]*queue="runs"[^}]*\} 0$/m);
+    // Valid exposition with any number of threads: each metric family and each series once.
+    const types = text.split('\n').filter((l) => l.startsWith('# TYPE '));
+    expect(types.length).toBe(new Set(types.map((l) => l.split(' ')[2])).size);
+    const series = text
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#'))
+      .map((l) => l.slice(0, l.lastIndexOf(' ')));
+    expect(series.length).toBe(new Set(series).size);
   });
 
   it('the dashboard and the alert rules query only metrics the process exposes', () => {

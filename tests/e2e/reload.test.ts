@@ -73,15 +73,25 @@ async function callGreet(url: string): Promise<string> {
   return String(values.messages.find((m) => m.type === 'tool')?.content);
 }
 
-function expectReloaded(services: ServiceResult[], toolRunners: number): void {
+/**
+ * Every replica of every service answered: `toolRunners` tool-runners, `replicas` of each other
+ * service. Embedded with orchestrator threads (EMBEDDED_THREADS), each thread's services are
+ * replicas of their own, as in a cluster: each reloads its own state and answers for it, its
+ * instance naming its thread.
+ */
+function expectReloaded(services: ServiceResult[], toolRunners: number, replicas = 1): void {
   const of = (name: string) => services.filter((s) => s.service === name);
   expect(of('tool-runner')).toHaveLength(toolRunners);
   for (const r of of('tool-runner')) expect(r).toMatchObject({ ok: true, reloaded: { tools: expect.arrayContaining(['greet', 'read_file']) } });
   expect(new Set(of('tool-runner').map((r) => r.instance)).size).toBe(toolRunners);
-  expect(of('skill-sandbox')).toMatchObject([{ ok: true, reloaded: { skills: expect.arrayContaining(['hello-skill']) } }]);
-  expect(of('orchestrator')).toMatchObject([{ ok: true }]);
-  expect(of('approval')).toMatchObject([{ ok: true, reloaded: { enabled: true } }]);
-  expect(of('mcp-broker')).toMatchObject([{ ok: true, reloaded: { servers: expect.any(Array) } }]);
+  const each = (name: string, expected: Record<string, unknown>) => {
+    expect(of(name)).toHaveLength(replicas);
+    for (const r of of(name)) expect(r).toMatchObject(expected);
+  };
+  each('skill-sandbox', { ok: true, reloaded: { skills: expect.arrayContaining(['hello-skill']) } });
+  each('orchestrator', { ok: true });
+  each('approval', { ok: true, reloaded: { enabled: true } });
+  each('mcp-broker', { ok: true, reloaded: { servers: expect.any(Array) } });
 }
 
 describe('POST /admin/reload (embedded)', () => {
@@ -102,7 +112,13 @@ describe('POST /admin/reload (embedded)', () => {
     const res = await reload(server.url, ADMIN_KEY);
     expect(res.status).toBe(200);
     expect(res.body.ok).toBe(true);
-    expectReloaded(res.body.services ?? [], 1);
+    // One replica of each service per orchestrator thread (one without threads).
+    const threads = server.server.orchestratorThreadIds;
+    const replicas = Math.max(1, threads.length);
+    expectReloaded(res.body.services ?? [], replicas, replicas);
+    const instances = (res.body.services ?? []).map((r) => r.instance);
+    if (threads.length > 0) expect(new Set(instances.map((i) => /:thread-(\d+):/.exec(i)?.[1]))).toEqual(new Set(threads.map(String)));
+    else for (const i of instances) expect(i).not.toContain(':thread-');
     expect(await callGreet(server.url)).toBe('Hello from a reloaded tool');
   });
 });

@@ -24,7 +24,16 @@ async function startSlowRun(client: Client, tid: string, text: string, historyLe
     config: scripted([{ content: 'never said', delay_ms: 60_000 }]),
   });
   await poll(async () => ((await client.runs.get(tid, run.run_id)).status === 'running' ? true : undefined), 30_000, 50);
-  await poll(async () => ((await historyOf(client, tid)).length > historyLength ? true : undefined), 30_000, 50);
+  // Until the run's input is in its latest checkpoint: the input checkpoint (step -1, without it) can be
+  // read alone when the run executes in an orchestrator thread, which commits on its own connection.
+  await poll(
+    async () => {
+      const history = await historyOf(client, tid);
+      return history.length > historyLength && contents(history[0]!.values).includes(text) ? true : undefined;
+    },
+    30_000,
+    50,
+  );
   return run.run_id;
 }
 

@@ -4,7 +4,7 @@
  * the queue), the model and tool spans, the bus request and the tool-runner's
  * handling of it — and the run, tool and HTTP metrics are recorded.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,9 @@ import { startTestTelemetry, type TestTelemetry } from '@agentloop/telemetry';
 import { scripted } from './helpers.js';
 import { EMBEDDED_TEST_THREADS } from './test-threads.js';
 
-describe('telemetry (embedded)', () => {
+// With orchestrator threads too, whatever EMBEDDED_THREADS the suite runs with: a thread's spans and
+// metrics reach the main thread's telemetry (libs/telemetry threads.ts).
+describe.each([...new Set([EMBEDDED_TEST_THREADS, 'orchestrator:2'])])('telemetry (embedded, EMBEDDED_THREADS=%s)', (threads) => {
   let t: TestTelemetry;
   let server: EmbeddedServer;
   let dataDir: string;
@@ -22,7 +24,7 @@ describe('telemetry (embedded)', () => {
   beforeAll(async () => {
     t = await startTestTelemetry('agentloop-e2e');
     dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-otel-'));
-    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: EMBEDDED_TEST_THREADS, LOG_LEVEL: 'warn' }, port: 0 });
+    server = await startEmbedded({ env: { DATA_DIR: dataDir, EMBEDDED_THREADS: threads, LOG_LEVEL: 'warn' }, port: 0 });
   });
   afterAll(async () => {
     await server?.close();
@@ -37,7 +39,13 @@ describe('telemetry (embedded)', () => {
       input: { messages: [{ role: 'user', content: 'write it' }] },
       config: scripted([{ tool_calls: [{ name: 'write_file', args: { file_path: 'outputs/x.txt', content: 'x' } }] }, { content: 'done' }]),
     });
-    const spans = t.spans();
+    // A run's span ends just after the run published its end (which answered runs.wait); an
+    // orchestrator thread (EMBEDDED_THREADS) hands its spans to this thread's exporter a moment later.
+    const spans = await vi.waitFor(() => {
+      const all = t.spans();
+      expect(all.map((s) => s.name)).toEqual(expect.arrayContaining(['POST /threads/:thread_id/runs/wait', 'agentloop.run']));
+      return all;
+    });
     const http = spans.find((s) => s.name === 'POST /threads/:thread_id/runs/wait');
     expect(http).toBeDefined();
     const traceId = http!.spanContext().traceId;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '@agentloop/core';
-import { initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
+import { flushThreadTelemetryOnCollect, initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
@@ -112,13 +112,23 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let gatewayRuns: JobQueue = runs;
   let pool: OrchestratorPool | undefined;
   if (threads > 0) {
-    pool = await startOrchestratorPool({ threads, env, dataDir, bus, events, wakeQueues: [webhooks], mainQueueOwner: queues.owner }).catch(
-      async (err: unknown) => {
-        // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
-        await closeStorage();
-        throw err;
-      },
-    );
+    // An application's own logger sees the threads' lines too, each logged again by the service that wrote it.
+    const appLogger = opts.logger;
+    const logLines = appLogger ? { level: appLogger.level, write: (line: string) => relogLine(line, loggerFor) } : undefined;
+    pool = await startOrchestratorPool({
+      threads,
+      env,
+      dataDir,
+      bus,
+      events,
+      wakeQueues: [webhooks],
+      mainQueueOwner: queues.owner,
+      ...(logLines ? { logLines } : {}),
+    }).catch(async (err: unknown) => {
+      // Nothing is listening yet: close what is open, so the caller sees the error and nothing keeps the process alive.
+      await closeStorage();
+      throw err;
+    });
     // The gateway's runs are taken by the threads' workers: each one added wakes them.
     gatewayRuns = announcingQueue(runs, pool.port);
     services = { stop: () => pool!.stop() };
@@ -149,6 +159,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     : undefined;
   // Gauges read when metrics are collected: queue depth and age, threads waiting for a person.
   const unobserve = [observeQueues([runs, webhooks]), observePendingApprovals(() => store.countThreadsByTenant('interrupted'))];
+  // The orchestrator threads' measurements are recorded here; each collection waits for what they have not sent yet.
+  if (pool) unobserve.push(flushThreadTelemetryOnCollect(() => pool.telemetry));
   const port = (app.server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   logger.info({ url }, 'AgentLoop is listening');
@@ -177,4 +189,20 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     void server.close().finally(() => fatal(err));
   });
   return server;
+}
+
+/** Logs a JSON line an orchestrator thread wrote on the logger of the service that wrote it, at its level. */
+function relogLine(line: string, loggerFor: (service: string) => Logger): void {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const { level, msg, time: _time, pid: _pid, hostname: _host, service, ...fields } = rec;
+  const logger = loggerFor(typeof service === 'string' ? service : 'agentloop');
+  const label = typeof level === 'number' ? logger.levels.labels[level] : undefined;
+  const log =
+    label === 'trace' || label === 'debug' || label === 'info' || label === 'warn' || label === 'error' || label === 'fatal' ? logger[label] : logger.info;
+  log.call(logger, fields, typeof msg === 'string' ? msg : '');
 }

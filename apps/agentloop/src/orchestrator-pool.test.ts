@@ -11,6 +11,7 @@ class FakeThread implements OrchestratorThread {
   fail!: (err: Error) => void;
   readonly failed = new Promise<never>((_, reject) => (this.fail = reject));
   readonly port = { postMessage: (m: WakeMessage) => void this.woken.push(m) };
+  readonly telemetry = { flush: async () => undefined, close: () => undefined };
   constructor(
     readonly threadId: number,
     readonly deps: OrchestratorThreadDeps,

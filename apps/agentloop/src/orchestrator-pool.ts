@@ -18,12 +18,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { startOrchestratorThread, type OrchestratorThread, type OrchestratorThreadDeps } from './orchestrator-thread.js';
+import type { ThreadTelemetryReceiver } from '@agentloop/telemetry';
 import type { WakeMessage, WakePort } from './queue-wake.js';
 
 export interface OrchestratorPool {
   threadIds: number[];
   /** Where the main thread's wake-ups go: every thread. */
   port: WakePort;
+  /** Each thread's telemetry, received by the main thread's. */
+  telemetry: ThreadTelemetryReceiver[];
   /** Rejects when any thread fails; never resolves. */
   failed: Promise<never>;
   /** Stops every thread, each draining its runs, at once. */
@@ -57,6 +60,7 @@ export async function startOrchestratorPool(d: OrchestratorPoolDeps): Promise<Or
   return {
     threadIds: threads.map((t) => t.threadId),
     port: { postMessage: (m: WakeMessage) => threads.forEach((t) => t.port.postMessage(m)) },
+    telemetry: threads.map((t) => t.telemetry),
     failed,
     async stop() {
       await Promise.all(threads.map((t) => t.stop()));

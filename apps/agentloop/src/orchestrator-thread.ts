@@ -14,10 +14,11 @@ import { randomUUID } from 'node:crypto';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { bridgeBus, bridgeRunEvents, type MemoryBus, type MemoryRunEventStream } from '@agentloop/bus';
 import { adoptLiveOwner, type SqliteQueue } from '@agentloop/queue';
+import { receiveThreadTelemetry, threadTelemetryConfig, type ThreadTelemetryConfig, type ThreadTelemetryReceiver } from '@agentloop/telemetry';
 import { wakeOnAnnouncement, type WakePort } from './queue-wake.js';
 
 /** Main thread ↔ orchestrator thread, on the worker's own port (besides the queue wake-ups). */
-export type ThreadControl = { t: 'ready' } | { t: 'stop' } | { t: 'stopped' };
+export type ThreadControl = { t: 'ready' } | { t: 'stop' } | { t: 'stopped' } | { t: 'log'; line: string };
 
 export interface OrchestratorThreadData {
   env: NodeJS.ProcessEnv;
@@ -28,6 +29,10 @@ export interface OrchestratorThreadData {
   liveQueueOwners: string[];
   busPort: MessagePort;
   eventsPort: MessagePort;
+  /** What the main thread exports: the worker records that much and posts it to the main thread (telemetry's threads.ts). */
+  telemetry: ThreadTelemetryConfig;
+  /** Post every log line to the main thread (`ThreadControl` `log`) instead of writing it to stdout, at this level. */
+  forwardLogs: { level: string } | undefined;
 }
 
 export interface OrchestratorThreadDeps {
@@ -37,6 +42,12 @@ export interface OrchestratorThreadDeps {
   events: MemoryRunEventStream;
   /** The main thread's queues the worker's jobs land in (webhooks), woken when the worker announces one. */
   wakeQueues: SqliteQueue[];
+  /**
+   * Where the thread's log lines go when the embedding application gave a logger of its own
+   * (EmbeddedOptions.logger): each JSON line the thread logged. Default: the thread writes them to
+   * standard output itself.
+   */
+  logLines?: { level: string; write(line: string): void };
   /** This worker's queue owner id (default: a new one). */
   queueOwner?: string;
   /**
@@ -52,6 +63,8 @@ export interface OrchestratorThread {
   threadId: number;
   /** Where the main thread's wake-ups go (queue-wake.ts announcingQueue). */
   port: WakePort;
+  /** The thread's spans, metrics and log records, exported by this thread's telemetry. */
+  telemetry: ThreadTelemetryReceiver;
   /** Rejects when the thread fails; never resolves. */
   failed: Promise<never>;
   /** Asks the thread to stop its services and waits for it to end (terminated after `graceMs`). */
@@ -64,7 +77,8 @@ const STOP_GRACE_MS = 60_000;
 export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promise<OrchestratorThread> {
   const busChannel = new MessageChannel();
   const eventsChannel = new MessageChannel();
-  const busBridge = bridgeBus(busChannel.port1, d.bus);
+  // The thread's ThreadBus delivers its own events to its own subscribers (thread-bus.ts).
+  const busBridge = bridgeBus(busChannel.port1, d.bus, { noEcho: true });
   const eventsBridge = bridgeRunEvents(eventsChannel.port1, d.events);
   const queueOwner = d.queueOwner ?? randomUUID();
   const forgetOwner = adoptLiveOwner(queueOwner);
@@ -75,9 +89,15 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     liveQueueOwners: d.liveQueueOwners,
     busPort: busChannel.port2,
     eventsPort: eventsChannel.port2,
+    telemetry: threadTelemetryConfig(),
+    forwardLogs: d.logLines ? { level: d.logLines.level } : undefined,
   };
   const worker = spawnWorker(new URL('./orchestrator-worker.js', import.meta.url), workerData, [busChannel.port2, eventsChannel.port2]);
   wakeOnAnnouncement(worker, d.wakeQueues);
+  // On the worker's own port: what it recorded arrives before its `stopped`.
+  const telemetry = receiveThreadTelemetry(worker);
+  const logLines = d.logLines;
+  if (logLines) worker.on('message', (m: ThreadControl) => m.t === 'log' && logLines.write(m.line));
 
   let stopping = false;
   let exited = false;
@@ -85,6 +105,7 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
     worker.once('exit', (code) => {
       exited = true;
       forgetOwner();
+      telemetry.close();
       void busBridge.close();
       void eventsBridge.close();
       resolve(code);
@@ -102,6 +123,7 @@ export async function startOrchestratorThread(d: OrchestratorThreadDeps): Promis
   return {
     threadId: worker.threadId,
     port: worker,
+    telemetry,
     failed,
     async stop(graceMs = STOP_GRACE_MS) {
       if (stopping) return void (await exit);

@@ -9,7 +9,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import path from 'node:path';
 import { createLogger, type Logger } from '@agentloop/core';
-import { initTelemetry, logTelemetry } from '@agentloop/telemetry';
+import { initThreadTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
 import { adoptLiveOwner, SqliteQueueDatabase, SqliteScheduler } from '@agentloop/queue';
 import { createSqliteStore } from '@agentloop/store';
@@ -25,9 +25,15 @@ const post = (m: ThreadControl) => control.postMessage(m);
 
 const { env, dataDir } = data;
 const gatewayConfig = loadGatewayConfig(env);
-const loggerFor = (service: string): Logger => createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
-const logger = loggerFor('agentloop');
-const telemetry = await initTelemetry({ serviceName: 'agentloop', env, logger });
+// The embedding application's own logger (EmbeddedOptions.logger) is the main thread's: lines go there.
+const forward = data.forwardLogs;
+const loggerFor = (service: string): Logger =>
+  forward
+    ? createLogger({ service, level: forward.level, ...logTelemetry, destination: { write: (line: string) => post({ t: 'log', line }) } })
+    : createLogger({ service, level: gatewayConfig.LOG_LEVEL, ...logTelemetry });
+// Spans, metrics and log records go to the main thread, which exports them with its own: one
+// /metrics endpoint and one set of exporters per process (telemetry's threads.ts).
+const telemetry = initThreadTelemetry(control, data.telemetry, env);
 
 // The other threads' queue owners are alive: the main thread's active jobs (webhooks, cron ticks)
 // and the runs a sibling orchestrator thread holds are not stalled ones.

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { errorMessage, newId, type Logger } from '@agentloop/core';
 import { ClusterReloadRequestSchema, ServiceReloadResultSchema, create, fromBinary, toBinary } from '@agentloop/proto';
 import type { Bus, Subscription } from './types.js';
@@ -14,11 +16,22 @@ import type { Bus, Subscription } from './types.js';
  */
 export const CLUSTER_RELOAD_SUBJECT = 'agentloop.admin.reload';
 
+/**
+ * A new replica id for reload answers: `host:pid:id`, or `host:pid:thread-N:id` for a service in a
+ * worker thread — embedded mode's orchestrator threads (EMBEDDED_THREADS) each hold their own
+ * tool-runner, skill sandbox, MCP broker, approval service and orchestrator, which reload and
+ * answer on their own, as the replicas of a cluster do; the id says which thread of the process
+ * each one is.
+ */
+export function replicaInstance(): string {
+  return `${hostname()}:${process.pid}:${isMainThread ? '' : `thread-${threadId}:`}${newId().slice(0, 8)}`;
+}
+
 /** One service replica's answer to a cluster reload. */
 export interface ServiceReloadResult {
   /** The service (`tool-runner`, `skill-sandbox`, `mcp-broker`, `approval`, `orchestrator`). */
   service: string;
-  /** Which replica answered (host:pid:id). */
+  /** Which replica answered (host:pid:id, or host:pid:thread-N:id: see replicaInstance). */
   instance: string;
   ok: boolean;
   /** What the service reloaded, e.g. `{tools: [...]}`; on failure what stayed in force. */

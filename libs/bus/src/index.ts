@@ -59,6 +59,7 @@ export { TOOL_RUNNER_RPC, SKILL_TOOLS_RPC, MCP_TOOLS_RPC, APPROVAL_RPC, SKILL_SA
 export { reloadBroadcast, type ReloadBroadcastOptions } from './reload-broadcast.js';
 export {
   CLUSTER_RELOAD_SUBJECT,
+  replicaInstance,
   requestClusterReload,
   serveClusterReload,
   type ServeClusterReloadOptions,

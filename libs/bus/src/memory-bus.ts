@@ -87,6 +87,12 @@ export interface MemoryBusOptions {
   logger?: Logger;
   /** Join the in-process network of this bus instead of starting a new one (see `peer()`). */
   peerOf?: MemoryBus;
+  /**
+   * Do not deliver this connection's own publications to its own subscriptions (NATS's `noEcho`
+   * connection option). The bridge of an orchestrator thread's ThreadBus uses it: that thread
+   * delivers its publications to its own subscribers itself (thread-bus.ts).
+   */
+  noEcho?: boolean;
 }
 
 const copyMessage = (m: BusMessage): BusMessage => ({ subject: m.subject, data: copyBytes(m.data), headers: { ...m.headers } });
@@ -102,16 +108,18 @@ export class MemoryBus implements Bus {
   private readonly network: Network;
   private readonly logger: Logger;
   private readonly inflight = new InFlight();
+  private readonly noEcho: boolean;
   private closed = false;
 
   constructor(opts: MemoryBusOptions = {}) {
     this.logger = opts.logger ?? silentLogger();
     this.network = opts.peerOf?.network ?? new Network();
+    this.noEcho = opts.noEcho ?? false;
   }
 
   /** Another bus on the same in-process network (like a second NATS connection). */
-  peer(opts: { logger?: Logger } = {}): MemoryBus {
-    return new MemoryBus({ logger: opts.logger ?? this.logger, peerOf: this });
+  peer(opts: { logger?: Logger; noEcho?: boolean } = {}): MemoryBus {
+    return new MemoryBus({ logger: opts.logger ?? this.logger, peerOf: this, ...(opts.noEcho ? { noEcho: true } : {}) });
   }
 
   /** Whether some connection of this network serves `subject` (without picking one). */
@@ -171,7 +179,7 @@ export class MemoryBus implements Bus {
     assertValidSubject(subject, { wildcards: false });
     const msg: BusMessage = { subject, data, headers };
     for (const s of this.network.subs) {
-      if (!subjectMatches(s.subject, subject)) continue;
+      if (!subjectMatches(s.subject, subject) || (this.noEcho && s.owner === this)) continue;
       const copy = copyMessage(msg);
       // Delivered asynchronously and in order, like a NATS subscription callback.
       queueMicrotask(() => {

@@ -18,9 +18,18 @@ export interface PortBridge {
   close(): Promise<void>;
 }
 
+export interface BridgeBusOptions {
+  /**
+   * Do not send the port side's own publications back to it (MemoryBus `noEcho`): for a
+   * ThreadBus, which delivers them to its thread's subscribers itself, in order with its
+   * thread's local replies.
+   */
+  noEcho?: boolean;
+}
+
 /** Serves the PortBus on the other end of `port` from `hub`'s network. */
-export function bridgeBus(port: MessagePort, hub: MemoryBus): PortBridge {
-  const peer = hub.peer();
+export function bridgeBus(port: MessagePort, hub: MemoryBus, opts: BridgeBusOptions = {}): PortBridge {
+  const peer = hub.peer(opts.noEcho ? { noEcho: true } : {});
   const subs = new Map<number, Subscription>();
   const calls = new Map<number, (r: Handled) => void>();
   let nextCid = 0;

@@ -1,6 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { UnavailableError } from '@agentloop/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryBus } from './memory-bus.js';
 import { MemoryRunEventStream } from './memory-events.js';
 import { bridgeBus, bridgeRunEvents } from './port-bridge.js';
@@ -13,9 +13,9 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** A PortBus whose other end is bridged into `hub`'s network, as the orchestrator thread's is. */
-function portBusOn(hub: MemoryBus): PortBus {
+function portBusOn(hub: MemoryBus, opts: { noEcho?: boolean } = {}): PortBus {
   const { port1, port2 } = new MessageChannel();
-  bridgeBus(port1, hub);
+  bridgeBus(port1, hub, opts);
   return new PortBus(port2);
 }
 
@@ -26,7 +26,7 @@ let made = 0;
 busContract('PortBus', async () => (made++ % 2 === 0 ? portBusOn(root) : root.peer()));
 
 // A worker thread's bus: its own servers first, the rest over the port.
-busContract('ThreadBus', async () => new ThreadBus(new MemoryBus(), portBusOn(root)));
+busContract('ThreadBus', async () => new ThreadBus(new MemoryBus(), portBusOn(root, { noEcho: true })));
 
 runEventStreamContract('PortRunEventStream', async () => {
   const { port1, port2 } = new MessageChannel();
@@ -49,6 +49,37 @@ describe('ThreadBus', () => {
     await expect(bus.request('main.op', enc('x'), { timeoutMs: 5_000 })).rejects.toBeInstanceOf(UnavailableError);
     expect(dec((await bus.request('tools.op', enc('local'), { timeoutMs: 5_000 })).data)).toBe('tools local');
     await bus.close();
+    await hub.close();
+  });
+
+  it("delivers an event of its own thread to that thread's subscribers before a reply sent after it, and to the other threads once", async () => {
+    const hub = new MemoryBus();
+    const bus = new ThreadBus(new MemoryBus(), portBusOn(hub, { noEcho: true }));
+    const other = new ThreadBus(new MemoryBus(), portBusOn(hub, { noEcho: true }));
+    const seen = { here: [] as string[], main: [] as string[], other: [] as string[] };
+    await bus.subscribe('progress.*', (m) => void seen.here.push(dec(m.data)));
+    await hub.subscribe('progress.*', (m) => void seen.main.push(dec(m.data)));
+    await other.subscribe('progress.*', (m) => void seen.other.push(dec(m.data)));
+    // As the MCP broker does: the last progress notification, then the call's answer.
+    await bus.serve('call.op', { queue: 'call' }, async () => {
+      await bus.publish('progress.a', enc('3 of 3'));
+      return enc('result');
+    });
+    await bus.request('call.op', enc('x'), { timeoutMs: 5_000 });
+    expect(seen.here).toEqual(['3 of 3']);
+    await hub.publish('progress.b', enc('from main'));
+    await other.publish('progress.c', enc('from the other thread'));
+    // Across threads, events from different publishers have no order among them.
+    const all = ['3 of 3', 'from main', 'from the other thread'];
+    await vi.waitFor(() => expect([...seen.main].sort()).toEqual(all));
+    await vi.waitFor(() => expect([...seen.other].sort()).toEqual(all));
+    await vi.waitFor(() => expect([...seen.here].sort()).toEqual(all));
+    // Once each, its own included: nothing comes back round the main thread.
+    await new Promise((r) => setTimeout(r, 50));
+    expect([...seen.here].sort()).toEqual(all);
+    expect([...seen.other].sort()).toEqual(all);
+    await bus.close();
+    await other.close();
     await hub.close();
   });
 });

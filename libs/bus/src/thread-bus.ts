@@ -3,8 +3,14 @@
  * thread, issue 9): a request goes to a server in this thread when there is one — the
  * orchestrator's calls to the tool-runner, approval or skill sandbox next to it never cross the
  * port — and over the port (PortBus) otherwise. What this thread serves is also served over the
- * port, so the main thread's gateway reaches it. Events go over the port only: the main thread's
- * network delivers each to every subscriber, this thread's included, exactly once.
+ * port, so the main thread's gateway reaches it.
+ *
+ * An event published here is delivered to this thread's subscribers here, and over the port to
+ * everyone else's: the bridge must be made with `noEcho` (bridgeBus), so that the main thread's
+ * network does not send it back across the port. Delivering it here keeps the order one thread
+ * has: an MCP call's last progress notification, published by the broker just before it answers
+ * the orchestrator next to it, reaches the orchestrator before the answer does — sent round the
+ * main thread, it arrived after the call had ended and stopped listening (issue 9).
  */
 import type { MemoryBus } from './memory-bus.js';
 import type { PortBus } from './port-bus.js';
@@ -25,12 +31,14 @@ export class ThreadBus implements Bus {
     return { unsubscribe: async () => void (await Promise.all(subs.map((s) => s.unsubscribe()))) };
   }
 
-  publish(subject: string, data: Uint8Array, headers?: Record<string, string>): Promise<void> {
-    return this.remote.publish(subject, data, headers);
+  async publish(subject: string, data: Uint8Array, headers?: Record<string, string>): Promise<void> {
+    await this.local.publish(subject, data, headers);
+    await this.remote.publish(subject, data, headers);
   }
 
-  subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
-    return this.remote.subscribe(subject, handler);
+  async subscribe(subject: string, handler: EventHandler): Promise<Subscription> {
+    const subs = [await this.local.subscribe(subject, handler), await this.remote.subscribe(subject, handler)];
+    return { unsubscribe: async () => void (await Promise.all(subs.map((s) => s.unsubscribe()))) };
   }
 
   /** Stops serving over the port first (no new requests from the main thread), then here. */

@@ -28,4 +28,13 @@ export {
 export { tracedMethods } from './traced-methods.js';
 export { exportLogLine, logTelemetry } from './logs.js';
 export { observeQueues, observePendingApprovals, type ObservedQueue, type PendingCount } from './gauges.js';
+export {
+  initThreadTelemetry,
+  receiveThreadTelemetry,
+  flushThreadTelemetryOnCollect,
+  threadTelemetryConfig,
+  type ThreadTelemetry,
+  type ThreadTelemetryConfig,
+  type ThreadTelemetryReceiver,
+} from './threads.js';
 export { startTestTelemetry, type TestTelemetry, type ReadableSpan, type ReadableLogRecord } from './testing.js';

@@ -1,5 +1,5 @@
 import { context } from '@opentelemetry/api';
-import { SeverityNumber, type AnyValueMap, type Logger as OtelLogger } from '@opentelemetry/api-logs';
+import { SeverityNumber, type AnyValueMap, type LogRecord, type Logger as OtelLogger } from '@opentelemetry/api-logs';
 import { traceLogFields } from './instruments.js';
 
 /**
@@ -19,6 +19,16 @@ let exporting: OtelLogger | undefined;
 /** Called by initTelemetry when it starts (a logger) or stops (undefined) exporting logs. */
 export function setLogExport(logger: OtelLogger | undefined): void {
   exporting = logger;
+}
+
+/** Whether log lines are exported as OTel log records. */
+export function logsExported(): boolean {
+  return exporting !== undefined;
+}
+
+/** Emits a log record another thread logged (threads.ts) on this thread's log export, when there is one. */
+export function forwardedLogRecord(record: LogRecord): void {
+  exporting?.emit(record);
 }
 
 /** pino's numeric levels → OTel severities (the spec's mapping table). */

@@ -6,7 +6,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   BatchLogRecordProcessor,
   ConsoleLogRecordExporter,
@@ -23,6 +23,7 @@ import {
   ParentBasedSampler,
   SimpleSpanProcessor,
   TraceIdRatioBasedSampler,
+  type ReadableSpan,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
@@ -77,6 +78,35 @@ function otlpUrl(env: NodeJS.ProcessEnv, signal: 'traces' | 'metrics' | 'logs'):
   return base ? { url: `${base.replace(/\/+$/, '')}/v1/${signal}` } : {};
 }
 
+/** The root sampling ratio of OTEL_TRACES_SAMPLER_ARG (default 1). */
+export function samplerRatio(env: NodeJS.ProcessEnv): number {
+  const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
+  return ratio;
+}
+
+/** The span processors and resource of the registered tracer provider (initTelemetry's), for spans other threads recorded. */
+let spanSink: { resource: Resource; processors: SpanProcessor[] } | undefined;
+/** Whether initTelemetry registered a meter provider. */
+let meterRegistered = false;
+
+/** Whether a meter provider of initTelemetry's is registered (metrics are exported or served). */
+export function metricsRegistered(): boolean {
+  return meterRegistered;
+}
+
+/**
+ * Hands a span another thread recorded (threads.ts) to the registered tracer provider's
+ * processors, as if this thread had ended it: same exporters, this process's resource.
+ */
+export function exportForeignSpan(span: Omit<ReadableSpan, 'resource'>): void {
+  const sink = spanSink;
+  if (!sink) return;
+  const readable: ReadableSpan = { ...span, resource: sink.resource };
+  for (const p of sink.processors) p.onEnd(readable);
+}
+
 /**
  * Starts OpenTelemetry for a process, from the standard environment:
  * - traces: `OTEL_TRACES_EXPORTER` = otlp | console | none (default otlp when
@@ -105,9 +135,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   const logExporters = env.OTEL_LOGS_EXPORTER ? list(env.OTEL_LOGS_EXPORTER) : logsEndpoint ? ['otlp'] : [];
   for (const e of logExporters)
     if (!['otlp', 'console', 'none'].includes(e)) throw new ConfigError(`OTEL_LOGS_EXPORTER: "${e}" is not one of otlp, console, none`);
-  const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
-  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1)
-    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG: expected a ratio between 0 and 1, got "${env.OTEL_TRACES_SAMPLER_ARG}"`);
+  const ratio = samplerRatio(env);
 
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || opts.serviceName,
@@ -131,6 +159,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
     });
     tracerProvider.register({ propagator: new W3CTraceContextPropagator() });
     setTracingRegistered(true);
+    spanSink = { resource, processors };
   } else {
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   }
@@ -166,6 +195,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   if (readers.length > 0) {
     meterProvider = new MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(meterProvider);
+    meterRegistered = true;
   }
 
   const logProcessors: LogRecordProcessor[] = [];
@@ -191,6 +221,7 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
   );
 
   let down = false;
+  const sink = spanSink;
   return {
     tracing: tracerProvider !== undefined,
     metrics: meterProvider !== undefined,
@@ -206,8 +237,12 @@ export async function initTelemetry(opts: TelemetryOptions): Promise<Telemetry> 
       if (tracerProvider) {
         trace.disable();
         setTracingRegistered(false);
+        if (spanSink === sink) spanSink = undefined;
       }
-      if (meterProvider) metrics.disable();
+      if (meterProvider) {
+        metrics.disable();
+        meterRegistered = false;
+      }
       if (loggerProvider) logs.disable();
     },
   };

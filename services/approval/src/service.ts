@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { APPROVAL_RPC, serveClusterReload, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
-import { newId, type Logger } from '@agentloop/core';
+import { APPROVAL_RPC, replicaInstance, serveClusterReload, serveService, subjectsOf, type Bus, type Subscription } from '@agentloop/bus';
+import { type Logger } from '@agentloop/core';
 import type { Store } from '@agentloop/store';
 import { DEFAULT_RULES_PATH, type ApprovalConfig } from './config.js';
 import { ApprovalRules, type Checker } from './rules.js';
@@ -78,7 +77,7 @@ export async function createApprovalService(deps: ApprovalDeps): Promise<Approva
       // POST /admin/reload: every replica reads its rules file again (libs/bus cluster-reload.ts).
       // Rules given by the caller (tests, embedding) have no file to re-read.
       if (!deps.rules) {
-        const instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+        const instance = replicaInstance();
         const reload = async () => ({ hitl_rules: rulesPath, enabled: (await service.reloadRules()).enabled });
         subs.push(await serveClusterReload(deps.bus, { service: APPROVAL_SERVICE, instance, logger, reload }));
       }

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import {
   MCP_TOOLS_RPC,
   publishMcpToolsChanged,
+  replicaInstance,
   serveClusterReload,
   serveMcpServerReload,
   serveService,
@@ -10,7 +10,7 @@ import {
   type McpServerReloadResult,
   type Subscription,
 } from '@agentloop/bus';
-import { errorMessage, newId, type Logger } from '@agentloop/core';
+import { errorMessage, type Logger } from '@agentloop/core';
 import { McpOAuth } from '@agentloop/proto';
 import { WorkspaceManager } from '@agentloop/workspace';
 import { DEFAULT_MCP_CONFIG_PATH, loadMcpFile, type McpBrokerConfig, type McpFile, type McpServerEntry } from './config.js';
@@ -74,7 +74,7 @@ export interface McpBrokerDeps {
  */
 export async function createMcpBroker(deps: McpBrokerDeps): Promise<McpBroker> {
   const logger = deps.logger.child({ component: 'mcp-broker' });
-  const instance = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+  const instance = replicaInstance();
   // The tool-runner's workspaces (same volume): results' images, audio and blobs go to their outputs/mcp/.
   const workspaces = new WorkspaceManager({ root: deps.config.WORKSPACE_ROOT, logger });
   // An injected file (tests) is what a reload reads again; otherwise MCP_CONFIG is re-read.

@@ -1,9 +1,9 @@
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { hostname } from 'node:os';
 import {
   ORCHESTRATOR_SUBJECTS,
   SAMPLING_SUBJECT,
   onMcpToolsChanged,
+  replicaInstance,
   serveClusterReload,
   type Bus,
   type RunEventStream,
@@ -11,7 +11,7 @@ import {
 } from '@agentloop/bus';
 import type { CronScheduler, JobQueue, QueueWorker } from '@agentloop/queue';
 import { embeddingsFromEnv, OpenAiEmbeddings, StoreItems, TenantBudgets, type Store } from '@agentloop/store';
-import { budgetsConfigured, errorMessage, newId, type Logger } from '@agentloop/core';
+import { budgetsConfigured, errorMessage, type Logger } from '@agentloop/core';
 import { CancelRunSchema, fromBinary } from '@agentloop/proto';
 import type { OrchestratorConfig } from './config.js';
 import { ModelRegistry, slotsFromEnv } from './models/registry.js';
@@ -146,7 +146,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       // next model call (prompts are built per call from code and the thread, so there is nothing else to read).
       reloads = await serveClusterReload(deps.bus, {
         service: 'orchestrator',
-        instance: `${hostname()}:${process.pid}:${newId().slice(0, 8)}`,
+        instance: replicaInstance(),
         logger: log,
         reload: async () => ({ tool_listings_dropped: tools.forgetListings(), skill_listings_dropped: skills.forgetListings() }),
       });

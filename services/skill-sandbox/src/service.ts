@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import { SKILL_SANDBOX_RPC, SKILL_TOOLS_RPC, replicaInstance, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
 import { ConfigError, errorMessage, type Logger } from '@agentloop/core';
 import { SKILL_CATALOG_SUBJECT, type Skill } from '@agentloop/skills';
 import { Sandbox, type SandboxConfig } from '@agentloop/sandbox';
@@ -79,7 +78,7 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
   const logger = baseLogger.child({ component: 'skill-sandbox' });
   const root = path.resolve(config.SKILLS_ROOT ?? DEFAULT_SKILLS_ROOT);
   const configPath = config.SKILLS_CONFIG ?? DEFAULT_SKILLS_CONFIG;
-  const replica = randomUUID();
+  const replica = replicaInstance();
   // Probed at start; the tools read this same object.
   const capabilities: SandboxCapabilities = { prlimit: undefined, processLimitEnforced: false, nodePermissions: false, unshare: undefined };
   const isolation: ScriptIsolation = { mode: 'none' };

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { TOOL_RUNNER_RPC, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
-import { newId, type Logger } from '@agentloop/core';
+import { TOOL_RUNNER_RPC, replicaInstance, serveClusterReload, serveService, type Bus, type Subscription } from '@agentloop/bus';
+import { type Logger } from '@agentloop/core';
 import type { ToolRunnerConfig } from './config.js';
 import { ToolExecutor } from './executor.js';
 import { executeTool } from './handlers/execute.js';
@@ -106,7 +105,7 @@ export function createToolRunner({ bus, logger: baseLogger, config, documentRead
     importTimeoutMs: config.TOOLS_IMPORT_TIMEOUT_MS,
     ...(config.TOOLS_CONFIG !== undefined ? { configPath: config.TOOLS_CONFIG } : {}),
   });
-  const replica = `${hostname()}:${process.pid}:${newId().slice(0, 8)}`;
+  const replica = replicaInstance();
   let subs: Subscription[] = [];
   let stopWatching: (() => void) | undefined;
   let booted = false;
