@@ -1,4 +1,4 @@
-import { appendFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Headers, MemoryBus } from '@agentloop/bus';
@@ -97,6 +97,20 @@ describe('replay log (idempotency keys)', () => {
     expect(files).toEqual([entryFile('run-1:c6')]);
     const lines = (await readFile(path.join(effects(), entryFile('run-1:c6')), 'utf8')).split('\n').filter((l) => l !== '');
     expect(lines.map((l) => (JSON.parse(l) as { state: string }).state)).toEqual(['started', 'completed']);
+  });
+
+  it("refuses to complete through a symlink put in place of the call's log file (the sandbox can write the workspace)", async () => {
+    const replay = new ReplayLog(runner.workspaces);
+    expect(await replay.begin('t', 'th', 'run-1:s1', 'run_skill_script')).toBeUndefined();
+    const outside = path.join(tmp.path, 'outside.txt');
+    await writeFile(outside, 'host file\n');
+    const file = path.join(effects(), entryFile('run-1:s1'));
+    await rm(file);
+    await symlink(outside, file);
+    await expect(
+      replay.complete('t', 'th', 'run-1:s1', 'run_skill_script', { content: 'x', error: undefined, durationMs: 1, idempotent: false }),
+    ).rejects.toMatchObject({ code: 'ELOOP' });
+    expect(await readFile(outside, 'utf8')).toBe('host file\n');
   });
 
   it('records calls again after the log folder was deleted between them (made again on ENOENT)', async () => {

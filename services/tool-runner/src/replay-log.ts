@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkspaceManager } from '@agentloop/workspace';
 
@@ -84,7 +85,21 @@ export class ReplayLog {
   async complete(tenantId: string, threadId: string, key: string, tool: string, reply: ReplayReply): Promise<void> {
     const { file } = await this.file(tenantId, threadId, key);
     const line = `\n${JSON.stringify({ state: 'completed', key, tool, at: Date.now(), ...reply } satisfies ReplayEntry)}\n`;
-    await inFolder(file, () => appendFile(file, line));
+    await inFolder(file, () => appendNoFollow(file, line));
+  }
+}
+
+/**
+ * Appends to `file`, refusing a symlink in its place (ELOOP). The workspace is writable from the
+ * skill sandbox, so a script could swap its own call's log file for a link to a file outside the
+ * workspace between `begin` and `complete`; the rename this append replaced never followed one.
+ */
+async function appendNoFollow(file: string, text: string): Promise<void> {
+  const fh = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
   }
 }
 
