@@ -5,14 +5,21 @@
  * workspace with a node_modules of its own (npm nests a version that conflicts with the root's there,
  * e.g. libs/core), a link to it in the copy's workspace.
  * Nothing in the repository (working tree, index, refs) is written.
+ *
+ * The copy's directory is named by the commit and by the checkout whose node_modules it links to: a
+ * copy made from another checkout (a git worktree since removed, say) would hold links into that
+ * checkout, dangling once it is gone ("Cannot find package 'tsx'"), and two checkouts measuring
+ * the same commit at once must not rebuild each other's copy under it.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export function prepareSnapshot(repoRoot: string, ref: string, parentDir: string): { root: string; commit: string } {
   const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
-  const root = path.join(parentDir, `agentloop-bench-snapshot-${commit.slice(0, 12)}`);
+  const checkout = createHash('sha256').update(realpathSync(repoRoot)).digest('hex').slice(0, 8);
+  const root = path.join(parentDir, `agentloop-bench-snapshot-${commit.slice(0, 12)}-${checkout}`);
   const done = path.join(root, '.bench-snapshot-complete');
   if (existsSync(done)) return { root, commit };
   rmSync(root, { recursive: true, force: true });
