@@ -4,7 +4,7 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE] [--clients N] [--snapshot REF]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE] [--alloc-profile FILE] [--clients N] [--snapshot REF]
  *
  * Commits are counted too (a write statement that leaves its connection outside a transaction: an
  * autocommit write, or the COMMIT itself), per database file. `--clients N`: N clients in a closed
@@ -19,6 +19,8 @@
  * log) instead of `now` (idempotent: neither), to count what a side-effecting tool call adds.
  * `--profile FILE`: a CPU profile (250 µs) of the counted runs, load generator included (the SDK
  * client runs in this process), for `profile-summary.ts FILE --runs N`.
+ * `--alloc-profile FILE`: the bytes allocated during the counted runs, by allocating function (V8's
+ * sampling heap profiler, dead objects included), load generator included, for `alloc-summary.ts`.
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
@@ -29,7 +31,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { checkValues, ledgerRunConfig, runConfig, sdkClient } from './load.js';
-import { startProfile } from './inspector-profile.js';
+import { startAllocationProfile, startProfile } from './inspector-profile.js';
 import { prepareSnapshot } from './snapshot.js';
 
 const { values: args } = parseArgs({
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
     time: { type: 'boolean', default: false },
     ledger: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    'alloc-profile': { type: 'string' },
     clients: { type: 'string', default: '1' },
     snapshot: { type: 'string' },
   },
@@ -169,6 +172,7 @@ for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migration
 await new Promise((r) => setTimeout(r, 300));
 counting = true;
 const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
+const stopAllocationProfile = args['alloc-profile'] ? await startAllocationProfile(args['alloc-profile']) : undefined;
 let started = 0;
 await Promise.all(
   Array.from({ length: Number(args.clients) }, async () => {
@@ -176,6 +180,7 @@ await Promise.all(
   }),
 );
 await stopProfile?.();
+await stopAllocationProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
 await server.close();
