@@ -268,6 +268,24 @@ describe('replay log out of reach of the workspace (hardening)', () => {
     await expect(log()).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('two replicas importing the same thread at once both answer from its legacy entry', async () => {
+    await existing();
+    await mkdir(legacy(), { recursive: true });
+    const key = 'run-1:L5';
+    await writeFile(path.join(legacy(), entryFile(key)), `${JSON.stringify({ state: 'started', key, tool: 'write_file', at: 1 })}\n`);
+    const [a, b] = [new ReplayLog(runner.workspaces), new ReplayLog(runner.workspaces)];
+    const answers = await Promise.all([
+      a.begin('t', 'th', key, 'write_file'),
+      b.begin('t', 'th', key, 'write_file'),
+      a.get('t', 'th', key),
+      b.get('t', 'th', key),
+    ]);
+    expect(answers.map((e) => e?.state)).toEqual(['started', 'started', 'started', 'started']);
+    expect(await readdir(effects())).toEqual([entryFile(key)]);
+    // No staging folder is left behind.
+    expect(await readdir(path.dirname(effects()))).toEqual(['effects']);
+  });
+
   it('thread deletion removes its replay entries', async () => {
     await append('d1');
     expect(await readdir(effects())).toEqual([entryFile('run-1:d1')]);

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, opendir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Workspace, WorkspaceManager } from '@agentloop/workspace';
 
@@ -20,7 +20,7 @@ const DIR = 'effects';
 /** Where the log was kept before, inside the thread's workspace: read only to import it (see ReplayLog). */
 const LEGACY_DIR = ['.agentloop', 'effects'] as const;
 /**
- * How long after the first start of this layout (`<private root>/replay-log.json`) a workspace's
+ * How long after the first start of this layout (`<private root>/.replay-log.json`) a workspace's
  * legacy entries are still imported. Calls begun by the earlier version are asked about when their
  * runs resume, within minutes of the upgrade; past this, nothing a workspace's user wrote there is
  * ever taken for a record.
@@ -156,15 +156,18 @@ export class ReplayLog {
     // The import window starts at this layout's first use, whether or not a legacy log is found then:
     // otherwise a link or entry planted long after the upgrade would open it (once per process: cached).
     const since = await this.layoutSince();
-    const legacy = at.created ? [] : await this.legacyEntries(at.workspace.root, since);
-    if (legacy.length === 0) {
+    const legacy = at.created ? undefined : await this.legacyDir(at.workspace.root, since);
+    if (legacy === undefined) {
       await mkdir(at.dir, { recursive: true });
       return true;
     }
     const staging = `${at.dir}.import-${randomUUID()}`;
     await mkdir(staging, { recursive: true });
     try {
-      for (const { name, text } of legacy) await writeFile(path.join(staging, name), text, { flag: 'wx' });
+      // One entry in memory at a time, however many a long-lived thread (or a script) left there.
+      for await (const d of await opendir(legacy)) {
+        if (ENTRY_NAME.test(d.name)) await writeFile(path.join(staging, d.name), await readLegacyEntry(path.join(legacy, d.name)), { flag: 'wx' });
+      }
       // Atomic: the folder appears with every entry. Another replica's import, or a folder made
       // since, wins (ENOTEMPTY / EEXIST): its copy is the same, or newer.
       await rename(staging, at.dir).catch((err: unknown) => {
@@ -177,25 +180,26 @@ export class ReplayLog {
     return true;
   }
 
-  /** The entries of the workspace's legacy log, when within the import window; none when it is not a plain folder. */
-  private async legacyEntries(workspaceRoot: string, since: number): Promise<{ name: string; text: string }[]> {
+  /**
+   * The workspace's legacy log folder, when within the import window and a plain folder under a
+   * plain `.agentloop` (lstat: a planted link is not followed); undefined otherwise. A link swapped
+   * in between this look and the reads could only make the import read files named like entries
+   * elsewhere: they are taken for this thread's calls only when they hold this thread's keys.
+   */
+  private async legacyDir(workspaceRoot: string, since: number): Promise<string | undefined> {
     const top = path.join(workspaceRoot, LEGACY_DIR[0]);
     // The common case, one lstat: no legacy tree.
-    if (!(await lstatIfThere(top))?.isDirectory()) return [];
-    if ((this.opts.now ?? Date.now)() > since + LEGACY_IMPORT_WINDOW_MS) return [];
+    if (!(await lstatIfThere(top))?.isDirectory()) return undefined;
+    if ((this.opts.now ?? Date.now)() > since + LEGACY_IMPORT_WINDOW_MS) return undefined;
     const dir = path.join(top, LEGACY_DIR[1]);
-    if (!(await lstatIfThere(dir))?.isDirectory()) return [];
-    const entries: { name: string; text: string }[] = [];
-    for (const name of await readdir(dir)) {
-      if (ENTRY_NAME.test(name)) entries.push({ name, text: await readLegacyEntry(path.join(dir, name)) });
-    }
-    return entries;
+    return (await lstatIfThere(dir))?.isDirectory() ? dir : undefined;
   }
 
   /** When this layout was first used (the start of the import window), recorded once beside the threads' folders. */
   private layoutSince(): Promise<number> {
     this.since ??= (async () => {
-      const file = path.join(await this.workspaces.privateRoot(), 'replay-log.json');
+      // A dot first: never a tenant's folder name (WORKSPACE_ID_PATTERN), which share this folder.
+      const file = path.join(await this.workspaces.privateRoot(), '.replay-log.json');
       const read = async () => (JSON.parse(await readFile(file, 'utf8')) as { since: number }).since;
       try {
         return await read();
