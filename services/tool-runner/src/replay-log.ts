@@ -141,18 +141,19 @@ export class ReplayLog {
       await write();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await this.prepare(at);
+      await this.prepare(at, true);
       await write();
     }
   }
 
   /**
    * Makes the thread's folder when missing, with the workspace's legacy entries in it (see
-   * ReplayLog). Returns false when it was there already.
+   * ReplayLog). Returns false when it was there already. `missing`: a write into it just failed
+   * with ENOENT, so it is known to be missing (no look).
    */
-  private async prepare(at: Place): Promise<boolean> {
+  private async prepare(at: Place, missing = false): Promise<boolean> {
     // A workspace this request created holds no legacy log: no look (its first call's filesystem work stays as it was).
-    if (!at.created && (await isThere(at.dir))) return false;
+    if (!missing && !at.created && (await isThere(at.dir))) return false;
     // The import window starts at this layout's first use, whether or not a legacy log is found then:
     // otherwise a link or entry planted long after the upgrade would open it (once per process: cached).
     const since = await this.layoutSince();
