@@ -133,7 +133,7 @@ describe('thread ids are validated as HTTP validates them', () => {
     expect(existsSync(path.join(server.workspaceRoot, 'x'))).toBe(false);
     expect(readdirSync(server.workspaceRoot).filter((n) => n !== '.agentloop')).toEqual([TENANT_A]);
     const privateRoot = path.join(server.workspaceRoot, '.agentloop');
-    if (existsSync(privateRoot)) for (const n of readdirSync(privateRoot)) expect([TENANT_A, '.replay-log.json']).toContain(n);
+    if (existsSync(privateRoot)) for (const n of readdirSync(privateRoot)) expect([TENANT_A, '.replay-log']).toContain(n);
   });
 });
 

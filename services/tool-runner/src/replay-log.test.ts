@@ -286,6 +286,17 @@ describe('replay log out of reach of the workspace (hardening)', () => {
     expect(await readdir(path.dirname(effects()))).toEqual(['effects']);
   });
 
+  it('an empty import-window marker (a crash while it was made) fails no call, and a legacy entry is still imported', async () => {
+    await existing();
+    await mkdir(path.join(tmp.path, 'ws', '.agentloop'), { recursive: true });
+    await writeFile(path.join(tmp.path, 'ws', '.agentloop', '.replay-log'), '');
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:L6')), `${JSON.stringify({ state: 'started', key: 'run-1:L6', tool: 'write_file', at: 1 })}\n`);
+    expect((await append('L6')).error?.code).toBe('IN_PROGRESS');
+    expect((await append('L7')).error).toBeUndefined();
+    expect(await log()).toBe('L7\n');
+  });
+
   it('thread deletion removes its replay entries', async () => {
     await append('d1');
     expect(await readdir(effects())).toEqual([entryFile('run-1:d1')]);

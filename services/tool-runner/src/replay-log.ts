@@ -20,7 +20,7 @@ const DIR = 'effects';
 /** Where the log was kept before, inside the thread's workspace: read only to import it (see ReplayLog). */
 const LEGACY_DIR = ['.agentloop', 'effects'] as const;
 /**
- * How long after the first start of this layout (`<private root>/.replay-log.json`) a workspace's
+ * How long after the first start of this layout (`<private root>/.replay-log`, its mtime) a workspace's
  * legacy entries are still imported. Calls begun by the earlier version are asked about when their
  * runs resume, within minutes of the upgrade; past this, nothing a workspace's user wrote there is
  * ever taken for a record.
@@ -196,26 +196,23 @@ export class ReplayLog {
     return (await lstatIfThere(dir))?.isDirectory() ? dir : undefined;
   }
 
-  /** When this layout was first used (the start of the import window), recorded once beside the threads' folders. */
+  /**
+   * When this layout was first used (the start of the import window): the modification time of a
+   * marker beside the threads' folders, created once (O_EXCL). Its time, not its content, so a crash
+   * while writing it cannot leave a marker that fails every later call.
+   */
   private layoutSince(): Promise<number> {
     this.since ??= (async () => {
       // A dot first: never a tenant's folder name (WORKSPACE_ID_PATTERN), which share this folder.
-      const file = path.join(await this.workspaces.privateRoot(), '.replay-log.json');
-      const read = async () => (JSON.parse(await readFile(file, 'utf8')) as { since: number }).since;
-      try {
-        return await read();
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
+      const file = path.join(await this.workspaces.privateRoot(), '.replay-log');
+      const made = async (): Promise<number | undefined> => (await lstatIfThere(file))?.mtimeMs;
+      const known = await made();
+      if (known !== undefined) return known;
       await mkdir(path.dirname(file), { recursive: true });
-      const since = (this.opts.now ?? Date.now)();
-      try {
-        await writeFile(file, `${JSON.stringify({ since })}\n`, { flag: 'wx' });
-        return since;
-      } catch (err) {
+      await writeFile(file, 'tool-runner replay log: folders by tenant and thread beside this file\n', { flag: 'wx' }).catch((err: unknown) => {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        return await read();
-      }
+      });
+      return (await made()) ?? (this.opts.now ?? Date.now)();
     })();
     this.since.catch(() => {
       this.since = undefined;
