@@ -3,7 +3,15 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Headers, MemoryBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
-import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema } from '@agentloop/proto';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  WorkspaceRequestSchema,
+  WorkspaceRequest_Action,
+} from '@agentloop/proto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadToolRunnerConfig } from './config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from './service.js';
@@ -300,7 +308,10 @@ describe('replay log out of reach of the workspace (hardening)', () => {
   it('thread deletion removes its replay entries', async () => {
     await append('d1');
     expect(await readdir(effects())).toEqual([entryFile('run-1:d1')]);
-    expect(await runner.workspaces.delete('t', 'th')).toBe(true);
+    // The thread's deletion as the gateway and orchestrator ask for it (WorkspaceRequest DELETE).
+    const req = create(WorkspaceRequestSchema, { tenantId: 't', threadId: 'th', action: WorkspaceRequest_Action.DELETE });
+    await bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: 5_000, headers: { [Headers.tenant]: 't' } });
+    await expect(readdir(wsDir())).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(readdir(path.join(tmp.path, 'ws', '.agentloop', 't', 'th'))).rejects.toMatchObject({ code: 'ENOENT' });
     // Asked again after the deletion, the call is unknown (its record went with the thread).
     expect(await new ReplayLog(runner.workspaces).get('t', 'th', 'run-1:d1')).toBeUndefined();
