@@ -127,10 +127,13 @@ describe('thread ids are validated as HTTP validates them', () => {
     const threads = await call(server.url, KEY_A, 'POST', '/threads/search', { limit: 1000 });
     const ids = (threads.json as Array<{ thread_id: string }>).map((t) => t.thread_id);
     for (const t of TRAVERSAL) expect(ids).not.toContain(t);
-    // Nothing outside the tenants' folders: only tenant folders under workspaces/, nothing beside it.
+    // Nothing outside the tenants' folders: only tenant folders under workspaces/, nothing beside it,
+    // but the threads' private folder (.agentloop/: tool-runner's replay log), itself by tenant.
     expect(existsSync(path.join(server.realDataDir, 'x'))).toBe(false);
     expect(existsSync(path.join(server.workspaceRoot, 'x'))).toBe(false);
-    expect(readdirSync(server.workspaceRoot).sort()).toEqual([TENANT_A]);
+    expect(readdirSync(server.workspaceRoot).filter((n) => n !== '.agentloop')).toEqual([TENANT_A]);
+    const privateRoot = path.join(server.workspaceRoot, '.agentloop');
+    if (existsSync(privateRoot)) for (const n of readdirSync(privateRoot)) expect([TENANT_A, '.replay-log']).toContain(n);
   });
 });
 

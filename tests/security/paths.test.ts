@@ -9,7 +9,7 @@
  * freezes it gets it SIGKILLed and restarted on the same DATA_DIR so the next test starts clean.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   ATTACK_ENV,
@@ -290,6 +290,38 @@ describe('symlinks planted in the workspace (as an extracted archive or a shared
     expect(res.status).toBeLessThan(500);
     expect(res.text).not.toContain('root:x:0');
     expectNoLeak([res.text]);
+  });
+});
+
+describe('the replay log (hardening)', () => {
+  it('is out of reach of the file tools and downloads: an entry can be neither read, forged nor reached through a link', async () => {
+    // The first run's write_file was recorded in the thread's private folder, not in its workspace.
+    const priv = path.join(server.workspaceRoot, '.agentloop', TENANT_A, thread, 'effects');
+    const [entry] = readdirSync(priv);
+    expect(entry).toMatch(/^[0-9a-f]{64}\.json$/);
+    expect(existsSync(path.join(ws, '.agentloop'))).toBe(false);
+    // What a sandboxed script could plant: the earlier layout's folder, and a link to it.
+    mkdirSync(path.join(ws, '.agentloop', 'effects'), { recursive: true });
+    writeFileSync(path.join(ws, '.agentloop', 'effects', entry!), '{}');
+    symlinkSync('../.agentloop', path.join(ws, 'outputs', 'replay-link'));
+    const before = readFileSync(path.join(priv, entry!), 'utf8');
+    const r = await attack(
+      [
+        { name: 'read_file', args: { file_path: `.agentloop/effects/${entry}` } },
+        { name: 'write_file', args: { file_path: `outputs/../.agentloop/effects/${entry}`, content: 'forged' } },
+        { name: 'write_file', args: { file_path: `outputs/replay-link/effects/${entry}`, content: 'forged' } },
+        { name: 'read_file', args: { file_path: path.join(priv, entry!) } },
+        { name: 'read_file', args: { file_path: `../../.agentloop/${TENANT_A}/${thread}/effects/${entry}` } },
+      ],
+      thread,
+    );
+    for (const t of r.tools) expect(t).toMatch(/^Error: .*(reserved|outside|Only outputs)/i);
+    expect(readFileSync(path.join(priv, entry!), 'utf8')).toBe(before);
+    expect(readFileSync(path.join(ws, '.agentloop', 'effects', entry!), 'utf8')).toBe('{}');
+    const res = await call(server.url, KEY_A, 'GET', `/threads/${thread}/files/.agentloop/effects/${entry}`);
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expectNoLeak([...r.tools, res.text]);
   });
 });
 

@@ -36,6 +36,33 @@ function countFsCalls(): () => number {
 const read = (p: string) => ws.resolve(p, { access: 'read' });
 const write = (p: string) => ws.resolve(p, { access: 'write' });
 
+describe('resolveWorkspacePath: the reserved .agentloop/ (hardening)', () => {
+  it.each(['.agentloop', '.agentloop/effects/x.json', './.agentloop/effects', 'outputs/../.agentloop/effects/x.json'])(
+    'refuses to read or write %s',
+    async (p) => {
+      await mkdir(path.join(ws.root, '.agentloop', 'effects'), { recursive: true });
+      await writeFile(path.join(ws.root, '.agentloop', 'effects', 'x.json'), '{}');
+      await expect(read(p)).rejects.toThrow(/reserved/);
+      await expect(write(p)).rejects.toThrow(WorkspacePermissionError);
+      await expect(ws.inspect(p)).rejects.toThrow(/reserved/);
+    },
+  );
+
+  it('refuses it through a link elsewhere in the workspace', async () => {
+    await mkdir(path.join(ws.root, '.agentloop', 'effects'), { recursive: true });
+    await writeFile(path.join(ws.root, '.agentloop', 'effects', 'x.json'), '{}');
+    await symlink('../.agentloop', path.join(ws.root, 'outputs', 'e'));
+    await expect(read('outputs/e/effects/x.json')).rejects.toThrow(/reserved/);
+    await expect(write('outputs/e/effects/y.json')).rejects.toThrow(/reserved/);
+  });
+
+  it('leaves other names that start alike alone', async () => {
+    await writeFile(path.join(ws.root, 'outputs', '.agentloop'), 'a file of the model');
+    expect((await read('outputs/.agentloop')).exists).toBe(true);
+    expect((await read('.agentloopx')).exists).toBe(false);
+  });
+});
+
 describe('resolveWorkspacePath: traversal', () => {
   it('resolves a relative path to its workspace-relative form', async () => {
     const r = await read('uploads/a.txt');

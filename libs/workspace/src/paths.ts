@@ -7,6 +7,14 @@ export const WRITABLE_DIRS = ['outputs', 'temp', 'uploads'] as const;
 /** Folders every workspace has. skills/ holds read-only (usually symlinked) skills. */
 export const WORKSPACE_DIRS = ['skills', 'uploads', 'outputs', 'temp'] as const;
 
+/**
+ * Top-level workspace names no tool, upload or download may reach, for reading or writing.
+ * `.agentloop/` held tool-runner's replay log before it moved out of the workspace (PRIVATE_DIR in
+ * workspace.ts); tool-runner reads it only to import the entries of calls begun before that move,
+ * so a model must not read or forge them there either.
+ */
+export const RESERVED_NAMES = ['.agentloop'] as const;
+
 const WRITABLE_LIST = WRITABLE_DIRS.map((d) => `${d}/`).join(', ');
 
 /**
@@ -159,6 +167,7 @@ export async function resolveWorkspacePath(workspaceRoot: string, input: string,
   const { real, exists } = resolved;
 
   const top = relative.split('/')[0] ?? '.';
+  assertNotReserved(top, relative);
   const checkWritable = opts.access === 'write' && opts.enforceWritable !== false;
   if (checkWritable) assertWritable(relative);
   if (!isWithin(workspaceRoot, real)) {
@@ -166,14 +175,22 @@ export async function resolveWorkspacePath(workspaceRoot: string, input: string,
     if (!viaSkills) throw new PathOutsideWorkspaceError(input);
   }
 
+  const realRel = path.relative(workspaceRoot, real).split(path.sep).join('/');
+  // A link elsewhere in the workspace (`outputs/e -> ../.agentloop`) reaches no further.
+  if (isWithin(workspaceRoot, real)) assertNotReserved(realRel.split('/')[0] ?? '', relative);
   if (checkWritable) {
-    const realRel = path.relative(workspaceRoot, real).split(path.sep).join('/');
     // A symlink inside uploads/ that points at skills/ (or the root) must not make them writable.
     assertWritable(realRel === '' ? '.' : realRel);
   }
 
   if (opts.mustExist && !exists) throw new FileNotFoundError(relative);
   return { relative, logical, real, exists };
+}
+
+function assertNotReserved(top: string, relative: string): void {
+  if ((RESERVED_NAMES as readonly string[]).includes(top)) {
+    throw new WorkspacePermissionError(`${displayPath(relative)} is not accessible: ${top}/ is reserved for AgentLoop`);
+  }
 }
 
 function assertWritable(relative: string): void {

@@ -116,6 +116,22 @@ describe('WorkspaceManager', () => {
     expect(await manager.delete('tenant-a', 'thread-1')).toBe(false);
   });
 
+  it("keeps a thread's private folder beside the workspaces, outside its workspace, and deletes it with the thread (hardening)", async () => {
+    const ws = await manager.ensure('tenant-a', 'thread-1');
+    const priv = await manager.privateDir('tenant-a', 'thread-1');
+    const real = (await manager.init()).root;
+    expect(priv).toBe(path.join(real, '.agentloop', 'tenant-a', 'thread-1'));
+    expect(path.relative(ws.root, priv).startsWith('..')).toBe(true);
+    await mkdir(path.join(priv, 'effects'), { recursive: true });
+    expect(await manager.delete('tenant-a', 'thread-1')).toBe(true);
+    await expect(stat(priv)).rejects.toMatchObject({ code: 'ENOENT' });
+    // A deletion retried after a crash that left only the private folder removes it too.
+    await mkdir(priv, { recursive: true });
+    expect(await manager.delete('tenant-a', 'thread-1')).toBe(false);
+    await expect(stat(priv)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(manager.privateDir('tenant-a', '../x')).rejects.toThrow(WorkspaceError);
+  });
+
   it('deleting a workspace leaves the target of a symlink inside it alone', async () => {
     const keep = path.join(tmp.path, 'keep');
     await mkdir(keep);

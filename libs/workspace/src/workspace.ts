@@ -82,6 +82,16 @@ export const ENSURED_TTL_MS = 10_000;
 /** Workspaces remembered as ensured, at most (the oldest are forgotten first). */
 const ENSURED_MAX = 10_000;
 
+/**
+ * The folder beside the tenants' folders under the root (`<root>/.agentloop/`) where AgentLoop keeps
+ * per-thread state that the workspace's users must not reach: `<root>/.agentloop/<tenant>/<thread>/`
+ * (WorkspaceManager.privateDir). Not under any workspace, so never bind-mounted into a sandbox nor
+ * reachable by a file tool (their paths are contained in the thread's workspace); on the root's
+ * volume, so shared by every replica as the workspaces are. Tenant ids never start with a dot
+ * (WORKSPACE_ID_PATTERN), so it is never a tenant's folder. Deleted with the thread (`delete`).
+ */
+export const PRIVATE_DIR = '.agentloop';
+
 export class WorkspaceManager {
   private ready: Promise<{ root: string; skillRoots: string[] }> | undefined;
   /** `tenant/thread` → when the check expires (see ENSURED_TTL_MS). */
@@ -213,13 +223,35 @@ export class WorkspaceManager {
     return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: false };
   }
 
-  /** Removes a thread's workspace. Returns false when there was none. */
+  /**
+   * The thread's private folder (see PRIVATE_DIR), not created: state of the thread kept out of
+   * reach of its workspace's users (tool-runner's replay log). The ids are checked as `ensure` checks them.
+   */
+  async privateDir(tenantId: string, threadId: string): Promise<string> {
+    validateWorkspaceId('tenant_id', tenantId);
+    validateWorkspaceId('thread_id', threadId);
+    const { root } = await this.init();
+    return path.join(root, PRIVATE_DIR, tenantId, threadId);
+  }
+
+  /** `<root>/.agentloop` (see PRIVATE_DIR), not created: for state shared by every thread. */
+  async privateRoot(): Promise<string> {
+    return path.join((await this.init()).root, PRIVATE_DIR);
+  }
+
+  /**
+   * Removes a thread's workspace and its private folder (privateDir: the thread's state goes with
+   * it). Returns false when there was no workspace.
+   */
   async delete(tenantId: string, threadId: string): Promise<boolean> {
     validateWorkspaceId('tenant_id', tenantId);
     validateWorkspaceId('thread_id', threadId);
     const { root } = await this.init();
     const dir = path.join(root, tenantId, threadId);
     this.ensured.delete(`${tenantId}/${threadId}`);
+    // First, and whether or not the workspace is there: a deletion retried after a crash between
+    // the two removals finds no workspace, and must still remove this.
+    await fs.rm(path.join(root, PRIVATE_DIR, tenantId, threadId), { recursive: true, force: true });
     const st = await fs.lstat(dir).catch(() => undefined);
     if (!st) return false;
     // rm does not follow symlinks: a planted link is removed, not its target.

@@ -1,13 +1,21 @@
-import { appendFile, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Headers, MemoryBus } from '@agentloop/bus';
 import { silentLogger } from '@agentloop/core';
-import { create, fromBinary, toBinary, ExecuteToolRequestSchema, ExecuteToolResponseSchema } from '@agentloop/proto';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  ExecuteToolRequestSchema,
+  ExecuteToolResponseSchema,
+  WorkspaceRequestSchema,
+  WorkspaceRequest_Action,
+} from '@agentloop/proto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadToolRunnerConfig } from './config.js';
 import { TOOL_SUBJECTS, createToolRunner, type ToolRunner } from './service.js';
-import { ReplayLog, parseEntry } from './replay-log.js';
+import { LEGACY_IMPORT_WINDOW_MS, ReplayLog, parseEntry } from './replay-log.js';
 import { createTempDir, type TempDir } from './testing/index.js';
 
 let tmp: TempDir;
@@ -115,7 +123,7 @@ describe('replay log (idempotency keys)', () => {
 
   it('records calls again after the log folder was deleted between them (made again on ENOENT)', async () => {
     await append('c7');
-    await rm(path.join(tmp.path, 'ws', 't', 'th', '.agentloop'), { recursive: true });
+    await rm(effects(), { recursive: true });
     const ran = await append('c8');
     expect(ran.error).toBeUndefined();
     const replayed = await append('c8', { [Headers.replayOnly]: '1' });
@@ -162,7 +170,7 @@ describe('replay log (idempotency keys)', () => {
   });
 });
 
-const effects = (): string => path.join(tmp.path, 'ws', 't', 'th', '.agentloop', 'effects');
+const effects = (): string => path.join(tmp.path, 'ws', '.agentloop', 't', 'th', 'effects');
 function entryFile(key: string): string {
   return `${createHash('sha256').update(key).digest('hex')}.json`;
 }
@@ -178,5 +186,134 @@ describe('parseEntry', () => {
     expect(parseEntry('', 'k')?.state).toBe('started');
     expect(parseEntry('{"sta', 'k')?.state).toBe('started');
     expect(parseEntry(JSON.stringify(started), 'other')).toBeUndefined();
+  });
+});
+
+describe('replay log out of reach of the workspace (hardening)', () => {
+  const wsDir = (): string => path.join(tmp.path, 'ws', 't', 'th');
+  const legacy = (): string => path.join(wsDir(), '.agentloop', 'effects');
+  const forged = (key: string): string =>
+    JSON.stringify({ state: 'completed', key, tool: 'write_file', at: 1, content: 'forged reply', durationMs: 1, idempotent: false });
+  /** What a sandboxed script would do: a workspace that exists, then links planted in it. */
+  const existing = () => runner.workspaces.ensure('t', 'th');
+
+  it('a symlinked .agentloop planted in the workspace redirects neither begin, complete nor get', async () => {
+    await existing();
+    const outside = path.join(tmp.path, 'outside');
+    await mkdir(path.join(outside, 'effects'), { recursive: true });
+    await symlink(outside, path.join(wsDir(), '.agentloop'));
+    const ran = await append('h1');
+    expect(ran.error).toBeUndefined();
+    expect((await append('h1', { [Headers.replayOnly]: '1' })).content).toBe(ran.content);
+    expect(await readdir(path.join(outside, 'effects'))).toEqual([]);
+    expect(await readdir(effects())).toEqual([entryFile('run-1:h1')]);
+    expect(await log()).toBe('h1\n');
+  });
+
+  it('a symlinked effects folder planted in the workspace redirects nothing, and its entries are not taken', async () => {
+    await existing();
+    const outside = path.join(tmp.path, 'outside');
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, entryFile('run-1:h2')), forged('run-1:h2'));
+    await mkdir(path.join(wsDir(), '.agentloop'));
+    await symlink(outside, legacy());
+    const ran = await append('h2');
+    expect(ran.content).not.toBe('forged reply');
+    expect(await log()).toBe('h2\n');
+    expect(await readdir(outside)).toEqual([entryFile('run-1:h2')]);
+    expect((await readFile(path.join(outside, entryFile('run-1:h2')), 'utf8')).split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('an entry forged in the workspace once its thread has a log of its own is not taken: the call runs', async () => {
+    await append('h3'); // the thread's log exists
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:h4')), forged('run-1:h4'));
+    expect((await append('h4', { [Headers.replayOnly]: '1' })).error?.code).toBe('NOT_EXECUTED');
+    const ran = await append('h4');
+    expect(ran.content).not.toBe('forged reply');
+    expect(await log()).toBe('h3\nh4\n');
+  });
+
+  it('an entry forged in the workspace after the import window is not taken', async () => {
+    await existing();
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:h5')), forged('run-1:h5'));
+    // The layout's first use (any thread's first recorded call) starts the window.
+    expect(await new ReplayLog(runner.workspaces).begin('t', 'other', 'run-0:c', 'write_file')).toBeUndefined();
+    const later = new ReplayLog(runner.workspaces, { now: () => Date.now() + LEGACY_IMPORT_WINDOW_MS + 60_000 });
+    expect(await later.get('t', 'th', 'run-1:h5')).toBeUndefined();
+    expect(await later.begin('t', 'th', 'run-1:h5', 'write_file')).toBeUndefined();
+  });
+
+  it('a call begun under the earlier layout (entry in the workspace) is answered from it, not run again', async () => {
+    await existing();
+    await mkdir(legacy(), { recursive: true });
+    // As the earlier version wrote them: one completed call, one started (its tool-runner died mid-way).
+    const done = 'run-1:L1';
+    await writeFile(
+      path.join(legacy(), entryFile(done)),
+      `${JSON.stringify({ state: 'started', key: done, tool: 'write_file', at: 1 })}\n\n${JSON.stringify({ state: 'completed', key: done, tool: 'write_file', at: 2, content: 'Wrote 3 bytes to outputs/log.txt', durationMs: 1, idempotent: false })}\n`,
+    );
+    await writeFile(path.join(legacy(), entryFile('run-1:L2')), `${JSON.stringify({ state: 'started', key: 'run-1:L2', tool: 'write_file', at: 1 })}\n`);
+    // A link among them (not the earlier version's) counts as begun: never run on its word.
+    await symlink(path.join(tmp.path, 'nowhere'), path.join(legacy(), entryFile('run-1:L3')));
+    expect((await append('L1', { [Headers.replayOnly]: '1' })).content).toBe('Wrote 3 bytes to outputs/log.txt');
+    expect((await append('L1')).content).toBe('Wrote 3 bytes to outputs/log.txt');
+    expect((await append('L2', { [Headers.replayOnly]: '1' })).error?.code).toBe('IN_PROGRESS');
+    expect((await append('L2')).error?.code).toBe('IN_PROGRESS');
+    expect((await append('L3')).error?.code).toBe('IN_PROGRESS');
+    await expect(log()).rejects.toMatchObject({ code: 'ENOENT' });
+    // Imported once into the thread's own log; the workspace's copy is left as it was, never written.
+    expect((await readdir(effects())).sort()).toEqual([entryFile(done), entryFile('run-1:L2'), entryFile('run-1:L3')].sort());
+    expect((await readdir(legacy())).sort()).toEqual([entryFile(done), entryFile('run-1:L2'), entryFile('run-1:L3')].sort());
+  });
+
+  it('a call begun under the earlier layout is not run again when its first question is begin (a retried send)', async () => {
+    await existing();
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:L4')), `${JSON.stringify({ state: 'started', key: 'run-1:L4', tool: 'write_file', at: 1 })}\n`);
+    expect((await append('L4')).error?.code).toBe('IN_PROGRESS');
+    await expect(log()).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('two replicas importing the same thread at once both answer from its legacy entry', async () => {
+    await existing();
+    await mkdir(legacy(), { recursive: true });
+    const key = 'run-1:L5';
+    await writeFile(path.join(legacy(), entryFile(key)), `${JSON.stringify({ state: 'started', key, tool: 'write_file', at: 1 })}\n`);
+    const [a, b] = [new ReplayLog(runner.workspaces), new ReplayLog(runner.workspaces)];
+    const answers = await Promise.all([
+      a.begin('t', 'th', key, 'write_file'),
+      b.begin('t', 'th', key, 'write_file'),
+      a.get('t', 'th', key),
+      b.get('t', 'th', key),
+    ]);
+    expect(answers.map((e) => e?.state)).toEqual(['started', 'started', 'started', 'started']);
+    expect(await readdir(effects())).toEqual([entryFile(key)]);
+    // No staging folder is left behind.
+    expect(await readdir(path.dirname(effects()))).toEqual(['effects']);
+  });
+
+  it('an empty import-window marker (a crash while it was made) fails no call, and a legacy entry is still imported', async () => {
+    await existing();
+    await mkdir(path.join(tmp.path, 'ws', '.agentloop'), { recursive: true });
+    await writeFile(path.join(tmp.path, 'ws', '.agentloop', '.replay-log'), '');
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:L6')), `${JSON.stringify({ state: 'started', key: 'run-1:L6', tool: 'write_file', at: 1 })}\n`);
+    expect((await append('L6')).error?.code).toBe('IN_PROGRESS');
+    expect((await append('L7')).error).toBeUndefined();
+    expect(await log()).toBe('L7\n');
+  });
+
+  it('thread deletion removes its replay entries', async () => {
+    await append('d1');
+    expect(await readdir(effects())).toEqual([entryFile('run-1:d1')]);
+    // The thread's deletion as the gateway and orchestrator ask for it (WorkspaceRequest DELETE).
+    const req = create(WorkspaceRequestSchema, { tenantId: 't', threadId: 'th', action: WorkspaceRequest_Action.DELETE });
+    await bus.request(TOOL_SUBJECTS.workspace, toBinary(WorkspaceRequestSchema, req), { timeoutMs: 5_000, headers: { [Headers.tenant]: 't' } });
+    await expect(readdir(wsDir())).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(readdir(path.join(tmp.path, 'ws', '.agentloop', 't', 'th'))).rejects.toMatchObject({ code: 'ENOENT' });
+    // Asked again after the deletion, the call is unknown (its record went with the thread).
+    expect(await new ReplayLog(runner.workspaces).get('t', 'th', 'run-1:d1')).toBeUndefined();
   });
 });

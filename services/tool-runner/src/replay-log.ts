@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, opendir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { WorkspaceManager } from '@agentloop/workspace';
+import type { Workspace, WorkspaceManager } from '@agentloop/workspace';
 
 /** The reply a tool gave, kept so the same call is answered, not run, again. */
 export interface ReplayReply {
@@ -15,13 +15,44 @@ export interface ReplayReply {
 export type ReplayEntry =
   { state: 'started'; key: string; tool: string; at: number } | ({ state: 'completed'; key: string; tool: string; at: number } & ReplayReply);
 
-const DIR = path.join('.agentloop', 'effects');
+/** The log's folder in the thread's private folder (WorkspaceManager.privateDir). */
+const DIR = 'effects';
+/** Where the log was kept before, inside the thread's workspace: read only to import it (see ReplayLog). */
+const LEGACY_DIR = ['.agentloop', 'effects'] as const;
+/**
+ * How long after the first start of this layout (`<private root>/.replay-log`, its mtime) a workspace's
+ * legacy entries are still imported. Calls begun by the earlier version are asked about when their
+ * runs resume, within minutes of the upgrade; past this, nothing a workspace's user wrote there is
+ * ever taken for a record.
+ */
+export const LEGACY_IMPORT_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** A legacy entry larger than this is imported as `started` (its call may have run; see parseEntry). */
+const LEGACY_ENTRY_MAX_BYTES = 16 * 1024 * 1024;
+const ENTRY_NAME = /^[0-9a-f]{64}\.json$/;
+
+export interface ReplayLogOptions {
+  /** The clock (tests). */
+  now?: () => number;
+}
+
+/** Where one call's entry is. */
+interface Place {
+  workspace: Workspace;
+  /** Whether this request created the workspace (then it holds no legacy entries). */
+  created: boolean;
+  dir: string;
+  file: string;
+}
 
 /**
- * Tool calls by the caller's idempotency key (`<run id>:<tool call id>`), kept
- * in the thread's workspace (a shared volume in a cluster, so every replica
- * sees them). `begin` creates the entry exclusively before the tool runs, so a
- * call is started at most once; `complete` records its reply.
+ * Tool calls by the caller's idempotency key (`<run id>:<tool call id>`), kept in the thread's
+ * private folder `<WORKSPACE_ROOT>/.agentloop/<tenant>/<thread>/effects/` (WorkspaceManager.privateDir:
+ * on the workspaces' volume, shared by every replica in a cluster; deleted with the thread). Not in
+ * the workspace: the skill sandbox mounts that read-write and the file tools reach it, so a script or
+ * a prompt-injected model could redirect the log through a symlink, forge a `completed` entry (the call
+ * would never run and "return" the forged reply) or delete one (the call would run twice after a crash).
+ * `begin` creates the entry exclusively before the tool runs, so a call is started at most once;
+ * `complete` records its reply.
  *
  * After a crash the orchestrator asks (`agentloop-replay-only`) what became of
  * a call it had sent: no entry means the call never reached a tool-runner and
@@ -43,37 +74,53 @@ const DIR = path.join('.agentloop', 'effects');
  * The folder is not created before each call: the write is tried and, on ENOENT, the folder is
  * made and the write tried again (issue 9: no repeated filesystem work per call). A folder
  * deleted between calls is thus made again when next needed.
+ *
+ * Upgrade from the log in the workspace (`<workspace>/.agentloop/effects/`): a call begun there by
+ * the earlier version must not run again when the new one is asked about it. The thread's folder
+ * is made once, when first missing, and then holds a copy of every legacy entry: they are copied
+ * into a staging folder renamed into place, so the folder never exists without them (a replica
+ * that finds it answers as if from the old entries). The legacy tree is read without following a
+ * symlink (`.agentloop`, `effects` and each entry are lstat'ed / opened O_NOFOLLOW: a non-file
+ * entry imports as `started`) and never written. After that the workspace's copy is never read
+ * again, and the import only happens within LEGACY_IMPORT_WINDOW_MS of this layout's first use,
+ * or not at all when this request created the workspace. No filesystem call is added to a call
+ * whose thread's folder exists.
  */
 export class ReplayLog {
-  constructor(private readonly workspaces: WorkspaceManager) {}
+  private since: Promise<number> | undefined;
+
+  constructor(
+    private readonly workspaces: WorkspaceManager,
+    private readonly opts: ReplayLogOptions = {},
+  ) {}
 
   /**
-   * The call's file. `runId`: the run of the call, should this create the workspace
+   * The call's place. `runId`: the run of the call, should this create the workspace
    * (WorkspaceManager.ensure); `created`: whether it did (then the folder is surely missing).
    */
-  private async file(tenantId: string, threadId: string, key: string, runId = ''): Promise<{ file: string; created: boolean }> {
+  private async place(tenantId: string, threadId: string, key: string, runId = ''): Promise<Place> {
     const { workspace, created } = await this.workspaces.ensureCreated(tenantId, threadId, { runId });
-    return { file: path.join(workspace.root, DIR, `${createHash('sha256').update(key).digest('hex')}.json`), created };
+    const dir = path.join(await this.workspaces.privateDir(tenantId, threadId), DIR);
+    return { workspace, created, dir, file: path.join(dir, `${createHash('sha256').update(key).digest('hex')}.json`) };
   }
 
   async get(tenantId: string, threadId: string, key: string): Promise<ReplayEntry | undefined> {
-    let text: string;
-    try {
-      text = await readFile((await this.file(tenantId, threadId, key)).file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
-    return parseEntry(text, key);
+    const at = await this.place(tenantId, threadId, key);
+    let text = await readIfThere(at.file);
+    // Only when the thread's folder was missing can a legacy entry be waiting to be imported.
+    if (text === undefined && (await this.prepare(at))) text = await readIfThere(at.file);
+    return text === undefined ? undefined : parseEntry(text, key);
   }
 
   /** Creates the `started` entry; when one exists already, returns it instead (the call must not run again). */
   async begin(tenantId: string, threadId: string, key: string, tool: string, runId = ''): Promise<ReplayEntry | undefined> {
-    const { file, created } = await this.file(tenantId, threadId, key, runId);
+    const at = await this.place(tenantId, threadId, key, runId);
     try {
       // A workspace created just now has no folder for the log yet: made at once, not after a failed write.
-      if (created) await mkdir(path.dirname(file), { recursive: true });
-      await inFolder(file, () => writeFile(file, `${JSON.stringify({ state: 'started', key, tool, at: Date.now() } satisfies ReplayEntry)}\n`, { flag: 'wx' }));
+      if (at.created) await this.prepare(at);
+      await this.inFolder(at, () =>
+        writeFile(at.file, `${JSON.stringify({ state: 'started', key, tool, at: Date.now() } satisfies ReplayEntry)}\n`, { flag: 'wx' }),
+      );
       return undefined;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -83,11 +130,139 @@ export class ReplayLog {
   }
 
   async complete(tenantId: string, threadId: string, key: string, tool: string, reply: ReplayReply): Promise<void> {
-    const { file } = await this.file(tenantId, threadId, key);
+    const at = await this.place(tenantId, threadId, key);
     const line = `\n${JSON.stringify({ state: 'completed', key, tool, at: Date.now(), ...reply } satisfies ReplayEntry)}\n`;
-    await inFolder(file, () => appendNoFollow(file, line));
+    await this.inFolder(at, () => appendNoFollow(at.file, line));
+  }
+
+  /** Runs `write`; when the log's folder is missing (ENOENT), makes it (prepare) and runs `write` once more. */
+  private async inFolder(at: Place, write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await this.prepare(at, true);
+      await write();
+    }
+  }
+
+  /**
+   * Makes the thread's folder when missing, with the workspace's legacy entries in it (see
+   * ReplayLog). Returns false when it was there already. `missing`: a write into it just failed
+   * with ENOENT, so it is known to be missing (no look).
+   */
+  private async prepare(at: Place, missing = false): Promise<boolean> {
+    // A workspace this request created holds no legacy log: no look (its first call's filesystem work stays as it was).
+    if (!missing && !at.created && (await isThere(at.dir))) return false;
+    // The import window starts at this layout's first use, whether or not a legacy log is found then:
+    // otherwise a link or entry planted long after the upgrade would open it (once per process: cached).
+    const since = await this.layoutSince();
+    const legacy = at.created ? undefined : await this.legacyDir(at.workspace.root, since);
+    if (legacy === undefined) {
+      await mkdir(at.dir, { recursive: true });
+      return true;
+    }
+    const staging = `${at.dir}.import-${randomUUID()}`;
+    await mkdir(staging, { recursive: true });
+    try {
+      // One entry in memory at a time, however many a long-lived thread (or a script) left there.
+      for await (const d of await opendir(legacy)) {
+        if (ENTRY_NAME.test(d.name)) await writeFile(path.join(staging, d.name), await readLegacyEntry(path.join(legacy, d.name)), { flag: 'wx' });
+      }
+      // Atomic: the folder appears with every entry. Another replica's import, or a folder made
+      // since, wins (ENOTEMPTY / EEXIST): its copy is the same, or newer.
+      await rename(staging, at.dir).catch((err: unknown) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      });
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+    return true;
+  }
+
+  /**
+   * The workspace's legacy log folder, when within the import window and a plain folder under a
+   * plain `.agentloop` (lstat: a planted link is not followed); undefined otherwise. A link swapped
+   * in between this look and the reads could only make the import read files named like entries
+   * elsewhere: they are taken for this thread's calls only when they hold this thread's keys.
+   */
+  private async legacyDir(workspaceRoot: string, since: number): Promise<string | undefined> {
+    const top = path.join(workspaceRoot, LEGACY_DIR[0]);
+    // The common case, one lstat: no legacy tree.
+    if (!(await lstatIfThere(top))?.isDirectory()) return undefined;
+    if ((this.opts.now ?? Date.now)() > since + LEGACY_IMPORT_WINDOW_MS) return undefined;
+    const dir = path.join(top, LEGACY_DIR[1]);
+    return (await lstatIfThere(dir))?.isDirectory() ? dir : undefined;
+  }
+
+  /**
+   * When this layout was first used (the start of the import window): the modification time of a
+   * marker beside the threads' folders, created once (O_EXCL). Its time, not its content, so a crash
+   * while writing it cannot leave a marker that fails every later call.
+   */
+  private layoutSince(): Promise<number> {
+    this.since ??= (async () => {
+      // A dot first: never a tenant's folder name (WORKSPACE_ID_PATTERN), which share this folder.
+      const file = path.join(await this.workspaces.privateRoot(), '.replay-log');
+      const made = async (): Promise<number | undefined> => (await lstatIfThere(file))?.mtimeMs;
+      const known = await made();
+      if (known !== undefined) return known;
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, 'tool-runner replay log: folders by tenant and thread beside this file\n', { flag: 'wx' }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      });
+      return (await made()) ?? (this.opts.now ?? Date.now)();
+    })();
+    this.since.catch(() => {
+      this.since = undefined;
+    });
+    return this.since;
   }
 }
+
+/**
+ * One legacy entry's text, refusing a symlink (O_NOFOLLOW) or anything but a regular file (a FIFO
+ * cannot block: O_NONBLOCK). What cannot be read as an entry imports as '' — `started` (parseEntry):
+ * the file's existence says the call may have begun, so it is not run again on its word.
+ */
+async function readLegacyEntry(file: string): Promise<string> {
+  let fh;
+  try {
+    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    if (['ELOOP', 'ENXIO', 'EISDIR', 'EACCES'].includes((err as NodeJS.ErrnoException).code ?? '')) return '';
+    throw err;
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > LEGACY_ENTRY_MAX_BYTES) return '';
+    return await fh.readFile('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readIfThere(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function lstatIfThere(p: string) {
+  try {
+    return await lstat(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+const isThere = async (p: string): Promise<boolean> => (await lstatIfThere(p)) !== undefined;
 
 /**
  * Appends to `file`, refusing a symlink in its place (ELOOP). The workspace is writable from the
@@ -100,17 +275,6 @@ async function appendNoFollow(file: string, text: string): Promise<void> {
     await fh.writeFile(text);
   } finally {
     await fh.close();
-  }
-}
-
-/** Runs `write`; when the file's folder is missing (ENOENT), creates it and runs `write` once more. */
-async function inFolder(file: string, write: () => Promise<void>): Promise<void> {
-  try {
-    await write();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await mkdir(path.dirname(file), { recursive: true });
-    await write();
   }
 }
 
