@@ -295,7 +295,7 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
     db.close();
   });
 
-  it("keeps temporary tables (a take's rowid list, RETURNING rows) in memory, not in a temporary file", async () => {
+  it("keeps temporary tables (the batch take's list of rowids) in memory, not in a temporary file", async () => {
     const database = new SqliteQueueDatabase({ path: file('temp-store') });
     expect(database.db.pragma('temp_store', { simple: true })).toBe(2);
     await database.close();
