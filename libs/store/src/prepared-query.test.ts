@@ -1,7 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { createConnection } from 'mysql2/promise';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,72 +72,6 @@ function dialectSuite(name: string, open: () => Promise<{ store: SqlStore; done:
 dialectSuite('SQLite', async () => {
   const store = createSqliteStore({ path: ':memory:' }) as SqlStore;
   return { store, done: () => store.close() };
-});
-
-describe('preparedQuery on a SQLite store, outside Kysely’s executor (issue 9)', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'prepared-direct-'));
-  const file = path.join(dir, 'store.sqlite');
-  let store: SqlStore;
-  let other: BetterSqlite3.Database;
-  beforeAll(async () => {
-    store = createSqliteStore({ path: file }) as SqlStore;
-    await store.migrate();
-    other = new BetterSqlite3(file, { readonly: true });
-  });
-  afterAll(async () => {
-    other?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const threadsOf = (tenantId: string): string[] =>
-    other.prepare('SELECT thread_id FROM threads WHERE tenant_id = ? ORDER BY rowid').pluck().all(tenantId) as string[];
-  const newThread = (tenantId: string, threadId: string) => ({ tenantId, threadId, now: 1, metadata: '{}' });
-
-  it('runs the statement before execute returns when nothing holds the connection, with Kysely’s result', async () => {
-    const pending = insertThread.execute(store.db, newThread('direct', 'd-1'));
-    // Before any await: another connection to the file sees the row committed.
-    expect(threadsOf('direct')).toEqual(['d-1']);
-    const result = await pending;
-    expect(result.numAffectedRows).toBe(1n);
-    expect(typeof result.insertId).toBe('bigint');
-    expect(await touch.affected(store.db, { tenantId: 'direct', threadId: 'd-1', now: 2 })).toBe(1n);
-    expect(Number((await getThread.first(store.db, { tenantId: 'direct', threadId: 'd-1' }))?.updated_at)).toBe(2);
-  });
-
-  it('keeps its place behind a statement issued before it that has not run yet', async () => {
-    const first = store.db
-      .insertInto('threads')
-      .values({ tenant_id: 'order', thread_id: 'a', created_at: 1, updated_at: 1, status: 'idle', metadata: '{}', state_values: null })
-      .execute();
-    const second = insertThread.execute(store.db, newThread('order', 'b'));
-    await Promise.all([first, second]);
-    expect(threadsOf('order')).toEqual(['a', 'b']);
-  });
-
-  it('is neither inside nor ahead of a transaction that holds the connection', async () => {
-    for (const when of ['requested', 'begun'] as const) {
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      const trx = store.db.transaction().execute(async (t) => {
-        await insertThread.execute(t, newThread(when, 'in-trx'));
-        await gate;
-        throw new Error('roll back');
-      });
-      if (when === 'begun') await new Promise((r) => setImmediate(r));
-      const outside = insertThread.execute(store.db, newThread(when, 'outside'));
-      release();
-      await expect(trx).rejects.toThrow('roll back');
-      await outside;
-      expect(threadsOf(when), when).toEqual(['outside']);
-    }
-  });
-
-  it('rejects (never throws) a statement that fails', async () => {
-    await insertThread.execute(store.db, newThread('dup', 'same'));
-    let pending: Promise<unknown> | undefined;
-    expect(() => (pending = insertThread.execute(store.db, newThread('dup', 'same')))).not.toThrow();
-    await expect(pending).rejects.toThrow(/UNIQUE constraint failed/);
-  });
 });
 
 let server: DevServer | undefined;

@@ -22,29 +22,11 @@
  * shares its compiled text. The compiled query keeps its operation tree and id, so the executor
  * runs it exactly as it would have run the builder's (the instance's plugins applied when it was
  * compiled; the store configures none, and one added later with `withPlugin` would not apply) — on
- * SQLite the statement cache then finds the prepared statement by text. On a SQLite store's own
- * instance (not a transaction) the statement runs at once on the connection, skipping Kysely's
- * executor, whenever nothing holds or awaits the connection (sqlite-busy-wait.ts
- * `DirectSqliteQueries`): then Kysely would have granted it the connection at once too, so the
- * order of statements and what a transaction sees stay as they were. The store's Kysely instance
- * has no plugins and no query log, which that path would skip.
+ * SQLite the statement cache then finds the prepared statement by text.
  */
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { AgentLoopError } from '@agentloop/core';
 import type { Database } from './schema.js';
-import type { DirectSqliteQueries } from './sqlite-busy-wait.js';
-
-/** Store instances whose statements may run outside Kysely's executor when nothing holds the connection (sqlite.ts). */
-const directQueries = new WeakMap<Kysely<Database>, DirectSqliteQueries>();
-
-/**
- * Lets the prepared queries run on `db` (a SQLite store's instance, not one of its transactions:
- * those are other objects) through `direct` when it can run them at once, and through Kysely
- * otherwise, with the same results and errors (issue 9).
- */
-export function runPreparedQueriesDirectly(db: Kysely<Database>, direct: DirectSqliteQueries): void {
-  directQueries.set(db, direct);
-}
 
 /** Stands for a named value while the query is compiled. */
 class Slot {
@@ -90,8 +72,7 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
     const { compiled, bindings } = template(db);
     const values = params as Record<string, unknown>;
     const parameters = bindings.map((b) => ('name' in b ? values[b.name] : b.constant));
-    const query = { ...compiled, parameters } as CompiledQuery<O>;
-    return directQueries.get(db)?.tryRun<O>(query) ?? db.executeQuery<O>(query);
+    return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);
   };
   return {
     execute,

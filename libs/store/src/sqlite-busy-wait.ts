@@ -22,45 +22,19 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sleep } from '@agentloop/core';
 import { isSqliteBusy } from './repositories/rows.js';
 
-/**
- * A compiled statement run at once on the connection, outside Kysely's executor (prepared-query.ts
- * uses it for the hot statements, issue 9). Kysely's path around one statement — executor,
- * connection provider, the SQLite driver's connection mutex, each an `async` step — cost ~3.5 µs
- * CPU of a hot statement's ~6 µs on a cached prepared statement, better-sqlite3's call ~2.5 µs.
- */
-export interface DirectSqliteQueries {
-  /**
-   * The statement's result, run now; or undefined when it must go through Kysely instead: the
-   * connection is held or awaited (a transaction, a statement queued in the mutex — running now
-   * would put it inside that transaction, or before statements issued earlier), a transaction is
-   * open, or another connection holds the write lock (Kysely's path waits for it; a statement that
-   * failed with SQLITE_BUSY in autocommit mode changed nothing).
-   */
-  tryRun<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined;
-}
-
 /** Kysely's SQLite dialect over `sqlite` (opened with `busy_timeout = 0`), waiting up to `busyTimeoutMs` for a lock. */
-export function busyWaitingSqliteDialect(sqlite: BetterSqlite3.Database, busyTimeoutMs: number): Dialect & { readonly direct: DirectSqliteQueries } {
+export function busyWaitingSqliteDialect(sqlite: BetterSqlite3.Database, busyTimeoutMs: number): Dialect {
   const inner = new SqliteDialect({ database: sqlite });
-  // The driver of the Kysely instance made with this dialect (its transactions share it).
-  let driver: BusyWaitingDriver | undefined;
   return {
     createAdapter: () => inner.createAdapter(),
-    createDriver: () => (driver = new BusyWaitingDriver(inner.createDriver(), sqlite, busyTimeoutMs)),
+    createDriver: () => new BusyWaitingDriver(inner.createDriver(), sqlite, busyTimeoutMs),
     createIntrospector: (db) => inner.createIntrospector(db),
     createQueryCompiler: () => inner.createQueryCompiler(),
-    direct: { tryRun: (query) => driver?.tryRun(query) },
   };
 }
 
 class BusyWaitingDriver implements Driver {
   private readonly wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
-  /**
-   * Connections acquired and not yet released, or being waited for. Kysely asks for the
-   * connection synchronously when a query or transaction starts (its SQLite driver's mutex
-   * queues the asks in order), so zero means nothing holds the connection or is queued for it.
-   */
-  private claims = 0;
 
   constructor(
     private readonly inner: Driver,
@@ -73,14 +47,7 @@ class BusyWaitingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    this.claims++;
-    let conn: DatabaseConnection;
-    try {
-      conn = await this.inner.acquireConnection();
-    } catch (err) {
-      this.claims--;
-      throw err;
-    }
+    const conn = await this.inner.acquireConnection();
     let out = this.wrapped.get(conn);
     if (!out) {
       out = new BusyWaitingConnection(conn, this.sqlite, this.busyTimeoutMs);
@@ -114,22 +81,7 @@ class BusyWaitingDriver implements Driver {
   }
 
   releaseConnection(conn: DatabaseConnection): Promise<void> {
-    this.claims--;
     return this.inner.releaseConnection(conn);
-  }
-
-  /** See DirectSqliteQueries; the result is Kysely's SQLite connection's, built the same way. */
-  tryRun<R>(query: CompiledQuery): Promise<QueryResult<R>> | undefined {
-    if (this.claims > 0 || this.sqlite.inTransaction) return undefined;
-    try {
-      const stmt = this.sqlite.prepare(query.sql);
-      if (stmt.reader) return Promise.resolve({ rows: stmt.all(query.parameters) as R[] });
-      const { changes, lastInsertRowid } = stmt.run(query.parameters);
-      return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
-    } catch (err) {
-      if (isSqliteBusy(err)) return undefined;
-      return Promise.reject(err as Error);
-    }
   }
 
   destroy(): Promise<void> {

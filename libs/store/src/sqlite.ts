@@ -4,7 +4,6 @@ import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { cachePreparedStatements } from './statement-cache.js';
 import { busyWaitingSqliteDialect } from './sqlite-busy-wait.js';
-import { runPreparedQueriesDirectly } from './prepared-query.js';
 import type { Store } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -28,8 +27,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
-  const dialect = busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs);
-  const db = new Kysely<Database>({ dialect });
-  runPreparedQueriesDirectly(db, dialect.direct);
+  const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs) });
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }
