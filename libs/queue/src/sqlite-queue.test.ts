@@ -275,6 +275,7 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
       'enqueue',
       'enqueueFair',
       'take',
+      'takeOne',
       'nextReadyAt',
       'settle',
       'get',
@@ -288,7 +289,39 @@ setTimeout(() => q.close().then(() => console.log('CLOSED')), 2500);`,
       expect(p, k).not.toMatch(/SCAN queue_jobs|TEMP B-TREE/);
     }
     expect(plan(SQL.take)).toMatch(/USING COVERING INDEX queue_jobs_fair/);
+    expect(plan(SQL.takeOne)).toMatch(/USING COVERING INDEX queue_jobs_fair/);
+    // One pass by rowid: no list of rowids built first (the batch take's cost, issue 9).
+    expect(plan(SQL.takeOne)).not.toMatch(/LIST SUBQUERY/);
     db.close();
+  });
+
+  it("keeps temporary tables (the batch take's list of rowids) in memory, not in a temporary file", async () => {
+    const database = new SqliteQueueDatabase({ path: file('temp-store') });
+    expect(database.db.pragma('temp_store', { simple: true })).toBe(2);
+    await database.close();
+  });
+
+  it('takes one job or a batch as the ready jobs allow, in order, and wakes for the next delayed one', async () => {
+    const q = new SqliteQueue('batch', { path: file('batch') });
+    const seen: string[] = [];
+    const gates: Array<() => void> = [];
+    // Three ready jobs and one due in 300 ms; a worker with room for all takes the ready ones at once.
+    for (const id of ['a', 'b', 'c']) await q.enqueue(new TextEncoder().encode(id), { jobId: id });
+    await q.enqueue(new TextEncoder().encode('later'), { jobId: 'later', delayMs: 300 });
+    const w = await q.process(
+      (job) => {
+        seen.push(new TextDecoder().decode(job.payload));
+        return new Promise<void>((r) => gates.push(r));
+      },
+      { concurrency: 10 },
+    );
+    await until('the ready jobs started', () => seen.length === 3);
+    expect(seen).toEqual(['a', 'b', 'c']);
+    await until('the delayed job started when due', () => seen.length === 4);
+    expect(seen[3]).toBe('later');
+    for (const g of gates) g();
+    await w.close();
+    await q.close();
   });
 
   it('takes and completes thousands of jobs with a huge concurrency, costing little per job', async () => {

@@ -12,8 +12,8 @@
  * `maxStalledCount` times.
  *
  * Cost per job: one INSERT (enqueue), one UPDATE…RETURNING (take, through the partial index of
- * ready jobs: O(log n), its rows also saying when the next delayed job is due), one UPDATE
- * (settle); statements are prepared once. Workers are woken in process on enqueue, by a timer only
+ * ready jobs: O(log n), its rows also saying when the next delayed job is due: a single-row take,
+ * then a batch take only when more jobs are ready), one UPDATE (settle); statements are prepared once. Workers are woken in process on enqueue, by a timer only
  * for the next delayed job, and by the stalled-job check.
  *
  * Fairness (`fairness`, docs/adr/0008-fair-scheduling.md): each job gets its start tag at enqueue
@@ -68,6 +68,9 @@ export interface Taken {
   tag: number;
   group: string;
 }
+
+/** A row of a take statement: the job, and when the next queued job not taken is ready. */
+type TakenRow = Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null };
 
 /** What became of one attempt. */
 export type Outcome = { ok: true } | { ok: false; err: unknown } | { requeue: true } | { deferMs: number; parked: boolean };
@@ -209,15 +212,23 @@ export class SqliteQueue implements JobQueue {
   take(max: number): Taken[] {
     if (!this.mayHaveReady) return [];
     const limit = Math.min(max, TAKE_BATCH);
-    // One statement: the virtual time moving on to the tags taken (a group idle until now is tagged
-    // from there) is its trigger's (sqlite-database.ts, queue_fair_advance_on_take).
-    const rows = this.database.stmt('take').all({ owner: this.database.owner, queue: this.name, now: Date.now(), limit }) as Array<
-      Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null }
-    >;
+    const now = Date.now();
+    const params = { owner: this.database.owner, queue: this.name, now };
+    // One statement each: the virtual time moving on to the tags taken (a group idle until now is
+    // tagged from there) is their trigger's (sqlite-database.ts, queue_fair_advance_on_take).
+    // The first job by the cheaper single-row take; the batch take only when more are ready.
+    const first = this.database.stmt('takeOne').get(params) as TakenRow | undefined;
+    let rows: TakenRow[] = first ? [first] : [];
+    let next: number | null | undefined = first?.nextReadyAt;
+    if (first && limit > 1 && next !== null && next !== undefined && next <= now) {
+      const more = this.database.stmt('take').all({ ...params, limit: limit - 1 }) as TakenRow[];
+      rows = rows.concat(more);
+      next = more.length > 0 ? more[0]!.nextReadyAt : undefined;
+    }
     if (rows.length < limit) {
       // Nothing more is ready: wake up when the next delayed job is due (the take's rows say when).
       this.mayHaveReady = false;
-      const next = rows.length > 0 ? rows[0]!.nextReadyAt : (this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined)?.t;
+      if (next === undefined) next = (this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined)?.t;
       if (next !== undefined && next !== null) this.wakeAt(next);
     }
     if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
