@@ -30,6 +30,10 @@ export function createMysqlStore(opts: MysqlStoreOptions): Store {
     // BIGINT millisecond timestamps fit in a double; keep them numbers.
     supportBigNumbers: true,
     bigNumberStrings: false,
+    // A run's start and end each travel as one packet of several statements (run-lifecycle.ts,
+    // issue 9). Every statement's values are parameters, so this admits no statement a value could
+    // smuggle in; the checkpointer's pool has it too (checkpoint-mysql saver.ts).
+    multipleStatements: true,
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
   return new SqlStore({ dialect: 'mysql', db });
