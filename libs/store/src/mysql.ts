@@ -10,6 +10,8 @@ export interface MysqlStoreOptions {
   url: string;
   /** Pool size (default 10). */
   connectionLimit?: number;
+  /** Called with the SQL text of each query sent, one per round trip (tests count them). */
+  onQuery?: (sqlText: string) => void;
 }
 
 /** The cluster-mode store over a mysql2 connection pool (connections are opened lazily). */
@@ -35,6 +37,7 @@ export function createMysqlStore(opts: MysqlStoreOptions): Store {
     // smuggle in; the checkpointer's pool has it too (checkpoint-mysql saver.ts).
     multipleStatements: true,
   });
-  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  const onQuery = opts.onQuery;
+  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }), ...(onQuery ? { log: (e) => onQuery(e.query.sql) } : {}) });
   return new SqlStore({ dialect: 'mysql', db });
 }

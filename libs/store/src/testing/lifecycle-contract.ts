@@ -131,6 +131,57 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       expect(order).toEqual([h, d2]);
     });
 
+    it('ends racing on one thread (its holder finishing, deferred runs cancelled, from two clients) leave it to the one run still waiting', async () => {
+      // MySQL's end is one packet whose statements decide among themselves (run-lifecycle.ts,
+      // endMysql): whichever order the ends commit in, no ended run may hold the thread, and the
+      // only run left waiting takes it.
+      const { sink, order } = recordingSink();
+      const la = new RunLifecycle(a, { jobs: sink });
+      const lb = new RunLifecycle(b, { jobs: sink });
+      for (let round = 0; round < 4; round++) {
+        const { tenantId, threadId } = await thread(a);
+        const ids = Array.from({ length: 6 }, (_, i) => uid(`r${i}`));
+        for (const id of ids) await la.admit({ run: runOf(tenantId, threadId, id), whenBusy: 'defer', job: () => ({ payload: payloadOf(id) }) });
+        const [holder, ...deferred] = ids;
+        const last = deferred.pop()!;
+        const ends = await Promise.all([
+          (round % 2 ? lb : la).end({ tenantId, runId: holder!, status: 'success', values: { round }, cause: 'finished' }),
+          ...deferred.map((id, i) => (i % 2 ? la : lb).cancel(tenantId, id)),
+        ]);
+        expect(ends.map((e) => e.kind)).toEqual(ids.slice(0, -1).map(() => 'ended'));
+        expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'busy', activeRunId: last, values: { round } });
+        expect(await a.getRun(tenantId, last)).toMatchObject({ status: 'pending', deferred: false });
+        for (const id of deferred) expect(await a.getRun(tenantId, id)).toMatchObject({ status: 'interrupted', deferred: false });
+        expect(order).toContain(last);
+        // The last one ends: the thread is free with the status its end leaves.
+        expect(await lb.end({ tenantId, runId: last, status: 'error', cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'error', promoted: undefined });
+        expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'error', activeRunId: null });
+      }
+    });
+
+    it("a run's end after a cancel ended it: its values land on its thread when free, not on a thread another run holds", async () => {
+      const l = new RunLifecycle(a);
+      const free = await thread(a);
+      const h = uid('h');
+      await l.admit({ run: runOf(free.tenantId, free.threadId, h), whenBusy: 'reject' });
+      expect(await l.cancel(free.tenantId, h)).toMatchObject({ kind: 'ended', threadStatus: 'idle' });
+      expect(await l.end({ tenantId: free.tenantId, runId: h, status: 'success', values: { stopped: 1 }, cause: 'finished' })).toMatchObject({
+        kind: 'already_ended',
+        run: { runId: h, status: 'interrupted' },
+      });
+      expect(await a.getThread(free.tenantId, free.threadId)).toMatchObject({ status: 'idle', activeRunId: null, values: { stopped: 1 } });
+
+      const held = await thread(a);
+      const [h2, d] = [uid('h2'), uid('d')];
+      for (const id of [h2, d]) await l.admit({ run: runOf(held.tenantId, held.threadId, id), whenBusy: 'defer' });
+      expect(await l.cancel(held.tenantId, h2)).toMatchObject({ kind: 'ended', promoted: { runId: d } });
+      expect(await l.end({ tenantId: held.tenantId, runId: h2, status: 'success', values: { stopped: 2 }, cause: 'finished' })).toMatchObject({
+        kind: 'already_ended',
+      });
+      expect(await a.getThread(held.tenantId, held.threadId)).toMatchObject({ status: 'busy', activeRunId: d, values: null });
+      expect(await l.end({ tenantId: held.tenantId, runId: uid('none'), status: 'success', cause: 'finished' })).toEqual({ kind: 'missing' });
+    });
+
     it('a job lost between a commit and its enqueue is enqueued by recoverPending, once', async () => {
       const { tenantId, threadId } = await thread(a);
       const crashed = new RunLifecycle(a); // no queue: as if the process died right after each commit
