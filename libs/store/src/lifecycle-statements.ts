@@ -226,13 +226,14 @@ export function endRunMysqlPacket(p: MysqlEnd): { statements: RawBuilder<unknown
   const statements = [
     sql`update runs set status = ${p.status}, ended_at = ${p.now}, updated_at = ${p.now}, error = ${p.error}, deferred = 0${deadLetter}
       where tenant_id = ${p.tenantId} and run_id = ${p.runId} and status in ('pending', 'running')`,
-    sql`set @agentloop_ended = row_count(), @agentloop_thread = null, @agentloop_next = null, @agentloop_released = 0`,
+    // The values travel once (a thread's values are kilobytes), used by either update of the thread below.
+    sql`set @agentloop_ended = row_count(), @agentloop_thread = null, @agentloop_next = null, @agentloop_released = 0, @agentloop_values = ${p.values}`,
     sql`select thread_id into @agentloop_thread from runs where tenant_id = ${p.tenantId} and run_id = ${p.runId}`,
     sql`select run_id into @agentloop_next from runs
       where tenant_id = ${p.tenantId} and thread_id = @agentloop_thread and deferred = 1 and status = 'pending' and @agentloop_ended > 0
       order by seq limit 1 for update`,
     sql`update threads set status = if(@agentloop_next is null, ${p.after}, 'busy'), active_run_id = @agentloop_next, updated_at = ${p.now},
-        state_values = coalesce(${p.values}, state_values)
+        state_values = coalesce(@agentloop_values, state_values)
       where tenant_id = ${p.tenantId} and thread_id = @agentloop_thread and active_run_id = ${p.runId} and @agentloop_ended > 0`,
     sql`set @agentloop_released = row_count()`,
     sql`update runs set deferred = 0, updated_at = ${p.now} where tenant_id = ${p.tenantId} and run_id = @agentloop_next and @agentloop_released > 0`,
@@ -241,7 +242,7 @@ export function endRunMysqlPacket(p: MysqlEnd): { statements: RawBuilder<unknown
     ...(p.values === null
       ? []
       : [
-          sql`update threads set state_values = ${p.values}, updated_at = ${p.now}
+          sql`update threads set state_values = @agentloop_values, updated_at = ${p.now}
             where tenant_id = ${p.tenantId} and thread_id = @agentloop_thread and active_run_id is null and @agentloop_ended = 0`,
         ]),
     sql`select ${RUN_COLUMNS}, @agentloop_ended as ended_here, @agentloop_released as released from runs where tenant_id = ${p.tenantId} and run_id = ${p.runId}`,

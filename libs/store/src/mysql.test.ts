@@ -53,7 +53,7 @@ describe('RunLifecycle on MariaDB: round trips', () => {
       };
       expect(await trips(() => l.take(tenantId, 'first'))).toEqual([expect.objectContaining({ kind: 'started' }), 1]);
       expect(await trips(() => l.take(tenantId, 'second'))).toEqual([expect.objectContaining({ kind: 'deferred' }), 1]);
-      expect(await trips(() => l.end({ tenantId, runId: 'first', status: 'success', values: { n: 1 }, cause: 'finished' }))).toEqual([
+      expect(await trips(() => l.end({ tenantId, runId: 'first', status: 'success', values: { n: 1, s: 'naïve 😀' }, cause: 'finished' }))).toEqual([
         expect.objectContaining({ kind: 'ended', threadStatus: 'busy', promoted: expect.objectContaining({ runId: 'second' }) }),
         1,
       ]);
@@ -63,7 +63,7 @@ describe('RunLifecycle on MariaDB: round trips', () => {
         1,
       ]);
       expect(await trips(() => l.cancel(tenantId, 'second'))).toEqual([expect.objectContaining({ kind: 'already_ended' }), 1]);
-      expect(await store.getThread(tenantId, threadId)).toMatchObject({ status: 'interrupted', activeRunId: null, values: { n: 1 } });
+      expect(await store.getThread(tenantId, threadId)).toMatchObject({ status: 'interrupted', activeRunId: null, values: { n: 1, s: 'naïve 😀' } });
     } finally {
       await store.close();
       await admin(`DROP DATABASE \`${name}\``);

@@ -154,7 +154,11 @@ export function lifecycleContract(harness: StoreTestHarness): void {
         for (const id of deferred) expect(await a.getRun(tenantId, id)).toMatchObject({ status: 'interrupted', deferred: false });
         expect(order).toContain(last);
         // The last one ends: the thread is free with the status its end leaves.
-        expect(await lb.end({ tenantId, runId: last, status: 'error', cause: 'finished' })).toMatchObject({ kind: 'ended', threadStatus: 'error', promoted: undefined });
+        expect(await lb.end({ tenantId, runId: last, status: 'error', cause: 'finished' })).toMatchObject({
+          kind: 'ended',
+          threadStatus: 'error',
+          promoted: undefined,
+        });
         expect(await a.getThread(tenantId, threadId)).toMatchObject({ status: 'error', activeRunId: null });
       }
     });
@@ -165,11 +169,13 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       const h = uid('h');
       await l.admit({ run: runOf(free.tenantId, free.threadId, h), whenBusy: 'reject' });
       expect(await l.cancel(free.tenantId, h)).toMatchObject({ kind: 'ended', threadStatus: 'idle' });
-      expect(await l.end({ tenantId: free.tenantId, runId: h, status: 'success', values: { stopped: 1 }, cause: 'finished' })).toMatchObject({
-        kind: 'already_ended',
-        run: { runId: h, status: 'interrupted' },
-      });
-      expect(await a.getThread(free.tenantId, free.threadId)).toMatchObject({ status: 'idle', activeRunId: null, values: { stopped: 1 } });
+      expect(await l.end({ tenantId: free.tenantId, runId: h, status: 'success', values: { stopped: 1, note: 'ümlaut 😀' }, cause: 'finished' })).toMatchObject(
+        {
+          kind: 'already_ended',
+          run: { runId: h, status: 'interrupted' },
+        },
+      );
+      expect(await a.getThread(free.tenantId, free.threadId)).toMatchObject({ status: 'idle', activeRunId: null, values: { stopped: 1, note: 'ümlaut 😀' } });
 
       const held = await thread(a);
       const [h2, d] = [uid('h2'), uid('d')];
