@@ -211,8 +211,9 @@ export interface MysqlEnd {
  * deferred, or only the values left on a free thread when the run had ended first — with the
  * decisions a client made between them taken by the server from user variables, so that the
  * transaction travels in one packet (`mysqlTransactionPacket`): one round trip where it took six
- * (BEGIN, update, read, read, update, COMMIT; issue 9). Same statements, same guards, same rows
- * locked (the thread's row now before the deferred run's, the order admission locks them in).
+ * (BEGIN, update, read, read, update, COMMIT; issue 9). Same statements, same guards, the same
+ * rows locked in the same order (the run, the thread's oldest deferred run, the thread), so a
+ * cancel of that deferred run racing this end still waits for it or is seen by it, as before.
  * The last two statements read the ended run (`ended_here`: whether this end ended it; `released`:
  * whether it held the thread) and the run promoted, if any. Kysely builds no user variables or
  * SELECT … INTO, hence the SQL text; every value is a parameter.
