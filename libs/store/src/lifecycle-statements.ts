@@ -252,3 +252,29 @@ export function endRunMysqlPacket(p: MysqlEnd): { statements: RawBuilder<unknown
   // Indexes in the packet's results: START TRANSACTION comes first.
   return { statements, ended: statements.length - 1, promoted: statements.length };
 }
+
+/**
+ * Admission on MySQL, the common case in one packet (`mysqlTransactionPacket`): the run takes a
+ * thread no run holds — and, when it claims uploads, that has none waiting — and is inserted, where
+ * BEGIN, the take, the INSERT and COMMIT were four round trips (issue 9). The INSERT is made only
+ * when the take matched (`row_count()`), so a packet that took nothing changes nothing, and
+ * `took` (the last statement) says so: the caller then admits through its transaction (another
+ * run holds the thread, uploads wait to be claimed — the job is built from them —, no such thread).
+ * The uploads' `not exists` is read under the update, as the claim's join read them: an upload
+ * stored meanwhile waits for it, then stays for the next run.
+ */
+export function admitMysqlPacket(p: Omit<RunInsert, 'deferred'> & { threadMetadata: string | undefined; claimUploads: boolean }): RawBuilder<unknown>[] {
+  const stamp = p.threadMetadata === undefined ? sql`` : sql`, metadata = ${p.threadMetadata}`;
+  const noUploads = p.claimUploads
+    ? sql` and not exists (select 1 from thread_uploads where thread_uploads.tenant_id = ${p.tenantId} and thread_uploads.thread_id = ${p.threadId} and thread_uploads.run_id is null)`
+    : sql``;
+  return [
+    sql`update threads set active_run_id = ${p.runId}, status = 'busy', updated_at = ${p.now}${stamp}
+      where tenant_id = ${p.tenantId} and thread_id = ${p.threadId} and active_run_id is null${noUploads}`,
+    sql`set @agentloop_took = row_count()`,
+    sql`insert into runs (run_id, thread_id, tenant_id, assistant_id, status, created_at, updated_at, started_at, ended_at, error, metadata, kwargs, multitask_strategy, deferred, job)
+      select ${p.runId}, ${p.threadId}, ${p.tenantId}, ${p.assistantId}, 'pending', ${p.now}, ${p.now}, null, null, null, ${p.metadata}, ${p.kwargs}, ${p.multitaskStrategy}, 0, ${p.job}
+      from dual where @agentloop_took > 0`,
+    sql`select @agentloop_took as took`,
+  ];
+}

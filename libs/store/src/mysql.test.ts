@@ -34,7 +34,7 @@ storeContract({
 });
 
 describe('RunLifecycle on MariaDB: round trips', () => {
-  it("a run's start is one round trip, and its end one, with or without a deferred run to hand the thread to (issue 9)", async () => {
+  it("a run's admission on a free thread, its start and its end are one round trip each, with or without a deferred run to hand the thread to (issue 9)", async () => {
     const name = `store_trips_${process.pid}`;
     await admin(`CREATE DATABASE \`${name}\``);
     const sent: string[] = [];
@@ -45,12 +45,18 @@ describe('RunLifecycle on MariaDB: round trips', () => {
       const tenantId = 'tenant';
       const { threadId } = await store.createThread({ tenantId, threadId: 'thread' });
       const run = (runId: string) => ({ run: { runId, threadId, tenantId, assistantId: 'agent' }, whenBusy: 'defer' as const });
-      for (const id of ['first', 'second']) await l.admit(run(id));
       const trips = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
         sent.length = 0;
         const out = await fn();
         return [out, sent.length];
       };
+      // On a free thread without uploads waiting, the admission is one round trip; behind a holder
+      // it is the packet that took nothing, then the transaction (BEGIN, take, read, INSERT, COMMIT).
+      expect(await trips(() => l.admit({ ...run('first'), claimUploads: true, job: () => ({ payload: new Uint8Array([1]) }) }))).toEqual([
+        expect.objectContaining({ kind: 'admitted' }),
+        1,
+      ]);
+      expect(await trips(() => l.admit(run('second')))).toEqual([expect.objectContaining({ kind: 'deferred' }), 6]);
       expect(await trips(() => l.take(tenantId, 'first'))).toEqual([expect.objectContaining({ kind: 'started' }), 1]);
       expect(await trips(() => l.take(tenantId, 'second'))).toEqual([expect.objectContaining({ kind: 'deferred' }), 1]);
       expect(await trips(() => l.end({ tenantId, runId: 'first', status: 'success', values: { n: 1, s: 'naïve 😀' }, cause: 'finished' }))).toEqual([

@@ -36,6 +36,7 @@ import { checkId, isDuplicateKey, toRun, toUpload, type RunRow } from './reposit
 import { selectRun } from './repositories/runs.js';
 import {
   ACTIVE,
+  admitMysqlPacket,
   claimUploads,
   claimUploadsReturning,
   endRunMysqlPacket,
@@ -99,7 +100,9 @@ export interface AdmitRequest {
    */
   threadMetadata?: JsonObject;
   /**
-   * The run's queue job, built in the transaction from the claimed uploads (keep it pure). Stored
+   * The run's queue job, built in the transaction from the claimed uploads (keep it pure: it may be
+   * called more than once — MySQL first tries the admission of a free thread without uploads in one
+   * round trip, with the job built for none — and the run keeps what its last call returned). Stored
    * with the run; enqueued after the commit when the run holds the thread. Without it the caller
    * enqueues (delegated runs).
    */
@@ -324,7 +327,8 @@ export class RunLifecycle<C = unknown> {
     let out: (AdmitResult & { job?: RunJobSpec }) | undefined;
     for (let attempt = 1; out === undefined; attempt++) {
       try {
-        out = await this.store.writeTransaction((db) => this.admitTx(db, req));
+        if (attempt === 1 && this.store.dialect === 'mysql') out = await this.admitMysql(req);
+        out ??= await this.store.writeTransaction((db) => this.admitTx(db, req));
       } catch (err) {
         if (err instanceof HolderChanged && attempt < 5) continue;
         if (err instanceof DuplicateRun) {
@@ -341,6 +345,59 @@ export class RunLifecycle<C = unknown> {
     await this.emit({ type: 'run.admitted', run: result.run, deferred: result.kind === 'deferred' });
     if (result.kind === 'admitted' && job && !req.callerEnqueues) await this.enqueueAdmitted(result.run, job);
     return result;
+  }
+
+  /**
+   * MySQL: the common admission — the thread free, no uploads waiting for it — in one round trip
+   * (`admitMysqlPacket`); undefined when the packet took nothing (it changed nothing then), for
+   * `admitTx` to decide. The job is built for no uploads, as `admitTx` would build it.
+   */
+  private async admitMysql(req: AdmitRequest): Promise<(AdmitResult & { job?: RunJobSpec }) | undefined> {
+    const r = req.run;
+    const now = this.now();
+    const job = req.job?.([]);
+    const row = {
+      run_id: r.runId,
+      thread_id: r.threadId,
+      tenant_id: r.tenantId,
+      assistant_id: r.assistantId,
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      ended_at: null,
+      error: null,
+      metadata: JSON.stringify(r.metadata ?? {}),
+      kwargs: JSON.stringify(r.kwargs ?? {}),
+      multitask_strategy: r.multitaskStrategy ?? 'reject',
+      deferred: 0,
+      job: job ? encodeJob(job) : null,
+    };
+    const statements = admitMysqlPacket({
+      runId: r.runId,
+      threadId: r.threadId,
+      tenantId: r.tenantId,
+      assistantId: r.assistantId,
+      now,
+      metadata: row.metadata,
+      kwargs: row.kwargs,
+      multitaskStrategy: row.multitask_strategy,
+      job: row.job,
+      threadMetadata: req.threadMetadata ? JSON.stringify(req.threadMetadata) : undefined,
+      claimUploads: req.claimUploads === true,
+    });
+    let results: unknown[];
+    try {
+      results = await this.store.writeStatement((db) => mysqlTransactionPacket(db, statements));
+    } catch (err) {
+      // Rolled back: the run id is taken (a retried admission, or another tenant's run).
+      if (isDuplicateKey(err)) throw new DuplicateRun();
+      throw err;
+    }
+    const took = (results[statements.length] as Array<{ took: number }> | undefined)?.[0]?.took;
+    if (!(Number(took) > 0)) return undefined;
+    const run = toRun({ ...row, seq: 0, attempts: 0, dead_letter_reason: null, dead_lettered_at: null, redrives: 0 });
+    return { kind: 'admitted', run, ...(job ? { job } : {}) };
   }
 
   private async admitTx(db: Kysely<Database>, req: AdmitRequest): Promise<AdmitResult & { job?: RunJobSpec }> {

@@ -370,6 +370,8 @@ export function lifecycleContract(harness: StoreTestHarness): void {
       });
       const l = new RunLifecycle(a);
       const first = await l.admit({ run: runOf(tenantId, threadId), whenBusy: 'reject' });
+      // The uploads the job was last built from: the run's job (`AdmitRequest.job` may be called
+      // more than once, MySQL trying an admission without uploads first).
       const seen: string[][] = [];
       const busy = await l.admit({
         run: runOf(tenantId, threadId),
@@ -378,6 +380,8 @@ export function lifecycleContract(harness: StoreTestHarness): void {
         job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
       });
       expect(busy.kind).toBe('busy');
+      expect(seen.filter((ids) => ids.length > 0)).toEqual([]);
+      seen.length = 0;
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBeNull();
       await l.end({ tenantId, runId: first.kind === 'admitted' ? first.run.runId : '', status: 'success', cause: 'finished' });
       const second = await l.admit({
@@ -387,7 +391,7 @@ export function lifecycleContract(harness: StoreTestHarness): void {
         job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
       });
       expect(second.kind).toBe('admitted');
-      expect(seen).toEqual([['u1']]);
+      expect(seen.at(-1)).toEqual(['u1']);
       expect((await a.listUploads(tenantId, threadId))[0]?.runId).toBe(second.kind === 'admitted' ? second.run.runId : '');
     });
     it('getRunWithThreadValues reads the run and the values its end left on the thread, tenant-scoped', async () => {
@@ -427,8 +431,9 @@ export function lifecycleContract(harness: StoreTestHarness): void {
         job: (u) => (seen.push(u.map((x) => x.uploadId)), { payload: payloadOf('x') }),
       });
       expect(admitted.kind).toBe('admitted');
-      expect(seen).toEqual([(await a.listUploads(tenantId, threadId)).map((u) => u.uploadId)]);
-      expect(seen[0]?.slice().sort()).toEqual(['u1', 'u2', 'u3', 'u4']);
+      // The last call is the run's job (an earlier one, MySQL's try without uploads, is discarded).
+      expect(seen.at(-1)).toEqual((await a.listUploads(tenantId, threadId)).map((u) => u.uploadId));
+      expect(seen.at(-1)?.slice().sort()).toEqual(['u1', 'u2', 'u3', 'u4']);
     });
     it('deleteRun removes an ended run only (active: refused), tenant-scoped; restoreThread only while no run holds the thread', async () => {
       const l = new RunLifecycle(a);
