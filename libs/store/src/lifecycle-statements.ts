@@ -260,8 +260,8 @@ export function endRunMysqlPacket(p: MysqlEnd): { statements: RawBuilder<unknown
  * when the take matched (`row_count()`), so a packet that took nothing changes nothing, and
  * `took` (the last statement) says so: the caller then admits through its transaction (another
  * run holds the thread, uploads wait to be claimed — the job is built from them —, no such thread).
- * The uploads' `not exists` is read under the update, as the claim's join read them: an upload
- * stored meanwhile waits for it, then stays for the next run.
+ * An upload stored while this runs is either seen by the `not exists` (the packet takes nothing,
+ * the transaction claims it) or stays for the next run — as it would arriving just after the claim.
  */
 export function admitMysqlPacket(p: Omit<RunInsert, 'deferred'> & { threadMetadata: string | undefined; claimUploads: boolean }): RawBuilder<unknown>[] {
   const stamp = p.threadMetadata === undefined ? sql`` : sql`, metadata = ${p.threadMetadata}`;
