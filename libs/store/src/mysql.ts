@@ -10,6 +10,8 @@ export interface MysqlStoreOptions {
   url: string;
   /** Pool size (default 10). */
   connectionLimit?: number;
+  /** Called with the SQL text of each query sent, one per round trip (tests count them). */
+  onQuery?: (sqlText: string) => void;
 }
 
 /** The cluster-mode store over a mysql2 connection pool (connections are opened lazily). */
@@ -30,7 +32,12 @@ export function createMysqlStore(opts: MysqlStoreOptions): Store {
     // BIGINT millisecond timestamps fit in a double; keep them numbers.
     supportBigNumbers: true,
     bigNumberStrings: false,
+    // A run's start and end each travel as one packet of several statements (run-lifecycle.ts,
+    // issue 9). Every statement's values are parameters, so this admits no statement a value could
+    // smuggle in; the checkpointer's pool has it too (checkpoint-mysql saver.ts).
+    multipleStatements: true,
   });
-  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  const onQuery = opts.onQuery;
+  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }), ...(onQuery ? { log: (e) => onQuery(e.query.sql) } : {}) });
   return new SqlStore({ dialect: 'mysql', db });
 }

@@ -36,13 +36,15 @@ import { checkId, isDuplicateKey, toRun, toUpload, type RunRow } from './reposit
 import { selectRun } from './repositories/runs.js';
 import {
   ACTIVE,
+  admitMysqlPacket,
   claimUploads,
   claimUploadsReturning,
-  endRun,
+  endRunMysqlPacket,
   endRunReturning,
   insertRun,
   releaseThreadSqlite,
   startRun,
+  startRunMysqlPacket,
   startRunReturning,
   takeThread,
   takeThreadClaimingMysql,
@@ -50,6 +52,7 @@ import {
   takeThreadStamping,
   takeThreadStampingReturning,
 } from './lifecycle-statements.js';
+import { mysqlTransactionPacket } from './write-transaction.js';
 import type { JsonObject, NewRun, RunRecord, RunStatusName, Store, ThreadStatus, UploadRecord } from './types.js';
 
 /**
@@ -97,7 +100,9 @@ export interface AdmitRequest {
    */
   threadMetadata?: JsonObject;
   /**
-   * The run's queue job, built in the transaction from the claimed uploads (keep it pure). Stored
+   * The run's queue job, built in the transaction from the claimed uploads (keep it pure: it may be
+   * called more than once — MySQL first tries the admission of a free thread without uploads in one
+   * round trip, with the job built for none — and the run keeps what its last call returned). Stored
    * with the run; enqueued after the commit when the run holds the thread. Without it the caller
    * enqueues (delegated runs).
    */
@@ -322,7 +327,8 @@ export class RunLifecycle<C = unknown> {
     let out: (AdmitResult & { job?: RunJobSpec }) | undefined;
     for (let attempt = 1; out === undefined; attempt++) {
       try {
-        out = await this.store.writeTransaction((db) => this.admitTx(db, req));
+        if (attempt === 1 && this.store.dialect === 'mysql') out = await this.admitMysql(req);
+        out ??= await this.store.writeTransaction((db) => this.admitTx(db, req));
       } catch (err) {
         if (err instanceof HolderChanged && attempt < 5) continue;
         if (err instanceof DuplicateRun) {
@@ -339,6 +345,59 @@ export class RunLifecycle<C = unknown> {
     await this.emit({ type: 'run.admitted', run: result.run, deferred: result.kind === 'deferred' });
     if (result.kind === 'admitted' && job && !req.callerEnqueues) await this.enqueueAdmitted(result.run, job);
     return result;
+  }
+
+  /**
+   * MySQL: the common admission — the thread free, no uploads waiting for it — in one round trip
+   * (`admitMysqlPacket`); undefined when the packet took nothing (it changed nothing then), for
+   * `admitTx` to decide. The job is built for no uploads, as `admitTx` would build it.
+   */
+  private async admitMysql(req: AdmitRequest): Promise<(AdmitResult & { job?: RunJobSpec }) | undefined> {
+    const r = req.run;
+    const now = this.now();
+    const job = req.job?.([]);
+    const row = {
+      run_id: r.runId,
+      thread_id: r.threadId,
+      tenant_id: r.tenantId,
+      assistant_id: r.assistantId,
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      ended_at: null,
+      error: null,
+      metadata: JSON.stringify(r.metadata ?? {}),
+      kwargs: JSON.stringify(r.kwargs ?? {}),
+      multitask_strategy: r.multitaskStrategy ?? 'reject',
+      deferred: 0,
+      job: job ? encodeJob(job) : null,
+    };
+    const statements = admitMysqlPacket({
+      runId: r.runId,
+      threadId: r.threadId,
+      tenantId: r.tenantId,
+      assistantId: r.assistantId,
+      now,
+      metadata: row.metadata,
+      kwargs: row.kwargs,
+      multitaskStrategy: row.multitask_strategy,
+      job: row.job,
+      threadMetadata: req.threadMetadata ? JSON.stringify(req.threadMetadata) : undefined,
+      claimUploads: req.claimUploads === true,
+    });
+    let results: unknown[];
+    try {
+      results = await this.store.writeStatement((db) => mysqlTransactionPacket(db, statements));
+    } catch (err) {
+      // Rolled back: the run id is taken (a retried admission, or another tenant's run).
+      if (isDuplicateKey(err)) throw new DuplicateRun();
+      throw err;
+    }
+    const took = (results[statements.length] as Array<{ took: number }> | undefined)?.[0]?.took;
+    if (!(Number(took) > 0)) return undefined;
+    const run = toRun({ ...row, seq: 0, attempts: 0, dead_letter_reason: null, dead_lettered_at: null, redrives: 0 });
+    return { kind: 'admitted', run, ...(job ? { job } : {}) };
   }
 
   private async admitTx(db: Kysely<Database>, req: AdmitRequest): Promise<AdmitResult & { job?: RunJobSpec }> {
@@ -499,23 +558,31 @@ export class RunLifecycle<C = unknown> {
    * `start` for a worker that has not read the run: the same guarded update, which on SQLite
    * returns the row it started (one statement where a read and the update were two, issue 9); the
    * record is read only when the update started nothing, to say why (missing, deferred, ended).
-   * MySQL has no UPDATE … RETURNING: the update, then the read.
+   * MySQL has no UPDATE … RETURNING: the update and the read in one packet, the read saying
+   * whether the update started the run (`startRunMysqlPacket`).
    */
   async take(tenantId: string, runId: string): Promise<StartResult> {
     const now = this.now();
     const key = { tenantId, runId, now };
     let row: RunRow | undefined;
+    let current: RunRecord | undefined;
     if (this.store.dialect === 'sqlite') {
       row = await this.store.writeStatement((db) => startRunReturning.first(db, key));
-    } else if ((await this.store.writeStatement((db) => startRun.affected(db, key))) > 0n) {
-      row = await this.store.writeStatement((db) => selectRun.first(db, key));
+      if (!row) current = await this.store.getRun(tenantId, runId);
+    } else {
+      const results = await this.store.writeStatement(async (db) => (await startRunMysqlPacket(key).execute(db)).rows);
+      const read = (results[1] as Array<RunRow & { started: number }> | undefined)?.[0];
+      if (read) {
+        const { started, ...run } = read;
+        if (Number(started) > 0) row = run;
+        else current = toRun(run);
+      }
     }
     if (row) {
       const started = toRun(row);
       await this.emit({ type: 'run.started', run: started });
       return { kind: 'started', run: started };
     }
-    const current = await this.store.getRun(tenantId, runId);
     if (!current) return { kind: 'missing' };
     if (current.deferred) return { kind: 'deferred', run: current };
     return { kind: 'ended', run: current };
@@ -533,7 +600,10 @@ export class RunLifecycle<C = unknown> {
    */
   async end(req: EndRequest, ctx?: C): Promise<EndResult> {
     const now = this.now();
-    const out = await this.store.writeTransaction((db) => this.endTx(db, req, now));
+    const out =
+      this.store.dialect === 'sqlite'
+        ? await this.store.writeTransaction((db) => this.endTx(db, req, now))
+        : await this.store.writeStatement((db) => this.endMysql(db, req, now));
     if (out.kind !== 'ended') return out;
     const { job, ...result } = out;
     if (result.promoted) {
@@ -558,68 +628,74 @@ export class RunLifecycle<C = unknown> {
   }
 
   private async endTx(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
-    // Every end but a dead letter is the prepared `endRun` (built once: lifecycle-statements.ts).
+    // SQLite's end. Every end but a dead letter is the prepared `endRunReturning` (built once: lifecycle-statements.ts).
     const end = { tenantId: req.tenantId, runId: req.runId, status: req.status, now, error: req.error?.message ?? null };
-    const deadLetter = (d: NonNullable<EndRequest['deadLetter']>) =>
-      db
-        .updateTable('runs')
-        .set({
-          status: req.status,
-          ended_at: now,
-          updated_at: now,
-          error: end.error,
-          deferred: 0,
-          dead_letter_reason: d.reason,
-          dead_lettered_at: now,
-          ...(d.job ? { job: sql<string>`coalesce(job, ${encodeJob(d.job)})` } : {}),
-        })
-        .where('tenant_id', '=', req.tenantId)
-        .where('run_id', '=', req.runId)
-        .where('status', 'in', ACTIVE);
     const values = req.values ? JSON.stringify(req.values) : undefined;
-    let self: RunRow | undefined;
-    let endedHere: boolean;
-    if (this.store.dialect === 'sqlite') {
-      // SQLite returns the updated row (a statement less per run's end, issue 9); MySQL has no UPDATE … RETURNING.
-      self = req.deadLetter ? await deadLetter(req.deadLetter).returningAll().executeTakeFirst() : await endRunReturning.first(db, end);
-      endedHere = self !== undefined;
-      self ??= await selectRun.first(db, end);
-    } else {
-      const ended = req.deadLetter ? (await deadLetter(req.deadLetter).executeTakeFirst()).numUpdatedRows : await endRun.affected(db, end);
-      endedHere = ended > 0n;
-      self = await selectRun.first(db, end);
-    }
-    if (!self) return { kind: 'missing' };
-    const run = toRun(self);
-    if (!endedHere) {
-      // Ended first by someone else (a cancel): the values of where the run stopped still land on
-      // its thread, unless another run holds it by now.
-      if (values !== undefined) {
-        await db
-          .updateTable('threads')
-          .set({ state_values: values, updated_at: now })
+    // SQLite returns the updated row (a statement less per run's end, issue 9).
+    const self = req.deadLetter
+      ? await db
+          .updateTable('runs')
+          .set({
+            status: req.status,
+            ended_at: now,
+            updated_at: now,
+            error: end.error,
+            deferred: 0,
+            dead_letter_reason: req.deadLetter.reason,
+            dead_lettered_at: now,
+            ...(req.deadLetter.job ? { job: sql<string>`coalesce(job, ${encodeJob(req.deadLetter.job)})` } : {}),
+          })
           .where('tenant_id', '=', req.tenantId)
-          .where('thread_id', '=', run.threadId)
-          .where('active_run_id', 'is', null)
-          .execute();
-      }
-      return { kind: 'already_ended', run };
+          .where('run_id', '=', req.runId)
+          .where('status', 'in', ACTIVE)
+          .returningAll()
+          .executeTakeFirst()
+      : await endRunReturning.first(db, end);
+    if (self) return this.releaseSqlite(db, req, toRun(self), now, values);
+    const current = await selectRun.first(db, end);
+    if (!current) return { kind: 'missing' };
+    const run = toRun(current);
+    // Ended first by someone else (a cancel): the values of where the run stopped still land on
+    // its thread, unless another run holds it by now.
+    if (values !== undefined) {
+      await db
+        .updateTable('threads')
+        .set({ state_values: values, updated_at: now })
+        .where('tenant_id', '=', req.tenantId)
+        .where('thread_id', '=', run.threadId)
+        .where('active_run_id', 'is', null)
+        .execute();
     }
-    if (this.store.dialect === 'sqlite') return this.releaseSqlite(db, req, run, now, values);
-    // The thread's oldest deferred run, read before the thread is handed over (locked on MySQL).
-    const next = await this.oldestDeferred(db, req.tenantId, run.threadId).forUpdate().executeTakeFirst();
-    const threadStatus = next ? 'busy' : threadStatusAfter(req.status, req.waitsForHuman);
-    const released = await db
-      .updateTable('threads')
-      .set({ status: threadStatus, active_run_id: next?.run_id ?? null, updated_at: now, ...(values !== undefined ? { state_values: values } : {}) })
-      .where('tenant_id', '=', req.tenantId)
-      .where('thread_id', '=', run.threadId)
-      .where('active_run_id', '=', run.runId)
-      .executeTakeFirst();
-    if (released.numUpdatedRows === 0n) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
-    if (!next) return { kind: 'ended', run, threadStatus, promoted: undefined };
-    await db.updateTable('runs').set({ deferred: 0, updated_at: now }).where('tenant_id', '=', req.tenantId).where('run_id', '=', next.run_id).execute();
-    return this.promotedEnd(run, threadStatus, next, now);
+    return { kind: 'already_ended', run };
+  }
+
+  /**
+   * MySQL's end: the same transition as SQLite's `endTx`, its transaction in one packet, one round
+   * trip (`endRunMysqlPacket`, issue 9). The packet's last reads say what happened: whether this
+   * end ended the run, whether the run held its thread, and the run the thread went to.
+   */
+  private async endMysql(db: Kysely<Database>, req: EndRequest, now: number): Promise<EndResult & { job?: RunJobSpec }> {
+    const dl = req.deadLetter;
+    const { statements, ended, promoted } = endRunMysqlPacket({
+      tenantId: req.tenantId,
+      runId: req.runId,
+      status: req.status,
+      now,
+      error: req.error?.message ?? null,
+      after: threadStatusAfter(req.status, req.waitsForHuman),
+      values: req.values ? JSON.stringify(req.values) : null,
+      deadLetter: dl && { reason: dl.reason, job: dl.job ? encodeJob(dl.job) : null },
+    });
+    const results = await mysqlTransactionPacket(db, statements);
+    const self = (results[ended] as Array<RunRow & { ended_here: number; released: number }> | undefined)?.[0];
+    if (!self) return { kind: 'missing' };
+    const { ended_here, released, ...row } = self;
+    const run = toRun(row);
+    if (Number(ended_here) === 0) return { kind: 'already_ended', run };
+    if (Number(released) === 0) return { kind: 'ended', run, threadStatus: undefined, promoted: undefined };
+    const next = (results[promoted] as Selectable<RunsTable>[] | undefined)?.[0];
+    if (!next) return { kind: 'ended', run, threadStatus: threadStatusAfter(req.status, req.waitsForHuman), promoted: undefined };
+    return this.promotedEnd(run, 'busy', next, now);
   }
 
   /**
@@ -655,19 +731,6 @@ export class RunLifecycle<C = unknown> {
       .returningAll()
       .executeTakeFirstOrThrow();
     return this.promotedEnd(run, threadStatus, next, now);
-  }
-
-  /** The thread's oldest deferred run, still pending (to hand the thread to when its holder ends). */
-  private oldestDeferred(db: Kysely<Database>, tenantId: string, threadId: string) {
-    return db
-      .selectFrom('runs')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('thread_id', '=', threadId)
-      .where('deferred', '=', 1)
-      .where('status', '=', 'pending')
-      .orderBy('seq')
-      .limit(1);
   }
 
   private promotedEnd(run: RunRecord, threadStatus: ThreadStatus, next: Selectable<RunsTable>, now: number): EndResult & { job?: RunJobSpec } {

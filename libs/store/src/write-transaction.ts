@@ -3,7 +3,7 @@
  * audit and assistant repositories need the same transaction on the same Kysely instance, so one
  * `SqlWriter` per `SqlStore` serves them all.
  */
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import { sleep } from '@agentloop/core';
 import type { Database, SqlDialectName } from './schema.js';
 import { isSqliteBusy } from './repositories/rows.js';
@@ -27,19 +27,7 @@ export class SqlWriter {
   /** See `Store.writeTransaction`. */
   async writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     if (this.dialect === 'sqlite') return this.sqliteImmediate(fn);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.db.transaction().execute(fn);
-      } catch (err) {
-        // Deadlock or lock wait timeout: the transaction was rolled back; try again.
-        const errno = (err as { errno?: number }).errno;
-        if ((errno === 1213 || errno === 1205) && attempt < 10) {
-          await sleep(5 + Math.random() * 20 * attempt);
-          continue;
-        }
-        throw err;
-      }
-    }
+    return retryingLockConflicts(() => this.db.transaction().execute(fn));
   }
 
   /**
@@ -71,4 +59,45 @@ export class SqlWriter {
       }
     });
   }
+}
+
+/** MySQL: runs `fn` again (up to 10 times) when it fails on a deadlock or a lock wait timeout, after which its transaction was rolled back. */
+async function retryingLockConflicts<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const errno = (err as { errno?: number }).errno;
+      if ((errno === 1213 || errno === 1205) && attempt < 10) {
+        await sleep(5 + Math.random() * 20 * attempt);
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * MySQL: `statements` as one transaction sent in one packet (the store's pool has
+ * `multipleStatements`, mysql.ts): START TRANSACTION, the statements, COMMIT, one round trip where
+ * a transaction of n statements took n + 2 (issue 9). Whatever the statements decide between them
+ * (user variables, `row_count()`) is decided by the server inside the transaction, as a client
+ * reading results between statements would. MySQL stops a packet at its first failing statement,
+ * leaving the transaction open on the connection: it is rolled back there before the connection
+ * goes back to the pool, and a deadlock or lock wait timeout is retried as `writeTransaction` does.
+ * Returns each statement's result, in order, the START TRANSACTION's first (mysql2's: the rows of a
+ * select, a result header for the others).
+ */
+export function mysqlTransactionPacket(db: Kysely<Database>, statements: RawBuilder<unknown>[]): Promise<unknown[]> {
+  const packet = sql.join([sql`start transaction`, ...statements, sql`commit`], sql`; `);
+  return retryingLockConflicts(() =>
+    db.connection().execute(async (conn) => {
+      try {
+        return (await packet.execute(conn)).rows;
+      } catch (err) {
+        await sql`rollback`.execute(conn).catch(() => undefined);
+        throw err;
+      }
+    }),
+  );
 }
