@@ -219,17 +219,25 @@ export class SqliteQueue implements JobQueue {
     // The first job by the cheaper single-row take; the batch take only when more are ready.
     const first = this.database.stmt('takeOne').get(params) as TakenRow | undefined;
     let rows: TakenRow[] = first ? [first] : [];
-    let next: number | null | undefined = first?.nextReadyAt;
-    if (first && limit > 1 && next !== null && next !== undefined && next <= now) {
-      const more = this.database.stmt('take').all({ ...params, limit: limit - 1 }) as TakenRow[];
-      rows = rows.concat(more);
-      next = more.length > 0 ? more[0]!.nextReadyAt : undefined;
-    }
-    if (rows.length < limit) {
-      // Nothing more is ready: wake up when the next delayed job is due (the take's rows say when).
-      this.mayHaveReady = false;
-      if (next === undefined) next = (this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined)?.t;
-      if (next !== undefined && next !== null) this.wakeAt(next);
+    try {
+      let next: number | null | undefined = first?.nextReadyAt;
+      if (first && limit > 1 && next !== null && next !== undefined && next <= now) {
+        const more = this.database.stmt('take').all({ ...params, limit: limit - 1 }) as TakenRow[];
+        rows = rows.concat(more);
+        next = more.length > 0 ? more[0]!.nextReadyAt : undefined;
+      }
+      if (rows.length < limit) {
+        // Nothing more is ready: wake up when the next delayed job is due (the take's rows say when).
+        this.mayHaveReady = false;
+        if (next === undefined) next = (this.database.stmt('nextReadyAt').get(this.name) as { t: number } | undefined)?.t;
+        if (next !== undefined && next !== null) this.wakeAt(next);
+      }
+    } catch (err) {
+      // `first` is committed as active under this live process, which no stalled-job check takes
+      // back: it must be handed out now, or it would wait for a restart. The rest is looked for on
+      // the next take (SQLITE_BUSY past the busy timeout, a full disk, …).
+      if (!first) throw err;
+      this.mayHaveReady = true;
     }
     if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
     return rows.map(({ nextReadyAt: _, ...r }) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
