@@ -144,6 +144,15 @@ export class MySQLSaver extends BaseCheckpointSaver {
       charset: 'utf8mb4',
       supportBigNumbers: true,
     });
+    // mysql2 escapes with backslashes: under a server sql_mode with NO_BACKSLASH_ESCAPES a quote in a
+    // value would end its string (with multipleStatements, the start of another statement). Each
+    // connection turns the flag off before its first query (queued ahead of it), or is destroyed.
+    // The store's pool does the same (libs/store mysql.ts).
+    pool.pool.on('connection', (conn) => {
+      conn.query("SET SESSION sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))", (err) => {
+        if (err) conn.destroy();
+      });
+    });
     return new MySQLSaver(pool, undefined, saverOptions);
   }
 

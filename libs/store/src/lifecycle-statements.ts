@@ -246,6 +246,8 @@ export function endRunMysqlPacket(p: MysqlEnd): { statements: RawBuilder<unknown
           sql`update threads set state_values = @agentloop_values, updated_at = ${p.now}
             where tenant_id = ${p.tenantId} and thread_id = @agentloop_thread and active_run_id is null and @agentloop_ended = 0`,
         ]),
+    // The values (kilobytes to megabytes) are not kept on the pooled connection after the packet.
+    sql`set @agentloop_values = null`,
     sql`select ${RUN_COLUMNS}, @agentloop_ended as ended_here, @agentloop_released as released from runs where tenant_id = ${p.tenantId} and run_id = ${p.runId}`,
     sql`select * from runs where tenant_id = ${p.tenantId} and run_id = @agentloop_next and @agentloop_released > 0`,
   ];

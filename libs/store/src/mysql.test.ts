@@ -76,3 +76,31 @@ describe('RunLifecycle on MariaDB: round trips', () => {
     }
   });
 });
+
+describe('MySQL store under a server sql_mode with NO_BACKSLASH_ESCAPES', () => {
+  it('keeps quotes and backslashes in values as they are, so no value can end its string and start another statement of a packet', async () => {
+    const name = `store_escapes_${process.pid}`;
+    await admin(`CREATE DATABASE \`${name}\``);
+    await admin("SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',NO_BACKSLASH_ESCAPES')");
+    const store = createMysqlStore({ url: server.url.replace(/\/agentloop$/, `/${name}`) });
+    try {
+      await store.migrate();
+      const l = new RunLifecycle(store);
+      const tenantId = 'tenant';
+      const hostile = `it's \\'; update runs set status = 'success'; -- "x"`;
+      const { threadId } = await store.createThread({ tenantId, threadId: 'thread', metadata: { note: hostile } });
+      await l.admit({ run: { runId: 'r', threadId, tenantId, assistantId: 'agent' }, whenBusy: 'reject' });
+      await l.take(tenantId, 'r');
+      // The end is one multi-statement packet: a broken escape there would be a statement of its own.
+      await l.end({ tenantId, runId: 'r', status: 'error', error: { error: 'E', message: hostile }, values: { s: hostile }, cause: 'finished' });
+      const run = await store.getRun(tenantId, 'r');
+      expect(run?.status).toBe('error');
+      expect(run?.error).toContain(hostile);
+      expect(await store.getThread(tenantId, threadId)).toMatchObject({ metadata: { note: hostile }, values: { s: hostile } });
+    } finally {
+      await admin("SET GLOBAL sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@GLOBAL.sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))");
+      await store.close();
+      await admin(`DROP DATABASE \`${name}\``);
+    }
+  });
+});

@@ -14,6 +14,9 @@ export interface MysqlStoreOptions {
   onQuery?: (sqlText: string) => void;
 }
 
+/** The session's sql_mode without NO_BACKSLASH_ESCAPES, the rest as the server set it. */
+const WITHOUT_NO_BACKSLASH_ESCAPES = "SET SESSION sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))";
+
 /** The cluster-mode store over a mysql2 connection pool (connections are opened lazily). */
 export function createMysqlStore(opts: MysqlStoreOptions): Store {
   let url: URL;
@@ -36,6 +39,16 @@ export function createMysqlStore(opts: MysqlStoreOptions): Store {
     // issue 9). Every statement's values are parameters, so this admits no statement a value could
     // smuggle in; the checkpointer's pool has it too (checkpoint-mysql saver.ts).
     multipleStatements: true,
+  });
+  // mysql2 escapes the values it interpolates with backslashes. A server whose sql_mode has
+  // NO_BACKSLASH_ESCAPES reads them as text, so a quote in a value would end its string — with
+  // multipleStatements, the start of another statement. Each connection turns the flag off for
+  // itself before its first query (the handler's query is queued ahead of it); one that cannot
+  // is destroyed, so nothing runs under the wrong mode.
+  pool.on('connection', (conn) => {
+    conn.query(WITHOUT_NO_BACKSLASH_ESCAPES, (err) => {
+      if (err) conn.destroy();
+    });
   });
   const onQuery = opts.onQuery;
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }), ...(onQuery ? { log: (e) => onQuery(e.query.sql) } : {}) });
