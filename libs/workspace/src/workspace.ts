@@ -249,13 +249,16 @@ export class WorkspaceManager {
     const { root } = await this.init();
     const dir = path.join(root, tenantId, threadId);
     this.ensured.delete(`${tenantId}/${threadId}`);
+    const privateDir = path.join(root, PRIVATE_DIR, tenantId, threadId);
     // First, and whether or not the workspace is there: a deletion retried after a crash between
     // the two removals finds no workspace, and must still remove this.
-    await fs.rm(path.join(root, PRIVATE_DIR, tenantId, threadId), { recursive: true, force: true });
+    await fs.rm(privateDir, { recursive: true, force: true });
     const st = await fs.lstat(dir).catch(() => undefined);
     if (!st) return false;
     // rm does not follow symlinks: a planted link is removed, not its target.
     await fs.rm(dir, { recursive: true, force: true });
+    // And again after: a tool call that landed between the two removals made it anew.
+    await fs.rm(privateDir, { recursive: true, force: true });
     this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace deleted');
     return true;
   }

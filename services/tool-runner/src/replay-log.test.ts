@@ -255,17 +255,32 @@ describe('replay log out of reach of the workspace (hardening)', () => {
       `${JSON.stringify({ state: 'started', key: done, tool: 'write_file', at: 1 })}\n\n${JSON.stringify({ state: 'completed', key: done, tool: 'write_file', at: 2, content: 'Wrote 3 bytes to outputs/log.txt', durationMs: 1, idempotent: false })}\n`,
     );
     await writeFile(path.join(legacy(), entryFile('run-1:L2')), `${JSON.stringify({ state: 'started', key: 'run-1:L2', tool: 'write_file', at: 1 })}\n`);
-    // A link among them (not the earlier version's) counts as begun: never run on its word.
-    await symlink(path.join(tmp.path, 'nowhere'), path.join(legacy(), entryFile('run-1:L3')));
+    // A link among them is not the earlier version's (it wrote regular files): not imported, not followed.
+    await writeFile(path.join(tmp.path, 'elsewhere.json'), forged('run-1:L3'));
+    await symlink(path.join(tmp.path, 'elsewhere.json'), path.join(legacy(), entryFile('run-1:L3')));
     expect((await append('L1', { [Headers.replayOnly]: '1' })).content).toBe('Wrote 3 bytes to outputs/log.txt');
     expect((await append('L1')).content).toBe('Wrote 3 bytes to outputs/log.txt');
     expect((await append('L2', { [Headers.replayOnly]: '1' })).error?.code).toBe('IN_PROGRESS');
     expect((await append('L2')).error?.code).toBe('IN_PROGRESS');
-    expect((await append('L3')).error?.code).toBe('IN_PROGRESS');
     await expect(log()).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await append('L3')).content).not.toBe('forged reply');
+    expect(await log()).toBe('L3\n');
     // Imported once into the thread's own log; the workspace's copy is left as it was, never written.
     expect((await readdir(effects())).sort()).toEqual([entryFile(done), entryFile('run-1:L2'), entryFile('run-1:L3')].sort());
     expect((await readdir(legacy())).sort()).toEqual([entryFile(done), entryFile('run-1:L2'), entryFile('run-1:L3')].sort());
+  });
+
+  it('an entry planted in the workspace after the layout was first used is not imported, even within the window', async () => {
+    // The layout's first use (another thread's first recorded call), then a script plants an entry
+    // in a workspace whose thread has no log of its own yet.
+    expect(await new ReplayLog(runner.workspaces).begin('t', 'other', 'run-0:c', 'write_file')).toBeUndefined();
+    await existing();
+    await new Promise((r) => setTimeout(r, 20)); // past the marker's timestamp granularity
+    await mkdir(legacy(), { recursive: true });
+    await writeFile(path.join(legacy(), entryFile('run-1:h6')), forged('run-1:h6'));
+    expect((await append('h6', { [Headers.replayOnly]: '1' })).error?.code).toBe('NOT_EXECUTED');
+    expect((await append('h6')).content).not.toBe('forged reply');
+    expect(await log()).toBe('h6\n');
   });
 
   it('a call begun under the earlier layout is not run again when its first question is begin (a retried send)', async () => {
@@ -296,10 +311,11 @@ describe('replay log out of reach of the workspace (hardening)', () => {
 
   it('an empty import-window marker (a crash while it was made) fails no call, and a legacy entry is still imported', async () => {
     await existing();
-    await mkdir(path.join(tmp.path, 'ws', '.agentloop'), { recursive: true });
-    await writeFile(path.join(tmp.path, 'ws', '.agentloop', '.replay-log'), '');
     await mkdir(legacy(), { recursive: true });
     await writeFile(path.join(legacy(), entryFile('run-1:L6')), `${JSON.stringify({ state: 'started', key: 'run-1:L6', tool: 'write_file', at: 1 })}\n`);
+    // The marker, empty, made after the entry (the upgrade came after the earlier version wrote it).
+    await mkdir(path.join(tmp.path, 'ws', '.agentloop'), { recursive: true });
+    await writeFile(path.join(tmp.path, 'ws', '.agentloop', '.replay-log'), '');
     expect((await append('L6')).error?.code).toBe('IN_PROGRESS');
     expect((await append('L7')).error).toBeUndefined();
     expect(await log()).toBe('L7\n');

@@ -80,11 +80,13 @@ interface Place {
  * is made once, when first missing, and then holds a copy of every legacy entry: they are copied
  * into a staging folder renamed into place, so the folder never exists without them (a replica
  * that finds it answers as if from the old entries). The legacy tree is read without following a
- * symlink (`.agentloop`, `effects` and each entry are lstat'ed / opened O_NOFOLLOW: a non-file
- * entry imports as `started`) and never written. After that the workspace's copy is never read
- * again, and the import only happens within LEGACY_IMPORT_WINDOW_MS of this layout's first use,
- * or not at all when this request created the workspace. No filesystem call is added to a call
- * whose thread's folder exists.
+ * symlink (`.agentloop`, `effects` and each entry opened O_NOFOLLOW, the folders through their
+ * descriptors: legacyDir) and never written; only regular files unchanged since this layout's
+ * first use are imported (readLegacyEntry: what a script plants later is not). After that the
+ * workspace's copy is never read again, and the import only happens within
+ * LEGACY_IMPORT_WINDOW_MS of this layout's first use, or not at all when this request created the
+ * workspace. A call whose thread's folder exists adds no filesystem call; `get` of a call with no
+ * entry adds one lstat (is the folder there?).
  */
 export class ReplayLog {
   private since: Promise<number> | undefined;
@@ -163,11 +165,13 @@ export class ReplayLog {
       return true;
     }
     const staging = `${at.dir}.import-${randomUUID()}`;
-    await mkdir(staging, { recursive: true });
     try {
+      await mkdir(staging, { recursive: true });
       // One entry in memory at a time, however many a long-lived thread (or a script) left there.
-      for await (const d of await opendir(legacy)) {
-        if (ENTRY_NAME.test(d.name)) await writeFile(path.join(staging, d.name), await readLegacyEntry(path.join(legacy, d.name)), { flag: 'wx' });
+      for await (const d of await opendir(legacy.path)) {
+        if (!ENTRY_NAME.test(d.name)) continue;
+        const text = await readLegacyEntry(path.join(legacy.path, d.name), since);
+        if (text !== undefined) await writeFile(path.join(staging, d.name), text, { flag: 'wx' });
       }
       // Atomic: the folder appears with every entry. Another replica's import, or a folder made
       // since, wins (ENOTEMPTY / EEXIST): its copy is the same, or newer.
@@ -176,24 +180,38 @@ export class ReplayLog {
         if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
       });
     } finally {
+      await legacy.close();
       await rm(staging, { recursive: true, force: true });
     }
     return true;
   }
 
   /**
-   * The workspace's legacy log folder, when within the import window and a plain folder under a
-   * plain `.agentloop` (lstat: a planted link is not followed); undefined otherwise. A link swapped
-   * in between this look and the reads could only make the import read files named like entries
-   * elsewhere: they are taken for this thread's calls only when they hold this thread's keys.
+   * The workspace's legacy log folder, when within the import window: `.agentloop`, then `effects`
+   * in it, each opened as a folder without following a link (O_NOFOLLOW), the second through the
+   * first's descriptor as openat(2) would, so a link swapped in by a sandboxed script at any moment
+   * leads nowhere; the listing and the entries are then read through the folder's descriptor
+   * (`/proc/self/fd/N`). Undefined when there is none, or when either is not a plain folder.
+   * Where /proc is not mounted (not Linux), the folders are looked at with lstat and read by path.
    */
-  private async legacyDir(workspaceRoot: string, since: number): Promise<string | undefined> {
+  private async legacyDir(workspaceRoot: string, since: number): Promise<{ path: string; close: () => Promise<void> } | undefined> {
     const top = path.join(workspaceRoot, LEGACY_DIR[0]);
     // The common case, one lstat: no legacy tree.
     if (!(await lstatIfThere(top))?.isDirectory()) return undefined;
     if ((this.opts.now ?? Date.now)() > since + LEGACY_IMPORT_WINDOW_MS) return undefined;
-    const dir = path.join(top, LEGACY_DIR[1]);
-    return (await lstatIfThere(dir))?.isDirectory() ? dir : undefined;
+    if (!(await hasProcFds())) {
+      const dir = path.join(top, LEGACY_DIR[1]);
+      return (await lstatIfThere(dir))?.isDirectory() ? { path: dir, close: () => Promise.resolve() } : undefined;
+    }
+    const folder = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+    const topFd = await openIfFolder(top, folder);
+    if (!topFd) return undefined;
+    try {
+      const dirFd = await openIfFolder(`/proc/self/fd/${topFd.fd}/${LEGACY_DIR[1]}`, folder);
+      return dirFd ? { path: `/proc/self/fd/${dirFd.fd}`, close: () => dirFd.close() } : undefined;
+    } finally {
+      await topFd.close();
+    }
   }
 
   /**
@@ -222,26 +240,49 @@ export class ReplayLog {
 }
 
 /**
- * One legacy entry's text, refusing a symlink (O_NOFOLLOW) or anything but a regular file (a FIFO
- * cannot block: O_NONBLOCK). What cannot be read as an entry imports as '' — `started` (parseEntry):
- * the file's existence says the call may have begun, so it is not run again on its word.
+ * One legacy entry's text, or undefined for a file the earlier version cannot have written: it
+ * wrote regular files only (a link or anything else is refused: O_NOFOLLOW, and O_NONBLOCK so a
+ * FIFO cannot block), and none after this layout's first use `since` (the README's upgrade stops
+ * the earlier tool-runners first), so a file whose inode changed after it — ctime, which a
+ * workspace's user cannot set — was written by someone else. An entry too large to be one
+ * imports as '' — `started` (parseEntry): its call may have begun, so it is not run again.
  */
-async function readLegacyEntry(file: string): Promise<string> {
+async function readLegacyEntry(file: string, since: number): Promise<string | undefined> {
   let fh;
   try {
     fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    if (['ELOOP', 'ENXIO', 'EISDIR', 'EACCES'].includes((err as NodeJS.ErrnoException).code ?? '')) return '';
+    if (['ENOENT', 'ELOOP', 'ENXIO', 'EISDIR', 'EACCES'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw err;
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile() || st.size > LEGACY_ENTRY_MAX_BYTES) return '';
+    if (!st.isFile() || st.ctimeMs > since) return undefined;
+    if (st.size > LEGACY_ENTRY_MAX_BYTES) return '';
     return await fh.readFile('utf8');
   } finally {
     await fh.close();
   }
+}
+
+/** `file` opened with `flags` when it is a folder (no link followed with O_NOFOLLOW); undefined when missing or not one. */
+async function openIfFolder(file: string, flags: number) {
+  try {
+    return await open(file, flags);
+  } catch (err) {
+    if (['ENOENT', 'ELOOP', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw err;
+  }
+}
+
+let procFds: Promise<boolean> | undefined;
+/** Whether this process's descriptors are reachable as /proc/self/fd/N (Linux with /proc mounted). */
+function hasProcFds(): Promise<boolean> {
+  procFds ??= lstat('/proc/self/fd').then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
+  return procFds;
 }
 
 async function readIfThere(file: string): Promise<string | undefined> {
