@@ -11,7 +11,8 @@
  * each isolate's code on its own, so with N orchestrator threads each thread sees 1/N of the
  * warm-up's runs. A warm-up of a fixed time measured N threads' code half-optimized (issue 9,
  * bench/throughput/README.md "Orchestrator threads: the per-run cost was the JIT's warm-up").
- * `--rounds 6 --warmup-runs 0` shows the warm-up curve itself.
+ * `--rounds 6 --warmup-runs 0` shows the warm-up curve itself; `--warmup S` is the former warm-up
+ * (S seconds of 4 clients, whatever the thread count), to compare with figures measured with it.
  *
  *   npx tsx bench/throughput/thread-cpu.ts [--clients 32] [--seconds 8] [--rounds 1] [--warmup-runs 600] [--env EMBEDDED_THREADS=orchestrator:2] [--snapshot REF]
  */
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '1' },
     'warmup-runs': { type: 'string', default: '600' },
+    warmup: { type: 'string' },
     snapshot: { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
   },
@@ -80,11 +82,12 @@ try {
   const pid = target.proc!.pid;
   // Runs execute in the orchestrator threads, or in the main thread without them: one isolate.
   const isolates = Math.max(1, embeddedThreads({ ...process.env, ...env }));
-  const warmupRuns = Number(args['warmup-runs']) * isolates;
   const w0 = performance.now();
-  for (let done = 0; done < warmupRuns;) done += (await waitLoad(target, { concurrency: clients, seconds: 1 })).runs;
+  let warmed = 0;
+  if (args.warmup !== undefined) warmed = (await waitLoad(target, { concurrency: 4, seconds: Number(args.warmup) })).runs;
+  else for (const want = Number(args['warmup-runs']) * isolates; warmed < want;) warmed += (await waitLoad(target, { concurrency: clients, seconds: 1 })).runs;
   console.log(
-    `code: ${snap ? `commit ${snap.commit.slice(0, 12)} (${args.snapshot})` : 'working tree'}; warm-up: ${warmupRuns} runs (${isolates} isolate(s)) in ${((performance.now() - w0) / 1000).toFixed(1)} s`,
+    `code: ${snap ? `commit ${snap.commit.slice(0, 12)} (${args.snapshot})` : 'working tree'}; warm-up: ${warmed} runs (${isolates} isolate(s)) in ${((performance.now() - w0) / 1000).toFixed(1)} s`,
   );
   for (let r = 1; r <= Number(args.rounds); r++) {
     const before = threadCpu(pid);
