@@ -133,6 +133,8 @@ if (args.snapshot) {
   agentloopRoot = snap.root;
   agentloopCode = `commit ${snap.commit.slice(0, 12)} (${args.snapshot})`;
 }
+/** The V8 isolates that execute an embedded target's runs: one per orchestrator thread, else the main thread's. */
+const embeddedIsolates = Math.max(1, embeddedThreads({ ...process.env, ...extraEnv }));
 const startOpts: StartOptions = { outDir, env: extraEnv, peerJobsPerWorker: num(args['peer-jobs'], 10, 'peer-jobs'), log, agentloopRoot };
 
 const machine = {
@@ -255,8 +257,7 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
     // V8 optimizes each isolate's code on its own: with N orchestrator threads each sees 1/N of
     // the warm-up's runs, so an embedded target warms N times as long (thread-cpu.ts --rounds
     // shows the curve; bench/throughput/README.md, issue 9).
-    const isolates = t.name === 'embedded' ? Math.max(1, embeddedThreads({ ...process.env, ...extraEnv })) : 1;
-    const w = await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * isolates });
+    const w = await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * (t.name === 'embedded' ? embeddedIsolates : 1) });
     log(`${t.name} warmed up: ${w.runs} runs, ${w.errors} errors${w.firstError ? ` (${w.firstError})` : ''}`);
     if (w.runs === 0) throw new Error(`${t.name}: no run completed during warm-up: ${w.firstError}`);
   }
@@ -460,7 +461,7 @@ async function profilePhase(): Promise<void> {
   const t = await startEmbeddedTarget(startOpts, 'embedded-profile');
   started.push(t);
   try {
-    await waitLoad(t, { concurrency: 4, seconds: quick ? 3 : 5 });
+    await waitLoad(t, { concurrency: 4, seconds: (quick ? 3 : 5) * embeddedIsolates }); // as the throughput phase's warm-up
     const child = t.proc!.child;
     const reply = (type: string) =>
       new Promise<void>((resolve) => {
