@@ -10,7 +10,7 @@
  * The warm-up is counted in runs per V8 isolate (`--warmup-runs`, at `--clients`): V8 optimizes
  * each isolate's code on its own, so with N orchestrator threads each thread sees 1/N of the
  * warm-up's runs. A warm-up of a fixed time measured N threads' code half-optimized (issue 9,
- * bench/throughput/README.md "Orchestrator threads: the per-run cost was the JIT's warm-up").
+ * bench/throughput/README.md "Orchestrator threads: the ~18 ms per run a thread executes was each V8 isolate still warming up").
  * `--rounds 6 --warmup-runs 0` shows the warm-up curve itself; `--warmup S` is the former warm-up
  * (S seconds of 4 clients, whatever the thread count), to compare with figures measured with it.
  *
