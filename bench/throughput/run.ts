@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { backgroundLoad, sdkClient, runConfig, ledgerRunConfig, checkValues, waitLoad, sumCpu, type BackgroundRound, type WaitRound } from './load.js';
+import { embeddedThreads } from '../../apps/agentloop/src/embedded-threads.js';
 import { ensurePeerInstalled } from './peer.js';
 import { formatSummary, summarize, type CpuProfile } from './profile-summary.js';
 import { fmt, fmtBytes, formatTable, percentile } from './stats.js';
@@ -132,6 +133,8 @@ if (args.snapshot) {
   agentloopRoot = snap.root;
   agentloopCode = `commit ${snap.commit.slice(0, 12)} (${args.snapshot})`;
 }
+/** The V8 isolates that execute an embedded target's runs: one per orchestrator thread, else the main thread's. */
+const embeddedIsolates = Math.max(1, embeddedThreads({ ...process.env, ...extraEnv }));
 const startOpts: StartOptions = { outDir, env: extraEnv, peerJobsPerWorker: num(args['peer-jobs'], 10, 'peer-jobs'), log, agentloopRoot };
 
 const machine = {
@@ -251,7 +254,10 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
       config: runConfig(0),
     });
     checkValues(values);
-    const w = await waitLoad(t, { concurrency: 4, seconds: quick ? 2 : 4 });
+    // V8 optimizes each isolate's code on its own: with N orchestrator threads each sees 1/N of
+    // the warm-up's runs, so an embedded target warms N times as long (thread-cpu.ts --rounds
+    // shows the curve; bench/throughput/README.md, issue 9).
+    const w = await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * (t.name === 'embedded' ? embeddedIsolates : 1) });
     log(`${t.name} warmed up: ${w.runs} runs, ${w.errors} errors${w.firstError ? ` (${w.firstError})` : ''}`);
     if (w.runs === 0) throw new Error(`${t.name}: no run completed during warm-up: ${w.firstError}`);
   }
@@ -455,7 +461,7 @@ async function profilePhase(): Promise<void> {
   const t = await startEmbeddedTarget(startOpts, 'embedded-profile');
   started.push(t);
   try {
-    await waitLoad(t, { concurrency: 4, seconds: quick ? 3 : 5 });
+    await waitLoad(t, { concurrency: 4, seconds: (quick ? 3 : 5) * embeddedIsolates }); // as the throughput phase's warm-up
     const child = t.proc!.child;
     const reply = (type: string) =>
       new Promise<void>((resolve) => {
