@@ -266,6 +266,27 @@ const encodeJob = (j: RunJobSpec): string =>
     ...(j.delayMs ? { delay_ms: j.delayMs } : {}),
   } satisfies StoredJob);
 
+/** The row of a run being admitted (pending, not started), as both admission paths insert it. */
+function newRunRow(r: NewRun, now: number, deferred: 0 | 1, job: RunJobSpec | undefined) {
+  return {
+    run_id: r.runId,
+    thread_id: r.threadId,
+    tenant_id: r.tenantId,
+    assistant_id: r.assistantId,
+    status: 'pending',
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    ended_at: null,
+    error: null,
+    metadata: JSON.stringify(r.metadata ?? {}),
+    kwargs: JSON.stringify(r.kwargs ?? {}),
+    multitask_strategy: r.multitaskStrategy ?? 'reject',
+    deferred,
+    job: job ? encodeJob(job) : null,
+  };
+}
+
 function decodeJob(text: string | null): RunJobSpec | undefined {
   if (!text) return undefined;
   const j = JSON.parse(text) as StoredJob;
@@ -356,23 +377,7 @@ export class RunLifecycle<C = unknown> {
     const r = req.run;
     const now = this.now();
     const job = req.job?.([]);
-    const row = {
-      run_id: r.runId,
-      thread_id: r.threadId,
-      tenant_id: r.tenantId,
-      assistant_id: r.assistantId,
-      status: 'pending',
-      created_at: now,
-      updated_at: now,
-      started_at: null,
-      ended_at: null,
-      error: null,
-      metadata: JSON.stringify(r.metadata ?? {}),
-      kwargs: JSON.stringify(r.kwargs ?? {}),
-      multitask_strategy: r.multitaskStrategy ?? 'reject',
-      deferred: 0,
-      job: job ? encodeJob(job) : null,
-    };
+    const row = newRunRow(r, now, 0, job);
     const statements = admitMysqlPacket({
       runId: r.runId,
       threadId: r.threadId,
@@ -461,23 +466,7 @@ export class RunLifecycle<C = unknown> {
       uploads = rows.map(toUpload);
     }
     const job = req.job?.(uploads);
-    const row = {
-      run_id: r.runId,
-      thread_id: r.threadId,
-      tenant_id: r.tenantId,
-      assistant_id: r.assistantId,
-      status: 'pending',
-      created_at: now,
-      updated_at: now,
-      started_at: null,
-      ended_at: null,
-      error: null,
-      metadata: JSON.stringify(r.metadata ?? {}),
-      kwargs: JSON.stringify(r.kwargs ?? {}),
-      multitask_strategy: r.multitaskStrategy ?? 'reject',
-      deferred: behind === undefined ? 0 : 1,
-      job: job ? encodeJob(job) : null,
-    };
+    const row = newRunRow(r, now, behind === undefined ? 0 : 1, job);
     try {
       await insertRun.execute(db, {
         runId: row.run_id,
