@@ -140,16 +140,21 @@ describe('SKILL_SCRIPT_ISOLATION=auto (the default) without bubblewrap', () => {
 });
 
 describe('SKILL_SCRIPT_ISOLATION=namespaces without bubblewrap', () => {
-  it.skipIf(!UNSHARE_WORKS)('runs scripts under unshare (the operator chose it), without network', async () => {
+  it.skipIf(!UNSHARE_WORKS)('runs scripts under unshare (the operator chose it), which hides no file: why auto never picks it', async () => {
     await using h = await startSandboxHarness({
       copyProjectSkills: false,
-      files: MARKER,
+      files: { ...MARKER, 'hello/scripts/cat.py': 'import sys\nprint(open(sys.argv[1]).read())\n' },
       env: { SANDBOX_BWRAP: '/nonexistent/bwrap', SKILL_SCRIPT_ISOLATION: 'namespaces' },
     });
     expect(h.sandbox.isolation.mode).toBe('unshare');
     expect(h.sandbox.capabilities.unshare).toBeDefined();
     const res = await h.execute('run_skill_script', { skill_id: 'hello', script_name: 'hello.py', args: ['world'] });
     expect(res.content).toBe('hello world');
+    // The documented trade-off (README "Skills"): another tenant's workspace is readable here.
+    const otherTenant = path.join(h.workspace('globex', 'th-9'), 'outputs', 'secret.txt');
+    await mkdir(path.dirname(otherTenant), { recursive: true });
+    await writeFile(otherTenant, 'globex only');
+    expect((await h.execute('run_skill_script', { skill_id: 'hello', script_name: 'cat.py', args: [otherTenant] })).content).toBe('globex only');
   });
 
   it.each([
