@@ -177,13 +177,35 @@ describe('upgrade from records kept in the workspace (<workspace>/.runs)', () =>
         await symlink(elsewhere, legacyDir());
       },
     ],
-  ])('%s is not taken: the start is recorded from the workspace as it is, and nothing outside it is removed', async (_what, plant) => {
+  ])('%s is not taken: the start is recorded from the workspace as it is, and nothing is removed', async (_what, plant) => {
     await plant(await startedBeforeUpgrade('run-old'));
+    const before = await fsp.lstat(legacyDir());
     expect(await recordRunStart(place, 'run-old', ['outputs'])).toBe(true);
-    await expect(fsp.lstat(legacyDir())).rejects.toThrow('ENOENT');
+    // Not a record: left where it was, as it was (only record-shaped files move).
+    const after = await fsp.lstat(legacyDir());
+    expect([after.ino, after.isSymbolicLink()]).toEqual([before.ino, before.isSymbolicLink()]);
+    if (!after.isSymbolicLink()) expect(await readdir(legacyDir())).toEqual(['run-old.json']);
     await writeFile(path.join(ws, 'outputs', 'after.md'), 'after');
     expect((await filesChangedSinceRunStart(place, 'run-old', ['outputs']))?.files.map((f) => f.path)).toEqual(['outputs/after.md']);
     if (existsSync(path.join(tmp.path, 'elsewhere'))) expect(await readdir(path.join(tmp.path, 'elsewhere'))).toEqual(['run-old.json']);
+  });
+
+  it("moves every run's record, so a run in flight across the upgrade that never starts again keeps its start too", async () => {
+    await legacyRecord('run-old', await startedBeforeUpgrade('run-old'));
+    await legacyRecord('run-other', {});
+    expect(await recordRunStart(place, 'run-new', ['outputs'])).toBe(true);
+    await expect(fsp.lstat(legacyDir())).rejects.toThrow('ENOENT');
+    expect(await readdir(path.join(place.privateDir, RUN_RECORDS_DIR))).toEqual(expect.arrayContaining(['run-old.json', 'run-other.json', 'run-new.json']));
+    expect((await filesChangedSinceRunStart(place, 'run-old', ['outputs']))?.files.map((f) => f.path)).toEqual(['outputs/made.md']);
+  });
+
+  it("keeps the user's own files in a folder named .runs: only record-shaped files move", async () => {
+    await legacyRecord('run-old', await startedBeforeUpgrade('run-old'));
+    await writeFile(path.join(legacyDir(), 'notes.txt'), 'mine');
+    await writeFile(path.join(legacyDir(), 'data.json'), '{"files":{}}');
+    expect(await recordRunStart(place, 'run-old', ['outputs'])).toBe(true);
+    expect((await readdir(legacyDir())).sort()).toEqual(['data.json', 'notes.txt']);
+    expect(await fsp.readFile(path.join(legacyDir(), 'notes.txt'), 'utf8')).toBe('mine');
   });
 
   it('a record planted in the old place later is never read', async () => {

@@ -99,8 +99,10 @@ export async function recordStartsOfRunsWaiting(place: RunRecordsPlace, creating
   for (const runId of runs) await recordRunStart(place, runId, [], { emptyWorkspace: true });
 }
 
+const isRunId = (runId: string): boolean => WORKSPACE_ID_PATTERN.test(runId) && !runId.includes('..');
+
 function checkRunId(runId: string): void {
-  if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
+  if (!isRunId(runId)) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
 }
 
 function recordPath(place: RunRecordsPlace, runId: string): string {
@@ -131,12 +133,11 @@ export async function recordRunStart(
   // In the private folder, which no script or file tool reaches: no link can have been planted there.
   const madeDir = (await fs.mkdir(dir, { recursive: true })) !== undefined;
   // The thread's first record in this place (the upgrade): a run that started under the old layout
-  // keeps its start from there, read as untrusted input (readLegacyRecord); then the old folder goes.
+  // keeps its start from there, read as untrusted input; the old records go (takeLegacyRecords).
   // Not when the workspace was just created: it holds none.
   let legacy: StartRecord | undefined;
   if (madeDir && opts.emptyWorkspace !== true) {
-    legacy = await readLegacyRecord(place.root, runId);
-    await removeLegacyRecords(place.root);
+    legacy = await takeLegacyRecords(place, runId);
   }
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
@@ -147,13 +148,25 @@ export async function recordRunStart(
     created_at: new Date().toISOString(),
     files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])),
   };
-  // Written to a temp name and linked into place: readers never see half a record, and the first writer wins.
+  if (!(await writeRecord(file, record))) return false;
+  written.set(file, record);
+  if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
+  // A folder created just now holds no old records to prune.
+  if (madeDir) notePruned(dir, Date.now());
+  else await pruneRecords(dir);
+  return true;
+}
+
+/**
+ * Writes `record` at `file` unless one is there: to a temp name, then linked into place, so readers
+ * never see half a record and the first writer wins. False when one was there.
+ */
+async function writeRecord(file: string, record: StartRecord): Promise<boolean> {
   const temp = `${file}.${randomUUID()}.tmp`;
   await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });
   try {
     await fs.link(temp, file);
-    written.set(file, record);
-    if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
+    return true;
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
     return false;
@@ -161,54 +174,79 @@ export async function recordRunStart(
     // unlink, not rm: rm looks at what the path is first, and this is the file just written.
     await fs.unlink(temp).catch(() => undefined);
   }
-  // A folder created just now holds no old records to prune.
-  if (madeDir) notePruned(dir, Date.now());
-  else await pruneRecords(dir);
-  return true;
 }
 
 /** A legacy record larger than this is not one the earlier version wrote for a workspace listing (100,000 files at most). */
 const LEGACY_RECORD_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
- * The start record `<workspace>/.runs/<runId>.json` of the layout before RUN_RECORDS_DIR, read as
- * untrusted input: anyone with the workspace could have written it. `.runs` is opened as a folder
- * without following a link and the record through its descriptor (`/proc/self/fd/N`, as openat
- * would) with O_NOFOLLOW and O_NONBLOCK, so neither a link (to another tenant's record, to
- * /dev/zero) nor a FIFO is read; only a regular file of at most LEGACY_RECORD_MAX_BYTES, of the
- * shape recordRunStart writes and naming this run, is taken. What a forged one can still do is
- * choose which of this thread's own files count as the run's artifacts. Undefined otherwise, and
- * where /proc is not mounted (the run then records its start from the workspace as it is).
+ * Opens `<workspace>/.runs/` (LEGACY_RUN_RECORDS_DIR) as a folder without following a link, for
+ * reading and removing its entries through the descriptor (`/proc/self/fd/N/<name>`, as openat and
+ * unlinkat would): a link swapped in after the open is never followed. Undefined where there is no
+ * such folder, it is a link, or /proc is not mounted.
  */
-async function readLegacyRecord(workspaceRoot: string, runId: string): Promise<StartRecord | undefined> {
+async function openLegacyRecords(workspaceRoot: string): Promise<fs.FileHandle | undefined> {
   const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
   const dir = await fs.open(path.join(workspaceRoot, LEGACY_RUN_RECORDS_DIR), dirFlags).catch(() => undefined);
-  if (!dir) return undefined;
-  try {
-    const fileFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-    const file = await fs.open(`/proc/self/fd/${dir.fd}/${runId}.json`, fileFlags).catch(() => undefined);
-    if (!file) return undefined;
-    try {
-      const st = await file.stat();
-      if (!st.isFile() || st.size > LEGACY_RECORD_MAX_BYTES) return undefined;
-      const record = startRecordOf(JSON.parse(await file.readFile('utf8')));
-      return record?.run_id === runId ? record : undefined;
-    } catch {
-      return undefined;
-    } finally {
-      await file.close();
-    }
-  } finally {
+  if (dir && !(await fs.stat(`/proc/self/fd/${dir.fd}`).catch(() => undefined))) {
     await dir.close();
+    return undefined;
+  }
+  return dir;
+}
+
+/**
+ * The record `<name>` of an opened legacy folder, read as untrusted input: anyone with the workspace
+ * could have written it. Opened with O_NOFOLLOW and O_NONBLOCK, so neither a link (to another
+ * tenant's record, to /dev/zero) nor a FIFO is read; only a regular file of at most
+ * LEGACY_RECORD_MAX_BYTES, of the shape recordRunStart writes and naming the run its name says, is
+ * taken. What a forged one can still do is choose which of this thread's own files count as that
+ * run's artifacts.
+ */
+async function readLegacyRecordIn(dir: fs.FileHandle, name: string): Promise<StartRecord | undefined> {
+  const named = name.slice(0, -'.json'.length);
+  if (!name.endsWith('.json') || !isRunId(named)) return undefined;
+  const fileFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const file = await fs.open(`/proc/self/fd/${dir.fd}/${name}`, fileFlags).catch(() => undefined);
+  if (!file) return undefined;
+  try {
+    const st = await file.stat();
+    if (!st.isFile() || st.size > LEGACY_RECORD_MAX_BYTES) return undefined;
+    const record = startRecordOf(JSON.parse(await file.readFile('utf8')));
+    return record?.run_id === named ? record : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await file.close();
   }
 }
 
 /**
- * Removes `<workspace>/.runs/` (LEGACY_RUN_RECORDS_DIR). Best effort: nothing reads it any more.
- * rm does not follow links, so a link planted there is removed, not what it points to.
+ * The upgrade from records kept in the workspace (the thread's first record in `place.privateDir`):
+ * each record-shaped file of `<workspace>/.runs/` (readLegacyRecordIn) is moved to the new place, so
+ * every run in flight across the upgrade keeps its start, and `runId`'s is returned for the caller
+ * to write. Nothing else is removed: `.runs` was never reserved, so a folder of that name may hold
+ * the user's own files (an upload, a script's output), and those stay.
  */
-async function removeLegacyRecords(workspaceRoot: string): Promise<void> {
-  await fs.rm(path.join(workspaceRoot, LEGACY_RUN_RECORDS_DIR), { recursive: true, force: true }).catch(() => undefined);
+async function takeLegacyRecords(place: RunRecordsPlace, runId: string): Promise<StartRecord | undefined> {
+  const dir = await openLegacyRecords(place.root);
+  if (!dir) return undefined;
+  try {
+    const names = await fs.readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[]);
+    let taken: StartRecord | undefined;
+    for (const name of names) {
+      const record = await readLegacyRecordIn(dir, name);
+      if (!record) continue;
+      if (record.run_id === runId) taken = record;
+      else await writeRecord(recordPath(place, record.run_id), record).catch(() => false);
+      await fs.unlink(`/proc/self/fd/${dir.fd}/${name}`).catch(() => undefined);
+    }
+    // Fails (ignored) unless what is there now is an empty folder: rmdir never removes a link.
+    await fs.rmdir(path.join(place.root, LEGACY_RUN_RECORDS_DIR)).catch(() => undefined);
+    return taken;
+  } finally {
+    await dir.close();
+  }
 }
 
 /**
