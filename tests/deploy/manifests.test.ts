@@ -107,6 +107,23 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(auth.metadata.name).toBe((scaled.spec!.triggers as Array<{ authenticationRef?: { name: string } }>)[0]!.authenticationRef!.name);
   });
 
+  // README "Skills": skill scripts run only in bubblewrap; the cluster manifests fail closed and give bwrap what it needs.
+  it.each(['k8s', 'k8s/overlays/production'])('%s: the skill sandbox requires bubblewrap and its pod may create namespaces and mount /proc', (k) => {
+    const d = builds[k]!.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'skill-sandbox')!;
+    const pod = (d.spec!.template as { spec: { hostUsers?: boolean } }).spec;
+    const c = containers(d)[0] as Container & { env?: Array<{ name: string; value?: string }>; securityContext?: Record<string, unknown> };
+    expect(c.env).toContainEqual({ name: 'SKILL_SANDBOX_REQUIRE_BWRAP', value: 'true' });
+    expect(pod.hostUsers).toBe(false);
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      procMount: 'Unmasked',
+      seccompProfile: { type: 'Unconfined' },
+      appArmorProfile: { type: 'Unconfined' },
+    });
+  });
+
   describe('catches broken manifests', () => {
     const deployment = (spec: Record<string, unknown>): K8sObject => ({
       apiVersion: 'apps/v1',
@@ -182,6 +199,15 @@ describe('docker-compose.yml', () => {
   it('validates against the Compose specification schema', () => {
     const compose = parseYaml(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as Record<string, unknown>;
     expect(validate(compose), ajv.errorsText(validate.errors)).toBe(true);
+  });
+
+  it('runs the skill sandbox only with bubblewrap, in a container that lets bwrap create its namespaces and mount /proc', () => {
+    const compose = parseYaml(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { environment: Record<string, string>; security_opt?: string[] }>;
+    };
+    const sandbox = compose.services['skill-sandbox']!;
+    expect(sandbox.environment).toMatchObject({ SKILL_SANDBOX_REQUIRE_BWRAP: 'true', WORKSPACE_ROOT: '/data/workspaces' });
+    expect(sandbox.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']);
   });
 
   it('rejects a broken file, naming the field', () => {

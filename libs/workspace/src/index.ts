@@ -32,4 +32,12 @@ export { createTempDir, type TempDir } from './temp-dir.js';
 export { detectFileType, fileTypeOfName, type DetectedFileType } from './file-types.js';
 export { listWorkspaceFiles, type WorkspaceFileEntry, type ListFilesOptions, type FileListing } from './listing.js';
 export { sanitizeFileName, MAX_FILE_NAME_BYTES } from './file-names.js';
-export { recordRunStart, filesChangedSinceRunStart, noteRunStartWithoutWorkspace, forgetRunStartWithoutWorkspace, RUN_RECORDS_DIR } from './run-outputs.js';
+export {
+  recordRunStart,
+  filesChangedSinceRunStart,
+  noteRunStartWithoutWorkspace,
+  forgetRunStartWithoutWorkspace,
+  RUN_RECORDS_DIR,
+  LEGACY_RUN_RECORDS_DIR,
+  type RunRecordsPlace,
+} from './run-outputs.js';

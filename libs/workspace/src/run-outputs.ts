@@ -1,12 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { listWorkspaceFiles, type FileListing, type WorkspaceFileEntry } from './listing.js';
 import { errnoCode } from './paths.js';
 import { WORKSPACE_ID_PATTERN } from './workspace-ids.js';
 
-/** Folder (hidden, at the workspace root) holding one start record per run. */
-export const RUN_RECORDS_DIR = '.runs';
+/**
+ * Folder of the thread's private folder (WorkspaceManager.privateDir) holding one start record per
+ * run. Not in the workspace: a record there could be rewritten, replaced by a link (to a FIFO, to
+ * another tenant's record) or made huge by any sandboxed script or file tool of the thread, and the
+ * run's end trusts it to say which files are the run's artifacts.
+ */
+export const RUN_RECORDS_DIR = 'runs';
+/**
+ * Where the records were kept before (`<workspace>/.runs/`): never read, since anyone with the
+ * workspace could write them; removed when the thread's first record is written in the new place.
+ */
+export const LEGACY_RUN_RECORDS_DIR = '.runs';
 /** Start records older than this are pruned when a new one is written. */
 const RECORD_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -15,6 +25,15 @@ interface StartRecord {
   created_at: string;
   /** path → [size, mtime ms] of every file that existed at the run's first start. */
   files: Record<string, [number, number]>;
+}
+
+/**
+ * Where a thread's run records go: `root`, its workspace (what is listed), and `privateDir`, its
+ * private folder (where the records are kept). A Workspace, and WorkspaceManager.probe's answer, are both.
+ */
+export interface RunRecordsPlace {
+  root: string;
+  privateDir: string;
 }
 
 /**
@@ -46,7 +65,7 @@ const RUNS_PER_WORKSPACE_REMEMBERED = 100;
 
 /** Notes that `runId` started while the workspace at `workspaceRoot` did not exist (see above). */
 export function noteRunStartWithoutWorkspace(workspaceRoot: string, runId: string): void {
-  recordPath(workspaceRoot, runId);
+  checkRunId(runId);
   const runs = startedWithoutWorkspace.get(workspaceRoot) ?? new Set<string>();
   startedWithoutWorkspace.delete(workspaceRoot);
   startedWithoutWorkspace.set(workspaceRoot, runs.add(runId));
@@ -74,15 +93,21 @@ function startedEmpty(workspaceRoot: string, runId: string): boolean {
  * tool call created it: it started with nothing there), so they are on disk like any other —
  * also for a process that did not see those runs start (a tool-runner restarted meanwhile).
  */
-export async function recordStartsOfRunsWaiting(workspaceRoot: string, creatingRun?: string): Promise<void> {
-  const runs = new Set(startedWithoutWorkspace.get(workspaceRoot));
+export async function recordStartsOfRunsWaiting(place: RunRecordsPlace, creatingRun?: string): Promise<void> {
+  const runs = new Set(startedWithoutWorkspace.get(place.root));
   if (creatingRun) runs.add(creatingRun);
-  for (const runId of runs) await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true });
+  for (const runId of runs) await recordRunStart(place, runId, [], { emptyWorkspace: true });
 }
 
-function recordPath(workspaceRoot: string, runId: string): string {
-  if (!WORKSPACE_ID_PATTERN.test(runId) || runId.includes('..')) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
-  return path.join(workspaceRoot, RUN_RECORDS_DIR, `${runId}.json`);
+const isRunId = (runId: string): boolean => WORKSPACE_ID_PATTERN.test(runId) && !runId.includes('..');
+
+function checkRunId(runId: string): void {
+  if (!isRunId(runId)) throw new Error(`invalid run id "${runId.slice(0, 140)}"`);
+}
+
+function recordPath(place: RunRecordsPlace, runId: string): string {
+  checkRunId(runId);
+  return path.join(place.privateDir, RUN_RECORDS_DIR, `${runId}.json`);
 }
 
 /**
@@ -98,32 +123,50 @@ function recordPath(workspaceRoot: string, runId: string): string {
  * workspace (`noteRunStartWithoutWorkspace`) also records an empty start.
  */
 export async function recordRunStart(
-  workspaceRoot: string,
+  place: RunRecordsPlace,
   runId: string,
   folders: readonly string[],
   opts: { emptyWorkspace?: boolean } = {},
 ): Promise<boolean> {
-  const file = recordPath(workspaceRoot, runId);
+  const file = recordPath(place, runId);
   const dir = path.dirname(file);
-  // A folder this mkdir created is a plain one; one that was there may be a planted link.
+  // In the private folder, which no script or file tool reaches: no link can have been planted there.
   const madeDir = (await fs.mkdir(dir, { recursive: true })) !== undefined;
-  if (!madeDir && (await fs.lstat(dir)).isSymbolicLink()) throw new Error(`${RUN_RECORDS_DIR} is not a plain folder`);
+  // The thread's first record in this place (the upgrade): a run that started under the old layout
+  // keeps its start from there, read as untrusted input; the old records go (takeLegacyRecords).
+  // Not when the workspace was just created: it holds none.
+  let legacy: StartRecord | undefined;
+  if (madeDir && opts.emptyWorkspace !== true) {
+    legacy = await takeLegacyRecords(place, runId);
+  }
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
-  const empty = opts.emptyWorkspace === true || startedEmpty(workspaceRoot, runId);
-  const { files } = empty ? { files: [] } : await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
-  const record: StartRecord = {
+  const empty = opts.emptyWorkspace === true || startedEmpty(place.root, runId);
+  const { files } = empty || legacy ? { files: [] } : await listWorkspaceFiles(place.root, folders, { maxFiles: 100_000 });
+  const record: StartRecord = legacy ?? {
     run_id: runId,
     created_at: new Date().toISOString(),
     files: Object.fromEntries(files.map((f) => [f.path, [f.size, f.modifiedMs]])),
   };
-  // Written to a temp name and linked into place: readers never see half a record, and the first writer wins.
+  if (!(await writeRecord(file, record))) return false;
+  written.set(file, record);
+  if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
+  // A folder created just now holds no old records to prune.
+  if (madeDir) notePruned(dir, Date.now());
+  else await pruneRecords(dir);
+  return true;
+}
+
+/**
+ * Writes `record` at `file` unless one is there: to a temp name, then linked into place, so readers
+ * never see half a record and the first writer wins. False when one was there.
+ */
+async function writeRecord(file: string, record: StartRecord): Promise<boolean> {
   const temp = `${file}.${randomUUID()}.tmp`;
   await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' });
   try {
     await fs.link(temp, file);
-    written.set(file, record);
-    if (written.size > WRITTEN_REMEMBERED) written.delete(written.keys().next().value!);
+    return true;
   } catch (err) {
     if (errnoCode(err) !== 'EEXIST') throw err;
     return false;
@@ -131,10 +174,79 @@ export async function recordRunStart(
     // unlink, not rm: rm looks at what the path is first, and this is the file just written.
     await fs.unlink(temp).catch(() => undefined);
   }
-  // A folder created just now holds no old records to prune.
-  if (madeDir) notePruned(dir, Date.now());
-  else await pruneRecords(dir);
-  return true;
+}
+
+/** A legacy record larger than this is not one the earlier version wrote for a workspace listing (100,000 files at most). */
+const LEGACY_RECORD_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Opens `<workspace>/.runs/` (LEGACY_RUN_RECORDS_DIR) as a folder without following a link, for
+ * reading and removing its entries through the descriptor (`/proc/self/fd/N/<name>`, as openat and
+ * unlinkat would): a link swapped in after the open is never followed. Undefined where there is no
+ * such folder, it is a link, or /proc is not mounted.
+ */
+async function openLegacyRecords(workspaceRoot: string): Promise<fs.FileHandle | undefined> {
+  const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+  const dir = await fs.open(path.join(workspaceRoot, LEGACY_RUN_RECORDS_DIR), dirFlags).catch(() => undefined);
+  if (dir && !(await fs.stat(`/proc/self/fd/${dir.fd}`).catch(() => undefined))) {
+    await dir.close();
+    return undefined;
+  }
+  return dir;
+}
+
+/**
+ * The record `<name>` of an opened legacy folder, read as untrusted input: anyone with the workspace
+ * could have written it. Opened with O_NOFOLLOW and O_NONBLOCK, so neither a link (to another
+ * tenant's record, to /dev/zero) nor a FIFO is read; only a regular file of at most
+ * LEGACY_RECORD_MAX_BYTES, of the shape recordRunStart writes and naming the run its name says, is
+ * taken. What a forged one can still do is choose which of this thread's own files count as that
+ * run's artifacts.
+ */
+async function readLegacyRecordIn(dir: fs.FileHandle, name: string): Promise<StartRecord | undefined> {
+  const named = name.slice(0, -'.json'.length);
+  if (!name.endsWith('.json') || !isRunId(named)) return undefined;
+  const fileFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const file = await fs.open(`/proc/self/fd/${dir.fd}/${name}`, fileFlags).catch(() => undefined);
+  if (!file) return undefined;
+  try {
+    const st = await file.stat();
+    if (!st.isFile() || st.size > LEGACY_RECORD_MAX_BYTES) return undefined;
+    const record = startRecordOf(JSON.parse(await file.readFile('utf8')));
+    return record?.run_id === named ? record : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * The upgrade from records kept in the workspace (the thread's first record in `place.privateDir`):
+ * each record-shaped file of `<workspace>/.runs/` (readLegacyRecordIn) is moved to the new place, so
+ * every run in flight across the upgrade keeps its start, and `runId`'s is returned for the caller
+ * to write. Nothing else is removed: `.runs` was never reserved, so a folder of that name may hold
+ * the user's own files (an upload, a script's output), and those stay.
+ */
+async function takeLegacyRecords(place: RunRecordsPlace, runId: string): Promise<StartRecord | undefined> {
+  const dir = await openLegacyRecords(place.root);
+  if (!dir) return undefined;
+  try {
+    const names = await fs.readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[]);
+    let taken: StartRecord | undefined;
+    for (const name of names) {
+      const record = await readLegacyRecordIn(dir, name);
+      if (!record) continue;
+      if (record.run_id === runId) taken = record;
+      else await writeRecord(recordPath(place, record.run_id), record).catch(() => false);
+      await fs.unlink(`/proc/self/fd/${dir.fd}/${name}`).catch(() => undefined);
+    }
+    // Fails (ignored) unless what is there now is an empty folder: rmdir never removes a link.
+    await fs.rmdir(path.join(place.root, LEGACY_RUN_RECORDS_DIR)).catch(() => undefined);
+    return taken;
+  } finally {
+    await dir.close();
+  }
 }
 
 /**
@@ -173,35 +285,50 @@ const EMPTY_START: StartRecord = { run_id: '', created_at: '', files: {} };
  * started without its workspace). A missing workspace lists no files.
  */
 export async function filesChangedSinceRunStart(
-  workspaceRoot: string,
+  place: RunRecordsPlace,
   runId: string,
   folders: readonly string[],
   opts: { maxFiles?: number } = {},
 ): Promise<FileListing | undefined> {
-  const file = recordPath(workspaceRoot, runId);
+  const file = recordPath(place, runId);
+  const workspaceRoot = place.root;
   let record = written.get(file);
   if (startedEmpty(workspaceRoot, runId)) {
     // Created during the run by something that wrote no start record (an upload, a skill's script
     // in another process): written now, so a resumed run and any later listing compare with the
     // same empty start once the note is gone. Best effort: this listing is exact either way.
     if (record === undefined && (await fs.lstat(workspaceRoot).catch(() => undefined))?.isDirectory()) {
-      await recordRunStart(workspaceRoot, runId, [], { emptyWorkspace: true }).catch(() => false);
+      await recordRunStart(place, runId, [], { emptyWorkspace: true }).catch(() => false);
     }
     forgetRunStartWithoutWorkspace(workspaceRoot, runId);
     record = EMPTY_START;
   }
   written.delete(file);
   try {
-    record ??= JSON.parse(await fs.readFile(file, 'utf8')) as StartRecord;
+    record ??= startRecordOf(JSON.parse(await fs.readFile(file, 'utf8')));
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || err instanceof SyntaxError) return undefined;
     throw err;
   }
+  // Not one this code wrote (a damaged file): as if there were none, the caller compares times.
+  if (record === undefined) return undefined;
+  const before = record.files;
   const maxFiles = opts.maxFiles ?? 1000;
   const { files } = await listWorkspaceFiles(workspaceRoot, folders, { maxFiles: 100_000 });
   const changed: WorkspaceFileEntry[] = files.filter((f) => {
-    const before = record.files[f.path];
-    return before === undefined || before[0] !== f.size || before[1] !== f.modifiedMs;
+    const was = Object.hasOwn(before, f.path) ? before[f.path] : undefined;
+    return was === undefined || was[0] !== f.size || was[1] !== f.modifiedMs;
   });
   return { files: changed.slice(0, maxFiles), truncated: changed.length > maxFiles };
+}
+
+/** A parsed record when it has the shape recordRunStart writes, else undefined. */
+function startRecordOf(v: unknown): StartRecord | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const files = (v as { files?: unknown }).files;
+  if (typeof files !== 'object' || files === null || Array.isArray(files)) return undefined;
+  for (const entry of Object.values(files)) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'number' || typeof entry[1] !== 'number') return undefined;
+  }
+  return v as StartRecord;
 }

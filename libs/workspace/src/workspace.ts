@@ -9,7 +9,12 @@ import { validateWorkspaceId } from './workspace-ids.js';
 
 export { WORKSPACE_ID_PATTERN, validateWorkspaceId } from './workspace-ids.js';
 
-/** Contents of `<workspace>/.metadata.json` (seed 001 §1.1). */
+/**
+ * Contents of `<workspace>/.metadata.json` (seed 001 §1.1), written once when the workspace is
+ * created, for people and scripts looking at the folder. Nothing in AgentLoop reads it back: it is
+ * inside the workspace, where a sandboxed script can rewrite or replace it, so its tenant and thread
+ * are claims, never the owner (that is the folder's place, `<root>/<tenant>/<thread>`).
+ */
 export interface WorkspaceMetadata {
   thread_id: string;
   tenant_id: string;
@@ -24,6 +29,11 @@ export class Workspace {
     readonly threadId: string,
     private readonly readOnlyRoots: readonly string[],
     private readonly hostRoots: readonly string[],
+    /**
+     * The thread's private folder (WorkspaceManager.privateDir), not created: where AgentLoop keeps
+     * the thread's records that its workspace's users must not be able to forge (run start records).
+     */
+    readonly privateDir: string,
   ) {}
 
   /** Resolves a model-supplied path under this workspace's rules (see resolveWorkspacePath). */
@@ -147,7 +157,7 @@ export class WorkspaceManager {
     const dir = path.join(root, tenantId, threadId);
     const key = `${tenantId}/${threadId}`;
     const now = Date.now();
-    if ((this.ensured.get(key) ?? 0) > now) return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), created: false };
+    if ((this.ensured.get(key) ?? 0) > now) return { workspace: this.workspaceAt(root, tenantId, threadId, skillRoots), created: false };
     // Recursive mkdir returns the first folder it created, undefined when `dir` was there already.
     const created = (await fs.mkdir(dir, { recursive: true })) !== undefined;
     // A tenant or thread folder replaced by a symlink would move the whole workspace elsewhere.
@@ -165,14 +175,14 @@ export class WorkspaceManager {
     if (created) {
       // Runs that started before it existed get their (empty) start records now; without them a
       // listing elsewhere would fall back to comparing clocks. Best effort: the tool call goes on.
-      await recordStartsOfRunsWaiting(dir, opts.runId).catch((err: unknown) =>
+      await recordStartsOfRunsWaiting({ root: dir, privateDir: path.join(root, PRIVATE_DIR, tenantId, threadId) }, opts.runId).catch((err: unknown) =>
         this.opts.logger.warn({ tenant: tenantId, thread_id: threadId, err: errnoCode(err) ?? String(err) }, 'start records of waiting runs not written'),
       );
     }
     this.ensured.delete(key);
     this.ensured.set(key, now + (this.opts.ensuredTtlMs ?? ENSURED_TTL_MS));
     if (this.ensured.size > ENSURED_MAX) this.ensured.delete(this.ensured.keys().next().value!);
-    return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), created };
+    return { workspace: this.workspaceAt(root, tenantId, threadId, skillRoots), created };
   }
 
   /**
@@ -181,17 +191,18 @@ export class WorkspaceManager {
    * touches its workspace then costs no folder work (issue 9). What is there is not checked:
    * `ensure` does that before anything in it is read or written.
    */
-  async probe(tenantId: string, threadId: string): Promise<{ root: string; exists: boolean }> {
+  async probe(tenantId: string, threadId: string): Promise<{ root: string; privateDir: string; exists: boolean }> {
     validateWorkspaceId('tenant_id', tenantId);
     validateWorkspaceId('thread_id', threadId);
     const { root } = await this.init();
     const dir = path.join(root, tenantId, threadId);
-    if ((this.ensured.get(`${tenantId}/${threadId}`) ?? 0) > Date.now()) return { root: dir, exists: true };
+    const privateDir = path.join(root, PRIVATE_DIR, tenantId, threadId);
+    if ((this.ensured.get(`${tenantId}/${threadId}`) ?? 0) > Date.now()) return { root: dir, privateDir, exists: true };
     const st = await fs.lstat(dir).catch((err: unknown) => {
       if (errnoCode(err) === 'ENOENT') return undefined;
       throw err;
     });
-    return { root: dir, exists: st !== undefined };
+    return { root: dir, privateDir, exists: st !== undefined };
   }
 
   /**
@@ -208,7 +219,7 @@ export class WorkspaceManager {
     // Ensured lately by this process: trusted as `ensure` trusts it (ENSURED_TTL_MS), no look (issue 9:
     // write_file's path inspection before its approval ran this realpath on every call).
     if ((this.ensured.get(`${tenantId}/${threadId}`) ?? 0) > Date.now()) {
-      return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: true };
+      return { workspace: this.workspaceAt(root, tenantId, threadId, skillRoots), exists: true };
     }
     // The deepest of tenant/ and tenant/thread/ that exists must be where it claims to be.
     for (const p of [dir, path.dirname(dir)]) {
@@ -218,9 +229,9 @@ export class WorkspaceManager {
       });
       if (real === undefined) continue;
       if (real !== p) throw new WorkspacePermissionError(`the workspace of thread ${threadId} is not a plain directory`);
-      return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: p === dir };
+      return { workspace: this.workspaceAt(root, tenantId, threadId, skillRoots), exists: p === dir };
     }
-    return { workspace: new Workspace(dir, tenantId, threadId, skillRoots, this.known), exists: false };
+    return { workspace: this.workspaceAt(root, tenantId, threadId, skillRoots), exists: false };
   }
 
   /**
@@ -261,6 +272,10 @@ export class WorkspaceManager {
     await fs.rm(privateDir, { recursive: true, force: true });
     this.opts.logger.debug({ tenant: tenantId, thread_id: threadId }, 'workspace deleted');
     return true;
+  }
+
+  private workspaceAt(root: string, tenantId: string, threadId: string, skillRoots: readonly string[]): Workspace {
+    return new Workspace(path.join(root, tenantId, threadId), tenantId, threadId, skillRoots, this.known, path.join(root, PRIVATE_DIR, tenantId, threadId));
   }
 
   /** Replaces the host path of the workspace root in a message. */

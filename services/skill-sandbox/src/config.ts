@@ -45,15 +45,17 @@ export const SkillSandboxEnv = z
     /** Largest file a script may write (prlimit --fsize). 0: no limit. */
     SKILL_SCRIPT_MAX_FILE_MB: envInt(1024, 0, 1_048_576),
     /**
-     * Linux namespaces for scripts: bubblewrap (libs/sandbox: every namespace, read-only skill and
-     * system, the workspace the only writable place, cgroup caps), or, where bwrap cannot run,
-     * unshare (own user, network and PID namespaces). auto: the best this machine allows;
-     * namespaces: one of them required (the service does not start without); none: neither.
+     * How scripts are isolated (README "Skills"). auto: bubblewrap (libs/sandbox: every namespace, only
+     * the thread's workspace writable and no other workspace visible, cgroup caps), and where bwrap
+     * cannot run here, no script runs at all (the call fails saying why; SKILL.md and skills without
+     * scripts still work): scripts never silently lose their isolation. namespaces: bubblewrap, else
+     * unshare (own user, network and PID namespaces, but the service's file system: every workspace on
+     * the volume is readable), else the service does not start. none: neither, trusted skills only.
      */
     SKILL_SCRIPT_ISOLATION: z.enum(['auto', 'namespaces', 'none']).default('auto'),
     /**
-     * Run scripts in bubblewrap (libs/sandbox) or refuse to start: without it, when bwrap is missing or
-     * cannot create namespaces here, scripts fall back to unshare + prlimit (SKILL_SCRIPT_ISOLATION).
+     * Run scripts in bubblewrap (libs/sandbox) or refuse to start (the cluster manifests set it, so a
+     * pod that cannot run bwrap fails its rollout instead of serving skills whose scripts all fail).
      */
     SKILL_SANDBOX_REQUIRE_BWRAP: envBool(false),
     /**
@@ -70,6 +72,8 @@ export const SkillSandboxEnv = z
           ctx.addIssue({ code: 'custom', message: (err as Error).message });
         }
       }),
+    /** unshare(1) for SKILL_SCRIPT_ISOLATION=namespaces without bubblewrap. Default: the first of /usr/bin, /bin, /usr/sbin, /sbin that has it. */
+    SKILL_UNSHARE: z.string().min(1).optional(),
     /** Shared with the code tools (libs/sandbox, README "Code sandbox"): the bwrap binary and where per-script cgroups go. */
     SANDBOX_BWRAP: z.string().optional(),
     SANDBOX_CGROUP_ROOT: z.string().optional(),

@@ -38,10 +38,17 @@ export const UNSHARE_ARGS = ['--user', '--map-root-user', '--net', '--pid', '--f
 
 const firstExisting = (names: string[]) => names.flatMap((n) => [`/usr/bin/${n}`, `/bin/${n}`, `/usr/sbin/${n}`, `/sbin/${n}`]).find((p) => existsSync(p));
 
+export interface ProbeOptions {
+  /** Probe unshare(1) (only SKILL_SCRIPT_ISOLATION=namespaces can use it). */
+  namespaces: boolean;
+  /** unshare(1) to probe (SKILL_UNSHARE); default: the first of /usr/bin, /bin, /usr/sbin, /sbin that has it. */
+  unshare?: string;
+}
+
 /** Probes prlimit, Node's permission model and (by running it once) unshare. */
-export async function probeCapabilities(opts: { namespaces: boolean } = { namespaces: true }): Promise<SandboxCapabilities> {
+export async function probeCapabilities(opts: ProbeOptions = { namespaces: true }): Promise<SandboxCapabilities> {
   const prlimit = firstExisting(['prlimit']);
-  const unshare = opts.namespaces ? firstExisting(['unshare']) : undefined;
+  const unshare = opts.namespaces ? (opts.unshare ?? firstExisting(['unshare'])) : undefined;
   let unshareWorks = false;
   if (unshare) {
     try {

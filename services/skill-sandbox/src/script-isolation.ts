@@ -5,8 +5,24 @@ import { parseAllowList } from '@agentloop/net';
 import { Sandbox, sandboxConfigFromEnv, type SandboxConfig } from '@agentloop/sandbox';
 import type { SkillSandboxConfig } from './config.js';
 
-/** How skill scripts are isolated on this replica (README "Skills"). */
-export type IsolationMode = 'bubblewrap' | 'unshare' | 'none';
+/**
+ * How skill scripts are isolated on this replica (README "Skills"). `unavailable`: no script runs
+ * (SKILL_SCRIPT_ISOLATION=auto where bubblewrap cannot run, or before the service started).
+ */
+export type IsolationMode = 'bubblewrap' | 'unshare' | 'none' | 'unavailable';
+
+/**
+ * Why a script is refused in `unavailable` mode, and what the operator can do: the model sees it as
+ * the tool's error, the operator in the start-up log.
+ */
+export function scriptsUnavailableMessage(reason: string | undefined): string {
+  return (
+    `Skill scripts are disabled on this skill sandbox: they run only in bubblewrap, and ${reason ?? 'the service has not started'}. ` +
+    'The operator can install bubblewrap and allow unprivileged user namespaces (README "Code sandbox"), or, for trusted skills only, ' +
+    'set SKILL_SCRIPT_ISOLATION=namespaces (unshare: no network, but every workspace readable) or none. ' +
+    "The skill's instructions still load; do the work with the other tools instead."
+  );
+}
 
 /** Stands for "no limit" where the skill configuration says 0 (libs/sandbox wants every limit set). */
 const UNLIMITED_BYTES = 1024 ** 4;

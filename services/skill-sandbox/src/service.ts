@@ -17,7 +17,7 @@ import { skillReloads } from './handlers/reload.js';
 import { skillCatalogHandler } from './handlers/skill-catalog.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
-import { bubblewrapUnavailable, skillSandboxConfig, type IsolationMode } from './script-isolation.js';
+import { bubblewrapUnavailable, scriptsUnavailableMessage, skillSandboxConfig, type IsolationMode } from './script-isolation.js';
 import { SkillTools, type ScriptIsolation } from './tools.js';
 
 /**
@@ -64,7 +64,7 @@ export interface SkillSandbox {
   readonly skills: readonly Skill[];
   /** What the script sandbox can enforce on this machine. */
   readonly capabilities: SandboxCapabilities;
-  /** How scripts run here, decided at start: bubblewrap, unshare + prlimit, or neither; `reason` says why not bubblewrap. */
+  /** How scripts run here, decided at start: bubblewrap, unshare + prlimit, neither, or not at all; `reason` says why not bubblewrap. */
   readonly isolation: { readonly mode: IsolationMode; readonly reason?: string };
 }
 
@@ -81,7 +81,8 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
   const replica = replicaInstance();
   // Probed at start; the tools read this same object.
   const capabilities: SandboxCapabilities = { prlimit: undefined, processLimitEnforced: false, nodePermissions: false, unshare: undefined };
-  const isolation: ScriptIsolation = { mode: 'none' };
+  // No script runs until start decides how (fail closed).
+  const isolation: ScriptIsolation = { mode: 'unavailable', reason: 'the skill sandbox has not started' };
   const catalog = new SkillCatalog({ root, configPath, logger });
   const workspaces = new WorkspaceManager({ root: config.WORKSPACE_ROOT, skillRoots: [root], logger });
   // No host path leaves the sandbox: every answer is redacted with this (redaction.ts).
@@ -125,7 +126,9 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
     async start() {
       if (subs.length > 0) return;
       await catalog.reload('start');
-      Object.assign(capabilities, await probeCapabilities({ namespaces: config.SKILL_SCRIPT_ISOLATION !== 'none' }));
+      // Only SKILL_SCRIPT_ISOLATION=namespaces may run scripts under unshare: nothing else needs the probe.
+      const namespaces = config.SKILL_SCRIPT_ISOLATION === 'namespaces';
+      Object.assign(capabilities, await probeCapabilities({ namespaces, ...(config.SKILL_UNSHARE ? { unshare: config.SKILL_UNSHARE } : {}) }));
       const py = await python();
       await chooseIsolation(config, py, capabilities, isolation, logger);
       logger.info(
@@ -192,9 +195,12 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
 }
 
 /**
- * Decides how scripts run (README "Skills"): bubblewrap when it can create its namespaces here; else
- * unshare + prlimit, said in the log as a warning (SKILL_SANDBOX_REQUIRE_BWRAP=true refuses to start
- * instead); SKILL_SCRIPT_ISOLATION=none runs neither, and =namespaces requires one of them.
+ * Decides how scripts run (README "Skills"): bubblewrap when it can create its namespaces here.
+ * Otherwise, by SKILL_SCRIPT_ISOLATION: auto refuses every script (the service and everything but
+ * scripts keep working), because without bubblewrap a script sees the service's whole file system,
+ * every tenant's workspace on the volume and `<WORKSPACE_ROOT>/.agentloop/` included; namespaces
+ * (the operator's explicit choice) runs them under unshare + prlimit, or refuses to start without
+ * unshare; none runs neither. SKILL_SANDBOX_REQUIRE_BWRAP=true refuses to start without bubblewrap.
  */
 async function chooseIsolation(
   config: SkillSandboxConfig,
@@ -209,7 +215,9 @@ async function chooseIsolation(
   if (config.SKILL_SCRIPT_ISOLATION === 'none') {
     if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse('SKILL_SANDBOX_REQUIRE_BWRAP=true contradicts SKILL_SCRIPT_ISOLATION=none');
     Object.assign(isolation, { mode: 'none', reason: 'SKILL_SCRIPT_ISOLATION=none' });
-    logger.warn('SKILL_SCRIPT_ISOLATION=none: skill scripts run without namespaces, with network access and sight of this service');
+    logger.warn(
+      'SKILL_SCRIPT_ISOLATION=none: skill scripts run without namespaces, with network access, sight of this service and of every workspace on this volume',
+    );
     return;
   }
   let sandboxConfig: SandboxConfig;
@@ -224,15 +232,19 @@ async function chooseIsolation(
     return;
   }
   if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse(`SKILL_SANDBOX_REQUIRE_BWRAP: skill scripts must run in bubblewrap, but ${reason}`);
-  if (config.SKILL_SCRIPT_ISOLATION === 'namespaces' && !capabilities.unshare) {
+  if (config.SKILL_SCRIPT_ISOLATION === 'auto') {
+    Object.assign(isolation, { mode: 'unavailable', reason });
+    logger.error({ reason }, scriptsUnavailableMessage(reason));
+    return;
+  }
+  if (!capabilities.unshare) {
     refuse(`SKILL_SCRIPT_ISOLATION: namespaces are required but neither bubblewrap (${reason}) nor unshare(1) can create them here`);
   }
-  Object.assign(isolation, { mode: capabilities.unshare ? 'unshare' : 'none', reason });
+  Object.assign(isolation, { mode: 'unshare', reason });
   logger.warn(
     { reason },
-    capabilities.unshare
-      ? 'skill scripts run without bubblewrap, in unshare namespaces with prlimit limits (the skill folder is not read-only, no cgroup caps)'
-      : "skill scripts run without bubblewrap and without namespaces: they can reach the network and read this service's process environment (/proc)",
+    'SKILL_SCRIPT_ISOLATION=namespaces: skill scripts run without bubblewrap, in unshare namespaces with prlimit limits: no network, ' +
+      'but they read the file system as this service does (every workspace on this volume), the skill folder is not read-only, no cgroup caps',
   );
   if (!capabilities.prlimit) logger.warn('prlimit is not installed: skill scripts run without CPU, memory, process or file-size limits');
 }

@@ -14,7 +14,7 @@ import type { SandboxRedaction } from './redaction.js';
 import { runScript, type PythonInfo, type SandboxCapabilities, type ScriptResult } from './runner.js';
 import { runScriptInSandbox, SKILL_IN_SANDBOX } from './sandboxed-script.js';
 import { scriptCall } from './script-call.js';
-import type { IsolationMode } from './script-isolation.js';
+import { scriptsUnavailableMessage, type IsolationMode } from './script-isolation.js';
 import { scriptOutcome } from './script-outcome.js';
 
 export const SKILL_TOOL = 'skill';
@@ -166,6 +166,11 @@ export class SkillTools {
     if (!id) throw new SkillSandboxError('INVALID_ARGUMENT', 'Invalid arguments for run_skill_script: "skill_id" is required');
     const skill = this.d.catalog.resolve(call.tenantId, id, { subagent: call.subagent });
     const run = await scriptCall(skill, args);
+    const { sandbox, mode } = this.d.isolation;
+    // Fail closed: outside bubblewrap a script runs only where the operator chose that mode explicitly.
+    if (!sandbox && mode !== 'unshare' && mode !== 'none') {
+      throw new SkillSandboxError('UNAVAILABLE', scriptsUnavailableMessage(this.d.isolation.reason), { retryable: false });
+    }
     const ws = await this.d.workspaces.ensure(call.tenantId, call.threadId);
     // A script may rely on the skill being in the workspace and on its dependencies.
     const loaded = await loadSkill(ws, skill, this.d.dependencies);
@@ -207,7 +212,6 @@ export class SkillTools {
       },
     };
     const nodePermissions = config.SKILL_SCRIPT_NODE_PERMISSIONS && this.d.capabilities.nodePermissions;
-    const { sandbox } = this.d.isolation;
     let res: ScriptResult;
     if (sandbox) {
       res = await runScriptInSandbox(sandbox, { ...common, interpreterRoots, ...(nodePermissions ? { nodePermissions: { readRoots: [] } } : {}) });

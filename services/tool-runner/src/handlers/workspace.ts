@@ -50,7 +50,7 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
           }
         }
         const { workspace: ws, created } = await workspaces.ensureCreated(req.tenantId, req.threadId);
-        if (req.runId !== '' && (await recordRunStart(ws.root, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created }))) {
+        if (req.runId !== '' && (await recordRunStart(ws, req.runId, ARTIFACT_DIRS, { emptyWorkspace: created }))) {
           if (logger.isLevelEnabled('debug')) log().debug({ run_id: req.runId }, 'run start recorded');
         }
         res = create(WorkspaceResponseSchema, { entries: await workspaces.entries(ws) });
@@ -79,7 +79,7 @@ export function manageWorkspace(workspaces: WorkspaceManager, logger: Logger): M
           break;
         }
         const ws = await workspaces.ensure(req.tenantId, req.threadId);
-        const sinceStart = req.runId !== '' ? await filesChangedSinceRunStart(ws.root, req.runId, folders, { maxFiles }) : undefined;
+        const sinceStart = req.runId !== '' ? await filesChangedSinceRunStart(ws, req.runId, folders, { maxFiles }) : undefined;
         const listing =
           sinceStart ??
           (await listWorkspaceFiles(ws.root, folders, {
