@@ -18,7 +18,7 @@ import { metricNamesOf } from './promql.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const K8S = path.join(ROOT, 'k8s');
-const KUSTOMIZATIONS = ['k8s', 'k8s/base', 'k8s/deps', 'k8s/overlays/production'];
+const KUSTOMIZATIONS = ['k8s', 'k8s/base', 'k8s/deps', 'k8s/overlays/production', 'k8s/overlays/skill-scripts'];
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -107,21 +107,36 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(auth.metadata.name).toBe((scaled.spec!.triggers as Array<{ authenticationRef?: { name: string } }>)[0]!.authenticationRef!.name);
   });
 
-  // README "Skills": skill scripts run only in bubblewrap; the cluster manifests fail closed and give bwrap what it needs.
-  it.each(['k8s', 'k8s/overlays/production'])('%s: the skill sandbox requires bubblewrap and its pod may create namespaces and mount /proc', (k) => {
+  // README "Skills": skill scripts run only in bubblewrap. The base keeps the runtime's default profiles
+  // (the pod starts anywhere; scripts are refused where bwrap cannot run); the skill-scripts overlay
+  // gives the pod what bwrap needs and refuses to start without it.
+  const skillSandbox = (k: string) => {
     const d = builds[k]!.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'skill-sandbox')!;
     const pod = (d.spec!.template as { spec: { hostUsers?: boolean } }).spec;
     const c = containers(d)[0] as Container & { env?: Array<{ name: string; value?: string }>; securityContext?: Record<string, unknown> };
+    return { pod, c };
+  };
+  const locked = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+  it.each(['k8s', 'k8s/overlays/production'])(
+    '%s: the skill sandbox keeps the default profiles and masked /proc, and no setting weakens script isolation',
+    (k) => {
+      const { pod, c } = skillSandbox(k);
+      expect(pod.hostUsers).toBeUndefined();
+      expect(c.securityContext).toEqual(locked);
+      expect((c.env ?? []).map((e) => e.name)).not.toContain('SKILL_SCRIPT_ISOLATION');
+      expect(builds[k]!.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agentloop-config')?.data).not.toHaveProperty(
+        'SKILL_SCRIPT_ISOLATION',
+      );
+    },
+  );
+  it('k8s/overlays/skill-scripts: the skill sandbox requires bubblewrap, and its pod may create namespaces and mount /proc', () => {
+    const { pod, c } = skillSandbox('k8s/overlays/skill-scripts');
     expect(c.env).toContainEqual({ name: 'SKILL_SANDBOX_REQUIRE_BWRAP', value: 'true' });
     expect(pod.hostUsers).toBe(false);
-    expect(c.securityContext).toEqual({
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      procMount: 'Unmasked',
-      seccompProfile: { type: 'Unconfined' },
-      appArmorProfile: { type: 'Unconfined' },
-    });
+    expect(c.securityContext).toEqual({ ...locked, procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' }, appArmorProfile: { type: 'Unconfined' } });
+    // Everything else is production's.
+    const others = (k: string) => builds[k]!.objects.filter((o) => o.metadata.name !== 'skill-sandbox');
+    expect(others('k8s/overlays/skill-scripts')).toEqual(others('k8s/overlays/production'));
   });
 
   describe('catches broken manifests', () => {
@@ -201,13 +216,14 @@ describe('docker-compose.yml', () => {
     expect(validate(compose), ajv.errorsText(validate.errors)).toBe(true);
   });
 
-  it('runs the skill sandbox only with bubblewrap, in a container that lets bwrap create its namespaces and mount /proc', () => {
+  it('runs the skill sandbox in a container that lets bwrap create its namespaces and mount /proc, and gains no privilege', () => {
     const compose = parseYaml(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
       services: Record<string, { environment: Record<string, string>; security_opt?: string[] }>;
     };
     const sandbox = compose.services['skill-sandbox']!;
-    expect(sandbox.environment).toMatchObject({ SKILL_SANDBOX_REQUIRE_BWRAP: 'true', WORKSPACE_ROOT: '/data/workspaces' });
-    expect(sandbox.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']);
+    expect(sandbox.environment).toMatchObject({ WORKSPACE_ROOT: '/data/workspaces' });
+    expect(sandbox.environment).not.toHaveProperty('SKILL_SCRIPT_ISOLATION');
+    expect(sandbox.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined', 'no-new-privileges:true']);
   });
 
   it('rejects a broken file, naming the field', () => {

@@ -3,7 +3,14 @@ import { existsSync, promises as fsp } from 'node:fs';
 import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { filesChangedSinceRunStart, LEGACY_RUN_RECORDS_DIR, recordRunStart, RUN_RECORDS_DIR, type RunRecordsPlace } from './run-outputs.js';
+import {
+  filesChangedSinceRunStart,
+  LEGACY_IMPORT_WINDOW_MS,
+  LEGACY_RUN_RECORDS_DIR,
+  recordRunStart,
+  RUN_RECORDS_DIR,
+  type RunRecordsPlace,
+} from './run-outputs.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
 
 let tmp: TempDir;
@@ -58,14 +65,15 @@ describe('run start records', () => {
     await writeFile(path.join(ws, 'outputs', 'before.md'), 'b');
     expect(await recordRunStart(place, 'run-c', ['outputs'])).toBe(true);
     await writeFile(path.join(ws, 'outputs', 'after.md'), 'a');
-    const readFile = vi.spyOn(fsp, 'readFile');
+    const open = vi.spyOn(fsp, 'open');
+    const opened = () => open.mock.calls.filter(([file]) => String(file).endsWith('run-c.json')).length;
     try {
       expect((await filesChangedSinceRunStart(place, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
-      expect(readFile).not.toHaveBeenCalled();
+      expect(opened()).toBe(0);
       expect((await filesChangedSinceRunStart(place, 'run-c', ['outputs']))?.files.map((f) => f.name)).toEqual(['after.md']);
-      expect(readFile).toHaveBeenCalledTimes(1);
+      expect(opened()).toBe(1);
     } finally {
-      readFile.mockRestore();
+      open.mockRestore();
     }
   });
 
@@ -190,16 +198,45 @@ describe('upgrade from records kept in the workspace (<workspace>/.runs)', () =>
     if (existsSync(path.join(tmp.path, 'elsewhere'))) expect(await readdir(path.join(tmp.path, 'elsewhere'))).toEqual(['run-old.json']);
   });
 
-  it("moves every run's record, so a run in flight across the upgrade that never starts again keeps its start too", async () => {
+  it("reads only the starting run's old record: another run's is neither read nor removed", async () => {
     await legacyRecord('run-old', await startedBeforeUpgrade('run-old'));
     await legacyRecord('run-other', {});
     expect(await recordRunStart(place, 'run-new', ['outputs'])).toBe(true);
-    await expect(fsp.lstat(legacyDir())).rejects.toThrow('ENOENT');
-    expect(await readdir(path.join(place.privateDir, RUN_RECORDS_DIR))).toEqual(expect.arrayContaining(['run-old.json', 'run-other.json', 'run-new.json']));
-    expect((await filesChangedSinceRunStart(place, 'run-old', ['outputs']))?.files.map((f) => f.path)).toEqual(['outputs/made.md']);
+    expect(await readdir(legacyDir())).toEqual(expect.arrayContaining(['run-old.json', 'run-other.json']));
+    expect(await readdir(records)).toEqual(['run-new.json']);
   });
 
-  it("keeps the user's own files in a folder named .runs: only record-shaped files move", async () => {
+  it('a record changed after the new layout was first used is not taken, nor one read after the import window', async () => {
+    const files = await startedBeforeUpgrade('run-old');
+    // The layout's first use (a start of another thread) comes before the record is written.
+    await recordRunStart({ root: ws, privateDir: path.join(tmp.path, '.agentloop', 'tenant-a', 'thread-0') }, 'run-0', ['outputs']);
+    await new Promise((r) => setTimeout(r, 20));
+    await legacyRecord('run-old', files);
+    expect(await recordRunStart(place, 'run-old', ['outputs'])).toBe(true);
+    expect((await filesChangedSinceRunStart(place, 'run-old', ['outputs']))?.files).toEqual([]);
+    expect(await readdir(legacyDir())).toEqual(['run-old.json']);
+
+    // Another thread's record written before the layout's first use, read a day later.
+    const later = { root: path.join(tmp.path, 'tenant-a', 'thread-2'), privateDir: path.join(tmp.path, '.agentloop', 'tenant-a', 'thread-2') };
+    await mkdir(path.join(later.root, 'outputs'), { recursive: true });
+    await mkdir(path.join(later.root, LEGACY_RUN_RECORDS_DIR));
+    await writeFile(path.join(later.root, 'outputs', 'made.md'), 'made');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + LEGACY_IMPORT_WINDOW_MS + 60_000);
+      const open = vi.spyOn(fsp, 'open');
+      try {
+        expect(await recordRunStart(later, 'run-old', ['outputs'])).toBe(true);
+        expect(open.mock.calls.filter(([file]) => String(file).includes(LEGACY_RUN_RECORDS_DIR))).toEqual([]);
+      } finally {
+        open.mockRestore();
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("keeps the user's own files in a folder named .runs: only the run's record is taken", async () => {
     await legacyRecord('run-old', await startedBeforeUpgrade('run-old'));
     await writeFile(path.join(legacyDir(), 'notes.txt'), 'mine');
     await writeFile(path.join(legacyDir(), 'data.json'), '{"files":{}}');

@@ -13,10 +13,23 @@ import { WORKSPACE_ID_PATTERN } from './workspace-ids.js';
  */
 export const RUN_RECORDS_DIR = 'runs';
 /**
- * Where the records were kept before (`<workspace>/.runs/`): never read, since anyone with the
- * workspace could write them; removed when the thread's first record is written in the new place.
+ * Where the records were kept before (`<workspace>/.runs/`), where anyone with the workspace could
+ * write them: read only by the one-time upgrade (takeLegacyRecord), as untrusted input.
  */
 export const LEGACY_RUN_RECORDS_DIR = '.runs';
+/**
+ * The upgrade reads old records only this long after the new layout's first use (its marker,
+ * LAYOUT_MARKER): a run in flight across an upgrade ends within it, and after it no file a
+ * workspace's user can write is read at all.
+ */
+export const LEGACY_IMPORT_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Beside the threads' private folders (a dot first: never a tenant's name); its mtime is when this layout was first used. */
+const LAYOUT_MARKER = '.run-records';
+/**
+ * The largest record read: one the code writes lists at most 100,000 files (~100 bytes each). Read
+ * with a bounded buffer, so a file growing between its stat and its read is not read whole.
+ */
+const RECORD_MAX_BYTES = 16 * 1024 * 1024;
 /** Start records older than this are pruned when a new one is written. */
 const RECORD_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -133,11 +146,11 @@ export async function recordRunStart(
   // In the private folder, which no script or file tool reaches: no link can have been planted there.
   const madeDir = (await fs.mkdir(dir, { recursive: true })) !== undefined;
   // The thread's first record in this place (the upgrade): a run that started under the old layout
-  // keeps its start from there, read as untrusted input; the old records go (takeLegacyRecords).
+  // keeps its start from there, read as untrusted input (takeLegacyRecord).
   // Not when the workspace was just created: it holds none.
   let legacy: StartRecord | undefined;
   if (madeDir && opts.emptyWorkspace !== true) {
-    legacy = await takeLegacyRecords(place, runId);
+    legacy = await takeLegacyRecord(place, runId);
   }
   // No look before the write: a run's first start (the common case) would pay for a failing
   // `access`; a resumed run lists the folders for nothing and loses the race for the name below.
@@ -176,74 +189,90 @@ async function writeRecord(file: string, record: StartRecord): Promise<boolean> 
   }
 }
 
-/** A legacy record larger than this is not one the earlier version wrote for a workspace listing (100,000 files at most). */
-const LEGACY_RECORD_MAX_BYTES = 32 * 1024 * 1024;
-
 /**
- * Opens `<workspace>/.runs/` (LEGACY_RUN_RECORDS_DIR) as a folder without following a link, for
- * reading and removing its entries through the descriptor (`/proc/self/fd/N/<name>`, as openat and
- * unlinkat would): a link swapped in after the open is never followed. Undefined where there is no
- * such folder, it is a link, or /proc is not mounted.
+ * A record file read as untrusted input: opened with O_NOFOLLOW and O_NONBLOCK, so neither a link
+ * (to another tenant's record, to /dev/zero) nor a FIFO is followed or blocks; only a regular file
+ * of at most RECORD_MAX_BYTES (read through a buffer of that size, whatever the file grows to), not
+ * changed after `notChangedAfter` (its ctime, which a workspace's user cannot set back), of the shape
+ * recordRunStart writes and naming `runId`, is taken. The private folder is out of every
+ * workspace, but under SKILL_SCRIPT_ISOLATION=namespaces or none a script reaches it too.
  */
-async function openLegacyRecords(workspaceRoot: string): Promise<fs.FileHandle | undefined> {
-  const dirFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-  const dir = await fs.open(path.join(workspaceRoot, LEGACY_RUN_RECORDS_DIR), dirFlags).catch(() => undefined);
-  if (dir && !(await fs.stat(`/proc/self/fd/${dir.fd}`).catch(() => undefined))) {
-    await dir.close();
-    return undefined;
-  }
-  return dir;
-}
-
-/**
- * The record `<name>` of an opened legacy folder, read as untrusted input: anyone with the workspace
- * could have written it. Opened with O_NOFOLLOW and O_NONBLOCK, so neither a link (to another
- * tenant's record, to /dev/zero) nor a FIFO is read; only a regular file of at most
- * LEGACY_RECORD_MAX_BYTES, of the shape recordRunStart writes and naming the run its name says, is
- * taken. What a forged one can still do is choose which of this thread's own files count as that
- * run's artifacts.
- */
-async function readLegacyRecordIn(dir: fs.FileHandle, name: string): Promise<StartRecord | undefined> {
-  const named = name.slice(0, -'.json'.length);
-  if (!name.endsWith('.json') || !isRunId(named)) return undefined;
-  const fileFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  const file = await fs.open(`/proc/self/fd/${dir.fd}/${name}`, fileFlags).catch(() => undefined);
-  if (!file) return undefined;
+async function readRecord(file: string, runId: string, notChangedAfter = Infinity): Promise<StartRecord | undefined> {
+  const fh = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
+    if (['ENOENT', 'ELOOP', 'ENXIO', 'EISDIR', 'EACCES', 'ENOTDIR'].includes(errnoCode(err) ?? '')) return undefined;
+    throw err;
+  });
+  if (!fh) return undefined;
   try {
-    const st = await file.stat();
-    if (!st.isFile() || st.size > LEGACY_RECORD_MAX_BYTES) return undefined;
-    const record = startRecordOf(JSON.parse(await file.readFile('utf8')));
-    return record?.run_id === named ? record : undefined;
-  } catch {
-    return undefined;
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > RECORD_MAX_BYTES || st.ctimeMs > notChangedAfter) return undefined;
+    const buf = Buffer.alloc(Math.min(st.size, RECORD_MAX_BYTES) + 1);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    if (bytesRead > RECORD_MAX_BYTES) return undefined;
+    const record = startRecordOf(JSON.parse(buf.toString('utf8', 0, bytesRead)));
+    return record?.run_id === runId ? record : undefined;
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
   } finally {
-    await file.close();
+    await fh.close();
   }
 }
 
+/** When the new layout was first used, by private root: the marker's mtime (written once, O_EXCL). */
+const layoutSince = new Map<string, Promise<number>>();
+
+function layoutFirstUsed(privateRoot: string): Promise<number> {
+  let since = layoutSince.get(privateRoot);
+  if (!since) {
+    const marker = path.join(privateRoot, LAYOUT_MARKER);
+    since = (async () => {
+      const known = (await fs.lstat(marker).catch(() => undefined))?.mtimeMs;
+      if (known !== undefined) return known;
+      await fs.mkdir(privateRoot, { recursive: true });
+      await fs.writeFile(marker, 'run start records: runs/ in each thread folder beside this file\n', { flag: 'wx' }).catch((err: unknown) => {
+        if (errnoCode(err) !== 'EEXIST') throw err;
+      });
+      return (await fs.lstat(marker)).mtimeMs;
+    })();
+    since.catch(() => layoutSince.delete(privateRoot));
+    layoutSince.set(privateRoot, since);
+  }
+  return since;
+}
+
 /**
- * The upgrade from records kept in the workspace (the thread's first record in `place.privateDir`):
- * each record-shaped file of `<workspace>/.runs/` (readLegacyRecordIn) is moved to the new place, so
- * every run in flight across the upgrade keeps its start, and `runId`'s is returned for the caller
- * to write. Nothing else is removed: `.runs` was never reserved, so a folder of that name may hold
- * the user's own files (an upload, a script's output), and those stay.
+ * The upgrade from records kept in the workspace, at the thread's first record in the new place:
+ * `runId`'s record from `<workspace>/.runs/`, when it is one the earlier version wrote — within
+ * LEGACY_IMPORT_WINDOW_MS of the new layout's first use, and not changed since (readRecord; so a
+ * record a script plants after the upgrade is never read). `.runs/` is opened as a folder without
+ * following a link and the record read through its descriptor (`/proc/self/fd/N`, as openat
+ * would), so a link swapped in at any moment leads nowhere. Only that one record is read (runs of a
+ * thread never overlap, so it is the one run that can be in flight), and it is then removed;
+ * nothing else is: `.runs` was never a reserved name, so the folder may hold the user's own files.
+ * Undefined where /proc is not mounted (the run records its start from the workspace as it is).
  */
-async function takeLegacyRecords(place: RunRecordsPlace, runId: string): Promise<StartRecord | undefined> {
-  const dir = await openLegacyRecords(place.root);
+async function takeLegacyRecord(place: RunRecordsPlace, runId: string): Promise<StartRecord | undefined> {
+  // <root>/.agentloop/<tenant>/<thread> (WorkspaceManager.privateDir): the marker lives in <root>/.agentloop.
+  // Made at the first record of any thread, whether or not it has old records, so that a `.runs`
+  // folder made later (by a script) cannot be older than the layout's first use. Once per process.
+  const since = await layoutFirstUsed(path.resolve(place.privateDir, '..', '..'));
+  if (Date.now() > since + LEGACY_IMPORT_WINDOW_MS) return undefined;
+  const legacy = path.join(place.root, LEGACY_RUN_RECORDS_DIR);
+  // The common case, one lstat: no old records.
+  if (!(await fs.lstat(legacy).catch(() => undefined))?.isDirectory()) return undefined;
+  const dir = await fs.open(legacy, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(() => undefined);
   if (!dir) return undefined;
   try {
-    const names = await fs.readdir(`/proc/self/fd/${dir.fd}`).catch(() => [] as string[]);
-    let taken: StartRecord | undefined;
-    for (const name of names) {
-      const record = await readLegacyRecordIn(dir, name);
-      if (!record) continue;
-      if (record.run_id === runId) taken = record;
-      else await writeRecord(recordPath(place, record.run_id), record).catch(() => false);
-      await fs.unlink(`/proc/self/fd/${dir.fd}/${name}`).catch(() => undefined);
+    const file = `/proc/self/fd/${dir.fd}/${runId}.json`;
+    if (!(await fs.stat(`/proc/self/fd/${dir.fd}`).catch(() => undefined))) return undefined;
+    const record = await readRecord(file, runId, since);
+    if (record) {
+      await fs.unlink(file).catch(() => undefined);
+      // Fails (ignored) unless what is there now is an empty folder: rmdir never removes a link.
+      await fs.rmdir(legacy).catch(() => undefined);
     }
-    // Fails (ignored) unless what is there now is an empty folder: rmdir never removes a link.
-    await fs.rmdir(path.join(place.root, LEGACY_RUN_RECORDS_DIR)).catch(() => undefined);
-    return taken;
+    return record;
   } finally {
     await dir.close();
   }
@@ -304,13 +333,8 @@ export async function filesChangedSinceRunStart(
     record = EMPTY_START;
   }
   written.delete(file);
-  try {
-    record ??= startRecordOf(JSON.parse(await fs.readFile(file, 'utf8')));
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT' || err instanceof SyntaxError) return undefined;
-    throw err;
-  }
-  // Not one this code wrote (a damaged file): as if there were none, the caller compares times.
+  record ??= await readRecord(file, runId);
+  // None, or not one this code wrote (a damaged or planted file): the caller compares times.
   if (record === undefined) return undefined;
   const before = record.files;
   const maxFiles = opts.maxFiles ?? 1000;

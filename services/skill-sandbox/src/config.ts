@@ -50,12 +50,12 @@ export const SkillSandboxEnv = z
      * cannot run here, no script runs at all (the call fails saying why; SKILL.md and skills without
      * scripts still work): scripts never silently lose their isolation. namespaces: bubblewrap, else
      * unshare (own user, network and PID namespaces, but the service's file system: every workspace on
-     * the volume is readable), else the service does not start. none: neither, trusted skills only.
+     * the volume and its .agentloop/ readable and writable), else the service does not start. none: neither, trusted skills only.
      */
     SKILL_SCRIPT_ISOLATION: z.enum(['auto', 'namespaces', 'none']).default('auto'),
     /**
-     * Run scripts in bubblewrap (libs/sandbox) or refuse to start (the cluster manifests set it, so a
-     * pod that cannot run bwrap fails its rollout instead of serving skills whose scripts all fail).
+     * Run scripts in bubblewrap (libs/sandbox) or refuse to start (k8s/overlays/skill-scripts sets it, so
+     * a pod that cannot run bwrap fails its rollout instead of serving skills whose scripts all fail).
      */
     SKILL_SANDBOX_REQUIRE_BWRAP: envBool(false),
     /**

@@ -105,7 +105,9 @@ describe('SKILL_SCRIPT_ISOLATION=auto (the default) without bubblewrap', () => {
     expect(res.error).toMatchObject({ code: 'UNAVAILABLE', retryable: false });
     expect(res.content).toMatch(/^Error: Skill scripts are disabled on this skill sandbox: they run only in bubblewrap, and /);
     expect(res.content).toMatch(reason);
-    expect(res.content).toContain('SKILL_SCRIPT_ISOLATION=namespaces');
+    // What the operator can change is in the log, not told to the model (nor through it to users).
+    expect(res.content).not.toContain('SKILL_SCRIPT_ISOLATION');
+    expect(res.content).toContain('the operator must enable bubblewrap');
     expect(existsSync(path.join(h.workspace(), 'outputs', 'ran.txt'))).toBe(false);
     // Everything but scripts goes on.
     expect((await h.execute('skill', { skill: 'hello' })).content).toMatch(/^# Skill hello/);
@@ -118,6 +120,15 @@ describe('SKILL_SCRIPT_ISOLATION=auto (the default) without bubblewrap', () => {
     await using h = await startSandboxHarness({ copyProjectSkills: false, files: MARKER, env: { SANDBOX_BWRAP: '/nonexistent/bwrap' } });
     expect(h.sandbox.capabilities.unshare).toBeUndefined();
     expect(h.sandbox.isolation.mode).toBe('unavailable');
+  });
+
+  it('a stopped service runs no script until a start decides again (no stale bubblewrap sandbox is trusted)', async () => {
+    await using h = await startSandboxHarness({ copyProjectSkills: false, files: MARKER });
+    const before = h.sandbox.isolation.mode;
+    await h.sandbox.stop();
+    expect(h.sandbox.isolation).toMatchObject({ mode: 'unavailable', sandbox: undefined });
+    await h.sandbox.start();
+    expect(h.sandbox.isolation.mode).toBe(before);
   });
 
   it('nor where unshare is blocked too: no script runs without namespaces unless SKILL_SCRIPT_ISOLATION=none says so', async () => {

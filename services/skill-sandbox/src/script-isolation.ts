@@ -11,16 +11,23 @@ import type { SkillSandboxConfig } from './config.js';
  */
 export type IsolationMode = 'bubblewrap' | 'unshare' | 'none' | 'unavailable';
 
-/**
- * Why a script is refused in `unavailable` mode, and what the operator can do: the model sees it as
- * the tool's error, the operator in the start-up log.
- */
+/** Why no script runs in `unavailable` mode: said to the model as the tool's error (and by it to the user). */
 export function scriptsUnavailableMessage(reason: string | undefined): string {
   return (
     `Skill scripts are disabled on this skill sandbox: they run only in bubblewrap, and ${reason ?? 'the service has not started'}. ` +
-    'The operator can install bubblewrap and allow unprivileged user namespaces (README "Code sandbox"), or, for trusted skills only, ' +
-    'set SKILL_SCRIPT_ISOLATION=namespaces (unshare: no network, but every workspace readable) or none. ' +
-    "The skill's instructions still load; do the work with the other tools instead."
+    "The skill's instructions still apply: do the work with the other tools, or tell the user that the operator must enable bubblewrap for skill scripts."
+  );
+}
+
+/**
+ * The same for the operator, in the start-up log: what can be changed. Not given to the model, which
+ * would pass on to users how to weaken the deployment's isolation.
+ */
+export function scriptsUnavailableAdvice(reason: string): string {
+  return (
+    `skill scripts are disabled: they run only in bubblewrap, and ${reason}. Install bubblewrap and allow unprivileged user ` +
+    'namespaces (README "Code sandbox"), or, for trusted skills only, set SKILL_SCRIPT_ISOLATION=namespaces (unshare: no network, ' +
+    'but scripts read and write every workspace on this volume and its .agentloop/ records) or none'
   );
 }
 

@@ -17,7 +17,7 @@ import { skillReloads } from './handlers/reload.js';
 import { skillCatalogHandler } from './handlers/skill-catalog.js';
 import { SandboxRedaction } from './redaction.js';
 import { probeCapabilities, probePython, type PythonInfo, type SandboxCapabilities } from './runner.js';
-import { bubblewrapUnavailable, scriptsUnavailableMessage, skillSandboxConfig, type IsolationMode } from './script-isolation.js';
+import { bubblewrapUnavailable, scriptsUnavailableAdvice, skillSandboxConfig, type IsolationMode } from './script-isolation.js';
 import { SkillTools, type ScriptIsolation } from './tools.js';
 
 /**
@@ -184,6 +184,8 @@ export function createSkillSandbox({ bus, logger: baseLogger, config }: SkillSan
     },
     async stop() {
       await isolation.sandbox?.close();
+      // A stopped service runs no script; a later start decides again (fail closed in between).
+      Object.assign(isolation, { mode: 'unavailable', reason: 'the skill sandbox has stopped', sandbox: undefined });
       stopWatching?.();
       stopWatching = undefined;
       const current = subs;
@@ -234,7 +236,7 @@ async function chooseIsolation(
   if (config.SKILL_SANDBOX_REQUIRE_BWRAP) refuse(`SKILL_SANDBOX_REQUIRE_BWRAP: skill scripts must run in bubblewrap, but ${reason}`);
   if (config.SKILL_SCRIPT_ISOLATION === 'auto') {
     Object.assign(isolation, { mode: 'unavailable', reason });
-    logger.error({ reason }, scriptsUnavailableMessage(reason));
+    logger.error({ reason }, scriptsUnavailableAdvice(reason));
     return;
   }
   if (!capabilities.unshare) {

@@ -167,8 +167,8 @@ export class SkillTools {
     const skill = this.d.catalog.resolve(call.tenantId, id, { subagent: call.subagent });
     const run = await scriptCall(skill, args);
     const { sandbox, mode } = this.d.isolation;
-    // Fail closed: outside bubblewrap a script runs only where the operator chose that mode explicitly.
-    if (!sandbox && mode !== 'unshare' && mode !== 'none') {
+    // Fail closed: a script runs in bubblewrap, or outside it only where the operator chose that mode explicitly.
+    if (!(mode === 'bubblewrap' && sandbox) && mode !== 'unshare' && mode !== 'none') {
       throw new SkillSandboxError('UNAVAILABLE', scriptsUnavailableMessage(this.d.isolation.reason), { retryable: false });
     }
     const ws = await this.d.workspaces.ensure(call.tenantId, call.threadId);
@@ -213,7 +213,7 @@ export class SkillTools {
     };
     const nodePermissions = config.SKILL_SCRIPT_NODE_PERMISSIONS && this.d.capabilities.nodePermissions;
     let res: ScriptResult;
-    if (sandbox) {
+    if (mode === 'bubblewrap' && sandbox) {
       res = await runScriptInSandbox(sandbox, { ...common, interpreterRoots, ...(nodePermissions ? { nodePermissions: { readRoots: [] } } : {}) });
     } else {
       res = await runScript({
