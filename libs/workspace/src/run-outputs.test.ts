@@ -77,6 +77,16 @@ describe('run start records', () => {
     }
   });
 
+  it('a record replaced by a FIFO, a link or an oversized file (a script under SKILL_SCRIPT_ISOLATION=none reaches the private folder) reads as none', async () => {
+    await mkdir(records, { recursive: true });
+    execFileSync('mkfifo', [path.join(records, 'run-fifo.json')]);
+    await writeFile(path.join(tmp.path, 'elsewhere.json'), JSON.stringify({ run_id: 'run-link', created_at: '', files: {} }));
+    await symlink(path.join(tmp.path, 'elsewhere.json'), path.join(records, 'run-link.json'));
+    await writeFile(path.join(records, 'run-big.json'), '');
+    await fsp.truncate(path.join(records, 'run-big.json'), 64 * 1024 * 1024);
+    for (const run of ['run-fifo', 'run-link', 'run-big']) expect(await filesChangedSinceRunStart(place, run, ['outputs'])).toBeUndefined();
+  });
+
   it('concurrent first starts leave one record', async () => {
     const results = await Promise.all([1, 2, 3, 4].map(() => recordRunStart(place, 'run-x', ['outputs'])));
     expect(results.filter(Boolean)).toHaveLength(1);
