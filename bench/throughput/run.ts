@@ -46,6 +46,7 @@ const { values: args } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     'peer-jobs': { type: 'string', default: '10' },
     'pause-others': { type: 'boolean', default: false },
+    'warmup-runs': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'profile-seconds': { type: 'string' },
     trace: { type: 'boolean', default: false },
@@ -73,6 +74,8 @@ if (args.help) {
   --env K=V                  extra environment for AgentLoop processes (repeatable), e.g. RUN_CONCURRENCY=256
   --peer-jobs N              langgraph dev --n-jobs-per-worker (default 10, its default)
   --pause-others             SIGSTOP the targets not under load during each runs.wait round (SIGCONT after)
+  --warmup-runs N            warm each target up by N runs at 4 clients per V8 isolate that executes runs (an
+                             embedded target with N orchestrator threads: N × that) instead of a fixed time
   --profile / --trace        add the CPU profile / span breakdown phases
   --profile-seconds S        length of the profiled runs.wait ×4 load (default 20; quick 8)
   --trace-runs N             runs traced (default 10)
@@ -98,6 +101,7 @@ const INFLIGHT_DEADLINE_S = num(args['inflight-deadline-s'], quick ? 20 : 45, 'i
 const SUBMITTERS = num(args.submitters, 32, 'submitters');
 const PROFILE_SECONDS = num(args['profile-seconds'], quick ? 8 : 20, 'profile-seconds');
 const TRACE_RUNS = num(args['trace-runs'], 10, 'trace-runs');
+const WARMUP_RUNS = args['warmup-runs'] === undefined ? undefined : num(args['warmup-runs'], 0, 'warmup-runs');
 
 const list = <T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] | undefined => {
   if (raw === undefined) return undefined;
@@ -237,6 +241,22 @@ function strip<T extends { rounds: Array<WaitRound | BackgroundRound> }>(rs: T[]
   }));
 }
 
+/**
+ * `--warmup-runs`: about 600 runs per isolate are what V8 needs to optimize a run's code (thread-cpu.ts
+ * --rounds, bench/throughput/README.md), which a fixed time gives a threaded target only on a quiet machine.
+ */
+async function warmByRuns(t: Target, want: number): Promise<{ runs: number; errors: number; firstError?: string }> {
+  const total = { runs: 0, errors: 0, firstError: undefined as string | undefined };
+  while (total.runs < want) {
+    const w = await waitLoad(t, { concurrency: 4, seconds: 1 });
+    total.runs += w.runs;
+    total.errors += w.errors;
+    total.firstError ??= w.firstError;
+    if (w.runs === 0) break;
+  }
+  return total;
+}
+
 async function throughputPhase(selected: Workload[]): Promise<void> {
   const targets: Target[] = [];
   for (const name of targetNames) {
@@ -257,7 +277,8 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
     // V8 optimizes each isolate's code on its own: with N orchestrator threads each sees 1/N of
     // the warm-up's runs, so an embedded target warms N times as long (thread-cpu.ts --rounds
     // shows the curve; bench/throughput/README.md, issue 9).
-    const w = await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * (t.name === 'embedded' ? embeddedIsolates : 1) });
+    const isolates = t.name === 'embedded' ? embeddedIsolates : 1;
+    const w = WARMUP_RUNS ? await warmByRuns(t, WARMUP_RUNS * isolates) : await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * isolates });
     log(`${t.name} warmed up: ${w.runs} runs, ${w.errors} errors${w.firstError ? ` (${w.firstError})` : ''}`);
     if (w.runs === 0) throw new Error(`${t.name}: no run completed during warm-up: ${w.firstError}`);
   }

@@ -15,8 +15,9 @@ export const AUTO_MAX_ORCHESTRATOR_THREADS = 4;
 
 /**
  * EMBEDDED_THREADS, as the number of orchestrator threads (0: everything in the main thread):
- * - unset or `none`: 0 — the default (README "Configuration", `EMBEDDED_THREADS`: threads cost
- *   start time and memory, bench/throughput/README.md);
+ * - unset or `none`: 0 — the default (README "Configuration", `EMBEDDED_THREADS`: on 2 cores two
+ *   threads spent more CPU per in-flight run than one and cost start time and memory,
+ *   bench/throughput/README.md "Orchestrator threads at 4 clients and in flight");
  * - `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core, where a second
  *   event loop only adds port crossings;
  * - `orchestrator`: 1; `orchestrator:N`: N (1–16).

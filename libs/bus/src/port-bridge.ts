@@ -8,7 +8,7 @@ import { TimeoutError } from '@agentloop/core';
 import { decodeErrorHeader } from './errors.js';
 import type { MemoryBus } from './memory-bus.js';
 import type { MemoryRunEventStream } from './memory-events.js';
-import { toWireFailure, type PortCall, type PortEvent } from './port-protocol.js';
+import { toWireFailure, type PortCall, type PortEvent, type PublishedEvent } from './port-protocol.js';
 import type { Subscription } from './types.js';
 
 type Handled = Extract<PortCall, { t: 'handled' }>;
@@ -120,7 +120,17 @@ export function bridgeRunEvents(port: MessagePort, stream: MemoryRunEventStream)
   port.on('message', (m: PortCall) => {
     switch (m.t) {
       case 'events.publish':
-        return void answer(m.id, () => stream.publishJson(m.runId, m.threadId, m.event, m.dataJson));
+        // Each event in its turn (publishJson numbers it before it yields), one answer for all.
+        return void answer(m.id, () =>
+          Promise.all(
+            m.events.map((e) =>
+              stream.publishJson(e.runId, e.threadId, e.event, e.dataJson).then(
+                (id): PublishedEvent => ({ id }),
+                (err: unknown): PublishedEvent => ({ error: toWireFailure(err) }),
+              ),
+            ),
+          ),
+        );
       case 'events.subscribe':
         return void answer(m.id, async () => {
           const ac = new AbortController();

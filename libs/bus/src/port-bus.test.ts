@@ -120,3 +120,44 @@ describe('PortBus', () => {
     await hub.close();
   });
 });
+
+describe('PortRunEventStream', () => {
+  it('sends the events published in one turn of the event loop as one port message, each resolving with its own id', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const log = new MemoryRunEventStream();
+    bridgeRunEvents(port1, log);
+    const calls: string[] = [];
+    port1.on('message', (m: { t: string }) => calls.push(m.t));
+    const stream = new PortRunEventStream(port2);
+    const run = 'run-batched';
+    const ids = await Promise.all(['a', 'b', 'c'].map((event) => stream.publish(run, 'thread-1', event, { event })));
+    expect(calls).toEqual(['events.publish']);
+    expect(ids).toEqual([ids[0], ids[0]! + 1, ids[0]! + 2]);
+    // The next turn's event is a message of its own, after them in the log.
+    await stream.publish(run, 'thread-1', 'd', null);
+    expect(calls).toEqual(['events.publish', 'events.publish']);
+    const seen: string[] = [];
+    for await (const e of log.subscribe(run)) {
+      seen.push(e.event);
+      if (e.event === 'd') break;
+    }
+    expect(seen).toEqual(['a', 'b', 'c', 'd']);
+    port2.close();
+  });
+
+  it('stores what was published in the same turn before a purge, so the purge removes it', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const log = new MemoryRunEventStream();
+    bridgeRunEvents(port1, log);
+    const stream = new PortRunEventStream(port2);
+    const published = stream.publish('run-purged', 'thread-1', 'values', { n: 1 });
+    await stream.purge('run-purged');
+    await published;
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const seen: string[] = [];
+    for await (const e of log.subscribe('run-purged', { signal: ac.signal })) seen.push(e.event);
+    expect(seen).toEqual([]);
+    port2.close();
+  });
+});

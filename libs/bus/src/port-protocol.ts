@@ -18,10 +18,21 @@ export type PortCall =
   | { t: 'close'; id: number }
   /** A reply to a `handle` of the bridge: the handler's payload, its encoded error, or nothing (deadline passed). */
   | { t: 'handled'; cid: number; data?: Uint8Array; errorHeader?: string }
-  | { t: 'events.publish'; id: number; runId: string; threadId: string; event: string; dataJson: string }
+  /** Events published in one turn of the port side's event loop, in order; `done`'s value is a PublishedEvent per event. */
+  | { t: 'events.publish'; id: number; events: PublishedEventCall[] }
   | { t: 'events.subscribe'; id: number; sid: number; runId: string; afterId: number }
   | { t: 'events.unsubscribe'; sid: number }
   | { t: 'events.purge'; id: number; runId: string };
+
+export interface PublishedEventCall {
+  runId: string;
+  threadId: string;
+  event: string;
+  dataJson: string;
+}
+
+/** What became of one event of an `events.publish`: its id in the log, or why it was not stored. */
+export type PublishedEvent = { id: number } | { error: WireFailure };
 
 /** Bridge → port side. */
 export type PortEvent =
