@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
 import { DelayedError, Job as BullJob, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type ChainableCommander } from 'ioredis';
 import {
   DeferJobError,
   ReleaseJobError,
@@ -120,9 +120,11 @@ export class BullMqQueue implements JobQueue {
       // Only the job's data field is read, not the whole job.
       const pipe = (await this.queue.client).pipeline();
       void job.addJob(pipe as unknown as Parameters<BullJob['addJob']>[0]).catch(() => undefined); // its outcome is read from exec() below
-      pipe.hget(this.queue.toKey(opts.jobId), 'data');
-      if (fair && this.fairness) pipe.get(this.fairness.baseKey);
-      const [[addErr, addReply] = [null, null], [dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await pipe.exec()) ?? [];
+      // BullMQ's pipeline is ioredis's behind BullMQ's adapter type, which lists only BullMQ's own commands.
+      const reads = pipe as unknown as ChainableCommander;
+      reads.hget(this.queue.toKey(opts.jobId), 'data');
+      if (fair && this.fairness) reads.get(this.fairness.baseKey);
+      const [[addErr, addReply] = [null, null], [dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await reads.exec()) ?? [];
       if (addErr) throw addErr;
       // BullMQ's add scripts answer a negative code for a refused add (parent jobs, which these are not).
       if (typeof addReply === 'number' && addReply < 0) throw new Error(`BullMQ refused the add (code ${addReply})`);
