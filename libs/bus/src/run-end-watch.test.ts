@@ -2,6 +2,8 @@ import { startNats, type DevServer } from '@agentloop/devservers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJetStreamRunEventStream, type JetStreamRunEventStream } from './jetstream-events.js';
 import { connectNatsBus, type NatsBus } from './nats-bus.js';
+import { connectionState } from './connection-state.js';
+import { watchRunEnd } from './run-end-watch.js';
 
 let server: DevServer;
 let bus: NatsBus;
@@ -64,5 +66,33 @@ describe('JetStreamRunEventStream.watchEnd', () => {
       await ownBus.close();
       await own.stop();
     }
+  });
+});
+
+describe('watchRunEnd', () => {
+  it('unsubscribes once although both its end and its waiter close it', async () => {
+    const nc = bus.connection;
+    let unsubscribes = 0;
+    const counting = new Proxy(nc, {
+      get(target, key, receiver) {
+        if (key !== 'subscribe') return Reflect.get(target, key, receiver) as unknown;
+        return (...args: Parameters<typeof nc.subscribe>) => {
+          const sub = target.subscribe(...args);
+          const unsubscribe = sub.unsubscribe.bind(sub);
+          sub.unsubscribe = (max?: number) => {
+            unsubscribes++;
+            unsubscribe(max);
+          };
+          return sub;
+        };
+      },
+    });
+    const watch = watchRunEnd(counting, connectionState(nc), 'watch.events.run-w5', AbortSignal.timeout(10_000));
+    await watch.ready;
+    await events.publish('run-w5', 't', 'end', null);
+    expect(await watch.done).toEqual({ kind: 'end' });
+    watch.close(); // as the waiter does when it is done (run-service/wait.ts)
+    watch.close();
+    expect(unsubscribes).toBe(1);
   });
 });

@@ -19,7 +19,12 @@ export function watchRunEnd(nc: NatsConnection, conn: ConnectionState, subject: 
   let settle: (r: RunEndWatchResult) => void = () => undefined;
   const done = new Promise<RunEndWatchResult>((resolve) => (settle = resolve));
   const lost = conn.lostAfter(conn.epoch);
+  let closed = false;
+  // Called by `finish` and again by the waiter when it is done with the watch: nats.js writes an
+  // UNSUB for every call, so only the first unsubscribes (issue 9: one NATS write per runs.wait).
   const close = () => {
+    if (closed) return;
+    closed = true;
     lost.cancel();
     signal.removeEventListener('abort', onAbort);
     sub?.unsubscribe();

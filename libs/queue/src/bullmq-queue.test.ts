@@ -36,7 +36,7 @@ describe('BullMqQueue', () => {
     }
   });
 
-  it('enqueues with fairness in three round trips: the tag, the add, then the stored nonce and the base together', async () => {
+  it('enqueues with fairness in two round trips: the tag, then the add with the stored nonce and the base in one pipeline', async () => {
     const q = createBullMqQueue({ name: 'enqueue-trips', redisUrl: redis.url, fairness: { weights: new Map() } });
     try {
       await q.enqueue(new Uint8Array([1]), { jobId: 'trips-0', group: 'acme' }); // loads the scripts
@@ -63,7 +63,37 @@ describe('BullMqQueue', () => {
         connection.sendCommand = send;
       }
       expect(commands).toEqual(['evalsha', 'evalsha', 'hget', 'get', 'evalsha', 'evalsha', 'hget', 'get']);
-      expect(writes).toBe(6);
+      expect(writes).toBe(4);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('enqueues without fairness in one round trip: the add and the stored nonce in one pipeline', async () => {
+    const q = createBullMqQueue({ name: 'enqueue-trips-fifo', redisUrl: redis.url });
+    try {
+      await q.enqueue(new Uint8Array([1]), { jobId: 'fifo-0' }); // loads the scripts
+      const connection = q['connection'];
+      await connection.ping();
+      const stream = connection.stream;
+      let writes = 0;
+      const write = stream.write.bind(stream);
+      stream.write = ((...args: Parameters<typeof write>) => {
+        writes++;
+        return write(...args);
+      }) as typeof stream.write;
+      try {
+        expect(await q.enqueue(new Uint8Array([2]), { jobId: 'fifo-1', delayMs: 60_000 })).toEqual({ jobId: 'fifo-1', added: true });
+        expect(await q.enqueue(new Uint8Array([3]), { jobId: 'fifo-1' })).toEqual({ jobId: 'fifo-1', added: false });
+        expect(await q.enqueue(new Uint8Array([4]), { jobId: 'fifo-2' })).toEqual({ jobId: 'fifo-2', added: true });
+      } finally {
+        stream.write = write;
+      }
+      expect(writes).toBe(3);
+      // The first add stayed: a duplicate id does not replace its payload; a delayed add is delayed.
+      expect(await q.getPayload('fifo-1')).toEqual(new Uint8Array([2]));
+      expect(await q.getState('fifo-1')).toBe('delayed');
+      expect(await q.getState('fifo-2')).toBe('waiting');
     } finally {
       await q.close();
     }

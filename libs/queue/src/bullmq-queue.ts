@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
-import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from 'bullmq';
-import { Redis } from 'ioredis';
+import { DelayedError, Job as BullJob, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { Redis, type ChainableCommander } from 'ioredis';
 import {
   DeferJobError,
   ReleaseJobError,
@@ -97,21 +97,37 @@ export class BullMqQueue implements JobQueue {
       const group = opts.group ?? '';
       const fair = this.fairness ? await this.fairness.tag(group) : undefined;
       const data: StoredData = { p: Buffer.from(payload).toString('base64'), n: nonce, ...(fair ? { s: fair.tag, g: group } : {}) };
-      await this.queue.add(this.name, data, {
-        jobId: opts.jobId,
-        ...(fair ? { priority: fair.priority } : {}),
-        attempts: r.attempts,
-        backoff: { type: 'exponential', delay: r.backoffMs },
-        ...(r.delayMs > 0 ? { delay: r.delayMs } : {}),
-        removeOnComplete: { age: keepSec },
-        removeOnFail: { age: keepSec },
-      });
-      // On a duplicate id BullMQ returns without writing: the stored job then carries another nonce.
-      // The stored data and the fairness base are read in one round trip (a pipeline is one write),
-      // and only the job's data field, not the whole job (issue 9: Redis round trips per run).
-      const reads = this.connection.pipeline().hget(this.queue.toKey(opts.jobId), 'data');
+      const job = new BullJob(
+        this.queue,
+        this.name,
+        data,
+        {
+          jobId: opts.jobId,
+          ...(fair ? { priority: fair.priority } : {}),
+          attempts: r.attempts,
+          backoff: { type: 'exponential', delay: r.backoffMs },
+          ...(r.delayMs > 0 ? { delay: r.delayMs } : {}),
+          removeOnComplete: { age: keepSec },
+          removeOnFail: { age: keepSec },
+        },
+        opts.jobId,
+      );
+      // The add, then the stored job's data and the fairness base, in one pipeline: one write and
+      // one round trip where `queue.add` and a read after it took two (issue 9: Redis round trips
+      // per run). BullMQ adds through a pipeline the same way (Job.createBulk): its add script is
+      // queued synchronously by addJob, so Redis runs the reads after it, on the same connection.
+      // On a duplicate id BullMQ's add writes nothing: the stored job then carries another nonce.
+      // Only the job's data field is read, not the whole job.
+      const pipe = (await this.queue.client).pipeline();
+      void job.addJob(pipe as unknown as Parameters<BullJob['addJob']>[0]).catch(() => undefined); // its outcome is read from exec() below
+      // BullMQ's pipeline is ioredis's behind BullMQ's adapter type, which lists only BullMQ's own commands.
+      const reads = pipe as unknown as ChainableCommander;
+      reads.hget(this.queue.toKey(opts.jobId), 'data');
       if (fair && this.fairness) reads.get(this.fairness.baseKey);
-      const [[dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await reads.exec()) ?? [];
+      const [[addErr, addReply] = [null, null], [dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await reads.exec()) ?? [];
+      if (addErr) throw addErr;
+      // BullMQ's add scripts answer a negative code for a refused add (parent jobs, which these are not).
+      if (typeof addReply === 'number' && addReply < 0) throw new Error(`BullMQ refused the add (code ${addReply})`);
       if (dataErr) throw dataErr;
       const added = typeof storedData !== 'string' || storedNonce(storedData) === nonce;
       // A duplicate's tag is lost: the group's finish tag moved on by one job, a harmless gap.
