@@ -16,6 +16,18 @@ afterAll(async () => {
 queueContract('BullMqQueue', async (name) => createBullMqQueue({ name, redisUrl: redis.url }));
 fairnessContract('BullMqQueue', async (name, fairness) => createBullMqQueue({ name, redisUrl: redis.url, fairness }));
 
+/** Counts the socket writes of a connection (one per round trip: a pipeline is one write) until restored. */
+function countWrites(connection: Redis): { count: () => number; restore: () => void } {
+  const stream = connection.stream;
+  const write = stream.write.bind(stream);
+  let writes = 0;
+  stream.write = ((...args: Parameters<typeof write>) => {
+    writes++;
+    return write(...args);
+  }) as typeof stream.write;
+  return { count: () => writes, restore: () => void (stream.write = write) };
+}
+
 describe('BullMqQueue', () => {
   it('stores the payload base64-encoded with retention-bounded removal options', async () => {
     const q = createBullMqQueue({ name: 'layout', redisUrl: redis.url, prefix: 'agentloop-test' });
@@ -42,14 +54,8 @@ describe('BullMqQueue', () => {
       await q.enqueue(new Uint8Array([1]), { jobId: 'trips-0', group: 'acme' }); // loads the scripts
       const connection = q['connection'];
       await connection.ping();
-      const stream = connection.stream;
+      const writes = countWrites(connection);
       const commands: string[] = [];
-      let writes = 0;
-      const write = stream.write.bind(stream);
-      stream.write = ((...args: Parameters<typeof write>) => {
-        writes++;
-        return write(...args);
-      }) as typeof stream.write;
       const send = connection.sendCommand.bind(connection);
       connection.sendCommand = ((...args: Parameters<typeof send>) => {
         commands.push((args[0] as { name: string }).name);
@@ -59,11 +65,11 @@ describe('BullMqQueue', () => {
         expect(await q.enqueue(new Uint8Array([2]), { jobId: 'trips-1', group: 'acme' })).toEqual({ jobId: 'trips-1', added: true });
         expect(await q.enqueue(new Uint8Array([3]), { jobId: 'trips-1', group: 'acme' })).toEqual({ jobId: 'trips-1', added: false });
       } finally {
-        stream.write = write;
+        writes.restore();
         connection.sendCommand = send;
       }
       expect(commands).toEqual(['evalsha', 'evalsha', 'hget', 'get', 'evalsha', 'evalsha', 'hget', 'get']);
-      expect(writes).toBe(4);
+      expect(writes.count()).toBe(4);
     } finally {
       await q.close();
     }
@@ -75,21 +81,15 @@ describe('BullMqQueue', () => {
       await q.enqueue(new Uint8Array([1]), { jobId: 'fifo-0' }); // loads the scripts
       const connection = q['connection'];
       await connection.ping();
-      const stream = connection.stream;
-      let writes = 0;
-      const write = stream.write.bind(stream);
-      stream.write = ((...args: Parameters<typeof write>) => {
-        writes++;
-        return write(...args);
-      }) as typeof stream.write;
+      const writes = countWrites(connection);
       try {
         expect(await q.enqueue(new Uint8Array([2]), { jobId: 'fifo-1', delayMs: 60_000 })).toEqual({ jobId: 'fifo-1', added: true });
         expect(await q.enqueue(new Uint8Array([3]), { jobId: 'fifo-1' })).toEqual({ jobId: 'fifo-1', added: false });
         expect(await q.enqueue(new Uint8Array([4]), { jobId: 'fifo-2' })).toEqual({ jobId: 'fifo-2', added: true });
       } finally {
-        stream.write = write;
+        writes.restore();
       }
-      expect(writes).toBe(3);
+      expect(writes.count()).toBe(3);
       // The first add stayed: a duplicate id does not replace its payload; a delayed add is delayed.
       expect(await q.getPayload('fifo-1')).toEqual(new Uint8Array([2]));
       expect(await q.getState('fifo-1')).toBe('delayed');
