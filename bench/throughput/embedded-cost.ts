@@ -194,6 +194,8 @@ const promiseHook = args.promises
     }).enable()
   : undefined;
 counting = true;
+const cpuAtStart = process.cpuUsage();
+const wallAtStart = performance.now();
 const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
 const stopAllocationProfile = args['alloc-profile'] ? await startAllocationProfile(args['alloc-profile']) : undefined;
 let started = 0;
@@ -202,6 +204,8 @@ await Promise.all(
     while (started++ < runs) await one();
   }),
 );
+const cpuOfRuns = process.cpuUsage(cpuAtStart);
+const wallOfRuns = performance.now() - wallAtStart;
 await stopProfile?.();
 await stopAllocationProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
@@ -221,6 +225,7 @@ console.log(
     .join(' ')}; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
     `, ${total('commits ').toFixed(1)} SQLite commits (${Number(args.clients)} client(s))` +
     (args.promises ? `, ${(promises / runs).toFixed(0)} promises created` : '') +
+    `; process CPU ${((cpuOfRuns.user + cpuOfRuns.system) / 1000 / runs).toFixed(2)} ms per run (load generator and counting hooks included), wall ${(wallOfRuns / runs).toFixed(2)} ms` +
     (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run), of which ${sqlCpuMs.toFixed(3)} ms CPU (third column)` : ''),
 );
 if (args.promises) {

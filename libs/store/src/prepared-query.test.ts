@@ -4,7 +4,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createConnection } from 'mysql2/promise';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMariaDb, type DevServer } from '@agentloop/devservers';
 import { createMysqlStore } from './mysql.js';
 import { preparedQuery } from './prepared-query.js';
@@ -131,6 +131,28 @@ describe('preparedQuery on a SQLite store: the statement run on the connection i
     await outside;
     expect(count(reader, 'in-tx')).toBe(0);
     expect(count(reader, 'outside')).toBe(1);
+    reader.close();
+    await store.close();
+  });
+
+  it('a write transaction’s own statements run on the connection too, and commit or roll back with it', async () => {
+    const { store, reader } = await fileStore();
+    await store.writeTransaction(async (db) => {
+      const executor = vi.spyOn(db, 'executeQuery');
+      await insertThread.execute(db, { tenantId: 'tn', threadId: 'a', now: 1, metadata: '{}' });
+      expect((await getThread.first(db, { tenantId: 'tn', threadId: 'a' }))?.thread_id).toBe('a');
+      expect(executor).not.toHaveBeenCalled();
+      // Not committed yet: another connection does not see it.
+      expect(count(reader, 'a')).toBe(0);
+    });
+    expect(count(reader, 'a')).toBe(1);
+    await expect(
+      store.writeTransaction(async (db) => {
+        await insertThread.execute(db, { tenantId: 'tn', threadId: 'b', now: 1, metadata: '{}' });
+        await insertThread.execute(db, { tenantId: 'tn', threadId: 'a', now: 1, metadata: '{}' });
+      }),
+    ).rejects.toThrow(/UNIQUE/);
+    expect(count(reader, 'b')).toBe(0);
     reader.close();
     await store.close();
   });

@@ -72,6 +72,21 @@ export function runDirectlyOn(db: Kysely<Database>, sqlite: BetterSqlite3.Databa
   directConnections.set(db.getExecutor().adapter, sqlite);
 }
 
+/** Connection-bound instances (`db.connection()`) inside the write transaction they opened (see runsInItsTransaction). */
+const transactionHolders = new WeakSet<object>();
+
+/**
+ * Marks `conn`, the connection-bound instance a SQLite write transaction runs its statements on
+ * (write-transaction.ts `sqliteImmediate`), as the holder of the transaction open on the
+ * connection from now until `end` is called: its prepared queries then run on the connection
+ * directly too — they are that transaction's statements, in the order they are issued — while
+ * everyone else's still wait for the transaction to end.
+ */
+export function runsInItsTransaction(conn: Kysely<Database>): { end: () => void } {
+  transactionHolders.add(conn);
+  return { end: () => transactionHolders.delete(conn) };
+}
+
 /** Kysely's SQLite driver's result of `stmt` run with `parameters` (kysely/dist/esm/dialect/sqlite/sqlite-driver.js). */
 function runSqlite<O>(sqlite: BetterSqlite3.Database, sql: string, parameters: readonly unknown[]): QueryResult<O> {
   const stmt = sqlite.prepare(sql);
@@ -112,7 +127,14 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
     return t;
   };
   const execute = (db: Kysely<Database>, params: P): Promise<QueryResult<O>> => {
-    const { compiled, bindings, direct } = template(db);
+    let t: Template;
+    try {
+      t = template(db);
+    } catch (err) {
+      // A query that does not compile fails its promise, as an async call would.
+      return Promise.reject(err as Error);
+    }
+    const { compiled, bindings, direct } = t;
     const values = params as Record<string, unknown>;
     const parameters = bindings.map((b) => ('name' in b ? values[b.name] : b.constant));
     if (direct !== undefined && !direct.inTransaction) {
@@ -122,14 +144,22 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
         // Locked by another connection: Kysely's path waits for the lock (nothing was changed).
         if (!isSqliteBusy(err)) return Promise.reject(err as Error);
       }
+    } else if (direct !== undefined && transactionHolders.has(db)) {
+      // The transaction's own statement: never run again after a failure (SQLite may have rolled
+      // the transaction back), as Kysely's path (sqlite-busy-wait.ts) does not either.
+      try {
+        return Promise.resolve(runSqlite<O>(direct, compiled.sql, parameters));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
     }
     return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);
   };
   return {
     execute,
-    rows: async (db, params) => (await execute(db, params)).rows,
-    first: async (db, params) => (await execute(db, params)).rows[0],
-    affected: async (db, params) => (await execute(db, params)).numAffectedRows ?? 0n,
+    rows: (db, params) => execute(db, params).then((r) => r.rows),
+    first: (db, params) => execute(db, params).then((r) => r.rows[0]),
+    affected: (db, params) => execute(db, params).then((r) => r.numAffectedRows ?? 0n),
   };
 }
 
