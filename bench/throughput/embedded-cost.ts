@@ -183,7 +183,9 @@ const promiseHook = args.promises
       init(_id, type) {
         if (!counting || type !== 'PROMISE') return;
         if (++promises % PROMISE_SAMPLE !== 0) return;
-        const frame = (new Error().stack ?? '').split('\n').find((l) => /^\s+at .*\//.test(l) && !/node:|embedded-cost\.ts/.test(l)) ?? '(no JavaScript frame outside node)';
+        const frame =
+          (new Error().stack ?? '').split('\n').find((l) => /^\s+at .*\//.test(l) && !/node:|embedded-cost\.ts/.test(l)) ??
+          '(no JavaScript frame outside node)';
         const site = frame
           .trim()
           .replace(/^at /, '')
@@ -230,7 +232,8 @@ console.log(
 );
 if (args.promises) {
   console.log(`promises created per run by site (1 in ${PROMISE_SAMPLE} sampled):`);
-  for (const [site, c] of [...promiseSites].sort((a, b) => b[1] - a[1]).slice(0, Number(args.top) || 30)) console.log(`${(c / runs).toFixed(1).padStart(7)}  ${site}`);
+  for (const [site, c] of [...promiseSites].sort((a, b) => b[1] - a[1]).slice(0, Number(args.top) || 30))
+    console.log(`${(c / runs).toFixed(1).padStart(7)}  ${site}`);
 }
 for (const [key, c] of rows.slice(0, Number(args.top))) {
   const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ${((cpuTimes.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
