@@ -54,7 +54,7 @@ const directConnections = new WeakMap<object, BetterSqlite3.Database>();
  * Kysely's executor: the same compiled SQL, statement (statement-cache.ts) and result, without the
  * connection provider, its mutex and the ~8 promises of each query — each promise also tagged by
  * the process's AsyncLocalStorage hook. A run makes ~25 store statements (issue 9,
- * bench/throughput README "Store statements without Kysely's executor").
+ * bench/throughput README "Store statements without Kysely's executor; checkpoint writes without promises").
  *
  * What keeps it equivalent: better-sqlite3 runs a statement synchronously, so nothing interleaves
  * with it. The mutex Kysely holds across a query's awaits guards transactions: a statement run
@@ -62,8 +62,8 @@ const directConnections = new WeakMap<object, BetterSqlite3.Database>();
  * transaction and be undone by its rollback, so such a statement goes through Kysely and waits for
  * the connection as before. Outside a transaction the connection is in autocommit mode whoever
  * holds Kysely's mutex, and a statement run there is committed by itself, as through Kysely — only
- * sooner: two statements issued without awaiting the first may now run in the other order (the
- * store's callers await each). A statement that finds the file locked by another connection
+ * sooner: two statements issued without awaiting the first may now run in the other order (a
+ * caller that needs an order awaits the first). A statement that finds the file locked by another connection
  * (SQLITE_BUSY: it changed nothing) is handed to Kysely's path, which waits for the lock
  * (sqlite-busy-wait.ts). Only for a store's own instance: the dialect configures no plugin, whose
  * result transforms this path would skip.
