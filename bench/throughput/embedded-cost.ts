@@ -4,7 +4,7 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--ledger] [--profile FILE] [--alloc-profile FILE] [--clients N] [--snapshot REF]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--promises] [--ledger] [--profile FILE] [--alloc-profile FILE] [--clients N] [--snapshot REF]
  *
  * Commits are counted too (a write statement that leaves its connection outside a transaction: an
  * autocommit write, or the COMMIT itself), per database file. `--clients N`: N clients in a closed
@@ -21,9 +21,12 @@
  * client runs in this process), for `profile-summary.ts FILE --runs N`.
  * `--alloc-profile FILE`: the bytes allocated during the counted runs, by allocating function (V8's
  * sampling heap profiler, dead objects included), load generator included, for `alloc-summary.ts`.
+ * `--promises`: also the promises created per run (an async_hooks init hook: every promise of the
+ * process, load generator included — each one also runs the AsyncLocalStorage hook LangChain enables).
  * `--where`: for each counted call whose key matches REGEX, also counts the AgentLoop functions
  * that made it (the first few stack frames in the repository's own code), to find who reads what.
  */
+import { createHook } from 'node:async_hooks';
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
@@ -43,6 +46,7 @@ const { values: args } = parseArgs({
     ledger: { type: 'boolean', default: false },
     profile: { type: 'string' },
     'alloc-profile': { type: 'string' },
+    promises: { type: 'boolean', default: false },
     clients: { type: 'string', default: '1' },
     snapshot: { type: 'string' },
   },
@@ -170,7 +174,30 @@ const one = async (): Promise<void> => {
 };
 for (let i = 0; i < 5; i++) await one(); // warm-up: caches, first-run migrations
 await new Promise((r) => setTimeout(r, 300));
+let promises = 0;
+/** --promises: where one promise in PROMISE_SAMPLE was created, by its innermost JavaScript frame outside node's internals. */
+const PROMISE_SAMPLE = 16;
+const promiseSites = new Map<string, number>();
+const promiseHook = args.promises
+  ? createHook({
+      init(_id, type) {
+        if (!counting || type !== 'PROMISE') return;
+        if (++promises % PROMISE_SAMPLE !== 0) return;
+        const frame =
+          (new Error().stack ?? '').split('\n').find((l) => /^\s+at .*\//.test(l) && !/node:|embedded-cost\.ts/.test(l)) ??
+          '(no JavaScript frame outside node)';
+        const site = frame
+          .trim()
+          .replace(/^at /, '')
+          .replace(/\(?(file:\/\/)?\/.*?\/(node_modules\/|((libs|services|apps)\/))/, '$3')
+          .replace(/:\d+\)?$/, '');
+        promiseSites.set(site, (promiseSites.get(site) ?? 0) + PROMISE_SAMPLE);
+      },
+    }).enable()
+  : undefined;
 counting = true;
+const cpuAtStart = process.cpuUsage();
+const wallAtStart = performance.now();
 const stopProfile = args.profile ? await startProfile(args.profile) : undefined;
 const stopAllocationProfile = args['alloc-profile'] ? await startAllocationProfile(args['alloc-profile']) : undefined;
 let started = 0;
@@ -179,10 +206,13 @@ await Promise.all(
     while (started++ < runs) await one();
   }),
 );
+const cpuOfRuns = process.cpuUsage(cpuAtStart);
+const wallOfRuns = performance.now() - wallAtStart;
 await stopProfile?.();
 await stopAllocationProfile?.();
 await new Promise((r) => setTimeout(r, 300)); // after-run work (recordings, webhooks, listings)
 counting = false;
+promiseHook?.disable();
 await server.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 
@@ -196,8 +226,15 @@ console.log(
     .map((l) => l.toFixed(1))
     .join(' ')}; per run: ${total('sql ').toFixed(1)} SQLite statements, ${total('fs').toFixed(1)} filesystem calls` +
     `, ${total('commits ').toFixed(1)} SQLite commits (${Number(args.clients)} client(s))` +
+    (args.promises ? `, ${(promises / runs).toFixed(0)} promises created` : '') +
+    `; process CPU ${((cpuOfRuns.user + cpuOfRuns.system) / 1000 / runs).toFixed(2)} ms per run (load generator and counting hooks included), wall ${(wallOfRuns / runs).toFixed(2)} ms` +
     (args.time ? `; ${sqlMs.toFixed(3)} ms inside SQLite statements (second column, ms per run), of which ${sqlCpuMs.toFixed(3)} ms CPU (third column)` : ''),
 );
+if (args.promises) {
+  console.log(`promises created per run by site (1 in ${PROMISE_SAMPLE} sampled):`);
+  for (const [site, c] of [...promiseSites].sort((a, b) => b[1] - a[1]).slice(0, Number(args.top) || 30))
+    console.log(`${(c / runs).toFixed(1).padStart(7)}  ${site}`);
+}
 for (const [key, c] of rows.slice(0, Number(args.top))) {
   const ms = args.time ? `${((times.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ${((cpuTimes.get(key) ?? 0) / runs).toFixed(3).padStart(7)}  ` : '';
   console.log(`${(c / runs).toFixed(2).padStart(7)}  ${ms}${key}`);

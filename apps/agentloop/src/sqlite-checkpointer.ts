@@ -31,6 +31,25 @@ const ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
 export const WRITES_PER_STATEMENT = 100;
 
 /**
+ * The shared serializer (same bytes) with its `dumpsTyped` callable synchronously: the stock one is
+ * asynchronous only in name (JsonPlusSerializer: bytes as they are, anything else `_dumps`), and
+ * each call of it, with the `Promise.all` and the async closure per write around it, cost a run
+ * ~150 promises of its ~2,800 for 13 checkpoint writes (issue 9, bench/throughput README
+ * "Store statements without Kysely's executor; checkpoint writes without promises").
+ */
+export class EmbeddedCheckpointSerializer extends CheckpointSerializer {
+  dumpsTypedNow(obj: unknown): [string, Uint8Array] {
+    if (obj instanceof Uint8Array) return ['bytes', obj];
+    return ['json', this._dumps(obj)];
+  }
+
+  // Kept equal to dumpsTypedNow: a saver without the synchronous path writes the same rows.
+  override dumpsTyped(obj: unknown): Promise<[string, Uint8Array]> {
+    return Promise.resolve(this.dumpsTypedNow(obj));
+  }
+}
+
+/**
  * SqliteSaver whose `putWrites` inserts a task's writes with one multi-row INSERT instead of one
  * INSERT per write inside BEGIN … COMMIT: a run of the bench's agent made 27 inserts and 6
  * transactions, ~39 of its 83 SQLite statements, for 6 calls (issue 9, bench/throughput README).
@@ -46,6 +65,8 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
   /** The connection itself: `this.db` is the flushing accessor below. */
   private readonly connection: Database;
   private readonly commits: SqliteGroupCommit;
+  /** Serializes without a promise per value when the serializer allows it. */
+  private readonly dumpsNow: ((obj: unknown) => [string, Uint8Array]) | undefined;
 
   /**
    * `put` and `putWrites` go through a group commit: at 32 concurrent runs, the checkpoint writes
@@ -63,6 +84,7 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
     super(db, serde);
     this.connection = db;
     this.commits = new SqliteGroupCommit(db, schedule);
+    this.dumpsNow = this.serde instanceof EmbeddedCheckpointSerializer ? (obj) => (this.serde as EmbeddedCheckpointSerializer).dumpsTypedNow(obj) : undefined;
     Object.defineProperty(this, 'db', {
       get: () => {
         this.commits.flush();
@@ -91,10 +113,9 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
     const threadId = c.thread_id as string | undefined;
     const checkpointNs = (c.checkpoint_ns as string | undefined) ?? '';
     if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
-    const [[type1, serializedCheckpoint], [type2, serializedMetadata]] = await Promise.all([
-      this.serde.dumpsTyped(copyCheckpoint(checkpoint)),
-      this.serde.dumpsTyped(metadata),
-    ]);
+    const [[type1, serializedCheckpoint], [type2, serializedMetadata]] = this.dumpsNow
+      ? [this.dumpsNow(copyCheckpoint(checkpoint)), this.dumpsNow(metadata)]
+      : await Promise.all([this.serde.dumpsTyped(copyCheckpoint(checkpoint)), this.serde.dumpsTyped(metadata)]);
     if (type1 !== type2) throw new Error('Failed to serialized checkpoint and metadata to the same type.');
     const row = [threadId, checkpointNs, checkpoint.id, c.checkpoint_id, type1, serializedCheckpoint, serializedMetadata];
     await this.commits.run(() =>
@@ -114,12 +135,20 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
     if (!c.thread_id) throw new Error('Missing thread_id field in config.configurable.');
     if (!c.checkpoint_id) throw new Error('Missing checkpoint_id field in config.configurable.');
     const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
-    const rows = await Promise.all(
-      writes.map(async ([channel, value], idx) => {
-        const [type, serialized] = await this.serde.dumpsTyped(value);
-        return [c.thread_id, c.checkpoint_ns, c.checkpoint_id, taskId, WRITES_IDX_MAP[channel] ?? idx, channel, type, serialized] as unknown[];
-      }),
-    );
+    const row = (channel: string, idx: number, [type, serialized]: [string, Uint8Array]): unknown[] => [
+      c.thread_id,
+      c.checkpoint_ns,
+      c.checkpoint_id,
+      taskId,
+      WRITES_IDX_MAP[channel] ?? idx,
+      channel,
+      type,
+      serialized,
+    ];
+    const dumpsNow = this.dumpsNow;
+    const rows = dumpsNow
+      ? writes.map(([channel, value], idx) => row(channel, idx, dumpsNow(value)))
+      : await Promise.all(writes.map(async ([channel, value], idx) => row(channel, idx, await this.serde.dumpsTyped(value))));
     if (rows.length === 0) return;
     const insert = (chunk: unknown[][]) =>
       this.connection
@@ -140,5 +169,5 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
 
 /** The embedded checkpointer over `file` (`:memory:` for a private in-memory database); `schedule` is for tests. */
 export function openEmbeddedCheckpointer(file: string, schedule?: GroupCommitSchedule): EmbeddedSqliteSaver {
-  return new EmbeddedSqliteSaver(openCheckpointSqlite(file), new CheckpointSerializer(), schedule);
+  return new EmbeddedSqliteSaver(openCheckpointSqlite(file), new EmbeddedCheckpointSerializer(), schedule);
 }

@@ -1,6 +1,7 @@
 /**
  * EmbeddedSqliteSaver.putWrites writes the rows SqliteSaver writes, in one statement per call.
  */
+import { createHook } from 'node:async_hooks';
 import { describe, expect, it, vi } from 'vitest';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
@@ -44,6 +45,38 @@ async function both(calls: Array<[PendingWrite[], string]>) {
   }
   return { stock: rowsOf(stock.db), ours: rowsOf(ours.db), saver: ours };
 }
+
+/** Promises created while `fn` runs (every promise of the process: run it alone). */
+async function promisesDuring(fn: () => Promise<unknown>): Promise<number> {
+  let n = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'PROMISE') n++;
+    },
+  }).enable();
+  try {
+    await fn();
+  } finally {
+    hook.disable();
+  }
+  return n;
+}
+
+describe('EmbeddedSqliteSaver: checkpoint writes serialized without a promise per value (issue 9)', () => {
+  it('a call with 40 writes, and a checkpoint put, create a few promises, not some per value', async () => {
+    const ours = openEmbeddedCheckpointer(':memory:');
+    const writes: PendingWrite[] = Array.from({ length: 40 }, (_, i) => [`channel_${i}`, { value: i }]);
+    // Warm: the saver's setup and statements.
+    await ours.putWrites(config, writes, 'warm');
+    expect(await promisesDuring(() => ours.putWrites(config, writes, 'task'))).toBeLessThan(15);
+    const checkpoint = { v: 4, id: 'cp2', ts: new Date(0).toISOString(), channel_values: { a: 1 }, channel_versions: { a: 1 }, versions_seen: {} };
+    await ours.put(config, { ...checkpoint, id: 'cp1' }, { source: 'loop', step: 0, parents: {} });
+    expect(await promisesDuring(() => ours.put(config, checkpoint, { source: 'loop', step: 1, parents: {} }))).toBeLessThan(10);
+    // The rows are what SqliteSaver writes (the comparisons below), read back as written.
+    const tuple = await ours.getTuple({ configurable: { thread_id: 'th1', checkpoint_ns: '', checkpoint_id: 'cp2' } });
+    expect(tuple?.checkpoint.channel_values).toEqual({ a: 1 });
+  });
+});
 
 describe('EmbeddedSqliteSaver.putWrites', () => {
   it("writes SqliteSaver's rows: idx of special channels, first write kept for ordinary ones, last for all-special calls", async () => {

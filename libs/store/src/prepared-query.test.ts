@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { createConnection } from 'mysql2/promise';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMariaDb, type DevServer } from '@agentloop/devservers';
 import { createMysqlStore } from './mysql.js';
 import { preparedQuery } from './prepared-query.js';
@@ -72,6 +76,86 @@ function dialectSuite(name: string, open: () => Promise<{ store: SqlStore; done:
 dialectSuite('SQLite', async () => {
   const store = createSqliteStore({ path: ':memory:' }) as SqlStore;
   return { store, done: () => store.close() };
+});
+
+describe('preparedQuery on a SQLite store: the statement run on the connection itself (issue 9)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-prepared-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  async function fileStore(): Promise<{ store: SqlStore; reader: BetterSqlite3.Database }> {
+    const file = path.join(dir, `db-${n++}.sqlite`);
+    const store = createSqliteStore({ path: file }) as SqlStore;
+    await store.migrate();
+    return { store, reader: new BetterSqlite3(file, { readonly: true }) };
+  }
+  const count = (reader: BetterSqlite3.Database, threadId: string): number =>
+    (reader.prepare('select count(*) as n from threads where thread_id = ?').get(threadId) as { n: number }).n;
+
+  it('outside a transaction the statement is committed when the call returns, before any await', async () => {
+    const { store, reader } = await fileStore();
+    const written = insertThread.execute(store.db, { tenantId: 'tn', threadId: 'now', now: 1, metadata: '{}' });
+    // Another connection already sees the row: no turn of Kysely's executor in between.
+    expect(count(reader, 'now')).toBe(1);
+    expect((await written).numAffectedRows).toBe(1n);
+    reader.close();
+    await store.close();
+  });
+
+  it('a failing statement rejects its promise rather than throwing at the call', async () => {
+    const { store, reader } = await fileStore();
+    await insertThread.execute(store.db, { tenantId: 'tn', threadId: 'dup', now: 1, metadata: '{}' });
+    const again = insertThread.execute(store.db, { tenantId: 'tn', threadId: 'dup', now: 2, metadata: '{}' });
+    await expect(again).rejects.toThrow(/UNIQUE/);
+    reader.close();
+    await store.close();
+  });
+
+  it('while another caller’s write transaction is open it waits for it, and that transaction’s rollback does not undo it', async () => {
+    const { store, reader } = await fileStore();
+    let inside!: () => void;
+    const opened = new Promise<void>((r) => (inside = r));
+    let proceed!: () => void;
+    const gate = new Promise<void>((r) => (proceed = r));
+    const tx = store.writeTransaction(async (db) => {
+      await insertThread.execute(db, { tenantId: 'tn', threadId: 'in-tx', now: 1, metadata: '{}' });
+      inside();
+      await gate;
+      throw new Error('rolled back');
+    });
+    await opened;
+    // Issued while the transaction holds the connection: it must not join (and die with) it.
+    const outside = insertThread.execute(store.db, { tenantId: 'tn', threadId: 'outside', now: 1, metadata: '{}' });
+    expect(count(reader, 'outside')).toBe(0);
+    proceed();
+    await expect(tx).rejects.toThrow('rolled back');
+    await outside;
+    expect(count(reader, 'in-tx')).toBe(0);
+    expect(count(reader, 'outside')).toBe(1);
+    reader.close();
+    await store.close();
+  });
+
+  it('a write transaction’s own statements run on the connection too, and commit or roll back with it', async () => {
+    const { store, reader } = await fileStore();
+    await store.writeTransaction(async (db) => {
+      const executor = vi.spyOn(db, 'executeQuery');
+      await insertThread.execute(db, { tenantId: 'tn', threadId: 'a', now: 1, metadata: '{}' });
+      expect((await getThread.first(db, { tenantId: 'tn', threadId: 'a' }))?.thread_id).toBe('a');
+      expect(executor).not.toHaveBeenCalled();
+      // Not committed yet: another connection does not see it.
+      expect(count(reader, 'a')).toBe(0);
+    });
+    expect(count(reader, 'a')).toBe(1);
+    await expect(
+      store.writeTransaction(async (db) => {
+        await insertThread.execute(db, { tenantId: 'tn', threadId: 'b', now: 1, metadata: '{}' });
+        await insertThread.execute(db, { tenantId: 'tn', threadId: 'a', now: 1, metadata: '{}' });
+      }),
+    ).rejects.toThrow(/UNIQUE/);
+    expect(count(reader, 'b')).toBe(0);
+    reader.close();
+    await store.close();
+  });
 });
 
 let server: DevServer | undefined;

@@ -24,8 +24,10 @@
  * compiled; the store configures none, and one added later with `withPlugin` would not apply) — on
  * SQLite the statement cache then finds the prepared statement by text.
  */
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { AgentLoopError } from '@agentloop/core';
+import { isSqliteBusy } from './repositories/rows.js';
 import type { Database } from './schema.js';
 
 /** Stands for a named value while the query is compiled. */
@@ -39,6 +41,62 @@ type Binding = { constant: unknown } | { name: string };
 interface Template {
   compiled: CompiledQuery;
   bindings: Binding[];
+  /** The instance's SQLite connection when it may run the statement itself (see runDirectlyOn). */
+  direct: BetterSqlite3.Database | undefined;
+}
+
+/** Kysely instances (by adapter, shared with their transactions) whose prepared queries may run on the connection itself. */
+const directConnections = new WeakMap<object, BetterSqlite3.Database>();
+
+/**
+ * Lets the prepared queries of `db`, a Kysely instance over the one better-sqlite3 connection
+ * `sqlite`, run on that connection directly when no transaction is open on it, instead of through
+ * Kysely's executor: the same compiled SQL, statement (statement-cache.ts) and result, without the
+ * connection provider, its mutex and the ~8 promises of each query — each promise also tagged by
+ * the process's AsyncLocalStorage hook. A run makes ~25 store statements (issue 9,
+ * bench/throughput README "Store statements without Kysely's executor; checkpoint writes without promises").
+ *
+ * What keeps it equivalent: better-sqlite3 runs a statement synchronously, so nothing interleaves
+ * with it. The mutex Kysely holds across a query's awaits guards transactions: a statement run
+ * while another caller's transaction is open (SQLite's `inTransaction`) would join that
+ * transaction and be undone by its rollback, so such a statement goes through Kysely and waits for
+ * the connection as before. Outside a transaction the connection is in autocommit mode whoever
+ * holds Kysely's mutex, and a statement run there is committed by itself, as through Kysely — only
+ * sooner: two statements issued without awaiting the first may now run in the other order (a
+ * caller that needs an order awaits the first). A statement that finds the file locked by another connection
+ * (SQLITE_BUSY: it changed nothing) is handed to Kysely's path, which waits for the lock
+ * (sqlite-busy-wait.ts). Only for a store's own instance: the dialect configures no plugin, whose
+ * result transforms this path would skip.
+ */
+export function runDirectlyOn(db: Kysely<Database>, sqlite: BetterSqlite3.Database): void {
+  directConnections.set(db.getExecutor().adapter, sqlite);
+}
+
+/** Connection-bound instances (`db.connection()`) inside the write transaction they opened (see runsInItsTransaction). */
+const transactionHolders = new WeakSet<object>();
+
+/**
+ * Marks `conn`, the connection-bound instance a SQLite write transaction runs its statements on
+ * (write-transaction.ts `sqliteImmediate`), as the holder of the transaction open on the
+ * connection from now until `end` is called: its prepared queries then run on the connection
+ * directly too — they are that transaction's statements, in the order they are issued — while
+ * everyone else's still wait for the transaction to end.
+ */
+export function runsInItsTransaction(conn: Kysely<Database>): { end: () => void } {
+  transactionHolders.add(conn);
+  return { end: () => transactionHolders.delete(conn) };
+}
+
+/** Kysely's SQLite driver's result of `stmt` run with `parameters` (kysely/dist/esm/dialect/sqlite/sqlite-driver.js). */
+function runSqlite<O>(sqlite: BetterSqlite3.Database, sql: string, parameters: readonly unknown[]): QueryResult<O> {
+  const stmt = sqlite.prepare(sql);
+  if (stmt.reader) return { rows: stmt.all(parameters) as O[] };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return {
+    numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
+    insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
+    rows: [],
+  };
 }
 
 export interface PreparedQuery<P extends object, O> {
@@ -63,26 +121,49 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
     const key = db.getExecutor().adapter;
     let t = templates.get(key);
     if (!t) {
-      t = compile(db, build);
+      t = { ...compile(db, build), direct: directConnections.get(key) };
       templates.set(key, t);
     }
     return t;
   };
   const execute = (db: Kysely<Database>, params: P): Promise<QueryResult<O>> => {
-    const { compiled, bindings } = template(db);
+    let t: Template;
+    try {
+      t = template(db);
+    } catch (err) {
+      // A query that does not compile fails its promise, as an async call would.
+      return Promise.reject(err as Error);
+    }
+    const { compiled, bindings, direct } = t;
     const values = params as Record<string, unknown>;
     const parameters = bindings.map((b) => ('name' in b ? values[b.name] : b.constant));
+    if (direct !== undefined && !direct.inTransaction) {
+      try {
+        return Promise.resolve(runSqlite<O>(direct, compiled.sql, parameters));
+      } catch (err) {
+        // Locked by another connection: Kysely's path waits for the lock (nothing was changed).
+        if (!isSqliteBusy(err)) return Promise.reject(err as Error);
+      }
+    } else if (direct !== undefined && transactionHolders.has(db)) {
+      // The transaction's own statement: never run again after a failure (SQLite may have rolled
+      // the transaction back), as Kysely's path (sqlite-busy-wait.ts) does not either.
+      try {
+        return Promise.resolve(runSqlite<O>(direct, compiled.sql, parameters));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
     return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);
   };
   return {
     execute,
-    rows: async (db, params) => (await execute(db, params)).rows,
-    first: async (db, params) => (await execute(db, params)).rows[0],
-    affected: async (db, params) => (await execute(db, params)).numAffectedRows ?? 0n,
+    rows: (db, params) => execute(db, params).then((r) => r.rows),
+    first: (db, params) => execute(db, params).then((r) => r.rows[0]),
+    affected: (db, params) => execute(db, params).then((r) => r.numAffectedRows ?? 0n),
   };
 }
 
-function compile<P extends object, O>(db: Kysely<Database>, build: (db: Kysely<Database>, p: P) => Compilable<O>): Template {
+function compile<P extends object, O>(db: Kysely<Database>, build: (db: Kysely<Database>, p: P) => Compilable<O>): Omit<Template, 'direct'> {
   const used = new Set<string>();
   const markers = new Proxy({} as P, {
     get(_target, name) {

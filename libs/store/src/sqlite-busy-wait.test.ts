@@ -19,12 +19,20 @@ async function twoStores(busyTimeoutMs = 10_000): Promise<[Store, Store]> {
   return [a, b];
 }
 
-/** Resolves when `fn` returns; meanwhile the test holds another connection's write lock. */
-function holdingLock(holder: Store, until: Promise<void>): Promise<void> {
-  return holder.writeTransaction(async (db) => {
+/**
+ * Holds `holder`'s write lock until `until` resolves; resolves once the lock is held (a store's
+ * autocommitted statement can run at its call, before a transaction begun earlier has its lock).
+ */
+async function holdingLock(holder: Store, until: Promise<void>): Promise<{ done: Promise<void> }> {
+  let locked!: () => void;
+  const held = new Promise<void>((r) => (locked = r));
+  const done = holder.writeTransaction(async (db) => {
     await sql`update threads set updated_at = updated_at`.execute(db);
+    locked();
     await until;
   });
+  await held;
+  return { done };
 }
 
 describe('SQLite store: waiting for another connection’s write lock', () => {
@@ -39,7 +47,7 @@ describe('SQLite store: waiting for another connection’s write lock', () => {
   it('an autocommitted write waits asynchronously for the lock and then succeeds', async () => {
     const [a, b] = await twoStores();
     let release!: () => void;
-    const held = holdingLock(a, new Promise<void>((r) => (release = r)));
+    const { done: held } = await holdingLock(a, new Promise<void>((r) => (release = r)));
     const events: string[] = [];
     const write = b.createThread({ tenantId: 't', threadId: 'th' }).then(() => events.push('write done'));
     // The write is waiting: timers still run (a synchronous busy wait would have stopped them).
@@ -57,7 +65,7 @@ describe('SQLite store: waiting for another connection’s write lock', () => {
   it('a write transaction of another store waits for the lock, then runs whole', async () => {
     const [a, b] = await twoStores();
     let release!: () => void;
-    const held = holdingLock(a, new Promise<void>((r) => (release = r)));
+    const { done: held } = await holdingLock(a, new Promise<void>((r) => (release = r)));
     const tx = b.writeTransaction(async (db) => {
       await sql`insert into threads (tenant_id, thread_id, created_at, updated_at, status, metadata) values ('t', 'x', 1, 1, 'idle', '{}')`.execute(db);
       return 'committed';
@@ -74,7 +82,7 @@ describe('SQLite store: waiting for another connection’s write lock', () => {
   it('gives up with SQLITE_BUSY after the busy timeout, having written nothing', async () => {
     const [a, b] = await twoStores(20);
     let release!: () => void;
-    const held = holdingLock(a, new Promise<void>((r) => (release = r)));
+    const { done: held } = await holdingLock(a, new Promise<void>((r) => (release = r)));
     await expect(b.createThread({ tenantId: 't', threadId: 'late' })).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
     release();
     await held;

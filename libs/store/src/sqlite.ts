@@ -4,6 +4,7 @@ import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { cachePreparedStatements } from './statement-cache.js';
 import { busyWaitingSqliteDialect } from './sqlite-busy-wait.js';
+import { runDirectlyOn } from './prepared-query.js';
 import type { Store } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -28,5 +29,6 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs) });
+  runDirectlyOn(db, sqlite);
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }

@@ -7,6 +7,7 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import { sleep } from '@agentloop/core';
 import type { Database, SqlDialectName } from './schema.js';
 import { isSqliteBusy } from './repositories/rows.js';
+import { runsInItsTransaction } from './prepared-query.js';
 
 // Compiled once: every run's admission and end is a transaction (issue 9).
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
@@ -49,11 +50,15 @@ export class SqlWriter {
           await sleep(2 + Math.random() * 10);
         }
       }
+      // Its prepared statements run on the connection at their call (prepared-query.ts), until the COMMIT or ROLLBACK.
+      const holder = runsInItsTransaction(conn);
       try {
         const out = await fn(conn);
+        holder.end();
         await conn.executeQuery(COMMIT);
         return out;
       } catch (err) {
+        holder.end();
         await conn.executeQuery(ROLLBACK).catch(() => undefined);
         throw err;
       }
