@@ -75,6 +75,23 @@ describe('BullMqQueue', () => {
     }
   });
 
+  it('tells exactly one of two callers of a duplicate id that it added the job, also when the server lost its scripts (NOSCRIPT)', async () => {
+    const q = createBullMqQueue({ name: 'enqueue-noscript', redisUrl: redis.url, fairness: { weights: new Map() } });
+    const admin = new Redis(redis.url);
+    try {
+      await q.enqueue(new Uint8Array([1]), { jobId: 'ns-0', group: 'acme' }); // loads the scripts
+      // ioredis then re-sends the add script after the pipeline's reads: they ran before the add.
+      await admin.script('FLUSH');
+      const results = await Promise.all([2, 3].map((b) => q.enqueue(new Uint8Array([b]), { jobId: 'ns-1', group: 'acme' })));
+      expect(results.filter((r) => r.added)).toHaveLength(1);
+      const winner = results.findIndex((r) => r.added);
+      expect(await q.getPayload('ns-1')).toEqual(new Uint8Array([[2, 3][winner]!]));
+    } finally {
+      admin.disconnect();
+      await q.close();
+    }
+  });
+
   it('enqueues without fairness in one round trip: the add and the stored nonce in one pipeline', async () => {
     const q = createBullMqQueue({ name: 'enqueue-trips-fifo', redisUrl: redis.url });
     try {

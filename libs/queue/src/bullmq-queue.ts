@@ -117,17 +117,28 @@ export class BullMqQueue implements JobQueue {
       // per run). BullMQ adds through a pipeline the same way (Job.createBulk): its add script is
       // queued synchronously by addJob, so Redis runs the reads after it, on the same connection.
       // On a duplicate id BullMQ's add writes nothing: the stored job then carries another nonce.
-      // Only the job's data field is read, not the whole job.
-      const pipe = (await this.queue.client).pipeline();
+      // Only the job's data field is read, not the whole job. Unlike queue.add, this applies no
+      // queue-level defaultJobOptions (this Queue is built without any): every option is set here.
+      const client = await this.queue.client;
+      const pipe = client.pipeline();
       void job.addJob(pipe as unknown as Parameters<BullJob['addJob']>[0]).catch(() => undefined); // its outcome is read from exec() below
       // BullMQ's pipeline is ioredis's behind BullMQ's adapter type, which lists only BullMQ's own commands.
       const reads = pipe as unknown as ChainableCommander;
       reads.hget(this.queue.toKey(opts.jobId), 'data');
       if (fair && this.fairness) reads.get(this.fairness.baseKey);
-      const [[addErr, addReply] = [null, null], [dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await reads.exec()) ?? [];
+      const [[addErr, addReply] = [null, null], ...read] = (await reads.exec()) ?? [];
+      let [[dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = read;
       if (addErr) throw addErr;
       // BullMQ's add scripts answer a negative code for a refused add (parent jobs, which these are not).
       if (typeof addReply === 'number' && addReply < 0) throw new Error(`BullMQ refused the add (code ${addReply})`);
+      if (storedData === null && !dataErr) {
+        // No job stored: the read ran before the add. ioredis re-sends a script the server no longer
+        // has (NOSCRIPT: SCRIPT FLUSH, a failover) after the pipeline, so read again now that it ran;
+        // otherwise a duplicate's caller would also be told its job was added.
+        const again = (client as unknown as Redis).pipeline().hget(this.queue.toKey(opts.jobId), 'data');
+        if (fair && this.fairness) again.get(this.fairness.baseKey);
+        [[dataErr, storedData] = [null, null], [baseErr, currentBase] = [null, null]] = (await again.exec()) ?? [];
+      }
       if (dataErr) throw dataErr;
       const added = typeof storedData !== 'string' || storedNonce(storedData) === nonce;
       // A duplicate's tag is lost: the group's finish tag moved on by one job, a harmless gap.

@@ -135,6 +135,21 @@ describe('preparedQuery on a SQLite store: the statement run on the connection i
     await store.close();
   });
 
+  it('never overtakes what was issued before it: a transaction begun but not yet open, a query built by Kysely', async () => {
+    const { store, reader } = await fileStore();
+    const tx = store.writeTransaction((db) => insertThread.execute(db, { tenantId: 'tn', threadId: 'tx', now: 1, metadata: '{}' }));
+    expect((await getThread.first(store.db, { tenantId: 'tn', threadId: 'tx' }))?.thread_id).toBe('tx');
+    await tx;
+    const built = store.db
+      .insertInto('threads')
+      .values({ tenant_id: 'tn', thread_id: 'built', created_at: 1, updated_at: 1, status: 'idle', metadata: '{}', state_values: null })
+      .execute();
+    expect((await getThread.first(store.db, { tenantId: 'tn', threadId: 'built' }))?.thread_id).toBe('built');
+    await built;
+    reader.close();
+    await store.close();
+  });
+
   it('a write transaction’s own statements run on the connection too, and commit or roll back with it', async () => {
     const { store, reader } = await fileStore();
     await store.writeTransaction(async (db) => {

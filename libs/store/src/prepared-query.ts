@@ -28,6 +28,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { AgentLoopError } from '@agentloop/core';
 import { isSqliteBusy } from './repositories/rows.js';
+import type { KyselyUse } from './sqlite-busy-wait.js';
 import type { Database } from './schema.js';
 
 /** Stands for a named value while the query is compiled. */
@@ -42,34 +43,39 @@ interface Template {
   compiled: CompiledQuery;
   bindings: Binding[];
   /** The instance's SQLite connection when it may run the statement itself (see runDirectlyOn). */
-  direct: BetterSqlite3.Database | undefined;
+  direct: DirectConnection | undefined;
+}
+
+interface DirectConnection {
+  sqlite: BetterSqlite3.Database;
+  /** Kysely's callers wanting or holding the connection (sqlite-busy-wait.ts KyselyUse). */
+  use: KyselyUse;
 }
 
 /** Kysely instances (by adapter, shared with their transactions) whose prepared queries may run on the connection itself. */
-const directConnections = new WeakMap<object, BetterSqlite3.Database>();
+const directConnections = new WeakMap<object, DirectConnection>();
 
 /**
  * Lets the prepared queries of `db`, a Kysely instance over the one better-sqlite3 connection
- * `sqlite`, run on that connection directly when no transaction is open on it, instead of through
+ * `sqlite`, run on that connection directly when nobody else is using it, instead of through
  * Kysely's executor: the same compiled SQL, statement (statement-cache.ts) and result, without the
  * connection provider, its mutex and the ~8 promises of each query — each promise also tagged by
  * the process's AsyncLocalStorage hook. A run makes ~25 store statements (issue 9,
  * bench/throughput README "Store statements without Kysely's executor; checkpoint writes without promises").
  *
  * What keeps it equivalent: better-sqlite3 runs a statement synchronously, so nothing interleaves
- * with it. The mutex Kysely holds across a query's awaits guards transactions: a statement run
- * while another caller's transaction is open (SQLite's `inTransaction`) would join that
- * transaction and be undone by its rollback, so such a statement goes through Kysely and waits for
- * the connection as before. Outside a transaction the connection is in autocommit mode whoever
- * holds Kysely's mutex, and a statement run there is committed by itself, as through Kysely — only
- * sooner: two statements issued without awaiting the first may now run in the other order (a
- * caller that needs an order awaits the first). A statement that finds the file locked by another connection
+ * with it; and it runs directly only when no transaction is open on the connection (SQLite's
+ * `inTransaction`) and no caller of Kysely's path wants or holds it (`use`, counted by the
+ * dialect's driver). Otherwise it goes through Kysely and takes its turn, as before: so it never
+ * joins another caller's transaction (nor is undone by its rollback), and never overtakes a
+ * statement or transaction issued before it (a transaction begun but not yet open, a query waiting
+ * out another connection's lock). A statement that finds the file locked by another connection
  * (SQLITE_BUSY: it changed nothing) is handed to Kysely's path, which waits for the lock
  * (sqlite-busy-wait.ts). Only for a store's own instance: the dialect configures no plugin, whose
  * result transforms this path would skip.
  */
-export function runDirectlyOn(db: Kysely<Database>, sqlite: BetterSqlite3.Database): void {
-  directConnections.set(db.getExecutor().adapter, sqlite);
+export function runDirectlyOn(db: Kysely<Database>, sqlite: BetterSqlite3.Database, use: KyselyUse): void {
+  directConnections.set(db.getExecutor().adapter, { sqlite, use });
 }
 
 /** Connection-bound instances (`db.connection()`) inside the write transaction they opened (see runsInItsTransaction). */
@@ -137,20 +143,21 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
     const { compiled, bindings, direct } = t;
     const values = params as Record<string, unknown>;
     const parameters = bindings.map((b) => ('name' in b ? values[b.name] : b.constant));
-    if (direct !== undefined && !direct.inTransaction) {
+    if (direct !== undefined && transactionHolders.has(db)) {
+      // The transaction's own statement, in the order its code issues them: never run again after
+      // a failure (SQLite may have rolled the transaction back), as Kysely's path does not either.
       try {
-        return Promise.resolve(runSqlite<O>(direct, compiled.sql, parameters));
+        return Promise.resolve(runSqlite<O>(direct.sqlite, compiled.sql, parameters));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    if (direct !== undefined && direct.use.users === 0 && !direct.sqlite.inTransaction) {
+      try {
+        return Promise.resolve(runSqlite<O>(direct.sqlite, compiled.sql, parameters));
       } catch (err) {
         // Locked by another connection: Kysely's path waits for the lock (nothing was changed).
         if (!isSqliteBusy(err)) return Promise.reject(err as Error);
-      }
-    } else if (direct !== undefined && transactionHolders.has(db)) {
-      // The transaction's own statement: never run again after a failure (SQLite may have rolled
-      // the transaction back), as Kysely's path (sqlite-busy-wait.ts) does not either.
-      try {
-        return Promise.resolve(runSqlite<O>(direct, compiled.sql, parameters));
-      } catch (err) {
-        return Promise.reject(err as Error);
       }
     }
     return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);

@@ -22,12 +22,22 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { sleep } from '@agentloop/core';
 import { isSqliteBusy } from './repositories/rows.js';
 
+/**
+ * How many of Kysely's callers want or hold the connection: up when one asks for it, down when it
+ * gives it back. While it is not 0, a prepared statement does not run on the connection directly
+ * (prepared-query.ts runDirectlyOn): it queues behind them, so statements keep the order they were
+ * issued in (a transaction begun but not yet open, a query waiting out another connection's lock).
+ */
+export interface KyselyUse {
+  users: number;
+}
+
 /** Kysely's SQLite dialect over `sqlite` (opened with `busy_timeout = 0`), waiting up to `busyTimeoutMs` for a lock. */
-export function busyWaitingSqliteDialect(sqlite: BetterSqlite3.Database, busyTimeoutMs: number): Dialect {
+export function busyWaitingSqliteDialect(sqlite: BetterSqlite3.Database, busyTimeoutMs: number, use: KyselyUse = { users: 0 }): Dialect {
   const inner = new SqliteDialect({ database: sqlite });
   return {
     createAdapter: () => inner.createAdapter(),
-    createDriver: () => new BusyWaitingDriver(inner.createDriver(), sqlite, busyTimeoutMs),
+    createDriver: () => new BusyWaitingDriver(inner.createDriver(), sqlite, busyTimeoutMs, use),
     createIntrospector: (db) => inner.createIntrospector(db),
     createQueryCompiler: () => inner.createQueryCompiler(),
   };
@@ -40,6 +50,7 @@ class BusyWaitingDriver implements Driver {
     private readonly inner: Driver,
     private readonly sqlite: BetterSqlite3.Database,
     private readonly busyTimeoutMs: number,
+    private readonly use: KyselyUse,
   ) {}
 
   init(): Promise<void> {
@@ -47,7 +58,14 @@ class BusyWaitingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const conn = await this.inner.acquireConnection();
+    this.use.users++;
+    let conn: DatabaseConnection;
+    try {
+      conn = await this.inner.acquireConnection();
+    } catch (err) {
+      this.use.users--;
+      throw err;
+    }
     let out = this.wrapped.get(conn);
     if (!out) {
       out = new BusyWaitingConnection(conn, this.sqlite, this.busyTimeoutMs);
@@ -81,6 +99,7 @@ class BusyWaitingDriver implements Driver {
   }
 
   releaseConnection(conn: DatabaseConnection): Promise<void> {
+    this.use.users--;
     return this.inner.releaseConnection(conn);
   }
 

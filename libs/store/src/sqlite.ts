@@ -3,7 +3,7 @@ import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { cachePreparedStatements } from './statement-cache.js';
-import { busyWaitingSqliteDialect } from './sqlite-busy-wait.js';
+import { busyWaitingSqliteDialect, type KyselyUse } from './sqlite-busy-wait.js';
 import { runDirectlyOn } from './prepared-query.js';
 import type { Store } from './types.js';
 
@@ -28,7 +28,8 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs) });
-  runDirectlyOn(db, sqlite);
+  const use: KyselyUse = { users: 0 };
+  const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs, use) });
+  runDirectlyOn(db, sqlite, use);
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }
