@@ -117,9 +117,11 @@ describe('server-everything through the tool provider', () => {
     expect((await call(p, 'primary_echo', { message: 'one' })).content).toBe('Echo: one');
     primary.kill('SIGKILL');
     await new Promise((resolve) => primary.once('exit', resolve));
-    // The first call finds its connection refused (the call was not sent), the next the server not starting.
+    // The first call finds its connection refused (the call was not sent) — or, when the broker saw the
+    // server's stream close first (a race with the kill) and dropped the connection, the server not
+    // starting again; the next call the server not starting. Either way the fallback answers.
     expect((await call(p, 'primary_echo', { message: 'two' })).content).toMatch(
-      /^\[answered by fallback MCP server backup: primary is unavailable \(MCP server primary cannot be reached \(connection refused\); the call to primary_echo was not made\.\)\]\nEcho: two$/,
+      /^\[answered by fallback MCP server backup: primary is unavailable \(MCP server primary (cannot be reached \(connection refused\); the call to primary_echo was not made\.|did not start: .*)\)\]\nEcho: two$/s,
     );
     expect((await call(p, 'primary_echo', { message: 'three' })).content).toMatch(
       /^\[answered by fallback MCP server backup: primary is unavailable \(MCP server primary did not start: .*\)\]\nEcho: three$/s,
