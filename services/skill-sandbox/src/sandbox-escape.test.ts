@@ -69,13 +69,14 @@ afterAll(async () => {
 });
 
 describe('a skill script in the bubblewrap sandbox', () => {
-  it('runs in bubblewrap on this machine, or the test says why not', (ctx) => {
-    if (h.sandbox.isolation.mode !== 'bubblewrap') ctx.skip();
+  it('runs in bubblewrap on this machine, or the test says why not', () => {
+    expect(h.sandbox.isolation.mode, `skill scripts run only in bubblewrap (scripts/test-prerequisites.sh installs it): ${h.sandbox.isolation.reason}`).toBe(
+      'bubblewrap',
+    );
     expect(h.sandbox.isolation.reason).toBeUndefined();
   });
 
-  it('cannot read /etc/shadow or another thread, write outside its workspace or into its skill, or reach the network; outputs/ lands in the workspace', async (ctx) => {
-    if (h.sandbox.isolation.mode !== 'bubblewrap') ctx.skip();
+  it('cannot read /etc/shadow or another thread, write outside its workspace or into its skill, or reach the network; outputs/ lands in the workspace', async () => {
     const other = path.join(h.workspace('acme', 'th-other'), 'secret.txt');
     await mkdir(path.dirname(other), { recursive: true });
     await writeFile(other, 'another thread');
@@ -139,8 +140,8 @@ describe('a skill script with SKILL_NETWORK_ALLOW', () => {
     await allowed?.[Symbol.asyncDispose]();
   });
 
-  it('reaches an allowed destination over HTTP through the proxy, and nothing else', async (ctx) => {
-    if (allowed.sandbox.isolation.mode !== 'bubblewrap') ctx.skip();
+  it('reaches an allowed destination over HTTP through the proxy, and nothing else', async () => {
+    expect(allowed.sandbox.isolation.mode, 'skill scripts run only in bubblewrap (scripts/test-prerequisites.sh installs it)').toBe('bubblewrap');
     const ok = `http://127.0.0.1:${webPort}/`;
     const other = `http://127.0.0.1:${port}/`;
     const res = await allowed.execute('run_skill_script', { skill_id: 'fetch', script_name: 'fetch.py', args: [ok, other] });

@@ -328,9 +328,9 @@ describe('skill sandbox over the bus', () => {
       expect(globex.content).toBe('Error: Skill not found: testing. Available skills: csv-stats');
     });
 
-    it('in bubblewrap (the default isolation), a script reaches no network and sees no process of the service', async (ctx) => {
+    it('in bubblewrap (the default isolation), a script reaches no network and sees no process of the service', async () => {
       // Elsewhere no script runs at all (script-isolation.test.ts).
-      if (h.sandbox.isolation.mode !== 'bubblewrap') ctx.skip();
+      expect(h.sandbox.isolation.mode, 'skill scripts run only in bubblewrap (scripts/test-prerequisites.sh installs it)').toBe('bubblewrap');
       const server = createServer((socket) => socket.end());
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
