@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUTO_MAX_ORCHESTRATOR_THREADS, embeddedThreads } from './embedded-threads.js';
+import { AUTO_MAX_ORCHESTRATOR_THREADS, embeddedThreads, usableCores } from './embedded-threads.js';
 
 describe('EMBEDDED_THREADS', () => {
   it('defaults to none, whatever the cores', () => {
@@ -13,6 +13,16 @@ describe('EMBEDDED_THREADS', () => {
     expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, 2)).toBe(2);
     expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, 3)).toBe(3);
     expect(embeddedThreads({ EMBEDDED_THREADS: ' auto ' }, 64)).toBe(AUTO_MAX_ORCHESTRATOR_THREADS);
+  });
+
+  it("auto counts the cores a container's CPU quota lets the process use, not the node's", () => {
+    expect(usableCores(16, undefined)).toBe(16);
+    expect(usableCores(16, 2)).toBe(2);
+    expect(usableCores(16, 1.5)).toBe(1);
+    expect(usableCores(16, 0.25)).toBe(1);
+    expect(usableCores(2, 8)).toBe(2);
+    expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, usableCores(16, 1))).toBe(0);
+    expect(embeddedThreads({ EMBEDDED_THREADS: 'auto' }, usableCores(16, 3))).toBe(3);
   });
 
   it('takes an explicit choice whatever the cores', () => {

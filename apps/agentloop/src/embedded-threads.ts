@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { ConfigError } from '@agentloop/core';
+import { cgroupCpuLimit } from './cpu-quota.js';
 
 /** The most orchestrator threads EMBEDDED_THREADS may ask for: each holds its own copy of every run-executing service. */
 export const MAX_ORCHESTRATOR_THREADS = 16;
@@ -19,10 +20,11 @@ export const AUTO_MAX_ORCHESTRATOR_THREADS = 4;
  *   threads spent more CPU per in-flight run than one and cost start time and memory,
  *   bench/throughput/README.md "Orchestrator threads at 4 clients and in flight");
  * - `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core, where a second
- *   event loop only adds port crossings;
+ *   event loop only adds port crossings. Cores are those the process may use: a cgroup CPU quota
+ *   (a container's CPU limit) bounds them (usableCores);
  * - `orchestrator`: 1; `orchestrator:N`: N (1–16).
  */
-export function embeddedThreads(env: NodeJS.ProcessEnv, cores: number = availableParallelism()): number {
+export function embeddedThreads(env: NodeJS.ProcessEnv, cores: number = usableCores()): number {
   const v = (env.EMBEDDED_THREADS ?? '').trim();
   if (v === '' || v === 'none') return 0;
   if (v === 'auto') return cores >= 2 ? Math.min(cores, AUTO_MAX_ORCHESTRATOR_THREADS) : 0;
@@ -30,4 +32,12 @@ export function embeddedThreads(env: NodeJS.ProcessEnv, cores: number = availabl
   const n = /^orchestrator:(\d+)$/.exec(v)?.[1];
   if (n !== undefined && Number(n) >= 1 && Number(n) <= MAX_ORCHESTRATOR_THREADS) return Number(n);
   throw new ConfigError(`EMBEDDED_THREADS must be "auto", "none", "orchestrator" or "orchestrator:N" with N from 1 to ${MAX_ORCHESTRATOR_THREADS}, not "${v}"`);
+}
+
+/**
+ * The cores this process can keep busy: the CPUs it may be scheduled on, bounded by its cgroup's CPU
+ * quota rounded down (a container limited to 1.5 CPUs keeps one thread busy, not two; at least 1).
+ */
+export function usableCores(parallelism: number = availableParallelism(), quota: number | undefined = cgroupCpuLimit()): number {
+  return quota === undefined ? parallelism : Math.max(1, Math.min(parallelism, Math.floor(quota)));
 }
