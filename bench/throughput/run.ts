@@ -21,7 +21,18 @@ import { ensurePeerInstalled } from './peer.js';
 import { formatSummary, summarize, type CpuProfile } from './profile-summary.js';
 import { fmt, fmtBytes, formatTable, percentile } from './stats.js';
 import { prepareSnapshot } from './snapshot.js';
-import { REPO_ROOT, startClusterTarget, startEmbeddedTarget, startTarget, TARGET_NAMES, type StartOptions, type Target, type TargetName } from './targets.js';
+import {
+  DEFAULT_TARGET_NAMES,
+  REPO_ROOT,
+  startClusterTarget,
+  startEmbeddedTarget,
+  startTarget,
+  TARGET_NAMES,
+  targetEnv,
+  type StartOptions,
+  type Target,
+  type TargetName,
+} from './targets.js';
 import { breakdown, otlpEnv, startOtlpReceiver, toolCallCost, type SpanRecord } from './trace.js';
 import { startWebhookReceiver } from './webhook-receiver.js';
 
@@ -62,7 +73,8 @@ if (args.help) {
   console.log(`bench:throughput — AgentLoop embedded / cluster vs langgraph dev, same SDK load
 
   --quick                    smaller sizes (rounds of 4 s, 40 webhook runs, 100 in-flight runs)
-  --only a,b                 targets: ${TARGET_NAMES.join(', ')} (default all)
+  --only a,b                 targets: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET_NAMES.join(',')};
+                             embedded-threads: embedded with EMBEDDED_THREADS=auto, to alternate with embedded in one run)
   --workload a,b             ${WORKLOADS.join(', ')} (default ${DEFAULT_WORKLOADS.join(',')})
   --rounds N                 rounds per workload and target, alternating targets (default 2)
   --seconds S                length of a runs.wait round (default 10; quick 4)
@@ -112,7 +124,7 @@ const list = <T extends string>(raw: string | undefined, allowed: readonly T[], 
   for (const i of items) if (!allowed.includes(i as T)) throw new Error(`--${what}: "${i}" is not one of ${allowed.join(', ')}`);
   return items as T[];
 };
-const targetNames = list(args.only, TARGET_NAMES, 'only') ?? [...TARGET_NAMES];
+const targetNames = list(args.only, TARGET_NAMES, 'only') ?? [...DEFAULT_TARGET_NAMES];
 const workloads = list(args.workload, WORKLOADS, 'workload') ?? [...DEFAULT_WORKLOADS];
 if (args.profile && !workloads.includes('profile')) workloads.push('profile');
 if (args.trace && !workloads.includes('trace')) workloads.push('trace');
@@ -137,8 +149,10 @@ if (args.snapshot) {
   agentloopRoot = snap.root;
   agentloopCode = `commit ${snap.commit.slice(0, 12)} (${args.snapshot})`;
 }
-/** The V8 isolates that execute an embedded target's runs: one per orchestrator thread, else the main thread's. */
-const embeddedIsolates = Math.max(1, embeddedThreads({ ...process.env, ...extraEnv }));
+/** The V8 isolates that execute a target's runs: for embedded ones, one per orchestrator thread, else the main thread's. */
+const isolatesOf = (name: TargetName): number =>
+  name === 'embedded' || name === 'embedded-threads' ? Math.max(1, embeddedThreads({ ...process.env, ...extraEnv, ...targetEnv(name) })) : 1;
+const embeddedIsolates = isolatesOf('embedded');
 const startOpts: StartOptions = { outDir, env: extraEnv, peerJobsPerWorker: num(args['peer-jobs'], 10, 'peer-jobs'), log, agentloopRoot };
 
 const machine = {
@@ -277,7 +291,7 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
     // V8 optimizes each isolate's code on its own: with N orchestrator threads each sees 1/N of
     // the warm-up's runs, so an embedded target warms N times as long (thread-cpu.ts --rounds
     // shows the curve; bench/throughput/README.md, issue 9).
-    const isolates = t.name === 'embedded' ? embeddedIsolates : 1;
+    const isolates = isolatesOf(t.name);
     const w = WARMUP_RUNS ? await warmByRuns(t, WARMUP_RUNS * isolates) : await waitLoad(t, { concurrency: 4, seconds: (quick ? 2 : 4) * isolates });
     log(`${t.name} warmed up: ${w.runs} runs, ${w.errors} errors${w.firstError ? ` (${w.firstError})` : ''}`);
     if (w.runs === 0) throw new Error(`${t.name}: no run completed during warm-up: ${w.firstError}`);
@@ -515,7 +529,7 @@ async function profilePhase(): Promise<void> {
 
 /** Median span tree of `TRACE_RUNS` sequential runs, embedded (and cluster when selected). */
 async function tracePhase(): Promise<void> {
-  for (const name of targetNames.filter((n) => n !== 'peer')) {
+  for (const name of targetNames.filter((n) => n === 'embedded' || n === 'cluster')) {
     const receiver = await startOtlpReceiver();
     let nowSpans: SpanRecord[] = [];
     let ledgerSpans: SpanRecord[] = [];

@@ -1,6 +1,10 @@
 /**
  * The systems under test, each started as its own process(es):
  *  - embedded: AgentLoop in one process (embedded-child.ts → startEmbedded), SQLite, in-memory bus/queue;
+ *  - embedded-threads: the same with `EMBEDDED_THREADS=auto` (orchestrator threads, one per core up to 4),
+ *    whatever `--env` says, so that one run alternates between the two configurations round by round
+ *    (on this VM the speed of the same code moves by up to 1.7x between minutes: issue 9,
+ *    bench/throughput/README.md, so two configurations compare only within one run);
  *  - cluster:  every AgentLoop service its own process over nats-server, redis-server and mariadbd;
  *  - peer:     `langgraph dev` (in-memory) serving peer-graph/graph.ts.
  * AgentLoop runs from its TypeScript sources (tsx, `@agentloop/source`), as bench:checkpoint does.
@@ -17,7 +21,9 @@ import { processTree, spawnLogged, waitHttpOk, type Spawned } from './proc.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '../..');
-export const TARGET_NAMES = ['embedded', 'cluster', 'peer'] as const;
+export const TARGET_NAMES = ['embedded', 'embedded-threads', 'cluster', 'peer'] as const;
+/** The targets a run starts when `--only` does not say. */
+export const DEFAULT_TARGET_NAMES: readonly TargetName[] = ['embedded', 'cluster', 'peer'];
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export interface Target {
@@ -68,13 +74,18 @@ function embeddedChild(root: string): string {
   return file;
 }
 
-export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded'): Promise<Target> {
+/** The environment variables a target sets over `--env`: `embedded-threads` is `embedded` with orchestrator threads. */
+export function targetEnv(name: TargetName): NodeJS.ProcessEnv {
+  return name === 'embedded-threads' ? { EMBEDDED_THREADS: 'auto' } : {};
+}
+
+export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', name: 'embedded' | 'embedded-threads' = 'embedded'): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-bench-'));
   const proc = spawnLogged(process.execPath, [...tsxArgs, embeddedChild(opts.agentloopRoot)], {
     cwd: opts.agentloopRoot,
     logFile: path.join(opts.outDir, `${tag}.log`),
     ipc: true,
-    env: agentLoopEnv({ DATA_DIR: dataDir, ...opts.env }),
+    env: agentLoopEnv({ DATA_DIR: dataDir, ...opts.env, ...targetEnv(name) }),
   });
   const url = await new Promise<string>((resolve, reject) => {
     proc.child.on('message', (m: { type?: string; url?: string }) => {
@@ -83,7 +94,7 @@ export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded'):
     void proc.exited.then((code) => reject(new Error(`AgentLoop embedded exited (${code}) before it was ready; see ${path.join(opts.outDir, `${tag}.log`)}`)));
   });
   return {
-    name: 'embedded',
+    name,
     url,
     proc,
     nodePids: () => [proc.pid],
@@ -175,6 +186,8 @@ export function startTarget(name: TargetName, opts: StartOptions): Promise<Targe
   switch (name) {
     case 'embedded':
       return startEmbeddedTarget(opts);
+    case 'embedded-threads':
+      return startEmbeddedTarget(opts, 'embedded-threads', 'embedded-threads');
     case 'cluster':
       return startClusterTarget(opts);
     case 'peer':
