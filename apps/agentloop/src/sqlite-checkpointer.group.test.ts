@@ -8,7 +8,8 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint';
-import { openEmbeddedCheckpointer, type EmbeddedSqliteSaver } from './sqlite-checkpointer.js';
+import { openCheckpointSqlite } from '@agentloop/store';
+import { EmbeddedCheckpointSerializer, EmbeddedSqliteSaver, openEmbeddedCheckpointer } from './sqlite-checkpointer.js';
 
 const threadConfig = { configurable: { thread_id: 'th1', checkpoint_ns: '' } };
 const checkpoint = (): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1) });
@@ -102,8 +103,11 @@ describe('EmbeddedSqliteSaver group commit', () => {
   });
 
   it('rejects every write of a batch whose transaction cannot begin, and keeps none of them', async () => {
-    // (Before any write is pending: reaching saver.db commits what is.)
-    saver.db.pragma('busy_timeout = 0');
+    saver.db.close();
+    // A short busy timeout: the batch waits that long for the lock (asynchronously), then fails.
+    saver = new EmbeddedSqliteSaver(openCheckpointSqlite(file, 100), new EmbeddedCheckpointSerializer(), (flush) => {
+      scheduled = flush;
+    });
     const cp = checkpoint();
     const put = saver.put(threadConfig, cp, metadata);
     const writes = saver.putWrites({ configurable: { ...threadConfig.configurable, checkpoint_id: cp.id } }, [['messages', 'hi']], 'task-a');
@@ -115,5 +119,60 @@ describe('EmbeddedSqliteSaver group commit', () => {
     await expect(writes).rejects.toThrow(/locked|busy/i);
     other.exec('ROLLBACK');
     expect(rowsSeenByOther()).toEqual({ checkpoints: 0, writes: 0 });
+  });
+
+  it("waits for another connection's write lock without stopping the event loop, then commits (issue 9)", async () => {
+    const cp = checkpoint();
+    const events: string[] = [];
+    const put = saver.put(threadConfig, cp, metadata).then(() => events.push('put'));
+    const writes = saver
+      .putWrites({ configurable: { ...threadConfig.configurable, checkpoint_id: cp.id } }, [['messages', 'hi']], 'task-a')
+      .then(() => events.push('writes'));
+    await untilQueued(2);
+    other.exec('BEGIN IMMEDIATE');
+    turn();
+    // The batch's BEGIN met the lock: it waits, and timers run meanwhile.
+    await new Promise((r) => setTimeout(r, 5));
+    events.push('timer');
+    other.exec('COMMIT');
+    await Promise.all([put, writes]);
+    expect(events).toEqual(['timer', 'put', 'writes']);
+    expect(rowsSeenByOther()).toEqual({ checkpoints: 1, writes: 1 });
+  });
+
+  it('tries a getTuple read that met SQLITE_BUSY again asynchronously (issue 9)', async () => {
+    const cp = checkpoint();
+    const put = saver.put(threadConfig, cp, metadata);
+    await untilQueued(1);
+    turn();
+    await put;
+    // A WAL read meets SQLITE_BUSY only in rare windows (another connection recovering the WAL):
+    // the saver's prepared read fails twice, as it would there.
+    const stmts = saver as unknown as { withoutCheckpoint: BetterSqlite3.Statement };
+    const read = stmts.withoutCheckpoint;
+    let busy = 2;
+    stmts.withoutCheckpoint = {
+      get: (...args: unknown[]) => {
+        if (busy-- > 0) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        return read.get(...args);
+      },
+    } as unknown as BetterSqlite3.Statement;
+    let timer = false;
+    setTimeout(() => (timer = true), 0);
+    const tuple = await saver.getTuple(threadConfig);
+    expect(tuple?.checkpoint.id).toBe(cp.id);
+    expect(busy).toBe(-1);
+    expect(timer).toBe(true);
+  });
+
+  it("gives synchronous users of saver.db the connection's busy timeout (the rewinder, deleteThread, list)", async () => {
+    const put = saver.put(threadConfig, checkpoint(), metadata);
+    await untilQueued(1);
+    turn();
+    await put;
+    const connection = (saver as unknown as { connection: BetterSqlite3.Database }).connection;
+    // The group commit's own attempts run without one.
+    expect(connection.pragma('busy_timeout', { simple: true })).toBe(0);
+    expect(saver.db.pragma('busy_timeout', { simple: true })).toBe(5000);
   });
 });

@@ -15,6 +15,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { CheckpointSerializer } from '@agentloop/checkpoint-mysql';
+import { isSqliteBusy, retryWhileSqliteBusy } from '@agentloop/core';
 import { openCheckpointSqlite, SqliteGroupCommit, type GroupCommitSchedule } from '@agentloop/store';
 
 type RunnableConfig = Parameters<SqliteSaver['putWrites']>[0];
@@ -79,6 +80,13 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
    * of it (`list`, `deleteThread`, migrating pending sends), the gateway's checkpoint rewinder and `db.close()` at
    * shutdown then never act on the file behind a write that was already called, and closing cannot
    * drop a batch. `getTuple` reads through statements prepared once, so it flushes itself.
+   *
+   * The group commit waits for another connection's write lock asynchronously and leaves the
+   * connection with `busy_timeout = 0` (issue 9). The accessor gives the connection its busy
+   * timeout back (SqliteGroupCommit.forSynchronousUse): its users run their statements
+   * synchronously, the rewinder's and `deleteThread`'s writes too, and can only let SQLite wait,
+   * as they did before. Use `saver.db` at once, not kept across turns: after the next flush it is
+   * back to 0.
    */
   constructor(db: Database, serde?: SerializerProtocol, schedule?: GroupCommitSchedule) {
     super(db, serde);
@@ -86,10 +94,7 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
     this.commits = new SqliteGroupCommit(db, schedule);
     this.dumpsNow = this.serde instanceof EmbeddedCheckpointSerializer ? (obj) => (this.serde as EmbeddedCheckpointSerializer).dumpsTypedNow(obj) : undefined;
     Object.defineProperty(this, 'db', {
-      get: () => {
-        this.commits.flush();
-        return this.connection;
-      },
+      get: () => this.commits.forSynchronousUse(),
       enumerable: true,
       configurable: true,
     });
@@ -100,9 +105,19 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
     this.commits.flush();
   }
 
+  /**
+   * Its SELECTs run on the connection as the group commit left it, usually with `busy_timeout = 0`
+   * (issue 9). A WAL read meets SQLITE_BUSY only in rare windows (another connection recovering or
+   * restarting the WAL); a read changes nothing, so it is tried again after an asynchronous sleep,
+   * up to the busy timeout, rather than given a synchronous busy timeout that would cost two
+   * statements per read and stop the thread while it waits.
+   */
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     this.commits.flush();
-    return super.getTuple(config);
+    return super.getTuple(config).catch((err: unknown) => {
+      if (!isSqliteBusy(err)) throw err;
+      return retryWhileSqliteBusy(() => super.getTuple(config), Date.now() + this.commits.busyTimeoutMs);
+    });
   }
 
   /** SqliteSaver's row and statement, committed through the group commit. */

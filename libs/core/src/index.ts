@@ -10,6 +10,8 @@ export {
   type ErrorCode,
 } from './errors.js';
 export { isTransientInfraError } from './transient.js';
+// Waiting for another SQLite connection's lock asynchronously (issue 9)
+export { isSqliteBusy, sqliteBusyBackoffMs, retryWhileSqliteBusy } from './sqlite-busy.js';
 export { parseConfig, runMain, envBool, envInt, envOptionalInt, envBaseUrl, envTenantNumbers, TransportEnv } from './config.js';
 export { exitOnSignals, type SignalTarget } from './signals.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './logger.js';

@@ -2,11 +2,21 @@
  * The SQLite file behind SqliteQueue (sqlite-queue.ts, whose header describes the design): its
  * schema and prepared statements, and the *owners* — the processes using the file, each with a
  * heartbeat — that crash recovery asks about.
+ *
+ * Waiting for another connection's write lock (issue 9): the file is shared with other processes
+ * and, in embedded mode, with the `EMBEDDED_THREADS=orchestrator` threads' connections. With a
+ * connection busy timeout SQLite would sleep in the statement, and this thread's whole event loop
+ * with it (bench/throughput README, "Orchestrator threads at 4 clients and in flight"). So the
+ * connection runs with `busy_timeout = 0`, and the queue's statements go through {@link
+ * SqliteQueueDatabase.run}: one that fails with SQLITE_BUSY outside a transaction changed nothing
+ * (libs/core sqlite-busy.ts), and is tried again after an asynchronous sleep, in call order, until
+ * the busy timeout has passed. Statements others prepare on `db` (the cron scheduler's, run
+ * synchronously by their callers) still let SQLite wait (othersWaitInSqlite).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import BetterSqlite3 from 'better-sqlite3';
-import { UnavailableError } from '@agentloop/core';
+import { isSqliteBusy, sqliteBusyBackoffMs, UnavailableError } from '@agentloop/core';
 
 import { SqliteQueue, type SqliteQueueOptions } from './sqlite-queue.js';
 
@@ -167,10 +177,18 @@ export interface SqliteQueueDatabaseOptions {
    * 30 s). An owner on this host whose pid no longer runs counts at once.
    */
   leaseMs?: number;
-  /** How long a statement waits for another process's write lock (default 5000 ms). */
+  /** How long a statement waits for another connection's write lock (default 5000 ms), asynchronously. */
   busyTimeoutMs?: number;
   /** This database's owner id (default: a new UUID); another thread of the process adopts it (adoptLiveOwner). */
   owner?: string;
+}
+
+/** A statement waiting for another connection's write lock. */
+interface Waiting {
+  attempt: () => unknown;
+  deadline: number;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 /** One SQLite file of queues, opened once per process; `queue(name)` gives its queues. */
@@ -179,6 +197,8 @@ export class SqliteQueueDatabase {
   readonly db: BetterSqlite3.Database;
   /** @internal this process's owner id in the file. */
   readonly owner: string;
+  /** @internal how long a statement waits for another connection's write lock. */
+  readonly busyTimeoutMs: number;
   private readonly host = hostname();
   private readonly leaseMs: number;
   private readonly heartbeat: NodeJS.Timeout;
@@ -186,12 +206,23 @@ export class SqliteQueueDatabase {
   private readonly stmts: Record<Exclude<keyof typeof SQL, 'schema'>, BetterSqlite3.Statement>;
   private lastSeq = 0;
   private closed = false;
+  /** Statements that met another connection's lock, oldest first, and the timer of the next try. */
+  private readonly waiting: Waiting[] = [];
+  private waitTimer: NodeJS.Timeout | undefined;
+  private waitRetries = 0;
+  /** Transactions begun by `transaction`: an error after one began is never tried again. */
+  private transactionsBegun = 0;
+  /** A heartbeat is waiting for the lock: the next one is skipped. */
+  private beating = false;
+  private readonly retryWaiting = (): void => this.tryWaiting();
 
   constructor(opts: SqliteQueueDatabaseOptions) {
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     this.owner = opts.owner ?? randomUUID();
+    this.busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
     this.db = new BetterSqlite3(opts.path);
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    // Opening (WAL, schema, an older file's columns) is synchronous: SQLite waits, as before.
+    this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
     this.db.pragma('journal_mode = WAL');
     // Safe with WAL: a process crash loses nothing, a power loss at most the last commits.
     this.db.pragma('synchronous = NORMAL');
@@ -204,6 +235,9 @@ export class SqliteQueueDatabase {
     this.db.exec(SQL.schema);
     const { schema: _, ...statements } = SQL;
     this.stmts = Object.fromEntries(Object.entries(statements).map(([k, sql]) => [k, this.db.prepare(sql)])) as SqliteQueueDatabase['stmts'];
+    // From here on the queue's statements wait asynchronously (run); others' wait in SQLite.
+    this.db.pragma('busy_timeout = 0');
+    othersWaitInSqlite(this.db, this.busyTimeoutMs);
     liveOwners.add(this.owner);
     this.beat();
     this.heartbeat = setInterval(() => this.beat(), Math.max(100, Math.floor(this.leaseMs / 3)));
@@ -257,13 +291,42 @@ export class SqliteQueueDatabase {
   }
 
   /**
-   * @internal BEGIN IMMEDIATE: the write lock is taken up front, waiting out busy_timeout. A deferred
-   * transaction that reads first (enqueue's fairness state) fails at once with "database is locked"
-   * when another connection — another process, or embedded mode's orchestrator thread — wrote since
-   * its read: SQLite cannot wait for a lock it would need a newer snapshot for.
+   * @internal BEGIN IMMEDIATE: the write lock is taken up front, so it is the BEGIN that meets
+   * another connection's lock (and, in {@link run}, waits for it). A deferred transaction that reads
+   * first (enqueue's fairness state) fails at once with "database is locked" when another
+   * connection — another process, or embedded mode's orchestrator thread — wrote since its read:
+   * SQLite cannot wait for a lock it would need a newer snapshot for.
    */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return this.db
+      .transaction(() => {
+        this.transactionsBegun++;
+        return fn();
+      })
+      .immediate();
+  }
+
+  /**
+   * @internal Runs `attempt` now or, when it (or a statement called before it) met another
+   * connection's write lock, once that is released, in call order: its result, or a promise of it
+   * when it had to wait. Past the busy timeout its caller gets the SQLITE_BUSY error.
+   *
+   * `attempt` must change nothing when it fails with SQLITE_BUSY, which is what makes trying it
+   * again safe: reads, at most one write run in autocommit mode (last), or a {@link transaction}
+   * (last), whose BEGIN IMMEDIATE is what meets the lock. An error once a transaction began is
+   * never tried again (SQLite may have rolled it back), nor is anything run inside an open
+   * transaction: that runs once, as it is. Its promise (when it waits) always settles.
+   */
+  run<T>(attempt: () => T): T | Promise<T> {
+    if (this.db.inTransaction) return attempt();
+    if (this.waiting.length > 0) return this.wait(attempt);
+    const begun = this.transactionsBegun;
+    try {
+      return attempt();
+    } catch (err) {
+      if (!this.mayTryAgain(err, begun)) throw err;
+      return this.wait(attempt);
+    }
   }
 
   /** Closes every queue of the file (default worker grace), then the file. */
@@ -272,23 +335,104 @@ export class SqliteQueueDatabase {
     await Promise.allSettled([...this.queues].map((q) => q.close()));
     clearInterval(this.heartbeat);
     try {
-      // A clean exit: nothing of ours is active any more, so no one need wait for our lease.
-      this.forgetOwnerIfIdle(this.owner);
+      // A clean exit: nothing of ours is active any more, so no one need wait for our lease. In
+      // call order, so after the statements still waiting for the lock (a job's outcome).
+      await this.run(() => this.forgetOwnerIfIdle(this.owner));
     } finally {
       this.closed = true;
       liveOwners.delete(this.owner);
+      clearTimeout(this.waitTimer);
+      for (const w of this.waiting.splice(0)) w.reject(new UnavailableError('The queue database is closed'));
       this.db.close();
     }
   }
 
   private beat(): void {
-    if (this.closed) return;
+    if (this.closed || this.beating) return;
+    let out: unknown;
     try {
-      this.stmts.beat.run(this.owner, this.host, process.pid, Date.now());
+      out = this.run(() => this.stmts.beat.run(this.owner, this.host, process.pid, Date.now()));
     } catch {
-      // Busy (another process holds the write lock): the next beat comes well within the lease.
+      // The file is failing: the next beat comes well within the lease.
+      return;
     }
+    if (!(out instanceof Promise)) return;
+    // Waiting for another connection's lock; past the busy timeout it is given up, as above.
+    this.beating = true;
+    const done = (): void => void (this.beating = false);
+    out.then(done, done);
   }
+
+  private mayTryAgain(err: unknown, transactionsBegun: number): boolean {
+    return isSqliteBusy(err) && transactionsBegun === this.transactionsBegun && !this.db.inTransaction;
+  }
+
+  private wait<T>(attempt: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ attempt, deadline: Date.now() + this.busyTimeoutMs, resolve: resolve as (value: unknown) => void, reject });
+      this.waitTimer ??= setTimeout(this.retryWaiting, sqliteBusyBackoffMs(this.waitRetries++));
+    });
+  }
+
+  /** Tries the waiting statements in order, until one meets the lock again (a later try) or none is left. */
+  private tryWaiting(): void {
+    this.waitTimer = undefined;
+    while (this.waiting.length > 0) {
+      const w = this.waiting[0]!;
+      const begun = this.transactionsBegun;
+      let value: unknown;
+      try {
+        if (this.closed) throw new UnavailableError('The queue database is closed');
+        value = w.attempt();
+      } catch (err) {
+        if (this.mayTryAgain(err, begun) && Date.now() < w.deadline) {
+          this.waitTimer = setTimeout(this.retryWaiting, sqliteBusyBackoffMs(this.waitRetries++));
+          return;
+        }
+        this.waiting.shift();
+        w.reject(err);
+        continue;
+      }
+      this.waiting.shift();
+      w.resolve(value);
+    }
+    this.waitRetries = 0;
+  }
+}
+
+/**
+ * Makes the statements others prepare on `db` (SqliteScheduler's, tests'), and their `exec`, let
+ * SQLite wait for a lock up to `busyTimeoutMs`, as before, while the connection otherwise has
+ * `busy_timeout = 0` (issue 9): their callers run them synchronously and cannot wait any other way.
+ * Two pragmas around each such statement (a few a second: the scheduler's poll, a cron's change)
+ * rather than around every statement of the queue. Statements prepared by the database itself (its
+ * constructor, before this) are untouched; `iterate` is not wrapped (nobody iterates here).
+ */
+function othersWaitInSqlite(db: BetterSqlite3.Database, busyTimeoutMs: number): void {
+  const prepare = db.prepare.bind(db);
+  const exec = db.exec.bind(db);
+  let depth = 0;
+  const waiting = <T>(run: () => T): T => {
+    if (depth === 0) db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    depth++;
+    try {
+      return run();
+    } finally {
+      if (--depth === 0 && db.open) db.pragma('busy_timeout = 0');
+    }
+  };
+  db.prepare = ((sql: string) => {
+    const stmt = prepare(sql) as unknown as Record<'run' | 'get' | 'all', (...args: unknown[]) => unknown>;
+    for (const method of ['run', 'get', 'all'] as const) {
+      const inner = stmt[method].bind(stmt);
+      stmt[method] = (...args: unknown[]) => waiting(() => inner(...args));
+    }
+    return stmt;
+  }) as unknown as BetterSqlite3.Database['prepare'];
+  db.exec = (sql: string) => {
+    waiting(() => exec(sql));
+    return db;
+  };
 }
 
 /**

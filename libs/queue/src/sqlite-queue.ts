@@ -22,9 +22,15 @@
  * group's; workers take ready jobs by (tag, ready_at, seq), and a trigger of the take moves the
  * virtual time on. Each is one statement, atomic without a transaction around it.
  * Without it every tag is 0: FIFO by readiness.
+ *
+ * Another connection's write lock (another process, an `EMBEDDED_THREADS=orchestrator` thread) is
+ * waited for asynchronously, never by SQLite sleeping on this thread (issue 9, sqlite-database.ts):
+ * an add, a settle, a wake-up of parked jobs and the reads go through SqliteQueueDatabase.run; the
+ * take, which the worker calls synchronously, finds no job while the file is locked and wakes the
+ * workers again shortly.
  */
 
-import { UnavailableError, errorMessage, silentLogger, type Logger } from '@agentloop/core';
+import { UnavailableError, errorMessage, isSqliteBusy, silentLogger, sqliteBusyBackoffMs, type Logger } from '@agentloop/core';
 import {
   UnrecoverableJobError,
   type EnqueueOptions,
@@ -69,8 +75,14 @@ export interface Taken {
   group: string;
 }
 
+/** A job's row as getState and getPayload read it. */
+type JobRow = { state: number; readyAt: number; finishedAt: number | null; payload: Buffer };
+
 /** A row of a take statement: the job, and when the next queued job not taken is ready. */
 type TakenRow = Omit<Taken, 'payload'> & { payload: Buffer; nextReadyAt: number | null };
+
+/** Tries of a job's outcome that found the file locked past the busy timeout, 1 s apart, as SqliteWorker tries one that failed. */
+const SETTLE_TRIES = 30;
 
 /** What became of one attempt. */
 export type Outcome = { ok: true } | { ok: false; err: unknown } | { requeue: true } | { deferMs: number; parked: boolean };
@@ -91,6 +103,10 @@ export class SqliteQueue implements JobQueue {
   private mayHaveReady = true;
   private lastSweep = 0;
   private closed = false;
+  /** Since when takes have found the file locked by another connection, and the wake-up that tries again. */
+  private busySince: number | undefined;
+  private busyRetries = 0;
+  private busyTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly name: string,
@@ -115,27 +131,37 @@ export class SqliteQueue implements JobQueue {
     const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     const group = opts.group ?? '';
     const fair = this.fairness;
-    const changes = fair
-      ? this.database.stmt('enqueueFair').run({
+    const seq = this.database.nextSeq();
+    const params = fair
+      ? {
           queue: this.name,
           id: opts.jobId,
           payload: bytes,
           attempts: r.attempts,
           backoffMs: r.backoffMs,
           readyAt,
-          seq: this.database.nextSeq(),
+          seq,
           grp: group,
           // finishTag(tag, weight) = tag + 1/weight, the weight checked here; the statement adds the tag.
           step: finishTag(0, weightOf(fair, group)),
           retainedSince: now - this.retentionMs,
-        }).changes
-      : this.database
-          .stmt('enqueue')
-          .run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, this.database.nextSeq(), 0, group, now - this.retentionMs).changes;
-    if (changes === 0) return { jobId: opts.jobId, added: false };
-    if (r.delayMs > 0) this.wakeAt(readyAt);
+        }
+      : undefined;
+    // One statement in autocommit mode: tried again if it meets another connection's lock.
+    const changes = this.database.run(() =>
+      params
+        ? this.database.stmt('enqueueFair').run(params).changes
+        : this.database.stmt('enqueue').run(this.name, opts.jobId, bytes, r.attempts, r.backoffMs, readyAt, seq, 0, group, now - this.retentionMs).changes,
+    );
+    if (changes instanceof Promise) return changes.then((n) => this.added(opts.jobId, n, r.delayMs, readyAt));
+    return this.added(opts.jobId, changes, r.delayMs, readyAt);
+  }
+
+  private added(jobId: string, changes: number, delayMs: number, readyAt: number): EnqueueResult {
+    if (changes === 0) return { jobId, added: false };
+    if (delayMs > 0) this.wakeAt(readyAt);
     else this.wakeAll();
-    return { jobId: opts.jobId, added: true };
+    return { jobId, added: true };
   }
 
   async process(handler: JobHandler, opts: WorkerOptions): Promise<QueueWorker> {
@@ -144,20 +170,23 @@ export class SqliteQueue implements JobQueue {
     const w = new SqliteWorker(this, handler, opts, this.logger);
     this.workers.add(w);
     // Jobs a dead process had taken come back before this worker takes anything.
-    this.recoverStalled(opts.maxStalledCount ?? 1, true);
+    const recovered = this.recoverStalled(opts.maxStalledCount ?? 1, true);
+    if (recovered) await recovered;
     this.wakeAll();
     return w;
   }
 
   async wakeParked(group: string, count: number): Promise<number> {
     if (this.closed) return 0;
-    const woken = this.database.stmt('wakeParked').all(Date.now(), this.name, group, count).length;
+    const rows = this.database.run(() => this.database.stmt('wakeParked').all(Date.now(), this.name, group, count));
+    const woken = (rows instanceof Promise ? await rows : rows).length;
     if (woken > 0) this.wakeAll();
     return woken;
   }
 
   async getState(jobId: string): Promise<JobState> {
-    const row = this.row(jobId);
+    const read = this.row(jobId);
+    const row = read instanceof Promise ? await read : read;
     if (!row) return 'unknown';
     switch (row.state) {
       case QUEUED:
@@ -174,16 +203,20 @@ export class SqliteQueue implements JobQueue {
   }
 
   async getPayload(jobId: string): Promise<Uint8Array | undefined> {
-    const p = this.row(jobId)?.payload;
+    const read = this.row(jobId);
+    const p = (read instanceof Promise ? await read : read)?.payload;
     return p === undefined ? undefined : new Uint8Array(p);
   }
 
   /** Counts by state; a job handed back by a closing worker (ready at 0) counts as waiting but not in the age. */
   async stats(): Promise<QueueStats> {
     const now = Date.now();
-    const q = this.database.stmt('statsQueued').get(now, now, this.name) as { waiting: number; queued: number; oldest: number | null };
-    const active = this.database.stmt('statsActive').get(this.name) as { n: number };
-    const failed = this.database.stmt('statsFailed').get(this.name) as { n: number };
+    const read = this.database.run(() => ({
+      q: this.database.stmt('statsQueued').get(now, now, this.name) as { waiting: number; queued: number; oldest: number | null },
+      active: this.database.stmt('statsActive').get(this.name) as { n: number },
+      failed: this.database.stmt('statsFailed').get(this.name) as { n: number },
+    }));
+    const { q, active, failed } = read instanceof Promise ? await read : read;
     return {
       waiting: q.waiting,
       delayed: q.queued - q.waiting,
@@ -199,6 +232,7 @@ export class SqliteQueue implements JobQueue {
     this.closed = true;
     await Promise.all([...this.workers].map((w) => w.close()));
     clearTimeout(this.timer);
+    clearTimeout(this.busyTimer);
     this.database.detach(this);
     if (this.ownsDatabase) await this.database.close();
   }
@@ -208,7 +242,15 @@ export class SqliteQueue implements JobQueue {
     return this.database.isClosed;
   }
 
-  /** @internal up to `max` ready jobs, now active under this process, oldest first. */
+  /**
+   * @internal up to `max` ready jobs, now active under this process, oldest first.
+   *
+   * The worker calls it synchronously, so it cannot wait for another connection's lock: when its
+   * first statement (autocommit: it changed nothing) meets one, it finds nothing and wakes the
+   * workers again after an asynchronous sleep (issue 9). Once the file has been locked for the
+   * busy timeout the error is thrown, as SQLite's own wait would have (the worker tries again a
+   * second later).
+   */
   take(max: number): Taken[] {
     if (!this.mayHaveReady) return [];
     const limit = Math.min(max, TAKE_BATCH);
@@ -217,7 +259,22 @@ export class SqliteQueue implements JobQueue {
     // One statement each: the virtual time moving on to the tags taken (a group idle until now is
     // tagged from there) is their trigger's (sqlite-database.ts, queue_fair_advance_on_take).
     // The first job by the cheaper single-row take; the batch take only when more are ready.
-    const first = this.database.stmt('takeOne').get(params) as TakenRow | undefined;
+    let first: TakenRow | undefined;
+    try {
+      first = this.database.stmt('takeOne').get(params) as TakenRow | undefined;
+    } catch (err) {
+      if (!isSqliteBusy(err)) throw err;
+      this.busySince ??= now;
+      if (now - this.busySince >= this.database.busyTimeoutMs) {
+        this.busySince = undefined;
+        this.busyRetries = 0;
+        throw err;
+      }
+      this.takeAgainSoon();
+      return [];
+    }
+    this.busySince = undefined;
+    this.busyRetries = 0;
     let rows: TakenRow[] = first ? [first] : [];
     try {
       let next: number | null | undefined = first?.nextReadyAt;
@@ -235,16 +292,23 @@ export class SqliteQueue implements JobQueue {
     } catch (err) {
       // `first` is committed as active under this live process, which no stalled-job check takes
       // back: it must be handed out now, or it would wait for a restart. The rest is looked for on
-      // the next take (SQLITE_BUSY past the busy timeout, a full disk, …).
+      // the next take (SQLITE_BUSY, a full disk, …), soon when the file was only locked.
       if (!first) throw err;
       this.mayHaveReady = true;
+      if (isSqliteBusy(err)) this.takeAgainSoon();
     }
     if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
     return rows.map(({ nextReadyAt: _, ...r }) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
   }
 
-  /** @internal records the outcome of one attempt (ignored when the job was handed to someone else meanwhile). */
-  settle(job: Taken, outcome: Outcome): void {
+  /**
+   * @internal records the outcome of one attempt (ignored when the job was handed to someone else
+   * meanwhile). The worker calls it synchronously and tries again when it throws; when the file is
+   * locked by another connection it is recorded later instead (issue 9): the UPDATE waits in call
+   * order (SqliteQueueDatabase.run), and past the busy timeout it is tried again a second later,
+   * as the worker would, `tries` counting those.
+   */
+  settle(job: Taken, outcome: Outcome, tries = 0): void {
     const now = Date.now();
     let state = QUEUED;
     let attemptsMade = job.attemptsMade;
@@ -274,31 +338,79 @@ export class SqliteQueue implements JobQueue {
         readyAt = now + backoffDelay(job.backoffMs, attemptsMade);
       }
     }
-    this.database.stmt('settle').run(state, attemptsMade, readyAt, this.database.nextSeq(), finishedAt, error, parked, job.rowid, job.run, this.database.owner);
-    if (state === QUEUED) this.wakeAt(readyAt);
+    const seq = this.database.nextSeq();
+    const owner = this.database.owner;
+    const done = this.database.run(() =>
+      this.database.stmt('settle').run(state, attemptsMade, readyAt, seq, finishedAt, error, parked, job.rowid, job.run, owner),
+    );
+    if (!(done instanceof Promise)) {
+      if (state === QUEUED) this.wakeAt(readyAt);
+      return;
+    }
+    done.then(
+      () => {
+        if (state === QUEUED) this.wakeAt(readyAt);
+      },
+      (err: unknown) => this.settleLater(job, outcome, tries + 1, err),
+    );
   }
 
-  /** @internal jobs active under dead owners back to waiting (or failed past maxStalledCount). */
-  recoverStalled(maxStalledCount: number, orphans: boolean): void {
+  /** A job's outcome the file refused after waiting: tried again a second later, a few times (SqliteWorker's policy). */
+  private settleLater(job: Taken, outcome: Outcome, tries: number, err: unknown): void {
+    if (this.database.isClosed) return;
+    if (tries >= SETTLE_TRIES) {
+      this.logger.error(
+        { job_id: job.id, err: errorMessage(err) },
+        'could not record the outcome of a job; it stays active until the stalled-job check of a restart',
+      );
+      return;
+    }
+    this.logger.warn({ job_id: job.id, err: errorMessage(err) }, 'could not record the outcome of a job; retrying in 1 s');
+    setTimeout(() => {
+      try {
+        this.settle(job, outcome, tries);
+      } catch (again) {
+        this.settleLater(job, outcome, tries + 1, again);
+      }
+    }, 1_000).unref();
+  }
+
+  /**
+   * @internal jobs active under dead owners back to waiting (or failed past maxStalledCount). A
+   * promise when the file was locked by another connection: it then waits (SqliteQueueDatabase.run)
+   * and logs a failure rather than rejecting, since the worker's periodic check does not await it.
+   */
+  recoverStalled(maxStalledCount: number, orphans: boolean): void | Promise<void> {
     if (this.closed) return;
-    const dead = this.database.deadOwners(orphans);
-    if (dead.length === 0) return;
-    const now = Date.now();
     let requeued: Array<{ id: string }> = [];
     let failed: Array<{ id: string }> = [];
-    this.database.transaction(() => {
-      for (const owner of dead) {
-        requeued = requeued.concat(
-          this.database.stmt('requeueStalled').all(this.database.nextSeq(), owner, this.name, maxStalledCount) as Array<{ id: string }>,
-        );
-        const reason = `job stalled more than ${maxStalledCount} time(s): the process running it stopped`;
-        failed = failed.concat(this.database.stmt('failStalled').all(now, reason, owner, this.name) as Array<{ id: string }>);
-        this.database.forgetOwnerIfIdle(owner);
-      }
-    });
-    for (const j of requeued) this.logger.warn({ job_id: j.id }, 'job stalled (its process stopped); back in the queue');
-    for (const j of failed) this.logger.warn({ job_id: j.id, max_stalled: maxStalledCount }, 'job stalled too many times; failed');
-    if (requeued.length > 0) this.wakeAll();
+    // Reads, then one transaction: nothing is changed until its BEGIN IMMEDIATE has the lock, so
+    // all of it is tried again when a read or that BEGIN meets another connection's lock.
+    const recover = (): void => {
+      requeued = [];
+      failed = [];
+      const dead = this.database.deadOwners(orphans);
+      if (dead.length === 0) return;
+      const now = Date.now();
+      this.database.transaction(() => {
+        for (const owner of dead) {
+          requeued = requeued.concat(
+            this.database.stmt('requeueStalled').all(this.database.nextSeq(), owner, this.name, maxStalledCount) as Array<{ id: string }>,
+          );
+          const reason = `job stalled more than ${maxStalledCount} time(s): the process running it stopped`;
+          failed = failed.concat(this.database.stmt('failStalled').all(now, reason, owner, this.name) as Array<{ id: string }>);
+          this.database.forgetOwnerIfIdle(owner);
+        }
+      });
+    };
+    const report = (): void => {
+      for (const j of requeued) this.logger.warn({ job_id: j.id }, 'job stalled (its process stopped); back in the queue');
+      for (const j of failed) this.logger.warn({ job_id: j.id, max_stalled: maxStalledCount }, 'job stalled too many times; failed');
+      if (requeued.length > 0) this.wakeAll();
+    };
+    const done = this.database.run(recover);
+    if (!(done instanceof Promise)) return report();
+    return done.then(report, (err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'stalled-job check failed'));
   }
 
   /** @internal */
@@ -332,16 +444,37 @@ export class SqliteQueue implements JobQueue {
     this.timer.unref();
   }
 
-  private row(jobId: string): { state: number; readyAt: number; finishedAt: number | null; payload: Buffer } | undefined {
-    const row = this.database.stmt('get').get(this.name, jobId) as { state: number; readyAt: number; finishedAt: number | null; payload: Buffer } | undefined;
+  /** Takes again after an asynchronous sleep: a take found the file locked by another connection. */
+  private takeAgainSoon(): void {
+    if (this.busyTimer !== undefined) return;
+    this.busyTimer = setTimeout(() => {
+      this.busyTimer = undefined;
+      this.wakeAll();
+    }, sqliteBusyBackoffMs(this.busyRetries++));
+    this.busyTimer.unref();
+  }
+
+  private row(jobId: string): JobRow | undefined | Promise<JobRow | undefined> {
+    const read = this.database.run(() => this.database.stmt('get').get(this.name, jobId) as JobRow | undefined);
+    return read instanceof Promise ? read.then((row) => this.retained(row)) : this.retained(read);
+  }
+
+  private retained(row: JobRow | undefined): JobRow | undefined {
     if (!row || (row.finishedAt !== null && row.finishedAt < Date.now() - this.retentionMs)) return undefined;
     return row;
   }
 
-  /** Deletes finished jobs past the retention, at most once a second (through the index of finished jobs). */
+  /**
+   * Deletes finished jobs past the retention, at most once a second (through the index of finished
+   * jobs). Not waited for when the file is locked (issue 9): the add a second later sweeps.
+   */
   private sweep(now: number): void {
     if (now - this.lastSweep < 1_000) return;
     this.lastSweep = now;
-    this.database.stmt('sweep').run(this.name, now - this.retentionMs);
+    try {
+      this.database.stmt('sweep').run(this.name, now - this.retentionMs);
+    } catch (err) {
+      if (!isSqliteBusy(err)) throw err;
+    }
   }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteGroupCommit } from './group-commit.js';
@@ -156,5 +157,151 @@ describe('SqliteGroupCommit', () => {
     const writes = [commits.run(env.insert('a', '1')), commits.run(env.insert('b', '2'))];
     expect(await Promise.all(writes)).toEqual([true, true]);
     expect(env.seen()).toHaveLength(2);
+  });
+});
+
+/** Until the event loop has run timers for `ms` (a synchronous wait in SQLite would hold this back). */
+const timersRun = (ms = 5) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Another thread holding `file`'s write lock (BEGIN IMMEDIATE) until `release()`, then for `holdMs`
+ * more, then committing: the one way a synchronous wait in this thread can see the lock released.
+ */
+async function lockedByAnotherThread(file: string, holdMs: number): Promise<{ release: () => void; done: Promise<void> }> {
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { workerData, parentPort } = require('node:worker_threads');
+     const db = new (require('better-sqlite3'))(workerData.file);
+     db.exec('BEGIN IMMEDIATE');
+     parentPort.postMessage('locked');
+     Atomics.wait(workerData.signal, 0, 0);
+     Atomics.wait(workerData.signal, 0, 1, workerData.holdMs);
+     db.exec('COMMIT');
+     db.close();`,
+    { eval: true, workerData: { file, signal, holdMs } },
+  );
+  await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  const done = new Promise<void>((resolve, reject) => worker.once('exit', () => resolve()).once('error', reject));
+  return {
+    release: () => {
+      Atomics.store(signal, 0, 1);
+      Atomics.notify(signal, 0);
+    },
+    done,
+  };
+}
+
+describe("SqliteGroupCommit: another connection's write lock (issue 9)", () => {
+  let dir: string;
+  let file: string;
+  let db: BetterSqlite3.Database;
+  let other: BetterSqlite3.Database;
+  /** A group commit on `db` scheduled on the event loop, `busyTimeoutMs` the connection's busy timeout. */
+  const open = (busyTimeoutMs: number) => {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    return new SqliteGroupCommit(db);
+  };
+  const insert = (k: string) => () => db.prepare('INSERT INTO t (k, v) VALUES (?, ?)').run(k, k).changes;
+  /** Keys in the order their rows were inserted. */
+  const seen = () => (other.prepare('SELECT k FROM t ORDER BY rowid').all() as Array<{ k: string }>).map((r) => r.k);
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'group-commit-busy-'));
+    file = path.join(dir, 'g.sqlite');
+    db = new BetterSqlite3(file);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
+    other = new BetterSqlite3(file);
+  });
+  afterEach(() => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    db.close();
+    other.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a batch whose BEGIN meets the lock waits without stopping the event loop, then commits', async () => {
+    const commits = open(2_000);
+    other.exec('BEGIN IMMEDIATE');
+    const events: string[] = [];
+    const a = commits.run(insert('a')).then(() => events.push('a'));
+    const b = commits.run(insert('b')).then(() => events.push('b'));
+    await timersRun();
+    events.push('timer');
+    // Still pending, not failed: nothing of it was run.
+    expect(commits.size).toBe(2);
+    other.exec('COMMIT');
+    await Promise.all([a, b]);
+    expect(events).toEqual(['timer', 'a', 'b']);
+    expect(seen()).toEqual(['a', 'b']);
+  });
+
+  it('a write alone in its turn (autocommit) waits the same way, then commits', async () => {
+    const commits = open(2_000);
+    other.exec('BEGIN IMMEDIATE');
+    let done = false;
+    const a = commits.run(insert('a')).then(() => (done = true));
+    await timersRun();
+    expect(done).toBe(false);
+    expect(commits.size).toBe(1);
+    other.exec('COMMIT');
+    await a;
+    expect(seen()).toEqual(['a']);
+  });
+
+  it('keeps the call order across the wait: writes called meanwhile commit after the batch', async () => {
+    const commits = open(2_000);
+    other.exec('BEGIN IMMEDIATE');
+    const writes = [commits.run(insert('a')), commits.run(insert('b'))];
+    await timersRun();
+    writes.push(commits.run(insert('c')));
+    await timersRun();
+    writes.push(commits.run(insert('d')));
+    expect(commits.size).toBe(4);
+    other.exec('COMMIT');
+    await Promise.all(writes);
+    expect(seen()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('rejects every caller with SQLITE_BUSY once the busy timeout has passed, the event loop running meanwhile', async () => {
+    const commits = open(200);
+    other.exec('BEGIN IMMEDIATE');
+    const a = commits.run(insert('a'));
+    const b = commits.run(insert('b'));
+    const failed = Promise.allSettled([a, b]);
+    await timersRun();
+    expect(commits.size).toBe(2);
+    const [ra, rb] = await failed;
+    expect(ra).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_BUSY' } });
+    expect(rb).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_BUSY' } });
+    expect(commits.size).toBe(0);
+    expect(db.inTransaction).toBe(false);
+    other.exec('ROLLBACK');
+    // The connection is usable after it.
+    await commits.run(insert('c'));
+    expect(seen()).toEqual(['c']);
+  });
+
+  it('a synchronous flush while writes wait for the lock lets SQLite wait, and has committed them when it returns', async () => {
+    const commits = open(10_000);
+    const lock = await lockedByAnotherThread(file, 50);
+    const writes = [commits.run(insert('a')), commits.run(insert('b'))];
+    // The scheduled flush met the lock: the writes wait asynchronously.
+    await timersRun();
+    expect(commits.size).toBe(2);
+    lock.release();
+    commits.flush();
+    expect(commits.size).toBe(0);
+    expect(await Promise.all(writes)).toEqual([1, 1]);
+    await lock.done;
+    expect(seen()).toEqual(['a', 'b']);
+  });
+
+  it('runs its attempts with busy_timeout 0 and gives the busy timeout back for synchronous use', async () => {
+    const commits = open(1_234);
+    expect(commits.busyTimeoutMs).toBe(1_234);
+    await Promise.all([commits.run(insert('a')), commits.run(insert('b'))]);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(0);
+    expect(commits.forSynchronousUse()).toBe(db);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(1_234);
   });
 });

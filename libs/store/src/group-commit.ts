@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { isSqliteBusy, sqliteBusyBackoffMs } from '@agentloop/core';
 
 /** When the pending writes are committed; by default the event loop's check phase (`setImmediate`). */
 export type GroupCommitSchedule = (flush: () => void) => void;
@@ -7,6 +8,8 @@ interface PendingWrite {
   write: () => unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** Until when it may wait for another connection's write lock: set when it first meets the lock. */
+  deadline?: number;
 }
 
 /**
@@ -33,23 +36,46 @@ interface PendingWrite {
  *   the batch gets the error and none of the batch is in the file.
  * - {@link flush} commits what is pending at once: call it before reading what those writes wrote on
  *   this connection, before a write that must follow them, and before closing the connection.
+ * - Another connection's write lock (an `EMBEDDED_THREADS=orchestrator` thread writing the same file)
+ *   is waited for asynchronously (issue 9): with the connection's busy timeout SQLite would sleep
+ *   in the BEGIN, and this thread's whole event loop with it. The scheduled flush runs its BEGIN
+ *   IMMEDIATE (or the lone autocommit write) with `busy_timeout = 0`; one that fails with
+ *   SQLITE_BUSY changed nothing (libs/core sqlite-busy.ts), so the writes stay pending, in call
+ *   order, the writes called meanwhile joining behind them, and the flush is tried again after an
+ *   asynchronous sleep. Each write waits so until the connection's busy timeout (read when this is
+ *   made) has passed since it first met the lock; then its caller gets the SQLITE_BUSY error, as
+ *   when SQLite waited. {@link flush} must commit before it returns, so it lets SQLite wait instead
+ *   (rare: a read or a close finding the file locked while writes are pending).
+ * - The connection's busy timeout is therefore this class's to set: it stays 0 after a flush, and
+ *   {@link forSynchronousUse} gives it back for code that runs its own statements on the connection
+ *   synchronously and so cannot wait any other way.
  */
 export class SqliteGroupCommit {
+  /** How long a write may wait for another connection's write lock: the connection's busy timeout. */
+  readonly busyTimeoutMs: number;
   private pending: PendingWrite[] = [];
   private scheduled = false;
+  /** The next try of a flush whose BEGIN met another connection's lock. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retries = 0;
+  /** The connection's busy timeout as this class last set it. */
+  private busyTimeoutSet: number;
   private readonly begin: BetterSqlite3.Statement;
   private readonly commit: BetterSqlite3.Statement;
   private readonly rollback: BetterSqlite3.Statement;
+  private readonly scheduledFlush = (): void => this.flushWaiting();
 
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly schedule: GroupCommitSchedule = (flush) => setImmediate(flush),
   ) {
-    // IMMEDIATE: the write lock is taken (or waited for, with the connection's busy timeout) by the
-    // BEGIN, never by a later statement inside the batch.
+    // IMMEDIATE: the write lock is taken (or found taken) by the BEGIN, never by a later statement
+    // inside the batch.
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
+    this.busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+    this.busyTimeoutSet = this.busyTimeoutMs;
   }
 
   /** Writes waiting for the next commit. */
@@ -61,33 +87,127 @@ export class SqliteGroupCommit {
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
+      // While a flush waits for the lock, its next try takes this write too.
+      if (!this.scheduled && this.retryTimer === undefined) {
         this.scheduled = true;
-        this.schedule(() => this.flush());
+        this.schedule(this.scheduledFlush);
       }
     });
   }
 
-  /** Commits the pending writes now (a no-op when there are none). */
+  /** Commits the pending writes now (a no-op when there are none), waiting in SQLite for a lock if it must. */
   flush(): void {
     this.scheduled = false;
+    if (this.retryTimer !== undefined) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    if (this.pending.length === 0) return;
+    this.retries = 0;
+    const busy = this.attempt(0);
+    if (busy === undefined || this.expire(busy) === 0) return;
+    // The caller reads or closes next and cannot wait asynchronously: SQLite sleeps this once, up
+    // to the time left of the oldest write; whatever is still pending after it gets the error.
+    const again = this.attempt(Math.max(1, this.pending[0]!.deadline! - Date.now()));
+    this.setBusyTimeout(0);
+    if (again === undefined) return;
     const batch = this.pending;
-    if (batch.length === 0) return;
     this.pending = [];
-    if (batch.length === 1) {
-      const [only] = batch as [PendingWrite];
-      try {
-        only.resolve(only.write());
-      } catch (err) {
-        only.reject(err);
-      }
+    for (const item of batch) item.reject(again);
+  }
+
+  /**
+   * Commits what is pending ({@link flush}) and gives the connection its busy timeout back, for a
+   * caller that runs statements on it synchronously itself (SqliteSaver's `list` and `deleteThread`,
+   * a checkpoint rewinder, a close) and so can only let SQLite wait for a lock, as before. The next
+   * flush sets it to 0 again.
+   */
+  forSynchronousUse(): BetterSqlite3.Database {
+    this.flush();
+    this.setBusyTimeout(this.busyTimeoutMs);
+    return this.db;
+  }
+
+  /** The scheduled flush: when the file is locked, the writes stay pending and it tries again later. */
+  private flushWaiting(): void {
+    this.scheduled = false;
+    if (this.retryTimer !== undefined) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    if (this.pending.length === 0) return;
+    const busy = this.attempt(0);
+    if (busy === undefined || this.expire(busy) === 0) {
+      this.retries = 0;
       return;
     }
-    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    let began = false;
+    this.retryTimer = setTimeout(this.scheduledFlush, sqliteBusyBackoffMs(this.retries++));
+  }
+
+  /**
+   * Dates the pending writes that met the lock for the first time and rejects those whose wait is
+   * over (the oldest: they are dated in call order); returns how many still wait.
+   */
+  private expire(busy: unknown): number {
+    const now = Date.now();
+    let over = 0;
+    for (const item of this.pending) {
+      item.deadline ??= now + this.busyTimeoutMs;
+      if (item.deadline <= now) over++;
+    }
+    if (over > 0) for (const item of this.pending.splice(0, over)) item.reject(busy);
+    return this.pending.length;
+  }
+
+  /**
+   * One try at committing every pending write, with the connection's busy timeout set to
+   * `busyTimeoutMs`. Returns the SQLITE_BUSY error when the batch's BEGIN IMMEDIATE (or the lone
+   * autocommit write) found the file locked, leaving the writes pending; else every write has been
+   * settled (undefined).
+   */
+  private attempt(busyTimeoutMs: number): unknown {
+    const batch = this.pending;
+    this.pending = [];
+    // Writes called by a write while it runs come after the batch.
+    const keep = (busy: unknown): unknown => {
+      this.pending = this.pending.length === 0 ? batch : batch.concat(this.pending);
+      return busy;
+    };
+    try {
+      this.setBusyTimeout(busyTimeoutMs);
+    } catch (error) {
+      // The connection is closed (or unusable): as a write on it would, every caller gets the error.
+      for (const item of batch) item.reject(error);
+      return undefined;
+    }
+    if (batch.length === 1) {
+      const [only] = batch as [PendingWrite];
+      // Read before: a statement inside a transaction left open is never run again.
+      const inTransaction = this.db.inTransaction;
+      let value: unknown;
+      try {
+        value = only.write();
+      } catch (err) {
+        // In autocommit mode a write that met the lock changed nothing (its own `db.transaction`,
+        // if it is one, was rolled back by better-sqlite3): it waits.
+        if (!inTransaction && isSqliteBusy(err) && !this.db.inTransaction) return keep(err);
+        only.reject(err);
+        return undefined;
+      }
+      only.resolve(value);
+      return undefined;
+    }
     try {
       this.begin.run();
-      began = true;
+    } catch (error) {
+      // A BEGIN that failed opened nothing: a transaction open then is not this batch's to roll
+      // back, and one that met the lock changed nothing, so the batch waits.
+      if (isSqliteBusy(error)) return keep(error);
+      for (const item of batch) item.reject(error);
+      return undefined;
+    }
+    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
       for (const item of batch) {
         try {
           results.push({ ok: true, value: item.write() });
@@ -99,8 +219,7 @@ export class SqliteGroupCommit {
       }
       this.commit.run();
     } catch (error) {
-      // A BEGIN that failed opened nothing: a transaction open then is not this batch's to roll back.
-      if (began && this.db.inTransaction) {
+      if (this.db.inTransaction) {
         try {
           this.rollback.run();
         } catch {
@@ -108,12 +227,23 @@ export class SqliteGroupCommit {
         }
       }
       for (const item of batch) item.reject(error);
-      return;
+      return undefined;
     }
     batch.forEach((item, i) => {
       const r = results[i]!;
       if (r.ok) item.resolve(r.value);
       else item.reject(r.error);
     });
+    return undefined;
+  }
+
+  /**
+   * Only when it changes: SQLite applies `PRAGMA busy_timeout = N` when the statement is prepared,
+   * so a prepared one run again does nothing, and each change costs a prepare (~5 µs).
+   */
+  private setBusyTimeout(ms: number): void {
+    if (ms === this.busyTimeoutSet) return;
+    this.db.pragma(`busy_timeout = ${Math.ceil(ms)}`);
+    this.busyTimeoutSet = ms;
   }
 }

@@ -16,11 +16,13 @@
  * running the statement again on its own would commit it outside its transaction; that error goes
  * to the caller. Write transactions begin with BEGIN IMMEDIATE (SqlWriter), so they take the lock
  * in their first statement and do not meet SQLITE_BUSY after it.
+ *
+ * The backoff and what counts as busy are libs/core's (sqlite-busy.ts), shared with the checkpoint
+ * connection's group commit and the queue's connection, which wait the same way (issue 9).
  */
 import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Dialect, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
-import { sleep } from '@agentloop/core';
-import { isSqliteBusy } from './repositories/rows.js';
+import { isSqliteBusy, retryWhileSqliteBusy } from '@agentloop/core';
 
 /**
  * How many of Kysely's callers want or hold the connection: up when one asks for it, down when it
@@ -124,19 +126,7 @@ class BusyWaitingConnection implements DatabaseConnection {
       return this.inner.executeQuery<R>(query);
     } catch (err) {
       if (!isSqliteBusy(err)) throw err;
-      return this.retry<R>(query, Date.now() + this.busyTimeoutMs);
-    }
-  }
-
-  private async retry<R>(query: CompiledQuery, deadline: number): Promise<QueryResult<R>> {
-    for (let attempt = 0; ; attempt++) {
-      if (Date.now() >= deadline) return this.inner.executeQuery<R>(query);
-      await sleep(Math.min(1 + attempt, 10) + Math.random() * 5);
-      try {
-        return await this.inner.executeQuery<R>(query);
-      } catch (err) {
-        if (!isSqliteBusy(err)) throw err;
-      }
+      return retryWhileSqliteBusy(() => this.inner.executeQuery<R>(query), Date.now() + this.busyTimeoutMs);
     }
   }
 

@@ -49,6 +49,10 @@ export function cachePreparedStatements(db: BetterSqlite3.Database, maxSize = DE
  * queue, written in the same steps, already run that way, so FULL here bought no consistent state.
  * The busy timeout matters when a second connection of this process writes the file
  * (`EMBEDDED_THREADS=orchestrator`: the gateway rolls checkpoints back while the worker writes).
+ * It is how long a write waits for the other connection's lock: the embedded saver's group commit
+ * (group-commit.ts) reads it and waits that long asynchronously, with `busy_timeout = 0` on the
+ * connection, since SQLite's own wait would stop the thread's event loop (issue 9); the saver's
+ * synchronous users of `db` get it back and let SQLite wait, as before.
  */
 export function openCheckpointSqlite(file: string, busyTimeoutMs = 5000): BetterSqlite3.Database {
   const db = new BetterSqlite3(file);

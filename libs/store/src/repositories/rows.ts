@@ -210,10 +210,8 @@ export function isDuplicateKey(err: unknown): boolean {
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-export function isSqliteBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
+// Owned by libs/core (sqlite-busy.ts), which the queue's connection uses too (issue 9).
+export { isSqliteBusy } from '@agentloop/core';
 
 /** Structural JSON equality, insensitive to key order. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
