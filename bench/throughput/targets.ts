@@ -1,8 +1,9 @@
 /**
  * The systems under test, each started as its own process(es):
  *  - embedded: AgentLoop in one process (embedded-child.ts → startEmbedded), SQLite, in-memory bus/queue;
- *  - embedded-threads: the same with `EMBEDDED_THREADS=auto` (orchestrator threads, one per core up to 4),
- *    whatever `--env` says, so that one run alternates between the two configurations round by round
+ *  - embedded-single: the same with `EMBEDDED_THREADS=none` (one thread does everything; the default is
+ *    orchestrator threads, one per core up to 4), whatever `--env` says, so that one run alternates
+ *    between the two configurations round by round
  *    (on this VM the speed of the same code moves by up to 1.7x between minutes: issue 9,
  *    bench/throughput/README.md, so two configurations compare only within one run);
  *  - cluster:  every AgentLoop service its own process over nats-server, redis-server and mariadbd;
@@ -21,7 +22,7 @@ import { processTree, spawnLogged, waitHttpOk, type Spawned } from './proc.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '../..');
-export const TARGET_NAMES = ['embedded', 'embedded-threads', 'cluster', 'peer'] as const;
+export const TARGET_NAMES = ['embedded', 'embedded-single', 'cluster', 'peer'] as const;
 /** The targets a run starts when `--only` does not say. */
 export const DEFAULT_TARGET_NAMES: readonly TargetName[] = ['embedded', 'cluster', 'peer'];
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -74,12 +75,12 @@ function embeddedChild(root: string): string {
   return file;
 }
 
-/** The environment variables a target sets over `--env`: `embedded-threads` is `embedded` with orchestrator threads. */
+/** The environment variables a target sets over `--env`: `embedded-single` is `embedded` without orchestrator threads. */
 export function targetEnv(name: TargetName): NodeJS.ProcessEnv {
-  return name === 'embedded-threads' ? { EMBEDDED_THREADS: 'auto' } : {};
+  return name === 'embedded-single' ? { EMBEDDED_THREADS: 'none' } : {};
 }
 
-export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', name: 'embedded' | 'embedded-threads' = 'embedded'): Promise<Target> {
+export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', name: 'embedded' | 'embedded-single' = 'embedded'): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-bench-'));
   const proc = spawnLogged(process.execPath, [...tsxArgs, embeddedChild(opts.agentloopRoot)], {
     cwd: opts.agentloopRoot,
@@ -186,8 +187,8 @@ export function startTarget(name: TargetName, opts: StartOptions): Promise<Targe
   switch (name) {
     case 'embedded':
       return startEmbeddedTarget(opts);
-    case 'embedded-threads':
-      return startEmbeddedTarget(opts, 'embedded-threads', 'embedded-threads');
+    case 'embedded-single':
+      return startEmbeddedTarget(opts, 'embedded-single', 'embedded-single');
     case 'cluster':
       return startClusterTarget(opts);
     case 'peer':

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { AUTO_MAX_ORCHESTRATOR_THREADS, embeddedThreads, usableCores } from './embedded-threads.js';
 
 describe('EMBEDDED_THREADS', () => {
-  it('defaults to none, whatever the cores', () => {
+  it('defaults to auto: one thread per core from two cores, none on one', () => {
     expect(embeddedThreads({}, 1)).toBe(0);
-    expect(embeddedThreads({}, 8)).toBe(0);
-    expect(embeddedThreads({ EMBEDDED_THREADS: '' }, 8)).toBe(0);
+    expect(embeddedThreads({}, 2)).toBe(2);
+    expect(embeddedThreads({}, 8)).toBe(AUTO_MAX_ORCHESTRATOR_THREADS);
+    expect(embeddedThreads({ EMBEDDED_THREADS: '' }, 3)).toBe(3);
+    expect(embeddedThreads({ EMBEDDED_THREADS: ' ' }, 2)).toBe(2);
   });
 
   it('auto: no thread on one core, one per core from two cores, at most AUTO_MAX_ORCHESTRATOR_THREADS', () => {

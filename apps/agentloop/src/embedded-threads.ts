@@ -16,18 +16,21 @@ export const AUTO_MAX_ORCHESTRATOR_THREADS = 4;
 
 /**
  * EMBEDDED_THREADS, as the number of orchestrator threads (0: everything in the main thread):
- * - unset or `none`: 0 — the default (README "Configuration", `EMBEDDED_THREADS`: on 2 cores two
- *   threads spent more CPU per in-flight run than one and cost start time and memory,
- *   bench/throughput/README.md "Orchestrator threads at 4 clients and in flight");
- * - `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core, where a second
- *   event loop only adds port crossings. Cores are those the process may use: a cgroup CPU quota
- *   (a container's CPU limit) bounds them (usableCores);
+ * - unset, empty or `auto`: one per core, up to AUTO_MAX_ORCHESTRATOR_THREADS; none on one core,
+ *   where a second event loop only adds port crossings. Cores are those the process may use: a
+ *   cgroup CPU quota (a container's CPU limit) bounds them (usableCores). The default since the
+ *   checkpoint and queue connections stopped sleeping in SQLite's busy handler: on 2 cores, in one
+ *   bench run alternating both configurations, two threads did +34% runs/s at 4 and 32 clients,
+ *   a 27% lower p50 at 4, the same p50 at 1 (+0.2 ms), and finished 2,000 in-flight runs in 22 s
+ *   instead of 33 s at +4% CPU; they cost +18–24% CPU per `runs.wait` run and +40% RSS
+ *   (bench/throughput/README.md "Orchestrator threads by default", README "Configuration");
+ * - `none`: 0 — one thread does everything (the least memory);
  * - `orchestrator`: 1; `orchestrator:N`: N (1–16).
  */
 export function embeddedThreads(env: NodeJS.ProcessEnv, cores: number = usableCores()): number {
   const v = (env.EMBEDDED_THREADS ?? '').trim();
-  if (v === '' || v === 'none') return 0;
-  if (v === 'auto') return cores >= 2 ? Math.min(cores, AUTO_MAX_ORCHESTRATOR_THREADS) : 0;
+  if (v === 'none') return 0;
+  if (v === '' || v === 'auto') return cores >= 2 ? Math.min(cores, AUTO_MAX_ORCHESTRATOR_THREADS) : 0;
   if (v === 'orchestrator') return 1;
   const n = /^orchestrator:(\d+)$/.exec(v)?.[1];
   if (n !== undefined && Number(n) >= 1 && Number(n) <= MAX_ORCHESTRATOR_THREADS) return Number(n);
