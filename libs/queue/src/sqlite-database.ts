@@ -235,11 +235,14 @@ export class SqliteQueueDatabase {
     this.db.exec(SQL.schema);
     const { schema: _, ...statements } = SQL;
     this.stmts = Object.fromEntries(Object.entries(statements).map(([k, sql]) => [k, this.db.prepare(sql)])) as SqliteQueueDatabase['stmts'];
+    // The first heartbeat waits in SQLite, as the schema did: this owner's row must exist before
+    // any take can mark a job active under it, or another database's orphan check (an owner with no
+    // row counts as dead) would hand that job out a second time while it runs here.
+    liveOwners.add(this.owner);
+    this.stmts.beat.run(this.owner, this.host, process.pid, Date.now());
     // From here on the queue's statements wait asynchronously (run); others' wait in SQLite.
     this.db.pragma('busy_timeout = 0');
     othersWaitInSqlite(this.db, this.busyTimeoutMs);
-    liveOwners.add(this.owner);
-    this.beat();
     this.heartbeat = setInterval(() => this.beat(), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.heartbeat.unref();
   }

@@ -175,6 +175,59 @@ describe("SqliteQueue: another connection's write lock (issue 9)", () => {
     expect(database.db.pragma('busy_timeout', { simple: true })).toBe(0);
   });
 
+  it("a database opened while another thread holds the lock has its owner row before any take: another database's orphan check never hands its job out again", async () => {
+    const q = open(10_000);
+    await q.enqueue(text('x'), { jobId: 'j' });
+    const lock = await lockedByAnotherThread(file, 50);
+    lock.release();
+    // A thread starting while the file is locked: its first heartbeat waits in SQLite.
+    const starting = new SqliteQueueDatabase({ path: file });
+    try {
+      const owners = () => (other.prepare('SELECT count(*) AS n FROM queue_owners WHERE owner = ?').get(starting.owner) as { n: number }).n;
+      expect(owners()).toBe(1);
+      await lock.done;
+      const ran: string[] = [];
+      let finish = () => {};
+      const running = new Promise<void>((resolve) => (finish = resolve));
+      const w1 = await starting.queue('jobs').process(
+        async (job) => {
+          ran.push(`starting:${job.id}`);
+          await running;
+        },
+        { concurrency: 1 },
+      );
+      await until('the starting database to take j', () => ran.length === 1);
+      // The first database's worker starts now: its orphan check must see a live owner.
+      const w2 = await q.process(async (job) => void ran.push(`first:${job.id}`), { concurrency: 1 });
+      await timersRun(100);
+      expect(ran).toEqual(['starting:j']);
+      finish();
+      await w2.close(10);
+      await w1.close(10);
+    } finally {
+      await starting.close();
+    }
+  });
+
+  it('a take whose look for the next delayed job met the lock looks again soon: the delayed job still runs when due', async () => {
+    const q = open(10_000);
+    await q.enqueue(text('x'), { jobId: 'later', delayMs: 150 });
+    const stmts = (database as unknown as { stmts: Record<string, BetterSqlite3.Statement> }).stmts;
+    const real = stmts.nextReadyAt!;
+    let busy = 1;
+    stmts.nextReadyAt = {
+      get: (...args: unknown[]) => {
+        if (busy-- > 0) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+        return real.get(...args);
+      },
+    } as unknown as BetterSqlite3.Statement;
+    const ran: string[] = [];
+    const w = await q.process(async (job) => void ran.push(job.id), { concurrency: 1, stalledIntervalMs: 60_000 });
+    await until('the delayed job to run', () => ran.length === 1);
+    expect(busy).toBeLessThan(0);
+    await w.close(10);
+  });
+
   /** The job's state as another connection sees it in the file. */
   async function stateSeenByOther(id: string): Promise<number | undefined> {
     return (other.prepare('SELECT state FROM queue_jobs WHERE id = ?').get(id) as { state: number } | undefined)?.state;

@@ -290,12 +290,14 @@ export class SqliteQueue implements JobQueue {
         if (next !== undefined && next !== null) this.wakeAt(next);
       }
     } catch (err) {
-      // `first` is committed as active under this live process, which no stalled-job check takes
-      // back: it must be handed out now, or it would wait for a restart. The rest is looked for on
-      // the next take (SQLITE_BUSY, a full disk, …), soon when the file was only locked.
-      if (!first) throw err;
+      // What was not looked at may be ready (a delayed job's wake-up was not set): the next take
+      // looks again, soon when the file was only locked. `first` is committed as active under this
+      // live process, which no stalled-job check takes back: it must be handed out now, or it would
+      // wait for a restart (SQLITE_BUSY, a full disk, …).
       this.mayHaveReady = true;
-      if (isSqliteBusy(err)) this.takeAgainSoon();
+      const busy = isSqliteBusy(err);
+      if (busy) this.takeAgainSoon();
+      if (!first && !busy) throw err;
     }
     if (rows.length > 1) rows.sort((a, b) => a.tag - b.tag || a.readyAt - b.readyAt || a.seq - b.seq);
     return rows.map(({ nextReadyAt: _, ...r }) => ({ ...r, payload: new Uint8Array(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength) }));
