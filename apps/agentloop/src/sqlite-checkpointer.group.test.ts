@@ -140,6 +140,26 @@ describe('EmbeddedSqliteSaver group commit', () => {
     expect(rowsSeenByOther()).toEqual({ checkpoints: 1, writes: 1 });
   });
 
+  it("a getTuple while a write waits for another connection's lock waits for that write without stopping the event loop, then reads it (issue 9)", async () => {
+    const cp = checkpoint();
+    const put = saver.put(threadConfig, cp, metadata);
+    await untilQueued(1);
+    other.exec('BEGIN IMMEDIATE');
+    // The put met the lock: it waits, retried after a sleep.
+    turn();
+    const events: string[] = [];
+    const tuple = saver.getTuple(threadConfig).then((t) => {
+      events.push('read');
+      return t;
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    events.push('timer');
+    other.exec('COMMIT');
+    await put;
+    expect((await tuple)?.checkpoint.id).toBe(cp.id);
+    expect(events).toEqual(['timer', 'read']);
+  });
+
   it('tries a getTuple read that met SQLITE_BUSY again asynchronously (issue 9)', async () => {
     const cp = checkpoint();
     const put = saver.put(threadConfig, cp, metadata);

@@ -112,8 +112,11 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
    * up to the busy timeout, rather than given a synchronous busy timeout that would cost two
    * statements per read and stop the thread while it waits.
    */
-  override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    this.commits.flush();
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    // The writes called before it are committed first, so that it reads them; awaited, not flushed
+    // synchronously: a batch waiting for another thread's lock would make SQLite sleep here with the
+    // event loop (every run start reads its checkpoint).
+    await this.commits.committed();
     return super.getTuple(config).catch((err: unknown) => {
       if (!isSqliteBusy(err)) throw err;
       return retryWhileSqliteBusy(() => super.getTuple(config), Date.now() + this.commits.busyTimeoutMs);

@@ -117,6 +117,22 @@ export class SqliteGroupCommit {
   }
 
   /**
+   * Settles once the writes called before it are committed (or have failed: their callers get the
+   * error, not this): the commit is tried now and, while another connection holds the file's lock,
+   * waited for asynchronously as the scheduled flush does. For a reader that must see those writes
+   * without stopping the event loop (the embedded checkpointer's `getTuple`, at every run start).
+   */
+  committed(): Promise<void> {
+    if (this.pending.length === 0) return Promise.resolve();
+    const barrier = this.run(() => undefined).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.flushWaiting();
+    return barrier;
+  }
+
+  /**
    * Commits what is pending ({@link flush}) and gives the connection its busy timeout back, for a
    * caller that runs statements on it synchronously itself (SqliteSaver's `list` and `deleteThread`,
    * a checkpoint rewinder, a close) and so can only let SQLite wait for a lock, as before. The next
