@@ -6,9 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { lockedByAnotherThread } from '@agentloop/core/testing';
 import { createLogger } from '@agentloop/core';
 import { SqliteQueueDatabase } from './sqlite-queue.js';
 
@@ -233,31 +233,3 @@ describe("SqliteQueue: another connection's write lock (issue 9)", () => {
     return (other.prepare('SELECT state FROM queue_jobs WHERE id = ?').get(id) as { state: number } | undefined)?.state;
   }
 });
-
-/**
- * Another thread holding `file`'s write lock (BEGIN IMMEDIATE) until `release()`, then for `holdMs`
- * more, then committing: the one way a synchronous wait in this thread can see the lock released.
- */
-async function lockedByAnotherThread(file: string, holdMs: number): Promise<{ release: () => void; done: Promise<void> }> {
-  const signal = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(
-    `const { workerData, parentPort } = require('node:worker_threads');
-     const db = new (require('better-sqlite3'))(workerData.file);
-     db.exec('BEGIN IMMEDIATE');
-     parentPort.postMessage('locked');
-     Atomics.wait(workerData.signal, 0, 0);
-     Atomics.wait(workerData.signal, 0, 1, workerData.holdMs);
-     db.exec('COMMIT');
-     db.close();`,
-    { eval: true, workerData: { file, signal, holdMs } },
-  );
-  await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
-  const done = new Promise<void>((resolve, reject) => worker.once('exit', () => resolve()).once('error', reject));
-  return {
-    release: () => {
-      Atomics.store(signal, 0, 1);
-      Atomics.notify(signal, 0);
-    },
-    done,
-  };
-}

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lockedByAnotherThread } from '@agentloop/core/testing';
 import { SqliteGroupCommit } from './group-commit.js';
 
 /** Two connections to one WAL file; the group commit's flush runs when the test calls `turn()`. */
@@ -162,34 +162,6 @@ describe('SqliteGroupCommit', () => {
 
 /** Until the event loop has run timers for `ms` (a synchronous wait in SQLite would hold this back). */
 const timersRun = (ms = 5) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Another thread holding `file`'s write lock (BEGIN IMMEDIATE) until `release()`, then for `holdMs`
- * more, then committing: the one way a synchronous wait in this thread can see the lock released.
- */
-async function lockedByAnotherThread(file: string, holdMs: number): Promise<{ release: () => void; done: Promise<void> }> {
-  const signal = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(
-    `const { workerData, parentPort } = require('node:worker_threads');
-     const db = new (require('better-sqlite3'))(workerData.file);
-     db.exec('BEGIN IMMEDIATE');
-     parentPort.postMessage('locked');
-     Atomics.wait(workerData.signal, 0, 0);
-     Atomics.wait(workerData.signal, 0, 1, workerData.holdMs);
-     db.exec('COMMIT');
-     db.close();`,
-    { eval: true, workerData: { file, signal, holdMs } },
-  );
-  await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
-  const done = new Promise<void>((resolve, reject) => worker.once('exit', () => resolve()).once('error', reject));
-  return {
-    release: () => {
-      Atomics.store(signal, 0, 1);
-      Atomics.notify(signal, 0);
-    },
-    done,
-  };
-}
 
 describe("SqliteGroupCommit: another connection's write lock (issue 9)", () => {
   let dir: string;

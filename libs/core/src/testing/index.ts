@@ -1,0 +1,1 @@
+export { lockedByAnotherThread, type LockHeldElsewhere } from './sqlite-lock.js';
