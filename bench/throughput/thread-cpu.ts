@@ -73,6 +73,12 @@ function walSizes(pid: number): string {
   return [...files].map((f) => `${path.basename(f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB`).join(', ');
 }
 
+/** Bytes the process passed to read and write system calls so far (/proc/<pid>/io: page-cache copies included, SQLite's WAL appends and checkpoints among them). */
+function ioBytes(pid: number): { read: number; written: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return { read: Number(/rchar:\s+(\d+)/.exec(io)?.[1] ?? 0), written: Number(/wchar:\s+(\d+)/.exec(io)?.[1] ?? 0) };
+}
+
 const outDir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-thread-cpu-'));
 // Under the OS temp dir, as run.ts does: AgentLoop from a read-only copy of a commit.
 const snap = args.snapshot ? prepareSnapshot(REPO_ROOT, args.snapshot, os.tmpdir()) : undefined;
@@ -91,10 +97,12 @@ try {
   );
   for (let r = 1; r <= Number(args.rounds); r++) {
     const before = threadCpu(pid);
+    const io0 = ioBytes(pid);
     const self0 = process.cpuUsage();
     const round = await waitLoad(target, { concurrency: clients, seconds: Number(args.seconds) });
     const self = process.cpuUsage(self0);
     const after = threadCpu(pid);
+    const io1 = ioBytes(pid);
     const perRun = (ms: number) => (ms / Math.max(1, round.runs)).toFixed(2);
     console.log(
       `round ${r}: ${round.runs} runs (${round.errors} errors) in ${(round.elapsedMs / 1000).toFixed(1)} s = ${((round.runs * 1000) / round.elapsedMs).toFixed(1)} runs/s,` +
@@ -116,6 +124,8 @@ try {
     }
     const total = rows.reduce((sum, row) => sum + row.ms, 0);
     console.log(`WAL files: ${walSizes(pid)}`);
+    const kib = (bytes: number) => (bytes / 1024 / Math.max(1, round.runs)).toFixed(0);
+    console.log(`read and write system calls: ${kib(io1.read - io0.read)} KiB read, ${kib(io1.written - io0.written)} KiB written per run`);
     console.log(
       `process total ${total} ms = ${perRun(total)} ms/run; load generator ${((self.user + self.system) / 1000).toFixed(0)} ms = ${perRun((self.user + self.system) / 1000)} ms/run`,
     );

@@ -65,17 +65,23 @@ export class SqliteGroupCommit {
   private readonly rollback: BetterSqlite3.Statement;
   private readonly scheduledFlush = (): void => this.flushWaiting();
 
+  /**
+   * `busyTimeoutMs`: how long a write may wait for another connection's lock, when it is not the
+   * connection's busy timeout (the store's connection runs with 0 and waits asynchronously itself,
+   * sqlite-busy-wait.ts).
+   */
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly schedule: GroupCommitSchedule = (flush) => setImmediate(flush),
+    busyTimeoutMs?: number,
   ) {
     // IMMEDIATE: the write lock is taken (or found taken) by the BEGIN, never by a later statement
     // inside the batch.
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
-    this.busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
-    this.busyTimeoutSet = this.busyTimeoutMs;
+    this.busyTimeoutSet = db.pragma('busy_timeout', { simple: true }) as number;
+    this.busyTimeoutMs = busyTimeoutMs ?? this.busyTimeoutSet;
   }
 
   /** Writes waiting for the next commit. */
@@ -130,6 +136,17 @@ export class SqliteGroupCommit {
     );
     this.flushWaiting();
     return barrier;
+  }
+
+  /**
+   * Commits the pending writes now unless another connection holds the file's write lock; true
+   * when nothing is left pending. When the lock is held they stay pending and the flush is tried
+   * again after an asynchronous sleep, as the scheduled one is: for a caller that must not run a
+   * statement ahead of them and can wait asynchronously when this returns false ({@link committed}).
+   */
+  commitIfUnlocked(): boolean {
+    this.flushWaiting();
+    return this.pending.length === 0;
   }
 
   /**

@@ -116,11 +116,29 @@ export interface PreparedQuery<P extends object, O> {
   affected(db: Kysely<Database>, params: P): Promise<bigint>;
 }
 
+export interface PreparedQueryOptions {
+  /**
+   * A write that may share its commit with the other such writes of the same event-loop turn, on a
+   * store's SQLite connection (group-commit.ts; on MySQL, or inside a transaction, it runs as any
+   * statement). Its promise still settles only after its COMMIT, and any other statement issued
+   * after it runs after that COMMIT, so no reader of the connection sees a difference. For writes
+   * that many concurrent runs make and that do not need their own commit: a run's recording events
+   * and token-usage increments, 8 of an embedded run's 11 commits of the store's file (issue 9,
+   * bench/throughput README "Recording and usage writes share commits"). A write that must be
+   * visible to another connection without its caller awaiting it must not use this.
+   */
+  groupCommit?: boolean;
+}
+
 /**
  * Builds the query `build` describes once per Kysely instance and returns a statement to run with
  * named parameters. `build` must be pure: it is called once per instance, with markers for values.
  */
-export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>, p: P) => Compilable<O>): PreparedQuery<P, O> {
+export function preparedQuery<P extends object, O>(
+  build: (db: Kysely<Database>, p: P) => Compilable<O>,
+  opts: PreparedQueryOptions = {},
+): PreparedQuery<P, O> {
+  const grouped = opts.groupCommit === true;
   // Keyed by the instance's adapter: one per Kysely instance, shared by its transactions.
   const templates = new WeakMap<object, Template>();
   const template = (db: Kysely<Database>): Template => {
@@ -153,7 +171,11 @@ export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>,
       }
     }
     if (direct !== undefined && direct.use.users === 0 && !direct.sqlite.inTransaction) {
-      try {
+      const group = direct.use.group;
+      if (group !== undefined && grouped) return group.run(() => runSqlite<O>(direct.sqlite, compiled.sql, parameters));
+      // Any other statement runs after the grouped writes issued before it: committed now, or, while
+      // another connection holds the lock, waited for on Kysely's path (BusyWaitingDriver).
+      if (group === undefined || group.size === 0 || group.commitIfUnlocked()) try {
         return Promise.resolve(runSqlite<O>(direct.sqlite, compiled.sql, parameters));
       } catch (err) {
         // Locked by another connection: Kysely's path waits for the lock (nothing was changed).

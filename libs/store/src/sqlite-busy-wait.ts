@@ -23,6 +23,7 @@
 import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Dialect, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import type BetterSqlite3 from 'better-sqlite3';
 import { isSqliteBusy, retryWhileSqliteBusy } from '@agentloop/core';
+import type { SqliteGroupCommit } from './group-commit.js';
 
 /**
  * How many of Kysely's callers want or hold the connection: up when one asks for it, down when it
@@ -32,6 +33,12 @@ import { isSqliteBusy, retryWhileSqliteBusy } from '@agentloop/core';
  */
 export interface KyselyUse {
   users: number;
+  /**
+   * The connection's group commit of the statements that may share a commit (prepared-query.ts
+   * `groupCommit`): a caller of Kysely's path waits for its pending writes before it gets the
+   * connection, so it never runs ahead of them, nor opens a transaction they would be committed in.
+   */
+  group?: SqliteGroupCommit;
 }
 
 /** Kysely's SQLite dialect over `sqlite` (opened with `busy_timeout = 0`), waiting up to `busyTimeoutMs` for a lock. */
@@ -63,6 +70,8 @@ class BusyWaitingDriver implements Driver {
     this.use.users++;
     let conn: DatabaseConnection;
     try {
+      // Grouped writes issued before this caller commit first (while users > 0 none is added).
+      if (this.use.group !== undefined && this.use.group.size > 0) await this.use.group.committed();
       conn = await this.inner.acquireConnection();
     } catch (err) {
       this.use.users--;
@@ -105,7 +114,9 @@ class BusyWaitingDriver implements Driver {
     return this.inner.releaseConnection(conn);
   }
 
-  destroy(): Promise<void> {
+  async destroy(): Promise<void> {
+    // Closing commits what is pending, as closing a connection after an autocommit write would.
+    if (this.use.group !== undefined && this.use.group.size > 0) await this.use.group.committed();
     return this.inner.destroy();
   }
 }

@@ -3,6 +3,7 @@ import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { SqlStore } from './sql-store.js';
 import { cachePreparedStatements } from './statement-cache.js';
+import { SqliteGroupCommit } from './group-commit.js';
 import { busyWaitingSqliteDialect, type KyselyUse } from './sqlite-busy-wait.js';
 import { runDirectlyOn } from './prepared-query.js';
 import type { Store } from './types.js';
@@ -28,7 +29,9 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
-  const use: KyselyUse = { users: 0 };
+  // Writes that may share a commit (prepared-query.ts groupCommit) wait for another connection's
+  // lock as long as the store's statements do.
+  const use: KyselyUse = { users: 0, group: new SqliteGroupCommit(sqlite, undefined, busyTimeoutMs) };
   const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs, use) });
   runDirectlyOn(db, sqlite, use);
   return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });

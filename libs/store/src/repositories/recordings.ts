@@ -32,6 +32,8 @@ const insertEvent = preparedQuery(
       payload: p.payload,
       created_at: p.now,
     }),
+  // Five per run, awaited by no reader of another connection: concurrent runs share commits.
+  { groupCommit: true },
 );
 
 /** Hashes of recent tool set texts: a recorder hands the same string run after run (V8 keeps a string's own hash). */

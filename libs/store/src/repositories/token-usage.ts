@@ -77,6 +77,8 @@ export class TokenUsageRepository {
           };
           return dialect === 'mysql' ? q.onDuplicateKeyUpdate(set) : q.onConflict((oc) => oc.columns(['tenant_id', 'day', 'model']).doUpdateSet(set));
         }),
+      // One per model call: concurrent runs' increments share commits (and the row's page).
+      { groupCommit: true },
     );
   }
 
