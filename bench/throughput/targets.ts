@@ -36,6 +36,8 @@ export interface Target {
   allPids(): number[];
   /** The embedded child, for profile requests over IPC. */
   proc?: Spawned;
+  /** The embedded child's DATA_DIR (its SQLite files), removed at stop. */
+  dataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', 
     name,
     url,
     proc,
+    dataDir,
     nodePids: () => [proc.pid],
     allPids: () => [proc.pid],
     stop: once(async () => {
