@@ -17,7 +17,9 @@ import type { NewRecordingEvent } from './types.js';
 
 const groupedInsertThread = preparedQuery(
   (db, p: { tenantId: string; threadId: string; now: number }) =>
-    db.insertInto('threads').values({ tenant_id: p.tenantId, thread_id: p.threadId, created_at: p.now, updated_at: p.now, status: 'idle', metadata: '{}', state_values: null }),
+    db
+      .insertInto('threads')
+      .values({ tenant_id: p.tenantId, thread_id: p.threadId, created_at: p.now, updated_at: p.now, status: 'idle', metadata: '{}', state_values: null }),
   { groupCommit: true },
 );
 const getThread = preparedQuery((db, p: { tenantId: string; threadId: string }) =>
@@ -122,7 +124,11 @@ describe('grouped writes on the SQLite store', () => {
   });
 
   it('fails a write alone: a repeated recording key is reported as such, the rest of its commit is kept', async () => {
-    const writes = [store.appendRecordingEvent(event('r1', 'model:1')), store.appendRecordingEvent(event('r1', 'model:1')), store.appendRecordingEvent(event('r1', 'tool:a'))];
+    const writes = [
+      store.appendRecordingEvent(event('r1', 'model:1')),
+      store.appendRecordingEvent(event('r1', 'model:1')),
+      store.appendRecordingEvent(event('r1', 'tool:a')),
+    ];
     expect(await Promise.all(writes)).toEqual([true, false, true]);
     expect(recorded('r1')).toEqual(['model:1', 'tool:a']);
   });

@@ -134,10 +134,7 @@ export interface PreparedQueryOptions {
  * Builds the query `build` describes once per Kysely instance and returns a statement to run with
  * named parameters. `build` must be pure: it is called once per instance, with markers for values.
  */
-export function preparedQuery<P extends object, O>(
-  build: (db: Kysely<Database>, p: P) => Compilable<O>,
-  opts: PreparedQueryOptions = {},
-): PreparedQuery<P, O> {
+export function preparedQuery<P extends object, O>(build: (db: Kysely<Database>, p: P) => Compilable<O>, opts: PreparedQueryOptions = {}): PreparedQuery<P, O> {
   const grouped = opts.groupCommit === true;
   // Keyed by the instance's adapter: one per Kysely instance, shared by its transactions.
   const templates = new WeakMap<object, Template>();
@@ -175,12 +172,13 @@ export function preparedQuery<P extends object, O>(
       if (group !== undefined && grouped) return group.run(() => runSqlite<O>(direct.sqlite, compiled.sql, parameters));
       // Any other statement runs after the grouped writes issued before it: committed now, or, while
       // another connection holds the lock, waited for on Kysely's path (BusyWaitingDriver).
-      if (group === undefined || group.size === 0 || group.commitIfUnlocked()) try {
-        return Promise.resolve(runSqlite<O>(direct.sqlite, compiled.sql, parameters));
-      } catch (err) {
-        // Locked by another connection: Kysely's path waits for the lock (nothing was changed).
-        if (!isSqliteBusy(err)) return Promise.reject(err as Error);
-      }
+      if (group === undefined || group.size === 0 || group.commitIfUnlocked())
+        try {
+          return Promise.resolve(runSqlite<O>(direct.sqlite, compiled.sql, parameters));
+        } catch (err) {
+          // Locked by another connection: Kysely's path waits for the lock (nothing was changed).
+          if (!isSqliteBusy(err)) return Promise.reject(err as Error);
+        }
     }
     return db.executeQuery<O>({ ...compiled, parameters } as CompiledQuery<O>);
   };

@@ -50,33 +50,34 @@ export class TokenUsageRepository {
 
   constructor(private readonly ctx: RepositoryContext) {
     const dialect = ctx.dialect;
-    this.upsert = preparedQuery((db, p: UsageIncrement) =>
-      db
-        .insertInto('token_usage')
-        .values({
-          tenant_id: p.tenantId,
-          day: p.day,
-          model: p.model,
-          input_tokens: p.input,
-          output_tokens: p.output,
-          total_tokens: p.total,
-          model_calls: 1,
-          runs: p.runs,
-          updated_at: p.now,
-        })
-        .$call((q) => {
-          // The stored value plus this call's: the increment happens in the database.
-          const inc = (column: keyof TokenUsageTable, by: number) => sql<number>`${sql.ref(`token_usage.${column}`)} + ${by}`;
-          const set = {
-            input_tokens: inc('input_tokens', p.input),
-            output_tokens: inc('output_tokens', p.output),
-            total_tokens: inc('total_tokens', p.total),
-            model_calls: inc('model_calls', 1),
-            runs: inc('runs', p.runs),
+    this.upsert = preparedQuery(
+      (db, p: UsageIncrement) =>
+        db
+          .insertInto('token_usage')
+          .values({
+            tenant_id: p.tenantId,
+            day: p.day,
+            model: p.model,
+            input_tokens: p.input,
+            output_tokens: p.output,
+            total_tokens: p.total,
+            model_calls: 1,
+            runs: p.runs,
             updated_at: p.now,
-          };
-          return dialect === 'mysql' ? q.onDuplicateKeyUpdate(set) : q.onConflict((oc) => oc.columns(['tenant_id', 'day', 'model']).doUpdateSet(set));
-        }),
+          })
+          .$call((q) => {
+            // The stored value plus this call's: the increment happens in the database.
+            const inc = (column: keyof TokenUsageTable, by: number) => sql<number>`${sql.ref(`token_usage.${column}`)} + ${by}`;
+            const set = {
+              input_tokens: inc('input_tokens', p.input),
+              output_tokens: inc('output_tokens', p.output),
+              total_tokens: inc('total_tokens', p.total),
+              model_calls: inc('model_calls', 1),
+              runs: inc('runs', p.runs),
+              updated_at: p.now,
+            };
+            return dialect === 'mysql' ? q.onDuplicateKeyUpdate(set) : q.onConflict((oc) => oc.columns(['tenant_id', 'day', 'model']).doUpdateSet(set));
+          }),
       // One per model call: concurrent runs' increments share commits (and the row's page).
       { groupCommit: true },
     );
