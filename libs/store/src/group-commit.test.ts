@@ -13,7 +13,11 @@ function setup(dir: string) {
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.exec(`CREATE TABLE p (id TEXT PRIMARY KEY);
-    CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL, p TEXT REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)`);
+    CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL, p TEXT REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED);
+    -- An error after which SQLite has rolled the whole transaction back, as it may on an I/O error,
+    -- a full disk or no memory.
+    CREATE TRIGGER whole_rollback BEFORE INSERT ON t WHEN NEW.v = 'ROLLBACK'
+      BEGIN SELECT RAISE(ROLLBACK, 'whole transaction rolled back'); END`);
   const other = new BetterSqlite3(file);
   let scheduled: (() => void) | undefined;
   const commits = new SqliteGroupCommit(db, (flush) => {
@@ -99,6 +103,79 @@ describe('SqliteGroupCommit', () => {
     const c = commits.run(insert('c', '3'));
     turn();
     await expect(bad).rejects.toThrow(/NOT NULL/);
+    await expect(a).resolves.toBe(true);
+    await expect(c).resolves.toBe(true);
+    expect(seen()).toEqual([
+      { k: 'a', v: '1' },
+      { k: 'c', v: '3' },
+    ]);
+  });
+
+  it('rejects only the write that does not fit on a full disk (max_page_count: SQLite undoes that statement); the others commit', async () => {
+    const { db, commits, insert, seen, turn } = env;
+    // A file that cannot grow: a 200 KB value cannot fit, the small ones can.
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages + 8}`);
+    const a = commits.run(insert('a', '1'));
+    const full = commits.run(insert('big', 'x'.repeat(200_000)));
+    const c = commits.run(insert('c', '3'));
+    turn();
+    const settled = await Promise.allSettled([a, full, c]);
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { code?: string }).code))).toEqual([true, 'SQLITE_FULL', true]);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([
+      { k: 'a', v: '1' },
+      { k: 'c', v: '3' },
+    ]);
+  });
+
+  it('rejects only the write after which SQLite rolled the whole transaction back; the others are run again and commit', async () => {
+    const { db, commits, insert, seen, turn } = env;
+    const a = commits.run(insert('a', '1'));
+    const gone = commits.run(insert('b', 'ROLLBACK'));
+    const c = commits.run(insert('c', '3'));
+    turn();
+    await expect(gone).rejects.toThrow(/whole transaction rolled back/);
+    // Both ran inside a batch's transaction: `a` again after the rollback undid it.
+    await expect(a).resolves.toBe(true);
+    await expect(c).resolves.toBe(true);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([
+      { k: 'a', v: '1' },
+      { k: 'c', v: '3' },
+    ]);
+  });
+
+  it('when every write of a batch rolls the transaction back, rejects each and commits nothing; the connection stays usable', async () => {
+    const { db, commits, insert, seen, turn } = env;
+    const writes = ['p', 'q', 'r'].map((k) => commits.run(insert(k, 'ROLLBACK')));
+    turn();
+    for (const write of writes) await expect(write).rejects.toThrow(/whole transaction rolled back/);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([]);
+    const d = commits.run(insert('d', '4'));
+    turn();
+    await expect(d).resolves.toBe(false);
+    expect(seen()).toEqual([{ k: 'd', v: '4' }]);
+  });
+
+  it("a batch that meets another connection's lock after such a rollback waits, then commits the rest", async () => {
+    const { db, other, commits, insert, seen, turn } = env;
+    const a = commits.run(insert('a', '1'));
+    // The rolled-back write takes the other connection's lock before the batch begins again.
+    const gone = commits.run(() => {
+      try {
+        return insert('b', 'ROLLBACK')();
+      } finally {
+        other.exec('BEGIN IMMEDIATE');
+      }
+    });
+    const c = commits.run(insert('c', '3'));
+    db.pragma('busy_timeout = 0');
+    turn();
+    await expect(gone).rejects.toThrow(/whole transaction rolled back/);
+    expect(commits.size).toBe(2);
+    other.exec('COMMIT');
     await expect(a).resolves.toBe(true);
     await expect(c).resolves.toBe(true);
     expect(seen()).toEqual([

@@ -31,9 +31,12 @@ interface PendingWrite {
  * - Each `write` must be atomic by itself (one statement, or its own `db.transaction`, which nests
  *   as a savepoint inside the batch's transaction).
  * - A write that throws while the transaction stays open (a constraint, a bad binding: SQLite undid
- *   that statement only) rejects its own caller; the others still commit. When SQLite rolled the
- *   whole transaction back (I/O error, disk full, SQLITE_BUSY), or the COMMIT fails, every caller of
- *   the batch gets the error and none of the batch is in the file.
+ *   that statement only) rejects its own caller; the others still commit. A write after which
+ *   SQLite rolled the whole transaction back (disk full, an I/O error, out of memory) also rejects
+ *   only its own caller: the others are run again in a new transaction, so each write fails or
+ *   commits as it would have alone. A write may therefore run more than once; only its last run
+ *   is committed, so it must change nothing but the connection's database. When the COMMIT itself
+ *   fails, every caller of the batch gets the error and none of the batch is in the file.
  * - {@link flush} commits what is pending at once: call it before reading what those writes wrote on
  *   this connection, before a write that must follow them, and before closing the connection.
  * - Another connection's write lock (an `EMBEDDED_THREADS=orchestrator` thread writing the same file)
@@ -202,8 +205,8 @@ export class SqliteGroupCommit {
     const batch = this.pending;
     this.pending = [];
     // Writes called by a write while it runs come after the batch.
-    const keep = (busy: unknown): unknown => {
-      this.pending = this.pending.length === 0 ? batch : batch.concat(this.pending);
+    const keep = (busy: unknown, writes: PendingWrite[] = batch): unknown => {
+      this.pending = this.pending.length === 0 ? writes : writes.concat(this.pending);
       return busy;
     };
     try {
@@ -230,23 +233,43 @@ export class SqliteGroupCommit {
       only.resolve(value);
       return undefined;
     }
-    try {
-      this.begin.run();
-    } catch (error) {
-      // A BEGIN that failed opened nothing: a transaction open then is not this batch's to roll
-      // back, and one that met the lock changed nothing, so the batch waits.
-      if (isSqliteBusy(error)) return keep(error);
-      for (const item of batch) item.reject(error);
-      return undefined;
+    // A write after which SQLite rolled the whole transaction back (disk full, an I/O error, out
+    // of memory) is rejected alone and the rest of the batch is run again in a new transaction, as
+    // if that write had not been called: each round drops one write, so this ends.
+    let rest = batch;
+    for (;;) {
+      try {
+        this.begin.run();
+      } catch (error) {
+        // A BEGIN that failed opened nothing: a transaction open then is not this batch's to roll
+        // back, and one that met the lock (another connection's, taken after a rollback too)
+        // changed nothing, so the batch waits.
+        if (isSqliteBusy(error)) return keep(error, rest);
+        for (const item of rest) item.reject(error);
+        return undefined;
+      }
+      const outcome = this.runInTransaction(rest);
+      if (outcome.rolledBackBy === undefined) return undefined;
+      const culprit = outcome.rolledBackBy;
+      rest[culprit]!.reject(outcome.error);
+      rest = rest.filter((_, i) => i !== culprit);
+      if (rest.length === 0) return undefined;
     }
+  }
+
+  /**
+   * Runs `batch` inside the open transaction and commits it, settling every write; except when a
+   * write's failure made SQLite roll the whole transaction back: then nothing is settled and the
+   * index of that write is returned with its error, for {@link attempt} to run the rest again.
+   */
+  private runInTransaction(batch: PendingWrite[]): { rolledBackBy?: number; error?: unknown } {
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      for (const item of batch) {
+      for (let i = 0; i < batch.length; i++) {
         try {
-          results.push({ ok: true, value: item.write() });
+          results.push({ ok: true, value: batch[i]!.write() });
         } catch (error) {
-          // SQLite rolled the whole transaction back: nothing of this batch will be committed.
-          if (!this.db.inTransaction) throw error;
+          if (!this.db.inTransaction) return { rolledBackBy: i, error };
           results.push({ ok: false, error });
         }
       }
@@ -260,14 +283,14 @@ export class SqliteGroupCommit {
         }
       }
       for (const item of batch) item.reject(error);
-      return undefined;
+      return {};
     }
     batch.forEach((item, i) => {
       const r = results[i]!;
       if (r.ok) item.resolve(r.value);
       else item.reject(r.error);
     });
-    return undefined;
+    return {};
   }
 
   /**

@@ -163,4 +163,16 @@ describe('grouped writes on the SQLite store', () => {
     expect(usageRow()).toEqual({ model_calls: 1, total_tokens: 5 });
     store = createSqliteStore({ path: file }) as SqlStore;
   });
+
+  it("commits pending writes and closes the connection when the store closes before Kysely's executor ran a query", async () => {
+    await store.close();
+    // The migrated file, opened again and used only through prepared statements (the direct path).
+    store = createSqliteStore({ path: file }) as SqlStore;
+    const write = store.appendRecordingEvent(event('r1', 'model:1'));
+    await store.close();
+    expect(recorded('r1')).toEqual(['model:1']);
+    expect(await write).toBe(true);
+    await expect(store.appendRecordingEvent(event('r1', 'model:2'))).rejects.toThrow(/not open/);
+    store = createSqliteStore({ path: file }) as SqlStore;
+  });
 });

@@ -125,10 +125,9 @@ export interface PreparedQueryOptions {
    * that many concurrent runs make and that do not need their own commit: a run's recording events
    * and token-usage increments, 8 of an embedded run's 11 commits of the store's file (issue 9,
    * bench/throughput README "Recording and usage writes share commits"). A write that must be
-   * visible to another connection without its caller awaiting it must not use this. One
-   * difference remains (open, issue 9's note): an error after which SQLite rolls the whole
-   * transaction back (disk full, I/O error) fails every write of that group, where alone only the
-   * one that met it would have failed.
+   * visible to another connection without its caller awaiting it must not use this. A write that
+   * fails (a constraint, or an error after which SQLite rolls the whole transaction back) fails
+   * alone, as it would have in its own commit.
    */
   groupCommit?: boolean;
 }

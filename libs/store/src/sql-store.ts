@@ -67,6 +67,12 @@ export interface SqlStoreOptions {
   migrateTimeoutMs?: number;
   /** Clock in epoch ms (tests). */
   now?: () => number;
+  /**
+   * Run by `close()` after Kysely's `destroy()`, which does nothing when Kysely's executor never
+   * ran a query: a connection that prepared statements use directly (prepared-query.ts
+   * runDirectlyOn) is committed and closed here.
+   */
+  onClose?: () => Promise<void>;
 }
 
 /**
@@ -102,9 +108,11 @@ export class SqlStore implements Store {
   private readonly writer: SqlWriter;
   private readonly migrateTimeoutMs: number;
   private closed: Promise<void> | undefined;
+  private readonly onClose: (() => Promise<void>) | undefined;
 
   constructor(opts: SqlStoreOptions) {
     this.dialect = opts.dialect;
+    this.onClose = opts.onClose;
     this.db = opts.db;
     this.migrateTimeoutMs = opts.migrateTimeoutMs ?? 60_000;
     const ctx: RepositoryContext = { db: opts.db, dialect: opts.dialect, now: opts.now ?? Date.now };
@@ -395,6 +403,6 @@ export class SqlStore implements Store {
   // -------------------------------------------------------------------------
 
   close(): Promise<void> {
-    return (this.closed ??= this.db.destroy());
+    return (this.closed ??= this.db.destroy().then(this.onClose));
   }
 }

@@ -31,8 +31,16 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('synchronous = NORMAL');
   // Writes that may share a commit (prepared-query.ts groupCommit) wait for another connection's
   // lock as long as the store's statements do.
-  const use: KyselyUse = { users: 0, group: new SqliteGroupCommit(sqlite, undefined, busyTimeoutMs) };
+  const group = new SqliteGroupCommit(sqlite, undefined, busyTimeoutMs);
+  const use: KyselyUse = { users: 0, group };
   const db = new Kysely<Database>({ dialect: busyWaitingSqliteDialect(cachePreparedStatements(sqlite), busyTimeoutMs, use) });
   runDirectlyOn(db, sqlite, use);
-  return new SqlStore({ dialect: 'sqlite', db, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
+  // Kysely's destroy closes the connection only if its executor ran a query: a store used only
+  // through prepared statements (the direct path) is committed and closed here.
+  const onClose = async (): Promise<void> => {
+    if (!sqlite.open) return;
+    await group.committed();
+    sqlite.close();
+  };
+  return new SqlStore({ dialect: 'sqlite', db, onClose, ...(opts.migrateTimeoutMs !== undefined ? { migrateTimeoutMs: opts.migrateTimeoutMs } : {}) });
 }
