@@ -21,9 +21,24 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'main',
-          include: ['libs/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
-          exclude: [SECURITY, SANDBOX_ESCAPE, '**/node_modules/**'],
+          // In-process tests of one package each. One module graph per worker for all of them
+          // (isolate: false): a fresh graph per file cost more than the tests themselves (vitest's
+          // "import" time); each file still sets up and tears down its own servers, files and timers.
+          name: 'unit',
+          include: ['libs/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts'],
+          exclude: [SANDBOX_ESCAPE, '**/node_modules/**'],
+          isolate: false,
+          fileParallelism: true,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Whole services as processes (tests/e2e), deployment files, replays.
+          name: 'e2e',
+          include: ['tests/**/*.test.ts'],
+          exclude: [SECURITY, '**/node_modules/**'],
           fileParallelism: true,
           sequence: { groupOrder: 0 },
         },
