@@ -52,6 +52,9 @@ describe('fault suite: orchestrators killed mid-run', () => {
       RUN_STALLED_INTERVAL_MS: '1000',
       TOOL_CALL_TIMEOUT_MS: '10000',
       RUN_ATTEMPTS: '20',
+      // A run is taken over after every kill of its worker: the kills, not a budget of takeovers
+      // (RUN_MAX_STALLED, 20 by default, after which a run is failed), are what this suite tests.
+      RUN_MAX_STALLED: '1000',
       // This suite kills orchestrators; tool approval has its own tests (hitl.test.ts).
       APPROVAL_MODE: 'off',
       GRPC_ENABLED: 'false',
