@@ -110,8 +110,15 @@ describe('cluster mode, end to end (separate processes over NATS, Redis, MariaDB
       input: { messages: [{ role: 'user', content: 'sleep, then tell the time' }] },
       config: scripted([{ tool_calls: [{ name: 'debug_sleep', args: { ms: 60_000 } }] }, { tool_calls: [{ name: 'now', args: {} }] }, { content: 'done' }]),
     });
-    // The first tool-runner has the debug_sleep call in hand: kill it hard.
-    await poll(async () => ((await client.runs.get(thread.thread_id, run.run_id)).status === 'running' ? true : undefined));
+    // The first tool-runner has the debug_sleep call in hand: kill it hard. The call is sent as the
+    // tools step starts, right after the model's step is checkpointed with it; a run merely
+    // `running` may not have got that far yet on a loaded machine, and a call sent after the
+    // replacement below is up may go to the replacement, which the kill then never touches.
+    await poll(async () => {
+      const state = await client.threads.getState(thread.thread_id);
+      const messages = (state.values as { messages?: Array<{ type: string; tool_calls?: Array<{ name: string }> }> } | undefined)?.messages ?? [];
+      return messages.some((m) => m.type === 'ai' && m.tool_calls?.some((c) => c.name === 'debug_sleep')) ? true : undefined;
+    });
     const sleepStarted = Date.now();
     await new Promise((r) => setTimeout(r, 500));
     // The replacement is up before the kill, so the next call never finds the queue group empty
