@@ -4,13 +4,15 @@
  * (by database file and SQL text), the transactions committed and the filesystem calls made. Counts
  * do not depend on what else runs on the machine; they show which work a change removed.
  *
- *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--promises] [--ledger] [--profile FILE] [--alloc-profile FILE] [--clients N] [--snapshot REF]
+ *   npx tsx --conditions=@agentloop/source bench/throughput/embedded-cost.ts [--runs 40] [--top 40] [--where REGEX] [--time] [--promises] [--ledger] [--profile FILE] [--alloc-profile FILE] [--clients N] [--snapshot REF] [--delay-ms MS]
  *
  * Commits are counted too (a write statement that leaves its connection outside a transaction: an
  * autocommit write, or the COMMIT itself), per database file. `--clients N`: N clients in a closed
  * loop share the runs (default 1, sequential), so writes that concurrent runs can share show up.
  * `--snapshot REF`: AgentLoop from a read-only copy of a commit (snapshot.ts), the counting hooks
  * of this tree — to compare before and after on the same minutes.
+ * `--delay-ms MS`: each model turn waits MS (above MODEL_SUSPEND_AFTER_MS, 250 ms by default, every
+ * turn suspends the run, as in the in-flight workload), to count what suspending and resuming adds.
  *
  * `--time`: also the time spent inside each kind of SQLite statement, ms per run: wall time of the
  * synchronous call (it moves with the machine's load, unlike the counts), and the process's CPU time
@@ -49,6 +51,7 @@ const { values: args } = parseArgs({
     promises: { type: 'boolean', default: false },
     clients: { type: 'string', default: '1' },
     snapshot: { type: 'string' },
+    'delay-ms': { type: 'string', default: '0' },
   },
 });
 const where = args.where ? new RegExp(args.where) : undefined;
@@ -167,7 +170,7 @@ const server = await startEmbedded({
 });
 const client = sdkClient(server.url);
 const input = { messages: [{ role: 'user', content: 'What time is it?' }] };
-const config = args.ledger ? ledgerRunConfig() : runConfig(0);
+const config = args.ledger ? ledgerRunConfig() : runConfig(Number(args['delay-ms']));
 const one = async (): Promise<void> => {
   const thread = await client.threads.create();
   checkValues(await client.runs.wait(thread.thread_id, 'agent', { input, config }));

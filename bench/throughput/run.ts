@@ -60,6 +60,7 @@ const { values: args } = parseArgs({
     'warmup-runs': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'profile-seconds': { type: 'string' },
+    'inflight-profile': { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
     'trace-runs': { type: 'string', default: '10' },
     out: { type: 'string' },
@@ -90,6 +91,8 @@ if (args.help) {
                              embedded target with N orchestrator threads: N × that) instead of a fixed time
   --profile / --trace        add the CPU profile / span breakdown phases
   --profile-seconds S        length of the profiled runs.wait ×4 load (default 20; quick 8)
+  --inflight-profile         CPU profile of each embedded target's main thread during its in-flight phase
+                             (with --env EMBEDDED_THREADS=none it is the whole orchestrator)
   --trace-runs N             runs traced (default 10)
   --out DIR                  logs, profile and results (default bench/throughput/.out/<timestamp>)
   --snapshot REF             run AgentLoop from a read-only copy of commit REF (git archive), e.g. HEAD,
@@ -342,12 +345,20 @@ async function throughputPhase(selected: Workload[]): Promise<void> {
       // otherwise load the machine during the next target's measurement.
       for (const t of targets) {
         log(`inflight ${t.name}: ${INFLIGHT} runs × 3 model turns of ${INFLIGHT_DELAY} ms...`);
-        const round = await backgroundLoad(t, receiver, {
-          runs: INFLIGHT,
-          submitters: SUBMITTERS,
-          delayMs: INFLIGHT_DELAY,
-          deadlineMs: INFLIGHT_DEADLINE_S * 1000,
-        });
+        const load = () =>
+          backgroundLoad(t, receiver, {
+            runs: INFLIGHT,
+            submitters: SUBMITTERS,
+            delayMs: INFLIGHT_DELAY,
+            deadlineMs: INFLIGHT_DEADLINE_S * 1000,
+          });
+        const profileFile = path.join(outDir, `inflight-${t.name}.cpuprofile`);
+        const round = args['inflight-profile'] && t.proc ? await profiled(t, profileFile, load) : await load();
+        if (args['inflight-profile'] && t.proc) {
+          const text = formatSummary(summarize(JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile), { runs: round.done, top: 40 });
+          writeFileSync(path.join(outDir, `inflight-${t.name}-profile.txt`), text + '\n');
+          console.log(`\nCPU profile — ${t.name}, in flight, main thread\n${text}`);
+        }
         backgroundResults.push({ workload: 'inflight', target: t.name, rounds: [round] });
         log(
           `inflight ${t.name}: ${round.done}/${round.submitted} done, submissions ${fmt((1000 * round.submitted) / round.submitMs)}/s, p99 ${fmt(percentile(round.latencies, 99))} ms` +
@@ -490,6 +501,31 @@ function printThroughput(): void {
   }
 }
 
+/** `fn` run while the embedded target's main thread is CPU-profiled (500 µs) into `file`. */
+async function profiled<T>(t: Target, file: string, fn: () => Promise<T>): Promise<T> {
+  const child = t.proc!.child;
+  const reply = (type: string) =>
+    new Promise<void>((resolve) => {
+      const on = (m: { type?: string }) => {
+        if (m?.type === type) {
+          child.off('message', on);
+          resolve();
+        }
+      };
+      child.on('message', on);
+    });
+  let p = reply('profile-started');
+  child.send({ type: 'profile-start', intervalUs: 500 });
+  await p;
+  try {
+    return await fn();
+  } finally {
+    p = reply('profile-written');
+    child.send({ type: 'profile-stop', file });
+    await p;
+  }
+}
+
 /** CPU profile of AgentLoop embedded under runs.wait at 4 concurrent clients. */
 async function profilePhase(): Promise<void> {
   log('profile: starting a separate AgentLoop embedded...');
@@ -497,25 +533,8 @@ async function profilePhase(): Promise<void> {
   started.push(t);
   try {
     await waitLoad(t, { concurrency: 4, seconds: (quick ? 3 : 5) * embeddedIsolates }); // as the throughput phase's warm-up
-    const child = t.proc!.child;
-    const reply = (type: string) =>
-      new Promise<void>((resolve) => {
-        const on = (m: { type?: string }) => {
-          if (m?.type === type) {
-            child.off('message', on);
-            resolve();
-          }
-        };
-        child.on('message', on);
-      });
     const file = path.join(outDir, 'embedded-wait4.cpuprofile');
-    let p = reply('profile-started');
-    child.send({ type: 'profile-start', intervalUs: 500 });
-    await p;
-    const round = await waitLoad(t, { concurrency: 4, seconds: PROFILE_SECONDS });
-    p = reply('profile-written');
-    child.send({ type: 'profile-stop', file });
-    await p;
+    const round = await profiled(t, file, () => waitLoad(t, { concurrency: 4, seconds: PROFILE_SECONDS }));
     log(
       `profile: ${round.runs} runs in ${fmt(round.elapsedMs / 1000)} s (${fmt((1000 * round.runs) / round.elapsedMs)} runs/s, p50 ${fmt(percentile(round.latencies, 50))} ms, ${round.errors} errors), written to ${path.relative(process.cwd(), file)}`,
     );
