@@ -12,7 +12,7 @@ import { createLogger, type Logger } from '@agentloop/core';
 import { flushThreadTelemetryOnCollect, initTelemetry, logTelemetry, observePendingApprovals, observeQueues } from '@agentloop/telemetry';
 import { MemoryBus, MemoryRunEventStream } from '@agentloop/bus';
 import { SqliteQueueDatabase, SqliteScheduler, type JobQueue } from '@agentloop/queue';
-import { createSqliteStore } from '@agentloop/store';
+import { createSqliteStore, WalCheckpointer } from '@agentloop/store';
 import { DEFAULT_SKILLS_ROOT } from '@agentloop/skill-sandbox';
 import { createThreadCheckpoints, sqliteCheckpointRewinder } from '@agentloop/orchestrator';
 import { launcherDefaults } from './defaults.js';
@@ -21,6 +21,7 @@ import { startRunServices, type RunServices } from './run-services.js';
 import { startOrchestratorPool, type OrchestratorPool } from './orchestrator-pool.js';
 import { announcingQueue } from './queue-wake.js';
 import { embeddedThreads } from './embedded-threads.js';
+import { embeddedSqliteFiles, walCheckpointsInThread, writerAutocheckpointPages } from './wal-checkpoints.js';
 import { createGatewayApp, gatewayPathRedactor, loadGatewayConfig, startGrpcServer, startWebhookWorker, withThreadResourceDeletion } from '@agentloop/gateway';
 
 export interface EmbeddedOptions {
@@ -86,19 +87,26 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const events = new MemoryRunEventStream(gatewayConfig.RUN_EVENTS_MAX_BYTES ? { maxBytes: gatewayConfig.RUN_EVENTS_MAX_BYTES } : {});
   // Durable queues: a job a killed process had taken goes back to waiting when the workers below
   // start (as a stalled BullMQ job does), so its run resumes from its last checkpoint.
-  const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite') });
+  const files = embeddedSqliteFiles(dataDir, gatewayConfig.SQLITE_PATH);
+  const walAutocheckpointPages = writerAutocheckpointPages(env);
+  const queues = new SqliteQueueDatabase({ path: files.queue, ...(walAutocheckpointPages !== undefined ? { walAutocheckpointPages } : {}) });
   // Tenants share the workers by weight (docs/adr/0008-fair-scheduling.md).
   const runs = queues.queue('runs', { logger: loggerFor('orchestrator'), fairness: { weights: gatewayConfig.TENANT_WEIGHTS } });
   const webhooks = queues.queue('webhooks', { logger: loggerFor('gateway') });
   // Crons (issue 12): the durable SQLite scheduler in the queues' file (ticks survive a restart).
   const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('gateway') });
-  const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
+  const store = createSqliteStore({ path: files.records, ...(walAutocheckpointPages !== undefined ? { walAutocheckpointPages } : {}) });
   await store.migrate();
   // Its statements are prepared once, its writes batched, its serializer cheaper (sqlite-checkpointer.ts).
-  const checkpointer = openEmbeddedCheckpointer(path.join(dataDir, 'checkpoints.sqlite'));
+  const checkpointer = openEmbeddedCheckpointer(files.checkpoints, undefined, walAutocheckpointPages);
+  // The WAL copied back into the files off the threads that serve requests and runs (wal-checkpoints.ts).
+  const walCheckpoints = walCheckpointsInThread(env)
+    ? WalCheckpointer.start({ files: [files.queue, files.records, files.checkpoints], logger: loggerFor('sqlite') })
+    : undefined;
   /** Closes the queues, the databases, the bus and telemetry: the last step of a close, and of a failed start. */
   const closeStorage = async (): Promise<void> => {
     await Promise.allSettled([runs.close(), webhooks.close(), scheduler.close(), events.close()]);
+    await walCheckpoints?.stop();
     await queues.close();
     await store.close();
     checkpointer.db.close();

@@ -7,7 +7,6 @@
  * orchestrator talks to its gateway only through NATS.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import path from 'node:path';
 import { createLogger, type Logger } from '@agentloop/core';
 import { initThreadTelemetry, logTelemetry } from '@agentloop/telemetry';
 import { MemoryBus, PortBus, PortRunEventStream, ThreadBus } from '@agentloop/bus';
@@ -16,6 +15,7 @@ import { createSqliteStore } from '@agentloop/store';
 import { loadGatewayConfig } from '@agentloop/gateway';
 import { announcingQueue, wakeOnAnnouncement } from './queue-wake.js';
 import { openEmbeddedCheckpointer } from './sqlite-checkpointer.js';
+import { embeddedSqliteFiles, writerAutocheckpointPages } from './wal-checkpoints.js';
 import { startRunServices } from './run-services.js';
 import type { ThreadControl, OrchestratorThreadData } from './orchestrator-thread.js';
 
@@ -41,13 +41,20 @@ for (const owner of data.liveQueueOwners) adoptLiveOwner(owner);
 // The services of this thread call each other here; the gateway's calls and all events cross the port.
 const bus = new ThreadBus(new MemoryBus({ logger: loggerFor('bus') }), new PortBus(data.busPort as MessagePort, { logger: loggerFor('bus') }));
 const events = new PortRunEventStream(data.eventsPort as MessagePort);
-const queues = new SqliteQueueDatabase({ path: path.join(dataDir, 'queue.sqlite'), owner: data.queueOwner });
+// The main thread's WalCheckpointer checkpoints these files; this thread's connections as its own do (wal-checkpoints.ts).
+const files = embeddedSqliteFiles(dataDir, gatewayConfig.SQLITE_PATH);
+const walAutocheckpointPages = writerAutocheckpointPages(env);
+const queues = new SqliteQueueDatabase({
+  path: files.queue,
+  owner: data.queueOwner,
+  ...(walAutocheckpointPages !== undefined ? { walAutocheckpointPages } : {}),
+});
 const runs = queues.queue('runs', { logger: loggerFor('orchestrator'), fairness: { weights: gatewayConfig.TENANT_WEIGHTS } });
 const webhookQueue = queues.queue('webhooks', { logger: loggerFor('orchestrator') });
 wakeOnAnnouncement(control, [runs]);
 const scheduler = new SqliteScheduler('crons', { database: queues, logger: loggerFor('orchestrator') });
-const store = createSqliteStore({ path: gatewayConfig.SQLITE_PATH });
-const checkpointer = openEmbeddedCheckpointer(path.join(dataDir, 'checkpoints.sqlite'));
+const store = createSqliteStore({ path: files.records, ...(walAutocheckpointPages !== undefined ? { walAutocheckpointPages } : {}) });
+const checkpointer = openEmbeddedCheckpointer(files.checkpoints, undefined, walAutocheckpointPages);
 
 const services = await startRunServices({
   env,

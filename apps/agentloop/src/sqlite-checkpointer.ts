@@ -185,7 +185,10 @@ export class EmbeddedSqliteSaver extends SqliteSaver {
   }
 }
 
-/** The embedded checkpointer over `file` (`:memory:` for a private in-memory database); `schedule` is for tests. */
-export function openEmbeddedCheckpointer(file: string, schedule?: GroupCommitSchedule): EmbeddedSqliteSaver {
-  return new EmbeddedSqliteSaver(openCheckpointSqlite(file), new EmbeddedCheckpointSerializer(), schedule);
+/**
+ * The embedded checkpointer over `file` (`:memory:` for a private in-memory database); `schedule` is
+ * for tests; `walAutocheckpointPages` when a WalCheckpointer checkpoints the file (libs/store).
+ */
+export function openEmbeddedCheckpointer(file: string, schedule?: GroupCommitSchedule, walAutocheckpointPages?: number): EmbeddedSqliteSaver {
+  return new EmbeddedSqliteSaver(openCheckpointSqlite(file, undefined, walAutocheckpointPages), new EmbeddedCheckpointSerializer(), schedule);
 }

@@ -181,6 +181,11 @@ export interface SqliteQueueDatabaseOptions {
   busyTimeoutMs?: number;
   /** This database's owner id (default: a new UUID); another thread of the process adopts it (adoptLiveOwner). */
   owner?: string;
+  /**
+   * This connection's automatic WAL checkpoint threshold in pages (SQLite's default 1,000): higher
+   * when another thread checkpoints the file (libs/store wal-checkpointer.ts).
+   */
+  walAutocheckpointPages?: number;
 }
 
 /** A statement waiting for another connection's write lock. */
@@ -226,6 +231,7 @@ export class SqliteQueueDatabase {
     this.db.pragma('journal_mode = WAL');
     // Safe with WAL: a process crash loses nothing, a power loss at most the last commits.
     this.db.pragma('synchronous = NORMAL');
+    if (opts.walAutocheckpointPages !== undefined) this.db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpointPages))}`);
     // The batch take's list of rowids is an ephemeral index: with the default store (a temporary
     // file, opened lazily) it costs a pager set up and torn down per statement, ~40 µs of that
     // take's ~105 µs CPU (issue 9, measured with a 3,000-job loop). It holds at most TAKE_BATCH

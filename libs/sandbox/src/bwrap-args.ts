@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxLimits } from './limits.js';
@@ -34,7 +34,12 @@ let identityDir: string | undefined;
  * and the host's accounts stay out. Written once per process into a fresh private folder.
  */
 function identityFiles(): { passwd: string; group: string } {
-  identityDir ??= mkdtempSync(path.join(os.tmpdir(), 'agentloop-sandbox-identity-'));
+  if (identityDir === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-sandbox-identity-'));
+    identityDir = dir;
+    // Removed when the process (or worker thread) exits, so each process leaves no folder behind in /tmp.
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
   const passwd = path.join(identityDir, 'passwd');
   const group = path.join(identityDir, 'group');
   if (!existsSync(passwd)) {

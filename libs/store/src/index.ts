@@ -84,3 +84,10 @@ export { MAX_ID_LENGTH, storeMigrations } from './migrations.js';
 export type { SqlDialectName } from './schema.js';
 export { auditEntryHash, verifyAuditChain, AuditChainVerifier, AUDIT_GENESIS_HASH, type AuditChainProblem } from './audit-hash.js';
 export { SqliteGroupCommit, type GroupCommitSchedule } from './group-commit.js';
+export {
+  WalCheckpointer,
+  BACKGROUND_AUTOCHECKPOINT_PAGES,
+  DEFAULT_WAL_CHECKPOINT_INTERVAL_MS,
+  type WalCheckpointerOptions,
+  type WalCheckpointStats,
+} from './wal-checkpointer.js';

@@ -15,6 +15,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** How long `migrate()` retries while another process migrates the same file (default 60 s). */
   migrateTimeoutMs?: number;
+  /** This connection's automatic WAL checkpoint threshold in pages (SQLite's default 1,000; wal-checkpointer.ts). */
+  walAutocheckpointPages?: number;
 }
 
 /**
@@ -29,6 +31,7 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   sqlite.pragma('journal_mode = WAL');
   // Safe with WAL: a crash loses at most the last commits, never corrupts.
   sqlite.pragma('synchronous = NORMAL');
+  if (opts.walAutocheckpointPages !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpointPages))}`);
   // Writes that may share a commit (prepared-query.ts groupCommit) wait for another connection's
   // lock as long as the store's statements do.
   const group = new SqliteGroupCommit(sqlite, undefined, busyTimeoutMs);

@@ -54,10 +54,12 @@ export function cachePreparedStatements(db: BetterSqlite3.Database, maxSize = DE
  * connection, since SQLite's own wait would stop the thread's event loop (issue 9); the saver's
  * synchronous users of `db` get it back and let SQLite wait, as before.
  */
-export function openCheckpointSqlite(file: string, busyTimeoutMs = 5000): BetterSqlite3.Database {
+export function openCheckpointSqlite(file: string, busyTimeoutMs = 5000, walAutocheckpointPages?: number): BetterSqlite3.Database {
   const db = new BetterSqlite3(file);
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   if (file !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // A WalCheckpointer's files (wal-checkpointer.ts): the writer checkpoints itself only past this.
+  if (walAutocheckpointPages !== undefined) db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(walAutocheckpointPages))}`);
   return cachePreparedStatements(db);
 }
