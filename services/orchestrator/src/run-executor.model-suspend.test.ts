@@ -80,12 +80,14 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
   ];
 
   it('releases its graph and CPU slot while the model thinks, calls the model once per step, and ends with the same events', async () => {
-    const { executor, job } = await setup(TURNS(0));
+    const { executor, job, saver } = await setup(TURNS(0));
+    const firstReads = vi.spyOn(saver, 'getTuple');
     await executor(0).execute(job, 0, new AbortController().signal);
     const unsuspended = await publishedEvents();
     expect(unsuspended.at(-1)).toMatchObject({ event: 'end' });
 
     const second = await setup(TURNS(150), { runId: '11111111-1111-4111-8111-111111111111' });
+    const secondReads = vi.spyOn(second.saver, 'getTuple');
     const generate = vi.spyOn(ScriptedChatModel.prototype, '_generate');
     const ex = second.executor(10);
     const gate = new StepGate(1);
@@ -106,6 +108,9 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
     expect(generate).toHaveBeenCalledTimes(2);
     expect((await store.getRun('t1', second.job.runId))?.status).toBe('success');
     expect(await publishedEvents(second.job.runId)).toEqual(unsuspended);
+    // Each resumed stream started from the checkpoint its suspended stream saved last, kept in
+    // memory: the suspended run read the saver as often as the unsuspended one.
+    expect(secondReads.mock.calls.length).toBe(firstReads.mock.calls.length);
     // The suspensions left nothing in the checkpoints: no error write for the agent tasks they ended.
     const channels: string[] = [];
     for await (const t of second.saver.list({ configurable: { thread_id: `t1:${THREAD}` } })) channels.push(...(t.pendingWrites ?? []).map(([, c]) => c));

@@ -37,6 +37,7 @@ import {
   type GraphInput,
 } from './run/input.js';
 import { currentValues, streamGraph, type SeenValues } from './run/stream.js';
+import type { ResumePoint } from './run/latest-checkpoint.js';
 import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
@@ -347,6 +348,8 @@ export class RunExecutor {
     let outcome: EndingOutcome | { kind: 'suspended'; waiting: DelegationRequest };
     // The last values published: what the run ends with when the stream throws and the checkpoint cannot be read.
     const seen: SeenValues = { values: null };
+    // The checkpoint a suspension leaves for the resumed stream (run/latest-checkpoint.ts ResumePoint).
+    const resume: { from?: ResumePoint | undefined } = {};
     let resolved: ResolvedModel | undefined;
     const depth = job.delegation?.depth ?? 0;
     let replay: ReplaySession | undefined;
@@ -420,6 +423,7 @@ export class RunExecutor {
               displayNameOf: (tool) => this.deps.tools.displayName(tool),
               resumed,
               latest: this.trackedSaver.writes,
+              resume,
             },
             seen,
             log,
@@ -439,6 +443,7 @@ export class RunExecutor {
       seen.values = (await currentValues(this.graph, cpConfig, job.runId)) ?? seen.values;
     } finally {
       this.contexts.delete(job.runId);
+      resume.from?.close();
     }
 
     if (resolved) span.setAttribute('agentloop.model', resolved.label);

@@ -12,7 +12,7 @@ import {
   type CheckpointTuple,
   type PendingWrite,
 } from '@langchain/langgraph-checkpoint';
-import { LatestCheckpoints, type LatestCheckpointSource, type LatestCheckpointWatch } from './latest-checkpoint.js';
+import { LatestCheckpoints, type LatestCheckpointSource, type LatestCheckpointWatch, type ResumePoint } from './latest-checkpoint.js';
 
 /** Thrown by the checkpointer of a draining executor once a step's checkpoint is saved. */
 export class WorkerDrainingError extends Error {
@@ -69,8 +69,8 @@ export class DrainingSaver extends BaseCheckpointSaver implements InFlightWrites
     return kept ? Promise.resolve(kept) : this.inner.getTuple(config);
   }
 
-  watch(threadId: string): LatestCheckpointWatch {
-    return this.latest.watch(threadId);
+  watch(threadId: string, from?: ResumePoint): LatestCheckpointWatch {
+    return this.latest.watch(threadId, from);
   }
 
   list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {

@@ -79,6 +79,59 @@ describe('the latest checkpoint kept by the saver', () => {
     watch.close();
   });
 
+  it('serves the checkpoint a suspended stream saved last to the first read of the resumed stream, once, without its put config', async () => {
+    const inner = new MemorySaver(new CheckpointSerializer());
+    const saver = new DrainingSaver(inner, () => false);
+    const read = vi.spyOn(inner, 'getTuple');
+    const suspended = saver.watch('t1:th1');
+    const first = await saver.put(config, { ...emptyCheckpoint(), id: 'c1' }, metadata, {});
+    // The put's config as LangGraph passes it carries the invocation's own objects.
+    const invocation = { tags: ['the ended invocation'] };
+    await saver.put({ ...first, ...invocation }, { ...emptyCheckpoint(), id: 'c2' }, { ...metadata, step: 1 }, {});
+    const point = suspended.suspend();
+
+    const resumed = saver.watch('t1:th1', point);
+    const kept = await saver.getTuple(config);
+    expect(read).not.toHaveBeenCalled();
+    expect(kept).toStrictEqual(await inner.getTuple(config));
+    expect(JSON.stringify(kept)).not.toContain('the ended invocation');
+    // Once: the next read is the saver's, and the resumed watch keeps working as any other.
+    await saver.getTuple(config);
+    expect(read).toHaveBeenCalledTimes(2);
+    resumed.close();
+  });
+
+  it('leaves the resumed read to the saver when writes were made against the checkpoint, its put failed, or the point was closed', async () => {
+    const inner = new MemorySaver(new CheckpointSerializer());
+    const saver = new DrainingSaver(inner, () => false);
+    const read = vi.spyOn(inner, 'getTuple');
+
+    const a = saver.watch('t1:th1');
+    const saved = await saver.put(config, { ...emptyCheckpoint(), id: 'c1' }, metadata, {});
+    const pointA = a.suspend();
+    // A write the ended invocation started against it settles after the suspension.
+    await saver.putWrites(saved, [['messages', ['late']]], 'task1');
+    saver.watch('t1:th1', pointA);
+    expect((await saver.getTuple(config))?.pendingWrites).toHaveLength(1);
+    expect(read).toHaveBeenCalledTimes(1);
+
+    const b = saver.watch('t1:th1');
+    vi.spyOn(inner, 'put').mockRejectedValueOnce(new Error('disk full'));
+    await expect(saver.put(saved, { ...emptyCheckpoint(), id: 'c2' }, metadata, {})).rejects.toThrow('disk full');
+    saver.watch('t1:th1', b.suspend());
+    expect((await saver.getTuple(config))?.checkpoint.id).toBe('c1');
+    expect(read).toHaveBeenCalledTimes(2);
+
+    const c = saver.watch('t1:th1');
+    await saver.put(saved, { ...emptyCheckpoint(), id: 'c3' }, metadata, {});
+    const pointC = c.suspend();
+    pointC.close();
+    expect(pointC.tuple()).toBeUndefined();
+    // Closed: the suspended watch no longer holds the thread.
+    expect(saver.getTuple(config)).toBeInstanceOf(Promise);
+    expect(read).toHaveBeenCalledTimes(3);
+  });
+
   it("serves the thread's newest checkpoint, not an older one a cancelled run's executor put late", async () => {
     const inner = new MemorySaver(new CheckpointSerializer());
     const saver = new DrainingSaver(inner, () => false);

@@ -25,6 +25,18 @@
  *
  * The values served are the objects the run holds rather than copies rebuilt from JSON; the run's
  * end turns them into JSON (publicValues, toJsonValue) as it did the rebuilt ones.
+ *
+ * The same tuple also serves the read that starts the stream of a run resumed after it suspended
+ * while its model thought (run/model-suspend.ts): the suspended invocation's watch becomes a
+ * `ResumePoint` (`suspend()`), and the resumed stream's watch (`watch(threadId, from)`) serves it
+ * to LangGraph's first read of the thread's latest checkpoint, instead of a query and a revive of
+ * the whole thread per suspended turn (issue 9: a run in flight read its checkpoint 4 times, 1 ms of
+ * its ~28 ms of CPU, bench/throughput README). The same rules decide: the put resolved, nothing
+ * written against it (the suspended agent task leaves no write), the thread's newest; the thread is
+ * still the run's alone, since the run stays `running` while suspended. The resumed invocation then
+ * starts from the objects the suspended one ended with — what an unsuspended run's next step gets.
+ * While suspended, the point holds the checkpoint and metadata only, not the put's config (which
+ * refers to the ended invocation: its callbacks, its signal).
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { copyCheckpoint, type Checkpoint, type CheckpointMetadata, type CheckpointTuple } from '@langchain/langgraph-checkpoint';
@@ -35,14 +47,30 @@ export interface LatestCheckpointWatch {
   arm(): void;
   /** Stops keeping anything for the thread. */
   close(): void;
+  /**
+   * The stream ended suspended on its model: returns what the resumed stream starts from
+   * (`watch(threadId, from)`). The watch goes on seeing the ended invocation's writes settle until
+   * then; whether the point is served is decided when it would be.
+   */
+  suspend(): ResumePoint;
+}
+
+/** The checkpoint a suspended run resumes from, kept between its two streams (see the header). */
+export interface ResumePoint {
+  /** @internal the tuple, if what was saved allows serving it; undefined leaves the read to the saver. */
+  tuple(): CheckpointTuple | undefined;
+  /** The run does not resume (cancelled, timed out, its worker stopping): drops it. */
+  close(): void;
 }
 
 /** What the saver's `watch` offers the run loop. */
 export interface LatestCheckpointSource {
-  watch(threadId: string): LatestCheckpointWatch;
+  /** `from`: the resume point of the run's previous stream, served to this stream's first read. */
+  watch(threadId: string, from?: ResumePoint): LatestCheckpointWatch;
 }
 
 interface Saved {
+  /** The put's config while the stream runs; only the parent checkpoint id once it suspended. */
   config: RunnableConfig;
   checkpoint: Checkpoint;
   metadata: CheckpointMetadata;
@@ -53,6 +81,8 @@ interface Saved {
 interface Watch extends LatestCheckpointWatch {
   latest: Saved | undefined;
   armed: boolean;
+  /** The resume point the stream's first read of the latest checkpoint gets. */
+  from: ResumePoint | undefined;
   /** Ids of the checkpoints writes were started against (one run's steps: a handful). */
   writtenAgainst: Set<string>;
   /** The greatest checkpoint id put on the thread since the watch began (the savers' "latest"). */
@@ -72,11 +102,12 @@ function rootThread(config: RunnableConfig): string | undefined {
 export class LatestCheckpoints implements LatestCheckpointSource {
   private readonly watches = new Map<string, Watch>();
 
-  watch(threadId: string): LatestCheckpointWatch {
+  watch(threadId: string, from?: ResumePoint): LatestCheckpointWatch {
     const watches = this.watches;
     const w: Watch = {
       latest: undefined,
       armed: false,
+      from,
       writtenAgainst: new Set(),
       newestId: '',
       arm: () => {
@@ -84,6 +115,25 @@ export class LatestCheckpoints implements LatestCheckpointSource {
       },
       close: () => {
         if (watches.get(threadId) === w) watches.delete(threadId);
+      },
+      suspend: () => {
+        w.armed = false;
+        w.from = undefined;
+        const saved = w.latest;
+        // Nothing of the ended invocation stays reachable from here but its checkpoint's values.
+        if (saved) saved.config = { configurable: { checkpoint_id: saved.config.configurable?.checkpoint_id } };
+        return {
+          tuple: () => {
+            // The ended invocation's writes have settled (the executor awaits them before it resumes).
+            const kept = w.latest;
+            w.latest = undefined;
+            return kept?.done && !w.writtenAgainst.has(kept.checkpoint.id) ? tupleOf(threadId, kept) : undefined;
+          },
+          close: () => {
+            w.latest = undefined;
+            w.close();
+          },
+        };
       },
     };
     watches.set(threadId, w);
@@ -128,23 +178,34 @@ export class LatestCheckpoints implements LatestCheckpointSource {
     const threadId = rootThread(config);
     if (threadId === undefined || config.configurable?.checkpoint_id) return undefined;
     const w = this.watches.get(threadId);
-    if (!w?.armed) return undefined;
+    if (!w) return undefined;
+    if (w.from) {
+      // The stream's first read of the thread's latest: LangGraph's loop starting a resumed run.
+      const from = w.from;
+      w.from = undefined;
+      return from.tuple();
+    }
+    if (!w.armed) return undefined;
     w.armed = false;
     const saved = w.latest;
     w.latest = undefined;
     if (!saved?.done) return undefined;
-    const checkpointNs = '';
-    const parentId: unknown = saved.config.configurable?.checkpoint_id;
-    // The shape the savers return for a read without checkpoint_id (SqliteSaver, MySQLSaver).
-    return {
-      config: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: saved.checkpoint.id } },
-      checkpoint: copyCheckpoint(saved.checkpoint),
-      metadata: saved.metadata,
-      parentConfig:
-        typeof parentId === 'string' && parentId !== ''
-          ? { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: parentId } }
-          : undefined,
-      pendingWrites: [],
-    };
+    return tupleOf(threadId, saved);
   }
+}
+
+/** The shape the savers return for a read without checkpoint_id (SqliteSaver, MySQLSaver). */
+function tupleOf(threadId: string, saved: Saved): CheckpointTuple {
+  const checkpointNs = '';
+  const parentId: unknown = saved.config.configurable?.checkpoint_id;
+  return {
+    config: { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: saved.checkpoint.id } },
+    checkpoint: copyCheckpoint(saved.checkpoint),
+    metadata: saved.metadata,
+    parentConfig:
+      typeof parentId === 'string' && parentId !== ''
+        ? { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: parentId } }
+        : undefined,
+    pendingWrites: [],
+  };
 }

@@ -16,7 +16,8 @@ import { interruptOnlyValues } from '../hitl.js';
 import { MessageEvents, wantsTokens, type PublicRun } from './messages.js';
 import { graphStreamModes, inspectionPayload, isInspectionMode } from './stream-modes.js';
 import { PublishPipeline } from './publish-pipeline.js';
-import type { LatestCheckpointSource } from './latest-checkpoint.js';
+import type { LatestCheckpointSource, ResumePoint } from './latest-checkpoint.js';
+import { ModelCallSuspendedError } from '../models/model-suspension.js';
 import { publicEvent, splitStreamEvents, wantsEvents, type RunChunk, type StreamEventV2 } from './events-mode.js';
 
 /** How the graph stopped when it did not throw. */
@@ -45,6 +46,12 @@ export interface StreamOptions {
    * state is then read from that instead of from the database (run/latest-checkpoint.ts).
    */
   latest?: LatestCheckpointSource;
+  /**
+   * Carries the checkpoint a stream suspended at (its model still thinking) to the resumed stream,
+   * which starts from it instead of reading it back (run/latest-checkpoint.ts `ResumePoint`). The
+   * caller closes what is left in it when the run does not resume.
+   */
+  resume?: { from?: ResumePoint | undefined };
 }
 
 /** The last `values` published, kept for the run's end when the stream throws. */
@@ -131,7 +138,10 @@ export async function streamGraph(
   // Under `events` the graph's root run is the run itself, as LangGraph Platform names it (`run_id` of its events).
   let repeat = opts.resumed === true && seen.values !== null ? JSON.stringify(seen.values) : undefined;
   const threadId = opts.cpConfig.configurable.thread_id;
-  const latest = typeof threadId === 'string' ? opts.latest?.watch(threadId) : undefined;
+  const from = opts.resumed === true ? opts.resume?.from : undefined;
+  if (opts.resume) opts.resume.from = undefined;
+  const latest = typeof threadId === 'string' ? opts.latest?.watch(threadId, from) : undefined;
+  if (!latest) from?.close();
   const chunks = wantsEvents(job.streamMode) ? runChunks(graph, input, { ...config, runId: job.runId }, true) : runChunks(graph, input, config, false);
   try {
     for await (const chunk of await chunks) {
@@ -167,7 +177,9 @@ export async function streamGraph(
       await publish(mode, json);
     }
   } catch (err) {
-    latest?.close();
+    // Suspended while its model thinks: the resumed stream starts from the checkpoint this one saved last.
+    if (latest && opts.resume && err instanceof ModelCallSuspendedError) opts.resume.from = latest.suspend();
+    else latest?.close();
     // The events the run did publish are stored before its failure is (run/outcome.ts records it).
     await pipeline.drain().catch(() => undefined);
     throw err;
