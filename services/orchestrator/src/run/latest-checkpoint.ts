@@ -112,6 +112,8 @@ export class LatestCheckpoints implements LatestCheckpointSource {
       newestId: '',
       arm: () => {
         w.armed = true;
+        // The run's final read never gets the point its stream started from.
+        w.from = undefined;
       },
       close: () => {
         if (watches.get(threadId) === w) watches.delete(threadId);
