@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxLimits } from './limits.js';
@@ -31,22 +31,54 @@ let identityDir: string | undefined;
 /**
  * A passwd and group naming only the sandbox user, mounted over /etc/passwd and /etc/group: programs
  * that look their user up (LibreOffice aborts without an entry, Python's getpass, ssh) find one,
- * and the host's accounts stay out. Written once per process into a fresh private folder.
+ * and the host's accounts stay out.
+ *
+ * Written once into one folder per user, `<tmpdir>/agentloop-sandbox-identity-<uid>`, shared by
+ * that user's processes: a folder per process was left behind by every process killed by a signal
+ * (no exit handler runs then). The shared folder is used only if it is a real directory (not a
+ * link), owned by this user and closed to everyone else (mode 0700), so no other user can choose
+ * what a sandbox sees as /etc/passwd; the files are checked and, if different, replaced atomically.
+ * Otherwise a private folder of this process is used, removed when it exits.
  */
 function identityFiles(): { passwd: string; group: string } {
-  if (identityDir === undefined) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-sandbox-identity-'));
-    identityDir = dir;
-    // Removed when the process (or worker thread) exits, so each process leaves no folder behind in /tmp.
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  }
+  identityDir ??= sharedIdentityDir() ?? privateIdentityDir();
   const passwd = path.join(identityDir, 'passwd');
   const group = path.join(identityDir, 'group');
-  if (!existsSync(passwd)) {
-    writeFileSync(passwd, `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORKSPACE}:/bin/sh\n`);
-    writeFileSync(group, `sandbox:x:${SANDBOX_UID}:\n`);
-  }
+  ensureFile(passwd, `sandbox:x:${SANDBOX_UID}:${SANDBOX_UID}:sandbox:${SANDBOX_WORKSPACE}:/bin/sh\n`);
+  ensureFile(group, `sandbox:x:${SANDBOX_UID}:\n`);
   return { passwd, group };
+}
+
+function sharedIdentityDir(): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  const dir = path.join(os.tmpdir(), `agentloop-sandbox-identity-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+  }
+  const st = lstatSync(dir);
+  return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined;
+}
+
+function privateIdentityDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentloop-sandbox-identity-'));
+  // Removed when the process (or worker thread) exits normally.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** `file` holds exactly `content` as a regular file: written beside it and renamed over it if not. */
+function ensureFile(file: string, content: string): void {
+  try {
+    if (lstatSync(file).isFile() && readFileSync(file, 'utf8') === content) return;
+  } catch {
+    // Missing: written below.
+  }
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o644, flag: 'wx' });
+  renameSync(tmp, file);
 }
 
 /** The top-level links of a merged-/usr system (Debian 12), recreated inside. */
