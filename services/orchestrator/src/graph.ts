@@ -22,6 +22,7 @@
  */
 import { END, START, StateGraph } from '@langchain/langgraph';
 import { installLightRunContext } from './langchain-context.js';
+import { installEventDrivenStoreBatching } from './store-batching.js';
 import { AgentState, type AgentGraphDeps } from './graph/state.js';
 import { nodeShared } from './graph/shared.js';
 import { routeAfterAgent, routeAfterDelegate, routeAfterTools, routeStart } from './graph/edges.js';
@@ -54,6 +55,8 @@ export { detectRepeatedToolCall } from './graph/shared.js';
 export function buildAgentGraph(deps: AgentGraphDeps) {
   // No LangSmith RunTree per runnable call while tracing is off (langchain-context.ts).
   installLightRunContext();
+  // No timer loop per invocation for config.store's batching while no store call waits (store-batching.ts).
+  installEventDrivenStoreBatching();
   const shared = nodeShared(deps);
   // Routers called without a RunnableLambda's callback plumbing unless someone listens (graph/router.ts).
   return new StateGraph(AgentState)
