@@ -8,6 +8,9 @@
  *
  *   node --expose-gc --import tsx --conditions=@agentloop/source bench/throughput/inflight-memory.ts [N] [--snapshot]
  *
+ * Runs in one thread (EMBEDDED_THREADS=none) unless EMBEDDED_THREADS is set: the heap figures are
+ * this thread's, and only this thread is collected before they are read.
+ *
  * MODEL_SUSPEND_AFTER_MS from the environment is passed on (0: runs wait inside their graph, as
  * before suspension existed; docs/adr/0010-suspend-while-the-model-thinks.md).
  */
@@ -27,6 +30,9 @@ const server = await startEmbedded({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     ALLOW_SCRIPTED_MODEL: 'true',
+    // One isolate by default: gc() and heapUsed see this thread's heap only, and orchestrator
+    // threads (embedded mode's default) would hold the runs out of their sight.
+    EMBEDDED_THREADS: process.env.EMBEDDED_THREADS ?? 'none',
     ...(process.env.MODEL_SUSPEND_AFTER_MS !== undefined ? { MODEL_SUSPEND_AFTER_MS: process.env.MODEL_SUSPEND_AFTER_MS } : {}),
   },
 });
@@ -62,7 +68,7 @@ const mem = () => {
   gc();
   gc();
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed, external: m.external + m.arrayBuffers };
+  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external + m.arrayBuffers };
 };
 // Warm up (modules, caches) with a few runs, then measure the base.
 for (let i = 0; i < 20; i++) await submit(i);
@@ -81,7 +87,7 @@ const after = mem();
 const kb = (b: number) => (b / 1024 / N).toFixed(1);
 console.log(
   `${N} runs in flight (submitted at ${(N / Math.max(submitS, 0.001)).toFixed(0)}/s by 32 clients): per run RSS ${kb(after.rss - before.rss)} KiB, ` +
-    `heap ${kb(after.heap - before.heap)} KiB, external ${kb(after.external - before.external)} KiB (after a full GC)`,
+    `heap ${kb(after.heap - before.heap)} KiB (V8 holds ${kb(after.heapTotal - before.heapTotal)} KiB), external ${kb(after.external - before.external)} KiB (after a full GC)`,
 );
 if (snapshot) {
   const file = v8.writeHeapSnapshot(path.join(dataDir, 'h.heapsnapshot'));

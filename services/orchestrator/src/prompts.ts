@@ -4,6 +4,7 @@
  * (seed 000 §4.2, seed 001 §4.4); reminders are `<system_reminder>` sections
  * appended to it (seed 000 §4.2.1, seed 001 §2.6).
  */
+import { TextInterner } from './text-interner.js';
 
 export const PROMPT_LANGUAGES = ['en', 'zh'] as const;
 export type PromptLanguage = (typeof PROMPT_LANGUAGES)[number];
@@ -104,11 +105,14 @@ export function currentDatetimeTag(now: Date = new Date()): string {
   return `<current_datetime>${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC</current_datetime>`;
 }
 
+/** The prompts built lately, one instance each (a waiting run holds two; text-interner.ts). */
+const recentPrompts = new TextInterner(64);
+
 /** Joins the prompt parts with the seed's separator; empty parts are dropped. */
 export function buildSystemPrompt(parts: { base?: string; now?: Date; extra?: string[]; language?: PromptLanguage } = {}): string {
   const base = parts.base ?? (parts.language === 'zh' ? BASE_SYSTEM_PROMPT_ZH : BASE_SYSTEM_PROMPT);
   const sections = [base, currentDatetimeTag(parts.now), ...(parts.extra ?? [])].filter((s) => s.length > 0);
-  return sections.join(SECTION_SEPARATOR);
+  return recentPrompts.intern(sections.join(SECTION_SEPARATOR));
 }
 
 /** A todo item as the reminder needs it. */
