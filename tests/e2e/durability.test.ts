@@ -61,6 +61,7 @@ describe('fault suite: orchestrators killed mid-run', () => {
       // Every model turn (150 ms) outlasts this grace period, so each run suspends while its model
       // thinks (docs/adr/0010-suspend-while-the-model-thinks.md) and kills also land on suspended runs.
       MODEL_SUSPEND_AFTER_MS: '50',
+      MODEL_WAITS_IN_GRAPH: '0',
     };
     start('tool-runner', 1);
     start('orchestrator', 1);

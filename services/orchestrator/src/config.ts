@@ -13,6 +13,9 @@ export const RUN_CONCURRENCY_DEFAULT = 10_000;
 /** Default of MODEL_SUSPEND_AFTER_MS (the ADR says how it was chosen). */
 export const MODEL_SUSPEND_AFTER_MS_DEFAULT = 250;
 
+/** Default of MODEL_WAITS_IN_GRAPH: ~100 MB of invocations at most (the ADR says why). */
+export const MODEL_WAITS_IN_GRAPH_DEFAULT = 1_000;
+
 export const OrchestratorEnv = z.object({
   NATS_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
@@ -34,6 +37,13 @@ export const OrchestratorEnv = z.object({
    * its checkpoint (docs/adr/0010-suspend-while-the-model-thinks.md). 0: never suspend.
    */
   MODEL_SUSPEND_AFTER_MS: envInt(MODEL_SUSPEND_AFTER_MS_DEFAULT, 0, 3_600_000),
+  /**
+   * How many runs of one orchestrator may go on waiting on their model inside their graph
+   * invocation past MODEL_SUSPEND_AFTER_MS (~97 KiB of heap each) before further runs suspend: a
+   * restart after the answer costs CPU, so runs suspend only when this many already wait. 0: every
+   * call pending after the grace period suspends (models/model-suspension.ts InGraphModelWaits).
+   */
+  MODEL_WAITS_IN_GRAPH: envInt(MODEL_WAITS_IN_GRAPH_DEFAULT, 0, 1_000_000),
   /**
    * Runs of one tenant one worker process executes at once (0: no cap); a job over it is deferred
    * so other tenants' jobs go first. The launchers set half of RUN_CONCURRENCY when API keys are

@@ -38,7 +38,7 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
     events = new MemoryRunEventStream();
     bus = new MemoryBus();
     const saver = new MemorySaver();
-    const executor = (modelSuspendAfterMs: number) =>
+    const executor = (modelSuspendAfterMs: number, modelWaitsInGraph = 0) =>
       new RunExecutor({
         store,
         events,
@@ -47,7 +47,15 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
         models: new ModelRegistry({}, true),
         checkpointer: saver,
         logger: silentLogger(),
-        config: { maxLoopsDefault: 10, runTimeoutMs: 600_000, webhookAttempts: 1, webhookBackoffMs: 10, durability: 'sync', modelSuspendAfterMs },
+        config: {
+          maxLoopsDefault: 10,
+          runTimeoutMs: 600_000,
+          webhookAttempts: 1,
+          webhookBackoffMs: 10,
+          durability: 'sync',
+          modelSuspendAfterMs,
+          modelWaitsInGraph,
+        },
       });
     const runId = opts.runId ?? RUN;
     await store.createThread({ tenantId: 't1', threadId: THREAD });
@@ -115,6 +123,29 @@ describe('RunExecutor: a run suspends while its model thinks', () => {
     const channels: string[] = [];
     for await (const t of second.saver.list({ configurable: { thread_id: `t1:${THREAD}` } })) channels.push(...(t.pendingWrites ?? []).map(([, c]) => c));
     expect(channels).not.toContain('__error__');
+  });
+
+  it('with an in-graph wait free, a call past the grace period keeps its graph (no restart) but not its CPU slot', async () => {
+    const { executor, job, saver } = await setup(TURNS(100));
+    const reads = vi.spyOn(saver, 'getTuple');
+    const generate = vi.spyOn(ScriptedChatModel.prototype, '_generate');
+    const ex = executor(10, 1);
+    const gate = new StepGate(1);
+    const lease = await gate.enter('t1');
+    let maxSuspended = 0;
+    let idleWhileWaiting = false;
+    const watch = setInterval(() => {
+      maxSuspended = Math.max(maxSuspended, ex.suspendedOnModel.count);
+      if (gate.busy === 0) idleWhileWaiting = true;
+    }, 2);
+    await ex.execute(job, 0, new AbortController().signal, Infinity, lease);
+    clearInterval(watch);
+    expect(maxSuspended).toBe(0);
+    expect(idleWhileWaiting).toBe(true);
+    expect(generate).toHaveBeenCalledTimes(2);
+    // One stream: its first read and the run's final one, no restart reading the thread again.
+    expect(reads.mock.calls.length).toBeLessThanOrEqual(2);
+    expect((await store.getRun('t1', RUN))?.status).toBe('success');
   });
 
   it('does not suspend a call answered within the grace period', async () => {

@@ -42,7 +42,7 @@ import { failureOutcome, runEndOf, type EndingOutcome } from './run/outcome.js';
 import { finishRun } from './run/finish.js';
 import { suspendRun } from './run/suspend.js';
 import { streamSuspending, suspendable, SuspendedRuns } from './run/model-suspend.js';
-import { ModelSuspension } from './models/model-suspension.js';
+import { InGraphModelWaits, ModelSuspension } from './models/model-suspension.js';
 import { tracingRequested } from './langchain-context.js';
 import { DrainingSaver, type InFlightWrites } from './run/draining-saver.js';
 import { CancelRegistry } from './run/cancellations.js';
@@ -103,6 +103,8 @@ export interface RunExecutorDeps {
     recording?: RecordingPolicy;
     /** MODEL_SUSPEND_AFTER_MS: a model call pending this long suspends its run (run/model-suspend.ts); 0 or absent: never. */
     modelSuspendAfterMs?: number;
+    /** MODEL_WAITS_IN_GRAPH: runs that may wait past that grace period without suspending (models/model-suspension.ts); absent: 0. */
+    modelWaitsInGraph?: number;
   };
 }
 
@@ -150,6 +152,8 @@ export class RunExecutor {
   readonly suspendedOnModel = new SuspendedRuns();
   /** MODEL_SUSPEND_AFTER_MS, or 0 where a suspension cannot work (see the constructor). */
   private readonly suspendAfterMs: number;
+  /** The runs of this executor waiting on their model past the grace period without suspending. */
+  private readonly modelWaitsInGraph: InGraphModelWaits;
 
   constructor(private readonly deps: RunExecutorDeps) {
     const d = deps.config.delegation ?? {};
@@ -192,6 +196,7 @@ export class RunExecutor {
     // and a LangSmith tracer is a callback of the graph invocation that a call made outside it
     // (models/model-suspension.ts) would lose: runs do not suspend then.
     this.suspendAfterMs = deps.config.durability === 'exit' || tracingRequested() ? 0 : (deps.config.modelSuspendAfterMs ?? 0);
+    this.modelWaitsInGraph = new InGraphModelWaits(deps.config.modelWaitsInGraph ?? 0);
     const saver = new DrainingSaver(deps.checkpointer, () => this.draining);
     this.trackedSaver = { saver, writes: saver };
     this.graph = buildAgentGraph({
@@ -374,7 +379,9 @@ export class RunExecutor {
         log.warn({ err: errorMessage(err) }, 'workspace not prepared; tools will create it on first use');
       });
 
-      const suspension = suspendable(job, this.suspendAfterMs, replay !== undefined) ? new ModelSuspension(this.suspendAfterMs) : undefined;
+      const suspension = suspendable(job, this.suspendAfterMs, replay !== undefined)
+        ? new ModelSuspension(this.suspendAfterMs, this.modelWaitsInGraph)
+        : undefined;
       const memory = this.deps.memory ? runMemory(this.deps.memory, this.deps.store, job, setup.configurable) : undefined;
       this.contexts.set(job.runId, {
         runId: job.runId,

@@ -97,6 +97,7 @@ export function createOrchestrator(deps: OrchestratorDeps): Orchestrator {
       history: { maxMessages: deps.config.MAX_MESSAGE_HISTORY, strategy: deps.config.MESSAGE_HISTORY_STRATEGY },
       compactTokenBudget: deps.config.COMPACT_TOKEN_BUDGET,
       modelSuspendAfterMs: deps.config.MODEL_SUSPEND_AFTER_MS,
+      modelWaitsInGraph: deps.config.MODEL_WAITS_IN_GRAPH,
       agentNames: deps.config.AGENT_NAMES,
       recording: { mode: deps.config.RECORD_RUNS, tenants: deps.config.RECORD_RUNS_TENANTS, executeImported: deps.config.ALLOW_SCRIPTED_MODEL },
       delegation: {

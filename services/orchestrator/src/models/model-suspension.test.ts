@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AIMessage } from '@langchain/core/messages';
 import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { MemorySaver } from '@langchain/langgraph';
-import { ModelCallSuspendedError, ModelSuspension } from './model-suspension.js';
+import { InGraphModelWaits, ModelCallSuspendedError, ModelSuspension } from './model-suspension.js';
 
 // LangGraph installs LangChain's global AsyncLocalStorage when it is imported.
 void MemorySaver;
@@ -36,6 +36,38 @@ describe('ModelSuspension', () => {
     await expect(s.call('2:5', request)).resolves.toBe(answer);
     expect(calls).toBe(1);
     expect(s.waitingOn).toBeUndefined();
+  });
+
+  it('while the process has an in-graph wait free, a late call waits for its answer; beyond the allowance it suspends', async () => {
+    const waits = new InGraphModelWaits(1);
+    const first = new ModelSuspension(1, waits);
+    const second = new ModelSuspension(1, waits);
+    const lateFirst = deferred<AIMessage>();
+    const idled: string[] = [];
+    const idle = <T>(wait: () => Promise<T>) => {
+      idled.push('idle');
+      return wait();
+    };
+    const waiting = first.call('0:1', () => lateFirst.promise, idle);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(waits.count).toBe(1);
+    expect(first.waitingOn).toBeUndefined(); // not suspended: nothing kept for a restart
+    // The allowance is taken: the other run's late call suspends.
+    await expect(second.call('0:1', () => new Promise<AIMessage>(() => undefined))).rejects.toBeInstanceOf(ModelCallSuspendedError);
+    const answer = new AIMessage('late');
+    lateFirst.resolve(answer);
+    await expect(waiting).resolves.toBe(answer);
+    expect(waits.count).toBe(0);
+    // The grace period and the wait after it were both spent without the CPU slot.
+    expect(idled).toEqual(['idle', 'idle']);
+    // The place is free again; a failing call in it releases it too.
+    const failing = deferred<AIMessage>();
+    const third = new ModelSuspension(1, waits).call('1:3', () => failing.promise.then(() => Promise.reject(new Error('provider down'))));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(waits.count).toBe(1);
+    failing.resolve(new AIMessage('x'));
+    await expect(third).rejects.toThrow('provider down');
+    expect(waits.count).toBe(0);
   });
 
   it('a different step does not take a pending answer: it calls the model itself', async () => {

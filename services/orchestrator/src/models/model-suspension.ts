@@ -44,6 +44,39 @@ export type Idle = <T>(wait: () => Promise<T>) => Promise<T>;
 const direct: Idle = (wait) => wait();
 
 /**
+ * How many runs of this process may wait on their model inside their graph invocation past the
+ * grace period (MODEL_WAITS_IN_GRAPH), shared by every run of one executor. Suspending saves a
+ * waiting run's invocation (~97 KiB of heap) but costs CPU: the graph streamed again when the call
+ * answers (~20% of an in-flight run's CPU; bench/throughput README). So a call pending after the
+ * grace period keeps its run's invocation while fewer than `limit` runs do, and suspends only
+ * beyond that: memory stays bounded by `limit` invocations however many runs wait, and a process
+ * with few waiting runs pays no restarts. 0: every call pending after the grace period suspends.
+ */
+export class InGraphModelWaits {
+  private held = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Runs waiting on their model inside their invocation now. */
+  get count(): number {
+    return this.held;
+  }
+
+  /** Takes a place if one is free. */
+  tryTake(): boolean {
+    if (this.held >= this.limit) return false;
+    this.held++;
+    return true;
+  }
+
+  release(): void {
+    this.held--;
+  }
+}
+
+const NO_WAITS_IN_GRAPH = new InGraphModelWaits(0);
+
+/**
  * One run's suspension state: at most one pending model call, from the invocation it suspended
  * until the step that runs again takes it. Only given to runs whose events do not depend on the
  * invocation staying alive (run/model-suspend.ts `suspendable`).
@@ -51,8 +84,14 @@ const direct: Idle = (wait) => wait();
 export class ModelSuspension {
   private pending: { step: string; response: Promise<AIMessage> } | undefined;
 
-  /** @param graceMs how long a model call may take before the run suspends (MODEL_SUSPEND_AFTER_MS) */
-  constructor(readonly graceMs: number) {}
+  /**
+   * @param graceMs how long a model call may take before the run suspends (MODEL_SUSPEND_AFTER_MS)
+   * @param inGraph the process's allowance of runs that wait past the grace period without suspending
+   */
+  constructor(
+    readonly graceMs: number,
+    private readonly inGraph: InGraphModelWaits = NO_WAITS_IN_GRAPH,
+  ) {}
 
   /** The response the run is suspended on, while it is. */
   get waitingOn(): Promise<unknown> | undefined {
@@ -62,7 +101,8 @@ export class ModelSuspension {
   /**
    * The model's answer for `step` (an identity of the step that is the same when it runs again
    * from the same checkpoint): the one received while the run was suspended, else `request()`'s.
-   * Throws ModelCallSuspendedError when `request()` has not answered within the grace period.
+   * Throws ModelCallSuspendedError when `request()` has not answered within the grace period and
+   * the process has no in-graph wait free (InGraphModelWaits); with one, waits for the answer.
    */
   async call(step: string, request: () => Promise<AIMessage>, idle: Idle = direct): Promise<AIMessage> {
     const received = this.pending;
@@ -79,6 +119,14 @@ export class ModelSuspension {
       return { response: call, answered: settlesWithin(call, this.graceMs) };
     });
     if (await idle(() => answered)) return response;
+    if (this.inGraph.tryTake()) {
+      try {
+        await idle(() => response.then(settled, settled));
+      } finally {
+        this.inGraph.release();
+      }
+      return response;
+    }
     this.pending = { step, response };
     throw new ModelCallSuspendedError(`model call of step ${step} pending after ${this.graceMs} ms; run suspended`);
   }
@@ -93,6 +141,8 @@ export class ModelSuspension {
 function detached<T>(request: () => T): T {
   return AsyncLocalStorageProviderSingleton.getInstance().run(undefined, request);
 }
+
+const settled = (): void => undefined;
 
 function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
