@@ -11,8 +11,10 @@
  * Runs in one thread (EMBEDDED_THREADS=none) unless EMBEDDED_THREADS is set: the heap figures are
  * this thread's, and only this thread is collected before they are read.
  *
- * MODEL_SUSPEND_AFTER_MS from the environment is passed on (0: runs wait inside their graph, as
- * before suspension existed; docs/adr/0010-suspend-while-the-model-thinks.md).
+ * MODEL_WAITS_IN_GRAPH is 0 unless set (every waiting run suspends; the default of 1,000 would keep
+ * the first 1,000 runs' invocations, ~97 KiB each). MODEL_SUSPEND_AFTER_MS from the environment is
+ * passed on (0: runs wait inside their graph, as before suspension existed;
+ * docs/adr/0010-suspend-while-the-model-thinks.md).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +36,8 @@ const server = await startEmbedded({
     // threads (embedded mode's default) would hold the runs out of their sight.
     EMBEDDED_THREADS: process.env.EMBEDDED_THREADS ?? 'none',
     ...(process.env.MODEL_SUSPEND_AFTER_MS !== undefined ? { MODEL_SUSPEND_AFTER_MS: process.env.MODEL_SUSPEND_AFTER_MS } : {}),
+    // 0 by default: every waiting run suspended, the state this measures; N: the first N keep their graph.
+    MODEL_WAITS_IN_GRAPH: process.env.MODEL_WAITS_IN_GRAPH ?? '0',
   },
 });
 
