@@ -6,7 +6,7 @@
 import type { Bus, RunEndWatch, RunEventStream, StoredRunEvent } from '@agentloop/bus';
 import type { JobQueue } from '@agentloop/queue';
 import { RunLifecycle, type JsonObject, type RunRecord, type Store, type TenantBudgets, type UploadRecord } from '@agentloop/store';
-import { assertNever, errorMessage, newId, type Logger } from '@agentloop/core';
+import { assertNever, errorMessage, newOrderedId, type Logger } from '@agentloop/core';
 import { currentTraceparent } from '@agentloop/telemetry';
 import type { GatewayConfig } from './config.js';
 import { conflict, invalid, notFound } from './errors.js';
@@ -190,7 +190,7 @@ export class RunService {
     await checkTokenBudget(this.deps.budgets, tenantId);
     await checkQuota(this.deps.store, this.deps.config, tenantId);
     const stateless = threadId === undefined;
-    const runId = newId();
+    const runId = newOrderedId();
     // (The thread id is known below: a stateless run gets a new temporary thread.)
     const newRun = (tid: string) => ({
       runId,
@@ -202,7 +202,7 @@ export class RunService {
       multitaskStrategy: strategy,
     });
 
-    const tid = threadId ?? newId();
+    const tid = threadId ?? newOrderedId();
     /** The thread's metadata with this run's graph and assistant stamped in, when it lacks them (`stampedMetadata`). */
     let stamp: JsonObject | undefined;
     if (threadId === undefined) {

@@ -15,6 +15,26 @@ async function newThread(): Promise<string> {
 }
 
 describe('POST /threads/{id}/runs', () => {
+  it('gives runs, and the temporary thread of a stateless run, UUIDv7 ids in creation order, as the LangGraph server does', async () => {
+    gw = await startTestGateway({ orchestrator: false });
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const tid = await newThread();
+    const runs: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: `/threads/${tid}/runs`,
+        payload: { assistant_id: 'agent', input: hi(), multitask_strategy: 'enqueue' },
+      });
+      expect(res.statusCode).toBe(200);
+      runs.push(res.json().run_id as string);
+    }
+    const stateless = (await gw.app.inject({ method: 'POST', url: '/runs', payload: { assistant_id: 'agent', input: hi() } })).json();
+    expect([tid, ...runs, stateless.run_id, stateless.thread_id].every((id) => v7.test(id))).toBe(true);
+    expect([...runs].sort()).toEqual(runs);
+    expect(stateless.run_id > runs[4]!).toBe(true);
+  });
+
   it('stamps graph_id and assistant_id into the metadata of a thread made with POST /threads, as LangGraph does', async () => {
     gw = await startTestGateway({ orchestrator: false });
     const res0 = await gw.app.inject({ method: 'POST', url: '/threads', payload: { metadata: { owner: 'ann', graph_id: 'other' } } });

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { newId } from '@agentloop/core';
+import { newOrderedId } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
 import { toApiThread } from '../serialize.js';
 import { parseRequest, ThreadParams, Uuid } from '../validation.js';
@@ -25,7 +25,7 @@ export function registerThreadCopyRoutes(app: FastifyInstance, ctx: RouteContext
     const tenantId = request.tenantId;
     const source = await requireThread(ctx, tenantId, thread_id);
     const checkpoints = requireCheckpoints(ctx, 'Copying a thread');
-    const copyId = newId();
+    const copyId = newOrderedId();
     // The checkpoints first, then the record: a failed copy leaves no thread behind, only
     // checkpoints under an id nobody knows.
     const latest = await checkpoints.copy(tenantId, thread_id, copyId);

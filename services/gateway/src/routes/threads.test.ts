@@ -79,6 +79,14 @@ describe('threads', () => {
     expect(new Date(t.created_at).toISOString()).toBe(t.created_at);
   });
 
+  it('POST /threads gives the threads it creates UUIDv7 ids in creation order, as the LangGraph server does', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await gw.app.inject({ method: 'POST', url: '/threads', payload: {} })).json().thread_id as string);
+    expect(ids.every((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id))).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('POST /threads without a body creates a thread', async () => {
     const res = await gw.app.inject({ method: 'POST', url: '/threads', headers: { 'content-type': 'application/json' }, payload: '' });
     expect(res.statusCode).toBe(200);

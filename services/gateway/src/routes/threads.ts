@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ThreadRecord } from '@agentloop/store';
-import { newId } from '@agentloop/core';
+import { newOrderedId } from '@agentloop/core';
 import type { RouteContext } from '../context.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { toApiThread } from '../serialize.js';
@@ -84,7 +84,7 @@ export function registerThreadRoutes(app: FastifyInstance, ctx: RouteContext): v
   app.post('/threads', async (request) => {
     const body = parseRequest(CreateBody, request.body, 'body');
     const tenantId = request.tenantId;
-    const threadId = body.thread_id ?? newId();
+    const threadId = body.thread_id ?? newOrderedId();
     if (body.thread_id) {
       const existing = await store.getThread(tenantId, threadId);
       if (existing) {

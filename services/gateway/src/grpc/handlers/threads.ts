@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newId } from '@agentloop/core';
+import { newOrderedId } from '@agentloop/core';
 import { create, DeleteThreadResponseSchema } from '@agentloop/proto';
 import type { JsonObject, ThreadRecord } from '@agentloop/store';
 import { notFound } from '../../errors.js';
@@ -37,7 +37,7 @@ export function threadHandlers(ctx: GrpcContext) {
       } catch (err) {
         throw withProtoFieldNames(err, { thread_id: 'thread_id', metadata: 'metadata_json' });
       }
-      const threadId = body.thread_id ?? newId();
+      const threadId = body.thread_id ?? newOrderedId();
       if (body.thread_id) {
         const existing = await store.getThread(tenant, threadId);
         if (existing) {
