@@ -118,7 +118,22 @@ async function printStatements(): Promise<void> {
     if (n / runs >= 0.5) console.log(`  ${(n / runs).toFixed(1).padStart(5)} ${((bytesByShape.get(t) ?? 0) / runs).toFixed(0).padStart(7)} B  ${t}`);
 }
 
-const COUNTERS = ['Questions', 'Bytes_received', 'Bytes_sent', 'Com_begin', 'Com_commit', 'Com_insert', 'Com_update', 'Com_select', 'Com_stmt_execute'];
+// The InnoDB ones say what the writes did to the pages: pages created (an insert into a full page
+// splits it; keys in insertion order fill pages instead), bytes of redo log written.
+const COUNTERS = [
+  'Questions',
+  'Bytes_received',
+  'Bytes_sent',
+  'Com_begin',
+  'Com_commit',
+  'Com_insert',
+  'Com_update',
+  'Com_select',
+  'Com_stmt_execute',
+  'Innodb_pages_created',
+  'Innodb_os_log_written',
+  'Innodb_buffer_pool_write_requests',
+];
 const db = await createConnection({ host: '127.0.0.1', port: mariadbPort(), user: 'root' });
 async function counters(): Promise<Record<string, number>> {
   const [rows] = await db.query<Array<{ Variable_name: string; Value: string } & import('mysql2').RowDataPacket>>('SHOW GLOBAL STATUS');
