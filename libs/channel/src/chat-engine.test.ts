@@ -127,6 +127,19 @@ describe('ChatEngine against an embedded AgentLoop', () => {
     expect(String(values.messages.find((m) => m.type === 'tool')?.content)).toContain('not in prod');
   });
 
+  it('names each session with a random id, so sessions made in the same minute load by the 8 characters /sessions shows', async () => {
+    const channel = new RecordingChannel();
+    channel.chatId = 'chat-prefixes';
+    const engine = engineWith(channel, [scripted([{ content: 'ok' }])]);
+    for (const title of ['One', 'Two', 'Three']) await engine.handle({ text: `/new ${title}` });
+    const sessions = await engine.sessions.list();
+    expect(sessions.every((s) => s.threadId[14] === '4')).toBe(true);
+    for (const s of sessions) {
+      await engine.handle({ text: `/load ${s.threadId.slice(0, 8)}` });
+      expect((await engine.sessions.current())?.threadId).toBe(s.threadId);
+    }
+  });
+
   it('keeps sessions per chat across engines, and answers bad commands with the valid ones', async () => {
     const stateFile = path.join(dir, 'shared-state.json');
     const channel = new RecordingChannel();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Client, Thread } from '@langchain/langgraph-sdk';
 import { threadInterrupts, type PendingInterrupt } from './interrupts.js';
 import type { SessionStateStore } from './session-state.js';
@@ -70,9 +71,15 @@ export class Sessions {
     return (await this.current()) ?? this.create();
   }
 
-  /** A new session, made current. */
+  /**
+   * A new session, made current. The session names its thread with a random UUID: people tell
+   * sessions apart by the first characters of the id (`/sessions` shows 8, `/load <id-prefix>`
+   * matches a prefix: README "The `agentloop` CLI"), and the ids a server makes may begin with
+   * their creation time (LangGraph's and AgentLoop's are UUIDv7), the same for every session of
+   * the same minute.
+   */
   async create(title?: string): Promise<SessionInfo> {
-    const thread = await this.client.threads.create({ metadata: { ...this.ownership, ...(title ? { title } : {}) } });
+    const thread = await this.client.threads.create({ threadId: randomUUID(), metadata: { ...this.ownership, ...(title ? { title } : {}) } });
     await this.makeCurrent(thread.thread_id);
     return toSession(thread);
   }

@@ -18,7 +18,9 @@ export function ago(iso) {
   return iso ? `${duration(Date.now() - new Date(iso).getTime())} ago` : '—';
 }
 
-export const shortId = (id) => (id ? id.slice(0, 8) : '—');
+// The last 8 characters: random in a UUIDv4 and a UUIDv7 alike, whereas a v7 id (the server's
+// threads and runs) begins with its creation time, the same for every run of the same minute.
+export const shortId = (id) => (id ? id.slice(-8) : '—');
 
 export const tokens = (t) => (t ? t.total_tokens.toLocaleString() : '—');
 
