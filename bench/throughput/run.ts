@@ -23,6 +23,7 @@ import { fmt, fmtBytes, formatTable, percentile } from './stats.js';
 import { prepareSnapshot } from './snapshot.js';
 import {
   DEFAULT_TARGET_NAMES,
+  isEmbeddedTarget,
   REPO_ROOT,
   startClusterTarget,
   startEmbeddedTarget,
@@ -75,7 +76,8 @@ if (args.help) {
 
   --quick                    smaller sizes (rounds of 4 s, 40 webhook runs, 100 in-flight runs)
   --only a,b                 targets: ${TARGET_NAMES.join(', ')} (default ${DEFAULT_TARGET_NAMES.join(',')};
-                             embedded-single: embedded with EMBEDDED_THREADS=none, to alternate with embedded in one run)
+                             embedded-single / embedded-orchestrator: embedded with EMBEDDED_THREADS=none / orchestrator,
+                             to alternate with embedded in one run)
   --workload a,b             ${WORKLOADS.join(', ')} (default ${DEFAULT_WORKLOADS.join(',')})
   --rounds N                 rounds per workload and target, alternating targets (default 2)
   --seconds S                length of a runs.wait round (default 10; quick 4)
@@ -154,7 +156,7 @@ if (args.snapshot) {
 }
 /** The V8 isolates that execute a target's runs: for embedded ones, one per orchestrator thread, else the main thread's. */
 const isolatesOf = (name: TargetName): number =>
-  name === 'embedded' || name === 'embedded-single' ? Math.max(1, embeddedThreads({ ...process.env, ...extraEnv, ...targetEnv(name) })) : 1;
+  isEmbeddedTarget(name) ? Math.max(1, embeddedThreads({ ...process.env, ...extraEnv, ...targetEnv(name) })) : 1;
 const embeddedIsolates = isolatesOf('embedded');
 const startOpts: StartOptions = { outDir, env: extraEnv, peerJobsPerWorker: num(args['peer-jobs'], 10, 'peer-jobs'), log, agentloopRoot };
 

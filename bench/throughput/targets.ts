@@ -3,7 +3,9 @@
  *  - embedded: AgentLoop in one process (embedded-child.ts → startEmbedded), SQLite, in-memory bus/queue;
  *  - embedded-single: the same with `EMBEDDED_THREADS=none` (one thread does everything; the default is
  *    orchestrator threads, one per core up to 4), whatever `--env` says, so that one run alternates
- *    between the two configurations round by round
+ *    between the two configurations round by round;
+ *  - embedded-orchestrator: the same with `EMBEDDED_THREADS=orchestrator` (one orchestrator thread
+ *    beside the main thread), for the same reason
  *    (on this VM the speed of the same code moves by up to 1.7x between minutes: issue 9,
  *    bench/throughput/README.md, so two configurations compare only within one run);
  *  - cluster:  every AgentLoop service its own process over nats-server, redis-server and mariadbd;
@@ -22,7 +24,7 @@ import { processTree, spawnLogged, waitHttpOk, type Spawned } from './proc.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '../..');
-export const TARGET_NAMES = ['embedded', 'embedded-single', 'cluster', 'peer'] as const;
+export const TARGET_NAMES = ['embedded', 'embedded-single', 'embedded-orchestrator', 'cluster', 'peer'] as const;
 /** The targets a run starts when `--only` does not say. */
 export const DEFAULT_TARGET_NAMES: readonly TargetName[] = ['embedded', 'cluster', 'peer'];
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -77,12 +79,18 @@ function embeddedChild(root: string): string {
   return file;
 }
 
-/** The environment variables a target sets over `--env`: `embedded-single` is `embedded` without orchestrator threads. */
+/** The embedded targets: `embedded` as configured (by default `EMBEDDED_THREADS=auto`), the others with a fixed thread count. */
+export type EmbeddedTargetName = 'embedded' | 'embedded-single' | 'embedded-orchestrator';
+export const isEmbeddedTarget = (name: TargetName): name is EmbeddedTargetName => name.startsWith('embedded');
+
+/** The environment variables a target sets over `--env`: `embedded-single` is `embedded` without orchestrator threads, `embedded-orchestrator` with one. */
 export function targetEnv(name: TargetName): NodeJS.ProcessEnv {
-  return name === 'embedded-single' ? { EMBEDDED_THREADS: 'none' } : {};
+  if (name === 'embedded-single') return { EMBEDDED_THREADS: 'none' };
+  if (name === 'embedded-orchestrator') return { EMBEDDED_THREADS: 'orchestrator' };
+  return {};
 }
 
-export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', name: 'embedded' | 'embedded-single' = 'embedded'): Promise<Target> {
+export async function startEmbeddedTarget(opts: StartOptions, tag = 'embedded', name: EmbeddedTargetName = 'embedded'): Promise<Target> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentloop-bench-'));
   const proc = spawnLogged(process.execPath, [...tsxArgs, embeddedChild(opts.agentloopRoot)], {
     cwd: opts.agentloopRoot,
@@ -191,7 +199,8 @@ export function startTarget(name: TargetName, opts: StartOptions): Promise<Targe
     case 'embedded':
       return startEmbeddedTarget(opts);
     case 'embedded-single':
-      return startEmbeddedTarget(opts, 'embedded-single', 'embedded-single');
+    case 'embedded-orchestrator':
+      return startEmbeddedTarget(opts, name, name);
     case 'cluster':
       return startClusterTarget(opts);
     case 'peer':
