@@ -1,13 +1,12 @@
 /**
  * The systems under test, each started as its own process(es):
  *  - embedded: AgentLoop in one process (embedded-child.ts → startEmbedded), SQLite, in-memory bus/queue;
- *  - embedded-single: the same with `EMBEDDED_THREADS=none` (one thread does everything; the default is
- *    orchestrator threads, one per core up to 4), whatever `--env` says, so that one run alternates
- *    between the two configurations round by round;
- *  - embedded-orchestrator: the same with `EMBEDDED_THREADS=orchestrator` (one orchestrator thread
- *    beside the main thread), for the same reason
- *    (on this VM the speed of the same code moves by up to 1.7x between minutes: issue 9,
- *    bench/throughput/README.md, so two configurations compare only within one run);
+ *  - embedded-single, embedded-orchestrator: the same with `EMBEDDED_THREADS=none` (one thread does
+ *    everything) and `EMBEDDED_THREADS=orchestrator` (one orchestrator thread beside the main thread;
+ *    the default is one per core up to 4), whatever `--env` says, so that one run alternates the
+ *    configurations round by round (on this VM the speed of the same code moves by up to 1.7x
+ *    between minutes: issue 9, bench/throughput/README.md, so two configurations compare only
+ *    within one run);
  *  - cluster:  every AgentLoop service its own process over nats-server, redis-server and mariadbd;
  *  - peer:     `langgraph dev` (in-memory) serving peer-graph/graph.ts.
  * AgentLoop runs from its TypeScript sources (tsx, `@agentloop/source`), as bench:checkpoint does.
