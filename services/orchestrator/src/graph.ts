@@ -27,6 +27,7 @@ import { AgentState, type AgentGraphDeps } from './graph/state.js';
 import { nodeShared } from './graph/shared.js';
 import { routeAfterAgent, routeAfterDelegate, routeAfterTools, routeStart } from './graph/edges.js';
 import { router } from './graph/router.js';
+import { routed, routeInNodes } from './graph/routed.js';
 import { agentNode } from './graph/nodes/agent.js';
 import { approveNode } from './graph/nodes/approve.js';
 import { awaitApprovalNode } from './graph/nodes/await-approval.js';
@@ -59,26 +60,32 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   installEventDrivenStoreBatching();
   const shared = nodeShared(deps);
   // Routers called without a RunnableLambda's callback plumbing unless someone listens (graph/router.ts).
-  return new StateGraph(AgentState)
+  const afterAgent = router(routeAfterAgent(deps));
+  const afterTools = router(routeAfterTools(deps));
+  const afterDelegate = router(routeAfterDelegate);
+  // agent, tools and delegate choose their next node from the state they leave; their edges route
+  // what a client writes as them (graph/routed.ts).
+  const builder = new StateGraph(AgentState)
     .addNode('compact', compactNode(deps, shared))
-    .addNode('agent', agentNode(deps, shared))
+    .addNode('agent', routed(AgentState.spec, agentNode(deps, shared), afterAgent))
     .addNode('approve', approveNode(deps, shared), { ends: ['await_approval', 'tools'] })
     .addNode('await_approval', awaitApprovalNode(deps, shared))
-    .addNode('tools', toolsNode(deps, shared))
+    .addNode('tools', routed(AgentState.spec, toolsNode(deps, shared), afterTools))
     .addNode('elicit', elicitNode(deps, shared))
-    .addNode('delegate', delegateNode(deps, shared))
+    .addNode('delegate', routed(AgentState.spec, delegateNode(deps, shared), afterDelegate))
     .addNode('human', humanNode(deps, shared))
     .addNode('finalize', finalizeNode(deps, shared))
     .addConditionalEdges(START, router(routeStart), ['compact', 'agent'])
     .addEdge('compact', END)
-    .addConditionalEdges('agent', router(routeAfterAgent(deps)), ['tools', 'approve', 'await_approval', 'finalize', END])
+    .addConditionalEdges('agent', afterAgent, ['tools', 'approve', 'await_approval', 'finalize', END])
     .addEdge('await_approval', 'tools')
-    .addConditionalEdges('tools', router(routeAfterTools(deps)), ['elicit', 'delegate', 'human', 'agent'])
+    .addConditionalEdges('tools', afterTools, ['elicit', 'delegate', 'human', 'agent'])
     .addEdge('elicit', 'tools')
-    .addConditionalEdges('delegate', router(routeAfterDelegate), ['human', 'agent'])
+    .addConditionalEdges('delegate', afterDelegate, ['human', 'agent'])
     .addEdge('human', 'agent')
-    .addEdge('finalize', END)
-    .compile({ checkpointer: deps.checkpointer });
+    .addEdge('finalize', END);
+  routeInNodes(builder, ['agent', 'tools', 'delegate']);
+  return builder.compile({ checkpointer: deps.checkpointer });
 }
 
 export type AgentGraph = ReturnType<typeof buildAgentGraph>;
