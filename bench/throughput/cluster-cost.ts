@@ -1,7 +1,7 @@
 /**
  * What one cluster run costs, counted rather than timed (issue 9, README "Cluster mode"): N
  * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
- * (/proc) and the statements, transactions and commits MariaDB executed (its global status
+ * (/proc; its main thread apart) and the statements, transactions and commits MariaDB executed (its global status
  * counters, read before and after). CPU time and statement counts barely depend on what else runs
  * on the machine; latency does, so it is printed but only as a median. Also the messages the
  * RUN_EVENTS JetStream stream stored per run (its publishes).
@@ -17,7 +17,7 @@ import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { checkValues, runConfig, sdkClient } from './load.js';
-import { cpuMs } from './proc.js';
+import { cpuMs, mainThreadCpuMs } from './proc.js';
 import { prepareSnapshot } from './snapshot.js';
 import { REPO_ROOT, startClusterTarget } from './targets.js';
 
@@ -152,6 +152,7 @@ natsTap.subscribe('>', {
   },
 });
 const cpu = () => new Map(target.allPids().map((pid) => [pid, cpuMs(pid)]));
+const mainCpu = () => new Map(target.allPids().map((pid) => [pid, mainThreadCpuMs(pid)]));
 /** Read and write system calls of a process so far (/proc/<pid>/io; a socket write is one, whatever its size). */
 function syscalls(pid: number): { r: number; w: number } {
   try {
@@ -178,10 +179,10 @@ try {
   if (args.statements) await db.query("SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1");
   await natsTap.flush();
   natsCounting = true;
-  const [cpu0, sys0, db0, js0, rc0] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
+  const [cpu0, main0, sys0, db0, js0, rc0] = [cpu(), mainCpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
   const latencies: number[] = [];
   for (let i = 0; i < runs; i++) latencies.push(await oneRun());
-  const [cpu1, sys1, db1, js1, rc1] = [cpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
+  const [cpu1, main1, sys1, db1, js1, rc1] = [cpu(), mainCpu(), sys(), await counters(), await runEventMessages(), await redisCommands(redis)];
   natsCounting = false;
   latencies.sort((a, b) => a - b);
   console.log(
@@ -193,6 +194,8 @@ try {
   console.log(`latency p50 ${latencies[Math.floor(runs / 2)]?.toFixed(1)} ms (threads.create + runs.wait)`);
   const perProcess = new Map<string, number>();
   for (const [pid, before] of cpu0) perProcess.set(nameOf(pid), (perProcess.get(nameOf(pid)) ?? 0) + ((cpu1.get(pid) ?? before) - before) / runs);
+  const perProcessMain = new Map<string, number>();
+  for (const [pid, before] of main0) perProcessMain.set(nameOf(pid), (perProcessMain.get(nameOf(pid)) ?? 0) + ((main1.get(pid) ?? before) - before) / runs);
   const total = [...perProcess.values()].reduce((a, b) => a + b, 0);
   console.log(`CPU ms per run: total ${total.toFixed(1)}`);
   const perProcessSys = new Map<string, { r: number; w: number }>();
@@ -201,10 +204,12 @@ try {
     const acc = perProcessSys.get(nameOf(pid)) ?? { r: 0, w: 0 };
     perProcessSys.set(nameOf(pid), { r: acc.r + (after.r - before.r) / runs, w: acc.w + (after.w - before.w) / runs });
   }
-  console.log(`  ${'process'.padEnd(16)} CPU ms  write/read syscalls`);
+  // The main thread's share: a profile of a node process samples that thread only.
+  console.log(`  ${'process'.padEnd(16)} CPU ms  main thread  write/read syscalls`);
   for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) {
     const sc = perProcessSys.get(name);
-    console.log(`  ${name.padEnd(16)} ${ms.toFixed(1).padStart(6)}  ${sc ? `${sc.w.toFixed(1)} / ${sc.r.toFixed(1)}` : ''}`);
+    const main = (perProcessMain.get(name) ?? 0).toFixed(1).padStart(11);
+    console.log(`  ${name.padEnd(16)} ${ms.toFixed(1).padStart(6)}  ${main}  ${sc ? `${sc.w.toFixed(1)} / ${sc.r.toFixed(1)}` : ''}`);
   }
   console.log('MariaDB per run (the read of the counters itself excluded):');
   // SHOW GLOBAL STATUS counts itself once per read (Questions, Com_show_status): one of the two reads is inside the window.

@@ -106,8 +106,20 @@ export function processTree(pid: number): number[] {
 
 /** Total CPU time (user + system) a process has used, in ms (Linux /proc). */
 export function cpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time of a process's main thread alone (its tid is its pid), in ms: for a node process, its
+ * JavaScript; the rest of `cpuMs` is V8's platform threads (GC, compiler) and libuv's pool.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(file: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // fields after comm: state(0) ppid(1) ... utime(11) stime(12), in clock ticks (100/s on Linux)
     return (Number(f[11]) + Number(f[12])) * 10;
