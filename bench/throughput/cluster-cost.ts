@@ -1,8 +1,8 @@
 /**
  * What one cluster run costs, counted rather than timed (issue 9, README "Cluster mode"): N
  * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
- * (/proc; its main thread apart) and the statements, transactions and commits MariaDB executed (its global status
- * counters, read before and after). CPU time and statement counts barely depend on what else runs
+ * (/proc; its main thread apart) and the statements, transactions and commits MariaDB executed
+ * (its global status counters, read before and after). CPU time and statement counts barely depend on what else runs
  * on the machine; latency does, so it is printed but only as a median. Also the messages the
  * RUN_EVENTS JetStream stream stored per run (its publishes).
  *
@@ -204,7 +204,8 @@ try {
     const acc = perProcessSys.get(nameOf(pid)) ?? { r: 0, w: 0 };
     perProcessSys.set(nameOf(pid), { r: acc.r + (after.r - before.r) / runs, w: acc.w + (after.w - before.w) / runs });
   }
-  // The main thread's share: a profile of a node process samples that thread only.
+  // The main thread's share: a profile of a node process samples that thread only (mariadbd and
+  // nats-server do their work on other threads, so theirs reads ~0).
   console.log(`  ${'process'.padEnd(16)} CPU ms  main thread  write/read syscalls`);
   for (const [name, ms] of [...perProcess].sort((a, b) => b[1] - a[1])) {
     const sc = perProcessSys.get(name);
