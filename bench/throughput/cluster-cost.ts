@@ -2,9 +2,9 @@
  * What one cluster run costs, counted rather than timed (issue 9, README "Cluster mode"): N
  * sequential `runs.wait` runs (one client, so nothing queues), and per run the CPU of each process
  * (/proc; its main thread apart) and the statements, transactions and commits MariaDB executed
- * (its global status counters, read before and after). CPU time and statement counts barely depend on what else runs
- * on the machine; latency does, so it is printed but only as a median. Also the messages the
- * RUN_EVENTS JetStream stream stored per run (its publishes).
+ * (its global status counters, read before and after). CPU time and statement counts barely
+ * depend on what else runs on the machine; latency does, so it is printed but only as a median.
+ * Also the messages the RUN_EVENTS JetStream stream stored per run (its publishes).
  *
  *   npx tsx --conditions=@agentloop/source bench/throughput/cluster-cost.ts [--runs 40] [--snapshot REF] [--env K=V]...
  */
